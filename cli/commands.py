@@ -1,0 +1,278 @@
+"""`plan` commands that read (status, show, validate, history, diff, log, …) and `plan apply`.
+
+Each is a Reader in the same table as the operations; run(args) prints and returns the exit
+code. Imports happen inside run, so a command pays only for what it uses.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from cli.main import emit_ids, open_store, out, read_content
+from state.errors import Finding, PreconditionFailed, UsageError
+from state.ops import Param
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    from state.store import Store
+
+READERS: dict[str, Reader] = {}
+
+
+class Reader:
+    __slots__ = ("help", "name", "params", "run")
+
+    def __init__(
+        self,
+        name: str,
+        run: Callable[[dict[str, Any]], int | None],
+        params: tuple[Param, ...],
+        help: str,
+    ):
+        self.name, self.run, self.params, self.help = name, run, params, help
+
+
+def reader(name: str, *params: Param) -> Callable[[Callable], Callable]:
+    def register(run: Callable[[dict[str, Any]], int | None]) -> Callable:
+        READERS[name] = Reader(name, run, params, (run.__doc__ or "").strip())
+        return run
+
+    return register
+
+
+def dump(value: Any) -> None:
+    out(json.dumps(value, indent=2, ensure_ascii=False))
+
+
+@reader("status")
+def status(a: dict[str, Any]) -> None:
+    """Where the session stands and what to run next."""
+    from shared.status import session_status, status_text
+
+    summary = session_status(open_store(a["state_dir"]))
+    out(json.dumps(summary, indent=2) if a["json"] else status_text(summary))
+
+
+@reader("show", Param("id", positional=True, metavar="[ID]"))
+def show(a: dict[str, Any]) -> None:
+    """The plan (an outline, or all of it with --json), or one item by id."""
+    plan = open_store(a["state_dir"]).read("plan")
+    if a["id"]:
+        from state.plan_ops import find
+
+        dump(find(plan, a["id"]))
+    elif a["json"]:
+        dump(plan)
+    else:
+        out(outline(plan))
+
+
+def outline(plan: dict[str, Any]) -> str:
+    ctx = plan["planning_context"]
+    frozen = f"  [frozen {plan['frozen_at']}]" if plan["frozen_at"] else ""
+    lines = [(plan["overview"]["title"] or "(untitled plan)") + frozen]
+    lines.append(
+        ", ".join(
+            f"{len(ctx[k])} {label}"
+            for k, label in (
+                ("decision_log", "decisions"),
+                ("rejected_alternatives", "rejected alternatives"),
+                ("constraints", "constraints"),
+                ("known_risks", "risks"),
+                ("choices", "choices"),
+            )
+        )
+    )
+    for m in plan["milestones"]:
+        flags = " (docs only)" if m["is_documentation_only"] else ""
+        deps = f" after {', '.join(m['depends_on'])}" if m["depends_on"] else ""
+        lines.append(f"{m['id']} {m['name']}{flags}{deps}")
+        for i in m["code_intents"]:
+            changes = [c["id"] for c in m["code_changes"] if c["intent_ref"] == i["id"]]
+            done = f" [{', '.join(changes)}]" if changes else ""
+            lines.append(f"  {i['id']} {i['file']}: {i['behavior']}{done}")
+    return "\n".join(lines)
+
+
+def _validate_target(target: str | None, state_dir: str | None) -> tuple[Store, str]:
+    """validate's TARGET: a session directory or a plan.json; else the active session."""
+    from state.store import Store
+
+    if target and target.endswith(".json") and not os.path.isdir(target):
+        directory = os.path.dirname(os.path.abspath(target))
+        return Store(directory), os.path.basename(target)[: -len(".json")]
+    store = open_store(target or state_dir, must_exist=False)
+    if not os.path.isdir(store.dir):
+        raise UsageError(f"{store.dir}: no such directory")
+    return store, "plan"
+
+
+@reader(
+    "validate",
+    Param("phase", type=("design", "code", "docs", "final")),
+    Param("format", type=("text", "json", "github"), default="text"),
+    Param("target", positional=True, metavar="[DIR|plan.json]"),
+)
+def validate(a: dict[str, Any]) -> int:
+    """Check a plan: structure, references, meaning, and a phase's completeness. Exit 3 if not."""
+    from shared.paths import project_root
+    from state import validate as checks
+    from state.errors import DamagedFile
+
+    store, name = _validate_target(a["target"], a["state_dir"])
+    path, phase = store.path(name), a["phase"]
+    try:
+        plan = store.read(name)
+        context = store.read_or_none("context") if name == "plan" else None
+        questions = {q["id"] for q in context["questions"]} if context else None
+        findings = checks.validate(plan, phase, project_root(store.dir), questions)
+    except DamagedFile as e:
+        findings = [Finding("", e.message)]
+    errors = [f for f in findings if f.level == "error"]
+    if a["json"] or a["format"] == "json":
+        dump(
+            {
+                "file": path,
+                "phase": phase,
+                "valid": not errors,
+                "findings": [f.as_dict() for f in findings],
+            }
+        )
+    elif a["format"] == "github":
+        for f in findings:
+            out(f"::{f.level} file={path},title=plan {f.path}::{f.line()}")
+    else:
+        for_phase = f" for phase {phase}" if phase else ""
+        lines = [
+            f"{path}: valid{for_phase}"
+            if not errors
+            else f"{path}: {len(errors)} problem(s){for_phase}"
+        ]
+        out("\n".join(lines + [f"  - {f.line()}" for f in findings]))
+    return PreconditionFailed.exit_code if errors else 0
+
+
+@reader(
+    "schema",
+    Param(
+        "name",
+        positional=True,
+        default="plan",
+        type=("plan", "context", "qr", "session", "execution", "config"),
+    ),
+)
+def schema(a: dict[str, Any]) -> None:
+    """The JSON Schema of a state file, exported from the pydantic models."""
+    from state.models import export_schema
+
+    dump(export_schema(a["name"]))
+
+
+def _history(store: Store) -> list[dict[str, Any]]:
+    from state.store import HISTORY_DIR, HISTORY_INDEX
+
+    try:
+        with open(os.path.join(store.dir, HISTORY_DIR, HISTORY_INDEX), encoding="utf-8") as f:
+            return [json.loads(line) for line in f if line.strip()]
+    except FileNotFoundError:
+        return []
+
+
+@reader("history")
+def history(a: dict[str, Any]) -> None:
+    """Revisions of plan.json: rev, time, command, what it created."""
+    revisions = _history(open_store(a["state_dir"]))
+    if a["json"]:
+        dump(revisions)
+        return
+    for r in revisions:
+        summary = f"  {r['summary']}" if r["summary"] else ""
+        out(f"{r['rev']:>5}  {r['ts']}  {r['command']}{summary}")
+
+
+def revision(store: Store, rev: str) -> dict[str, Any]:
+    return store.read("plan") if rev == "current" else store.revision(rev)
+
+
+@reader(
+    "diff",
+    Param("rev_a", positional=True, metavar="[REV_A]"),
+    Param("rev_b", positional=True, metavar="[REV_B]"),
+    Param("review", type=int, metavar="N", help="Compare what review round N saw with now."),
+)
+def diff(a: dict[str, Any]) -> None:
+    """What changed between two revisions, by id (default: the previous one and now)."""
+    from state.diff import diff as semantic_diff
+
+    store = open_store(a["state_dir"])
+    rev_a, rev_b = a["rev_a"], a["rev_b"] or "current"
+    if a["review"] is not None:
+        rounds = [r for r in store.read("session")["reviews"] if r["round"] == a["review"]]
+        if not rounds or not rounds[0].get("revision"):
+            raise UsageError(f"--review: no review round {a['review']} on record")
+        rev_a, rev_b = rounds[0]["revision"], "current"
+    elif rev_a is None:
+        revisions = _history(store)
+        rev_a = revisions[-2]["rev"] if len(revisions) > 1 else "r1"
+    changes = semantic_diff(revision(store, rev_a), revision(store, rev_b))
+    if a["json"]:
+        dump([c.as_dict() for c in changes])
+        return
+    head = f"{rev_a} -> {rev_b}: " + (f"{len(changes)} change(s)" if changes else "no changes")
+    out("\n".join([head] + [c.line() for c in changes]))
+
+
+@reader("log", Param("limit", type=int, metavar="N", help="Only the last N lines."))
+def log(a: dict[str, Any]) -> None:
+    """The audit log: every mutation, step, verdict and blocked attempt."""
+    from state.store import AUDIT_FILE
+
+    store = open_store(a["state_dir"])
+    try:
+        with open(os.path.join(store.dir, AUDIT_FILE), encoding="utf-8") as f:
+            lines = [line.rstrip("\n") for line in f if line.strip()]
+    except FileNotFoundError:
+        lines = []
+    if a["limit"] is not None:
+        if a["limit"] < 1:
+            raise UsageError("--limit: must be at least 1")
+        lines = lines[-a["limit"] :]
+    for line in lines:
+        out(line if a["json"] else _log_line(line))
+
+
+def _log_line(line: str) -> str:
+    try:
+        record = json.loads(line)
+        ts, event = record.pop("ts", "?"), record.pop("event", "?")
+    except (ValueError, AttributeError):
+        return f"(unreadable line) {line}"
+    rest = " ".join(f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in record.items())
+    return f"{ts}  {event:<9} {rest}"
+
+
+@reader("waves")
+def waves(a: dict[str, Any]) -> None:
+    """The milestone waves computed from depends_on, and their diagram."""
+    deps = open_store(a["state_dir"]).read("plan")["milestone_dependencies"]
+    if a["json"]:
+        dump(deps)
+    else:
+        out(deps["diagram_ascii"] or "no milestones")
+
+
+@reader("apply", Param("source", positional=True, required=True, metavar="FILE|-"))
+def apply(a: dict[str, Any]) -> None:
+    """Apply a JSON list of operations, all or nothing; "$K" is the id the K-th op created."""
+    from state.ops import apply as apply_ops
+
+    text = read_content(a["source"], "FILE")
+    try:
+        batch = json.loads(text)
+    except ValueError as e:
+        raise UsageError(f"plan apply: {a['source']}: not valid JSON ({e})") from None
+    emit_ids(apply_ops(open_store(a["state_dir"]), batch), a["json"])

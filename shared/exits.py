@@ -1,0 +1,41 @@
+"""The one place errors become exit codes and one-line messages (PRODUCT.md §4).
+
+0 done · 1 unexpected · 2 usage · 3 precondition · 4 refused by state. A traceback only
+with PLANNER_DEBUG=1.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+
+
+def report(prog: str, message: str, findings: list | None = None) -> None:
+    """The message on one line, then one line per failing check with its fix."""
+    lines = [f"{prog}: {message}"]
+    lines += [f"  - {f.line()}" for f in findings or []]
+    sys.stderr.write("\n".join(lines) + "\n")
+
+
+def run_main(prog: str, body: Callable[[], int | None]) -> int:
+    """Run an entry point; PlannerError → its exit code, anything else → 1."""
+    from state.errors import PlannerError
+
+    try:
+        return body() or 0
+    except PlannerError as e:
+        if os.environ.get("PLANNER_DEBUG") == "1":
+            raise
+        report(prog, e.message, e.findings)
+        return e.exit_code
+    except KeyboardInterrupt:
+        report(prog, "interrupted")
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as e:  # the last line of defence: never a traceback for the user
+        if os.environ.get("PLANNER_DEBUG") == "1":
+            raise
+        report(prog, f"unexpected error: {type(e).__name__}: {e} (PLANNER_DEBUG=1 shows more)")
+        return 1

@@ -1,0 +1,61 @@
+"""One error hierarchy; each error carries its exit code (PRODUCT.md §4) and its findings.
+
+The command layers map these to exit codes in one place; state/ never prints.
+"""
+
+from __future__ import annotations
+
+
+class Finding:
+    """One problem: where (a JSON path or file), how bad, what, and the command that fixes it."""
+
+    __slots__ = ("fix", "level", "message", "path")
+
+    def __init__(self, path: str, message: str, fix: str = "", level: str = "error"):
+        self.path, self.message, self.fix, self.level = path, message, fix, level
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Finding) and self.as_dict() == other.as_dict()
+
+    def __repr__(self) -> str:
+        return f"Finding({self.line()!r})"
+
+    def as_dict(self) -> dict[str, str]:
+        return {"path": self.path, "level": self.level, "message": self.message, "fix": self.fix}
+
+    def line(self) -> str:
+        text = f"{self.path}: {self.message}" if self.path else self.message
+        return f"{text} (fix: {self.fix})" if self.fix else text
+
+
+class PlannerError(Exception):
+    """Anything unexpected: exit 1."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, findings: list[Finding] | None = None):
+        super().__init__(message)
+        self.message = message
+        self.findings = findings or []
+
+
+class UsageError(PlannerError):
+    """A bad flag or argument, an unknown step or id, no session found: exit 2."""
+
+    exit_code = 2
+
+
+class PreconditionFailed(PlannerError):
+    """A gate, an order or a validation the step requires is not met: exit 3."""
+
+    exit_code = 3
+
+
+class DamagedFile(PreconditionFailed):
+    """A state file that cannot be read or does not match its schema: exit 3, never overwritten."""
+
+
+class Refused(PlannerError):
+    """Refused by state: the plan is frozen, the session cancelled or failed: exit 4."""
+
+    exit_code = 4

@@ -1,0 +1,76 @@
+"""What git knows, read cheaply: HEAD from the .git files, and changed files via git itself.
+
+Reading HEAD without a subprocess keeps `planner --step 1` fast; diffs need real git.
+"""
+
+from __future__ import annotations
+
+import os
+
+
+def _git_dir(root: str) -> str | None:
+    dot_git = os.path.join(root, ".git")
+    if os.path.isdir(dot_git):
+        return dot_git
+    try:
+        with open(dot_git, encoding="utf-8") as f:
+            line = f.read().strip()
+    except OSError:
+        return None
+    if not line.startswith("gitdir:"):
+        return None
+    return os.path.normpath(os.path.join(root, line[len("gitdir:") :].strip()))
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+def head_commit(root: str) -> str | None:
+    """The commit HEAD points at, or None outside git or before the first commit."""
+    git_dir = _git_dir(root)
+    head = _read(os.path.join(git_dir, "HEAD")) if git_dir else None
+    if not head or not git_dir:
+        return None
+    if not head.startswith("ref:"):
+        return head
+    ref = head[4:].strip()
+    common = _read(os.path.join(git_dir, "commondir"))
+    dirs = [git_dir] + ([os.path.normpath(os.path.join(git_dir, common))] if common else [])
+    for d in dirs:
+        sha = _read(os.path.join(d, ref))
+        if sha:
+            return sha
+    for d in dirs:
+        packed = _read(os.path.join(d, "packed-refs")) or ""
+        for line in packed.splitlines():
+            sha, _, name = line.partition(" ")
+            if name == ref:
+                return sha
+    return None
+
+
+def run_git(root: str, *args: str) -> str:
+    """git's stdout; raises PreconditionFailed with git's message when git fails."""
+    import subprocess
+
+    from state.errors import PreconditionFailed
+
+    try:
+        done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
+    except FileNotFoundError:
+        raise PreconditionFailed("git is not installed (needed to compare the plan with the code)")
+    if done.returncode:
+        raise PreconditionFailed(f"git {' '.join(args)}: {done.stderr.strip() or 'failed'}")
+    return done.stdout
+
+
+def changed_files(root: str, base: str) -> list[str]:
+    """Files that differ between commit `base` and the working tree, untracked ones included."""
+    tracked = run_git(root, "diff", "--name-only", "--no-renames", base, "--").splitlines()
+    untracked = run_git(root, "ls-files", "--others", "--exclude-standard").splitlines()
+    return sorted({f for f in tracked + untracked if f and not f.startswith(".planner/")})

@@ -1,0 +1,464 @@
+"""Operations on plan.json content: overview, decisions, risks, milestones, intents, changes, docs.
+
+Set-operations change only what is given; a repeatable option given replaces its list.
+"""
+
+from __future__ import annotations
+
+from state import clock, schema, waves
+from state.errors import UsageError
+from state.ids import next_id
+from state.ops import Param, op
+from state.store import Transaction
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+ID = Param("id", positional=True, required=True)
+
+_GROUPS = {
+    "DL": ("planning_context", "decision_log"),
+    "RA": ("planning_context", "rejected_alternatives"),
+    "C": ("planning_context", "constraints"),
+    "R": ("planning_context", "known_risks"),
+    "D": ("planning_context", "choices"),
+}
+
+
+def new(definition: str, **fields: Any) -> dict[str, Any]:
+    """A plan item with the schema's defaults and the given fields."""
+    return {**schema.defaults("plan", definition), **fields}
+
+
+def find(plan: dict[str, Any], item_id: str) -> dict[str, Any]:
+    """The plan item with this id (any prefix), or UsageError naming it."""
+    prefix = item_id.split("-", 1)[0]
+    if prefix in _GROUPS:
+        section, group = _GROUPS[prefix]
+        items = plan[section][group]
+    elif prefix == "M":
+        items = plan["milestones"]
+    elif prefix == "CI":
+        items = [i for m in plan["milestones"] for i in m["code_intents"]]
+    elif prefix == "CC":
+        items = [c for m in plan["milestones"] for c in m["code_changes"]]
+    else:
+        raise UsageError(f"{item_id}: not a plan id (DL-, RA-, C-, R-, D-, M-, CI-, CC-)")
+    for item in items:
+        if item["id"] == item_id:
+            return item
+    raise UsageError(f"plan.json: no {item_id}")
+
+
+def owner(plan: dict[str, Any], item_id: str) -> dict[str, Any]:
+    """The milestone holding intent or change `item_id`."""
+    key = "code_intents" if item_id.startswith("CI-") else "code_changes"
+    for m in plan["milestones"]:
+        if any(i["id"] == item_id for i in m[key]):
+            return m
+    raise UsageError(f"plan.json: no {item_id}")
+
+
+def update(item: dict[str, Any], args: dict[str, Any], fields: dict[str, str]) -> bool:
+    """Copy given args onto item fields ({arg: field}); True when anything was given."""
+    given = False
+    for arg, field in fields.items():
+        if args[arg] not in (None, []):
+            item[field] = args[arg]
+            given = True
+    return given
+
+
+def require_some(given: bool, name: str) -> None:
+    if not given:
+        raise UsageError(f"{name}: give at least one option to change")
+
+
+def _context(tx: Transaction) -> dict[str, Any]:
+    return tx.edit("plan")["planning_context"]
+
+
+@op("overview set", Param("title"), Param("problem"), Param("approach"))
+def overview_set(tx: Transaction, a: dict[str, Any]) -> None:
+    """Set the plan's title, problem and approach."""
+    overview = tx.edit("plan")["overview"]
+    require_some(
+        update(overview, a, {k: k for k in ("title", "problem", "approach")}), "overview set"
+    )
+
+
+DECISION_FIELDS = {
+    "decision": "decision",
+    "reasoning": "reasoning_chain",
+    "question": "question_refs",
+}
+QUESTION = Param("question", multiple=True, metavar="Q-n", help="a question that shaped it")
+
+
+@op("decision add", Param("decision", required=True), Param("reasoning", required=True), QUESTION)
+def decision_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
+    """Record a decision (DL-NNN) with its chain of reasoning."""
+    log = _context(tx)["decision_log"]
+    item = new(
+        "Decision",
+        id=next_id(log, "DL"),
+        decision=a["decision"],
+        reasoning_chain=a["reasoning"],
+        timestamp=clock.now(),
+        question_refs=a["question"],
+    )
+    log.append(item)
+    return [item["id"]]
+
+
+@op("decision set", ID, Param("decision"), Param("reasoning"), QUESTION)
+def decision_set(tx: Transaction, a: dict[str, Any]) -> None:
+    """Change a decision's text, reasoning or cited questions."""
+    require_some(update(find(tx.edit("plan"), a["id"]), a, DECISION_FIELDS), "decision set")
+
+
+@op(
+    "decision supersede",
+    ID,
+    Param("by", required=True, metavar="DL-m"),
+    Param("reason", required=True),
+)
+def decision_supersede(tx: Transaction, a: dict[str, Any]) -> None:
+    """Mark a decision superseded by a later one; both stay on record."""
+    plan = tx.edit("plan")
+    old, new_one = find(plan, a["id"]), find(plan, a["by"])
+    if old is new_one:
+        raise UsageError(f"decision supersede: {a['id']} cannot supersede itself")
+    if old["superseded_by"]:
+        raise UsageError(
+            f"decision supersede: {a['id']} is already superseded by {old['superseded_by']}"
+        )
+    old["superseded_by"], old["superseded_reason"] = new_one["id"], a["reason"]
+
+
+@op(
+    "alternative add",
+    Param("alternative", required=True),
+    Param("reason", required=True),
+    Param("decision", required=True, metavar="DL-n"),
+)
+def alternative_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
+    """Record an alternative that was rejected, and the decision that rejected it."""
+    items = _context(tx)["rejected_alternatives"]
+    item = new(
+        "RejectedAlternative",
+        id=next_id(items, "RA"),
+        alternative=a["alternative"],
+        rejection_reason=a["reason"],
+        decision_ref=a["decision"],
+    )
+    items.append(item)
+    return [item["id"]]
+
+
+@op(
+    "constraint add",
+    Param("type", required=True),
+    Param("description", required=True),
+    Param("source"),
+)
+def constraint_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
+    """Record a constraint the plan must respect."""
+    items = _context(tx)["constraints"]
+    item = new(
+        "Constraint",
+        id=next_id(items, "C"),
+        type=a["type"],
+        description=a["description"],
+        source=a["source"] or "",
+    )
+    items.append(item)
+    return [item["id"]]
+
+
+RISK_FIELDS = {
+    "risk": "risk",
+    "mitigation": "mitigation",
+    "anchor": "anchor",
+    "decision": "decision_ref",
+}
+
+
+@op(
+    "risk add",
+    Param("risk", required=True),
+    Param("mitigation", required=True),
+    Param("anchor"),
+    Param("decision", metavar="DL-n"),
+)
+def risk_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
+    """Record a known risk and how it is mitigated."""
+    items = _context(tx)["known_risks"]
+    item = new("Risk", id=next_id(items, "R"))
+    update(item, a, RISK_FIELDS)
+    items.append(item)
+    return [item["id"]]
+
+
+@op(
+    "risk set",
+    ID,
+    Param("risk"),
+    Param("mitigation"),
+    Param("anchor"),
+    Param("decision", metavar="DL-n"),
+)
+def risk_set(tx: Transaction, a: dict[str, Any]) -> None:
+    """Change a risk, its mitigation, anchor or decision."""
+    require_some(update(find(tx.edit("plan"), a["id"]), a, RISK_FIELDS), "risk set")
+
+
+@op(
+    "knowledge set",
+    Param("architecture_diagram", content=True),
+    Param("architecture"),
+    Param("data_flow_diagram", content=True),
+    Param("data_flow"),
+    Param("structure_rationale"),
+)
+def knowledge_set(tx: Transaction, a: dict[str, Any]) -> None:
+    """Set the architecture and data-flow diagrams and descriptions, and the structure rationale."""
+    ik = tx.edit("plan")["invisible_knowledge"]
+    given = update(
+        ik["architecture"],
+        a,
+        {"architecture_diagram": "diagram_ascii", "architecture": "description"},
+    )
+    given |= update(
+        ik["data_flow"], a, {"data_flow_diagram": "diagram_ascii", "data_flow": "description"}
+    )
+    given |= update(ik, a, {"structure_rationale": "structure_rationale"})
+    require_some(given, "knowledge set")
+
+
+@op("invariant add", Param("text", positional=True, required=True))
+def invariant_add(tx: Transaction, a: dict[str, Any]) -> None:
+    """Add an invariant the code must keep."""
+    tx.edit("plan")["invisible_knowledge"]["invariants"].append(a["text"])
+
+
+@op("tradeoff add", Param("text", positional=True, required=True))
+def tradeoff_add(tx: Transaction, a: dict[str, Any]) -> None:
+    """Add a tradeoff the design accepts."""
+    tx.edit("plan")["invisible_knowledge"]["tradeoffs"].append(a["text"])
+
+
+MILESTONE_PARAMS = (
+    Param("file", multiple=True),
+    Param("requirement", multiple=True),
+    Param("acceptance", multiple=True, help="an acceptance criterion"),
+    Param("risk", type=("low", "medium", "high")),
+    Param("depends", multiple=True, metavar="M-n"),
+    Param("doc_only", flag=True, help="the milestone changes documentation only"),
+    Param("flag", multiple=True),
+    Param("delegated_to"),
+)
+MILESTONE_FIELDS = {
+    "name": "name",
+    "file": "files",
+    "requirement": "requirements",
+    "acceptance": "acceptance_criteria",
+    "risk": "risk",
+    "depends": "depends_on",
+    "doc_only": "is_documentation_only",
+    "flag": "flags",
+    "delegated_to": "delegated_to",
+}
+
+
+def refresh_waves(plan: dict[str, Any]) -> None:
+    """Waves and their diagram are derived from depends_on after every change to it."""
+    deps = plan["milestone_dependencies"]
+    deps["waves"] = waves.compute_waves(plan["milestones"])
+    deps["diagram_ascii"] = waves.diagram(deps["waves"], plan["milestones"])
+
+
+@op("milestone add", Param("name", required=True), *MILESTONE_PARAMS)
+def milestone_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
+    """Add a milestone (M-NNN)."""
+    plan = tx.edit("plan")
+    items = plan["milestones"]
+    number = max((m["number"] for m in items), default=0) + 1
+    item = new("Milestone", id=next_id(items, "M"), number=number, name=a["name"])
+    update(item, a, MILESTONE_FIELDS)
+    items.append(item)
+    refresh_waves(plan)
+    return [item["id"]]
+
+
+@op("milestone set", ID, Param("name"), *MILESTONE_PARAMS)
+def milestone_set(tx: Transaction, a: dict[str, Any]) -> None:
+    """Change a milestone; a repeatable option given replaces that list."""
+    plan = tx.edit("plan")
+    require_some(update(find(plan, a["id"]), a, MILESTONE_FIELDS), "milestone set")
+    refresh_waves(plan)
+
+
+@op(
+    "milestone tests",
+    ID,
+    Param("file", multiple=True),
+    Param("type"),
+    Param("backing"),
+    Param("normal", multiple=True),
+    Param("edge", multiple=True),
+    Param("error", multiple=True),
+    Param("skip_reason"),
+)
+def milestone_tests(tx: Transaction, a: dict[str, Any]) -> None:
+    """Set the tests a milestone needs: files, type, backing, scenarios, or why none."""
+    tests = find(tx.edit("plan"), a["id"])["tests"]
+    given = update(
+        tests,
+        a,
+        {"file": "files", "type": "type", "backing": "backing", "skip_reason": "skip_reason"},
+    )
+    given |= update(tests["scenarios"], a, {k: k for k in ("normal", "edge", "error")})
+    require_some(given, "milestone tests")
+
+
+def _params(values: list[str]) -> dict[str, str]:
+    out = {}
+    for value in values:
+        key, sep, rest = value.partition("=")
+        if not sep or not key:
+            raise UsageError(f"--param: expected KEY=VALUE, got {value!r}")
+        out[key] = rest
+    return out
+
+
+INTENT_FIELDS = {
+    "file": "file",
+    "function": "function",
+    "behavior": "behavior",
+    "decision": "decision_refs",
+}
+DECISIONS = Param("decision", multiple=True, metavar="DL-n")
+PARAMS = Param("param", multiple=True, metavar="KEY=VALUE")
+
+
+@op(
+    "intent add",
+    Param("milestone", required=True, metavar="M-n"),
+    Param("file", required=True),
+    Param("function"),
+    Param("behavior", required=True),
+    DECISIONS,
+    PARAMS,
+)
+def intent_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
+    """Add a code intent (CI-NNN): what a function in a file must do, and why."""
+    plan = tx.edit("plan")
+    milestone = find(plan, a["milestone"])
+    everything = [i for m in plan["milestones"] for i in m["code_intents"]]
+    item = new(
+        "CodeIntent", id=next_id(everything, "CI"), file="", behavior="", params=_params(a["param"])
+    )
+    update(item, a, INTENT_FIELDS)
+    milestone["code_intents"].append(item)
+    return [item["id"]]
+
+
+@op("intent set", ID, Param("file"), Param("function"), Param("behavior"), DECISIONS, PARAMS)
+def intent_set(tx: Transaction, a: dict[str, Any]) -> None:
+    """Change a code intent."""
+    item = find(tx.edit("plan"), a["id"])
+    given = update(item, a, INTENT_FIELDS)
+    if a["param"]:
+        item["params"] = _params(a["param"])
+    require_some(given or bool(a["param"]), "intent set")
+
+
+def _check_diff(diff: str, file: str) -> None:
+    from state import unidiff
+
+    try:
+        touched = unidiff.touched_files(diff)
+    except unidiff.DiffError as e:
+        raise UsageError(f"--diff: {e}") from None
+    if touched != [file]:
+        raise UsageError(f"--diff: touches {', '.join(touched) or 'nothing'}, expected {file}")
+
+
+CHANGE_FIELDS = {
+    "file": "file",
+    "diff": "diff",
+    "why": "why_comments",
+    "context_lines": "context_lines",
+}
+CHANGE_PARAMS = (
+    Param("why", multiple=True, help="a WHY comment the change carries"),
+    Param("context_lines", type=int),
+)
+
+
+@op(
+    "change add",
+    Param("intent", required=True, metavar="CI-n"),
+    Param("file", required=True),
+    Param("diff", required=True, content=True),
+    *CHANGE_PARAMS,
+)
+def change_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
+    """Add a code change (CC-NNN): a unified diff for one file, realising an intent."""
+    plan = tx.edit("plan")
+    _check_diff(a["diff"], a["file"])
+    milestone = owner(plan, a["intent"])
+    everything = [c for m in plan["milestones"] for c in m["code_changes"]]
+    item = new("CodeChange", id=next_id(everything, "CC"), intent_ref=a["intent"], file="", diff="")
+    update(item, a, CHANGE_FIELDS)
+    milestone["code_changes"].append(item)
+    return [item["id"]]
+
+
+@op(
+    "change set",
+    ID,
+    Param("intent", metavar="CI-n"),
+    Param("file"),
+    Param("diff", content=True),
+    *CHANGE_PARAMS,
+)
+def change_set(tx: Transaction, a: dict[str, Any]) -> None:
+    """Change a code change; a new --intent moves it to that intent's milestone."""
+    plan = tx.edit("plan")
+    item = find(plan, a["id"])
+    given = update(item, a, CHANGE_FIELDS)
+    if a["intent"]:
+        owner(plan, a["id"])["code_changes"].remove(item)
+        owner(plan, a["intent"])["code_changes"].append(item)
+        item["intent_ref"] = a["intent"]
+    require_some(given or bool(a["intent"]), "change set")
+    _check_diff(item["diff"], item["file"])
+
+
+@op(
+    "doc set",
+    Param("milestone", required=True, metavar="M-n"),
+    Param("module_comment"),
+    Param("docstring", multiple=True),
+    Param("algorithm", multiple=True),
+    Param("inline", multiple=True),
+)
+def doc_set(tx: Transaction, a: dict[str, Any]) -> None:
+    """Set a milestone's documentation: module comment, docstrings, algorithm blocks, inline."""
+    doc = find(tx.edit("plan"), a["milestone"])["documentation"]
+    require_some(
+        update(
+            doc,
+            a,
+            {
+                "module_comment": "module_comment",
+                "docstring": "docstrings",
+                "algorithm": "algorithm_blocks",
+                "inline": "inline_comments",
+            },
+        ),
+        "doc set",
+    )

@@ -1,0 +1,261 @@
+"""The one way state files are read and written (PRODUCT.md §3).
+
+lock → read → apply → validate → atomic write → history revision → audit line. A change
+that fails validation raises before anything is written; a damaged file is never written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from contextlib import contextmanager
+
+from state import clock, schema
+from state.errors import DamagedFile, Finding, PreconditionFailed, Refused, UsageError
+from state.lock import locked
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
+
+LOCK_FILE = ".lock"
+AUDIT_FILE = "audit.jsonl"
+HISTORY_DIR = "history"
+HISTORY_INDEX = "index.jsonl"
+CLOSED_STATUSES = frozenset({"cancelled", "failed", "completed"})
+PLANNING_FILES = frozenset({"plan", "context", "qr-plan-design", "qr-plan-code", "qr-plan-docs"})
+
+
+def file_name(name: str) -> str:
+    """`plan` → plan.json, `qr-plan-design` → qr-plan-design.json."""
+    return f"{name}.json"
+
+
+def schema_name(name: str) -> str:
+    return "qr" if name.startswith("qr-") else name
+
+
+def dumps(doc: Any) -> bytes:
+    return (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode()
+
+
+def write_atomic(path: str, data: bytes) -> None:
+    """Temp file in the same directory, fsync, rename: readers see the old or the new file."""
+    tmp = f"{path}.{os.getpid()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+
+
+def append_line(path: str, record: dict[str, Any]) -> None:
+    """One JSON line, one write on an O_APPEND descriptor: concurrent appends do not interleave."""
+    data = (json.dumps(record, ensure_ascii=False) + "\n").encode()
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+
+
+def read_bytes(path: str) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except FileNotFoundError:
+        raise UsageError(f"{path}: not found") from None
+    except OSError as e:
+        raise DamagedFile(f"{path}: cannot be read ({e.strerror})") from None
+
+
+def parse(path: str, schema_name: str, raw: bytes) -> dict[str, Any]:
+    """The document in `raw`, checked against its schema; DamagedFile names path and problem."""
+    if not raw.strip():
+        raise DamagedFile(f"{path}: empty file (damaged; it is left as it is)")
+    try:
+        doc = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as e:
+        where = f" at line {e.lineno} column {e.colno}" if hasattr(e, "lineno") else ""
+        reason = getattr(e, "msg", str(e))
+        raise DamagedFile(
+            f"{path}: not valid JSON ({reason}{where}); damaged, left as it is"
+        ) from None
+    problems = schema.check(schema_name, doc)
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise DamagedFile(f"{path}: {problems[0]}{more}; damaged, left as it is")
+    return doc
+
+
+def load(path: str, schema_name: str) -> dict[str, Any]:
+    return parse(path, schema_name, read_bytes(path))
+
+
+def write_refusal(name: str, session: dict[str, Any] | None, plan: dict[str, Any] | None) -> str:
+    """Why `name` may not be written now, or "" when it may."""
+    status = (session or {}).get("status")
+    if status in CLOSED_STATUSES and name != "session":
+        return f"the session is {status}; nothing was written"
+    if name in PLANNING_FILES and plan and plan.get("frozen_at"):
+        return f"plan.json is frozen (frozen_at {plan['frozen_at']}); nothing was written"
+    return ""
+
+
+class Store:
+    """The files of one session directory."""
+
+    def __init__(self, state_dir: str):
+        self.dir = state_dir
+
+    def path(self, name: str) -> str:
+        return os.path.join(self.dir, file_name(name))
+
+    def exists(self, name: str) -> bool:
+        return os.path.exists(self.path(name))
+
+    def read(self, name: str) -> dict[str, Any]:
+        """The document, checked against its schema with defaults filled in."""
+        return load(self.path(name), schema_name(name))
+
+    def read_or_none(self, name: str) -> dict[str, Any] | None:
+        return self.read(name) if self.exists(name) else None
+
+    def revision(self, rev: str) -> dict[str, Any]:
+        """Plan revision `rev` (r1, r2, …) as history/ holds it."""
+        path = os.path.join(self.dir, HISTORY_DIR, f"{rev}.json")
+        if not os.path.exists(path):
+            raise UsageError(f"{path}: no revision {rev} (see plan history)")
+        return load(path, "plan")
+
+    def audit(self, event: str, **fields: Any) -> None:
+        append_line(
+            os.path.join(self.dir, AUDIT_FILE), {"ts": clock.now(), "event": event, **fields}
+        )
+
+    @contextmanager
+    def transaction(self, command: str) -> Iterator[Transaction]:
+        """Everything read and written inside holds the session's lock."""
+        if not os.path.isdir(self.dir):
+            raise UsageError(f"{self.dir}: no such session directory")
+        with locked(os.path.join(self.dir, LOCK_FILE)):
+            tx = Transaction(self, command)
+            yield tx
+            tx.commit()
+
+
+class Transaction:
+    """Documents loaded under the lock; edited ones are validated and written on commit."""
+
+    def __init__(self, store: Store, command: str):
+        self.store = store
+        self.command = command
+        self.docs: dict[str, dict[str, Any]] = {}
+        self.original: dict[str, bytes | None] = {}
+        self.edited: set[str] = set()
+        self.created: list[str] = []
+        self.audit_fields: dict[str, Any] = {}
+
+    def read(self, name: str) -> dict[str, Any]:
+        if name not in self.docs:
+            path = self.store.path(name)
+            raw = read_bytes(path)
+            self.docs[name] = parse(path, schema_name(name), raw)
+            self.original[name] = raw
+        return self.docs[name]
+
+    def read_or_none(self, name: str) -> dict[str, Any] | None:
+        return self.read(name) if name in self.docs or self.store.exists(name) else None
+
+    def edit(self, name: str) -> dict[str, Any]:
+        """The document, to be changed in place; refused (exit 4) when it may not be written."""
+        doc = self.read(name)
+        self._check_writable(name)
+        self.edited.add(name)
+        return doc
+
+    def create(self, name: str, doc: dict[str, Any]) -> dict[str, Any]:
+        """A new document (or a replacement for a missing one)."""
+        if name not in self.docs and self.store.exists(name):
+            raise UsageError(f"{self.store.path(name)}: already exists")
+        self._check_writable(name)
+        self.docs[name] = doc
+        self.original.setdefault(name, None)
+        self.edited.add(name)
+        return doc
+
+    def edit_or_create(self, name: str, fresh: dict[str, Any]) -> dict[str, Any]:
+        if name in self.docs or self.store.exists(name):
+            return self.edit(name)
+        return self.create(name, fresh)
+
+    def _check_writable(self, name: str) -> None:
+        session = self.read_or_none("session") if name != "session" else None
+        plan = self.read_or_none("plan") if name in PLANNING_FILES else None
+        reason = write_refusal(name, session, plan)
+        if reason:
+            raise Refused(f"{self.store.dir}: {reason}")
+
+    def note(self, **fields: Any) -> None:
+        """Extra fields for this change's audit line."""
+        self.audit_fields.update(fields)
+
+    def commit(self) -> None:
+        changed = {}
+        for name in sorted(self.edited):
+            data = dumps(self.docs[name])
+            if data != self.original.get(name):
+                changed[name] = data
+        if not changed:
+            return
+        self._validate(changed)
+        for name, data in changed.items():
+            write_atomic(self.store.path(name), data)
+        record: dict[str, Any] = {"command": self.command, "files": sorted(changed)}
+        if self.created:
+            record["ids"] = self.created
+        if "plan" in changed:
+            record["rev"] = self._revision(changed["plan"])
+        self.store.audit("mutation", **record, **self.audit_fields)
+
+    def _validate(self, changed: dict[str, bytes]) -> None:
+        from state import validate  # integrity checks need the plan only when it changed
+
+        findings: list[Finding] = []
+        for name in changed:
+            for problem in schema.check(schema_name(name), self.docs[name]):
+                path, _, message = problem.partition(": ")
+                findings.append(Finding(f"{file_name(name)}:{path}", message))
+        if "plan" in changed:
+            findings += validate.integrity(self.docs["plan"], self._question_ids())
+        if findings:
+            raise PreconditionFailed(
+                f"{self.command}: the change would leave the plan invalid; nothing was written",
+                findings,
+            )
+
+    def _question_ids(self) -> set[str] | None:
+        context = self.read_or_none("context")
+        return None if context is None else {q["id"] for q in context["questions"]}
+
+    def _revision(self, data: bytes) -> str:
+        history = os.path.join(self.store.dir, HISTORY_DIR)
+        os.makedirs(history, exist_ok=True)
+        index = os.path.join(history, HISTORY_INDEX)
+        try:
+            with open(index, "rb") as f:
+                count = f.read().count(b"\n")
+        except FileNotFoundError:
+            count = 0
+        rev = f"r{count + 1}"
+        write_atomic(os.path.join(history, f"{rev}.json"), data)
+        summary = ", ".join(self.created) if self.created else ""
+        append_line(
+            index, {"rev": rev, "ts": clock.now(), "command": self.command, "summary": summary}
+        )
+        return rev

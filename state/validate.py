@@ -1,0 +1,341 @@
+"""What makes a plan valid: integrity always; completeness per phase; meaning checks.
+
+Every check returns Findings that name the JSON path and the `plan` command that fixes it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from state.errors import Finding
+from state.waves import find_cycle
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
+
+PHASES = ("design", "code", "docs", "final")
+PLACEHOLDER = re.compile(r"\b(?:TBD|TODO)\b|\?\?\?")
+
+
+def _where(path: str, item_id: str) -> str:
+    return f"{path}[{item_id}]"
+
+
+def integrity(plan: dict[str, Any], question_ids: set[str] | None = None) -> list[Finding]:
+    """Duplicate ids, dangling references and dependency cycles (checked before every write)."""
+    ctx = plan["planning_context"]
+    milestones = plan["milestones"]
+    intents = [i for m in milestones for i in m["code_intents"]]
+    changes = [c for m in milestones for c in m["code_changes"]]
+    decisions = {d["id"] for d in ctx["decision_log"]}
+    found: list[Finding] = []
+
+    groups = {
+        "planning_context.decision_log": ctx["decision_log"],
+        "planning_context.rejected_alternatives": ctx["rejected_alternatives"],
+        "planning_context.constraints": ctx["constraints"],
+        "planning_context.known_risks": ctx["known_risks"],
+        "planning_context.choices": ctx["choices"],
+        "milestones": milestones,
+        "code_intents": intents,
+        "code_changes": changes,
+    }
+    for path, items in groups.items():
+        seen: set[str] = set()
+        for item in items:
+            if item["id"] in seen:
+                found.append(Finding(_where(path, item["id"]), "duplicate id"))
+            seen.add(item["id"])
+
+    def ref(path: str, target: str | None, known: set[str], kind: str, fix: str) -> None:
+        if target is not None and target not in known:
+            found.append(Finding(path, f"refers to {kind} {target}, which does not exist", fix))
+
+    for d in ctx["decision_log"]:
+        where = _where("planning_context.decision_log", d["id"])
+        ref(
+            f"{where}.superseded_by",
+            d["superseded_by"],
+            decisions - {d["id"]},
+            "decision",
+            f"plan decision supersede {d['id']} --by DL-n --reason R",
+        )
+        if question_ids is not None:
+            for q in d["question_refs"]:
+                ref(
+                    f"{where}.question_refs",
+                    q,
+                    question_ids,
+                    "question",
+                    f"plan decision set {d['id']} --question Q-n",
+                )
+    for ra in ctx["rejected_alternatives"]:
+        ref(
+            _where("planning_context.rejected_alternatives", ra["id"]) + ".decision_ref",
+            ra["decision_ref"],
+            decisions,
+            "decision",
+            "plan decision add --decision D --reasoning R",
+        )
+    for r in ctx["known_risks"]:
+        ref(
+            _where("planning_context.known_risks", r["id"]) + ".decision_ref",
+            r["decision_ref"],
+            decisions,
+            "decision",
+            f"plan risk set {r['id']} --decision DL-n",
+        )
+    for c in ctx["choices"]:
+        where = _where("planning_context.choices", c["id"])
+        ref(
+            f"{where}.picked",
+            c["picked"],
+            {o["id"] for o in c["options"]},
+            "option",
+            f"plan choice pick {c['id']} OPT-X --rationale R",
+        )
+        ref(
+            f"{where}.decision_ref",
+            c["decision_ref"],
+            decisions,
+            "decision",
+            f"plan choice pick {c['id']} OPT-X --rationale R",
+        )
+
+    milestone_ids = {m["id"] for m in milestones}
+    intent_ids = {i["id"] for i in intents}
+    for m in milestones:
+        where = _where("milestones", m["id"])
+        for dep in m["depends_on"]:
+            ref(
+                f"{where}.depends_on",
+                dep,
+                milestone_ids - {m["id"]},
+                "milestone",
+                f"plan milestone set {m['id']} --depends M-n",
+            )
+        for i in m["code_intents"]:
+            for dl in i["decision_refs"]:
+                ref(
+                    f"{where}.code_intents[{i['id']}].decision_refs",
+                    dl,
+                    decisions,
+                    "decision",
+                    f"plan intent set {i['id']} --decision DL-n",
+                )
+        for c in m["code_changes"]:
+            ref(
+                f"{where}.code_changes[{c['id']}].intent_ref",
+                c["intent_ref"],
+                intent_ids,
+                "intent",
+                f"plan change set {c['id']} --intent CI-n",
+            )
+    for wave in plan["milestone_dependencies"]["waves"]:
+        for mid in wave["milestones"]:
+            ref(
+                f"milestone_dependencies.waves[{wave['wave']}]",
+                mid,
+                milestone_ids,
+                "milestone",
+                "plan waves",
+            )
+
+    cycle = find_cycle({m["id"]: m["depends_on"] for m in milestones})
+    if cycle:
+        found.append(
+            Finding(
+                _where("milestones", cycle[0]) + ".depends_on",
+                "dependency cycle " + " -> ".join(cycle),
+                f"plan milestone set {cycle[0]} --depends …",
+            )
+        )
+    return found
+
+
+def completeness(plan: dict[str, Any], phase: str, root: str) -> list[Finding]:
+    """What a phase needs; phases are cumulative (code includes design, docs includes code)."""
+    found = _design(plan)
+    if phase in ("code", "docs", "final"):
+        found += _code(plan, root)
+    if phase in ("docs", "final"):
+        found += _docs(plan)
+    return found
+
+
+def _design(plan: dict[str, Any]) -> list[Finding]:
+    found = []
+    for field in ("problem", "approach"):
+        if not plan["overview"][field].strip():
+            found.append(Finding(f"overview.{field}", "empty", f"plan overview set --{field} TEXT"))
+    if not plan["milestones"]:
+        found.append(Finding("milestones", "no milestone", "plan milestone add --name N …"))
+    for m in plan["milestones"]:
+        if m["is_documentation_only"]:
+            continue
+        where = _where("milestones", m["id"])
+        if not m["code_intents"]:
+            found.append(
+                Finding(
+                    f"{where}.code_intents",
+                    "no code intent",
+                    f"plan intent add --milestone {m['id']} --file F --behavior B",
+                )
+            )
+        if not m["acceptance_criteria"]:
+            found.append(
+                Finding(
+                    f"{where}.acceptance_criteria",
+                    "no acceptance criterion",
+                    f"plan milestone set {m['id']} --acceptance A",
+                )
+            )
+        for i in m["code_intents"]:
+            if not i["behavior"].strip():
+                found.append(
+                    Finding(
+                        f"{where}.code_intents[{i['id']}].behavior",
+                        "empty",
+                        f"plan intent set {i['id']} --behavior B",
+                    )
+                )
+    return found
+
+
+def _code(plan: dict[str, Any], root: str) -> list[Finding]:
+    from state import unidiff
+
+    found = []
+    for m in plan["milestones"]:
+        where = _where("milestones", m["id"])
+        covered = {c["intent_ref"] for c in m["code_changes"]}
+        for i in m["code_intents"]:
+            if i["id"] not in covered and not m["is_documentation_only"]:
+                found.append(
+                    Finding(
+                        f"{where}.code_intents[{i['id']}]",
+                        "no code change",
+                        f"plan change add --intent {i['id']} --file {i['file']} --diff FILE",
+                    )
+                )
+        for c in m["code_changes"]:
+            for problem in unidiff.check(c["diff"], root, expected_file=c["file"]):
+                found.append(
+                    Finding(
+                        f"{where}.code_changes[{c['id']}].diff",
+                        problem,
+                        f"plan change set {c['id']} --diff FILE",
+                    )
+                )
+    return found
+
+
+def _docs(plan: dict[str, Any]) -> list[Finding]:
+    found = []
+    for m in plan["milestones"]:
+        doc = m["documentation"]
+        if not (
+            doc["module_comment"]
+            or doc["docstrings"]
+            or doc["algorithm_blocks"]
+            or doc["inline_comments"]
+        ):
+            found.append(
+                Finding(
+                    _where("milestones", m["id"]) + ".documentation",
+                    "empty",
+                    f"plan doc set --milestone {m['id']} --module-comment T",
+                )
+            )
+    return found
+
+
+def meaning(plan: dict[str, Any]) -> list[Finding]:
+    """Placeholders left in text, items with empty text, risks with no mitigation."""
+    found = []
+    for path, text in _texts(plan, ""):
+        if PLACEHOLDER.search(text):
+            found.append(
+                Finding(
+                    path,
+                    f"placeholder left in {_excerpt(text)}",
+                    "replace it with the real content (plan … set)",
+                )
+            )
+    ctx = plan["planning_context"]
+    required_text = {
+        "decision_log": ("decision", "reasoning_chain"),
+        "rejected_alternatives": ("alternative", "rejection_reason"),
+        "constraints": ("description",),
+        "known_risks": ("risk",),
+        "choices": ("topic",),
+    }
+    for group, fields in required_text.items():
+        for item in ctx[group]:
+            for field in fields:
+                if not item[field].strip():
+                    found.append(
+                        Finding(
+                            f"planning_context.{group}[{item['id']}].{field}",
+                            "empty text",
+                            "give it content with the matching `plan … add` or `plan … set`",
+                        )
+                    )
+    for r in ctx["known_risks"]:
+        if not r["mitigation"].strip():
+            found.append(
+                Finding(
+                    f"planning_context.known_risks[{r['id']}].mitigation",
+                    "risk without mitigation",
+                    f"plan risk set {r['id']} --mitigation M",
+                )
+            )
+    for m in plan["milestones"]:
+        if not m["name"].strip():
+            found.append(
+                Finding(
+                    _where("milestones", m["id"]) + ".name",
+                    "empty text",
+                    f"plan milestone set {m['id']} --name N",
+                )
+            )
+    return found
+
+
+def _texts(node: Any, path: str) -> Iterator[tuple[str, str]]:
+    """Every human-written string with its path; diffs contribute only their added lines."""
+    if isinstance(node, str):
+        yield path, node
+    elif isinstance(node, list):
+        for index, item in enumerate(node):
+            key = item["id"] if isinstance(item, dict) and "id" in item else index
+            yield from _texts(item, f"{path}[{key}]")
+    elif isinstance(node, dict):
+        for key, value in node.items():
+            if key == "diff" and isinstance(value, str):
+                added = "\n".join(
+                    line
+                    for line in value.splitlines()
+                    if line.startswith("+") and not line.startswith("+++")
+                )
+                yield f"{path}.diff", added
+            elif key not in ("id", "timestamp", "created_at", "frozen_at", "plan_id"):
+                yield from _texts(value, f"{path}.{key}" if path else key)
+
+
+def _excerpt(text: str) -> str:
+    match = PLACEHOLDER.search(text)
+    start = max(0, match.start() - 20) if match else 0
+    return repr(text[start : start + 50])
+
+
+def validate(
+    plan: dict[str, Any], phase: str | None, root: str, question_ids: set[str] | None = None
+) -> list[Finding]:
+    """Everything `plan validate` reports: integrity, meaning, and the phase's completeness."""
+    found = integrity(plan, question_ids) + meaning(plan)
+    if phase:
+        found += completeness(plan, phase, root)
+    return found
