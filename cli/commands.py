@@ -12,6 +12,7 @@ import os
 from cli.main import emit_ids, open_store, out, read_content
 from state.errors import Finding, PreconditionFailed, UsageError
 from state.ops import Param
+from state.qr_ops import PHASES
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -263,6 +264,26 @@ def waves(a: dict[str, Any]) -> None:
         dump(deps)
     else:
         out(deps["diagram_ascii"] or "no milestones")
+
+
+@reader("qr show", Param("phase", type=PHASES, required=True))
+def qr_show(a: dict[str, Any]) -> None:
+    """A phase's review items: id, severity, status, check, finding."""
+    store = open_store(a["state_dir"])
+    name = f"qr-{a['phase']}"
+    if not store.exists(name):
+        raise UsageError(f"{store.path(name)}: not found (no item recorded for {a['phase']})")
+    report = store.read(name)
+    if a["json"]:
+        dump(report)
+        return
+    lines = [f"qr {a['phase']}: iteration {report['iteration']}, {len(report['items'])} item(s)"]
+    for i in report["items"]:
+        finding = f" -- {i['finding']}" if i["finding"] else ""
+        lines.append(
+            f"{i['id']} {i['severity']:<6} {i['status']:<4} [{i['scope']}] {i['check']}{finding}"
+        )
+    out("\n".join(lines))
 
 
 @reader("apply", Param("source", positional=True, required=True, metavar="FILE|-"))

@@ -109,30 +109,27 @@ def execute(command: Command, args: dict[str, Any]) -> int:
 def _click_param(p: Param) -> click.Parameter:
     import click
 
+    kind = click.Choice(p.type) if isinstance(p.type, tuple) else p.type
+    # click 8.5 treats an explicit default=None as a default, which satisfies `required`.
+    default = {} if p.default is None else {"default": p.default}
     if p.positional:
-        kind = click.Choice(p.type) if isinstance(p.type, tuple) else p.type
         return click.Argument(
-            [p.name],
-            type=kind,
-            required=p.required,
-            default=p.default,
-            metavar=p.metavar or p.name.upper(),
+            [p.name], type=kind, required=p.required, metavar=p.metavar or p.name.upper(), **default
         )
     if p.flag:
         dashed = p.name.replace("_", "-")
         return click.Option([f"--{dashed}/--no-{dashed}", p.name], default=None, help=p.help)
     if p.switch:
         return click.Option([p.option, p.name], is_flag=True, default=False, help=p.help)
-    kind = click.Choice(p.type) if isinstance(p.type, tuple) else p.type
     return click.Option(
         [p.option, p.name],
         type=kind,
         multiple=p.multiple,
         required=p.required,
-        default=p.default,
-        show_default=p.default is not None,
         help=p.help + (" (FILE, or - for stdin)" if p.content else ""),
         metavar=p.metavar or ("FILE|-" if p.content else None),
+        show_default=p.default is not None,
+        **default,
     )
 
 

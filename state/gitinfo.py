@@ -63,7 +63,9 @@ def run_git(root: str, *args: str) -> str:
     try:
         done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
     except FileNotFoundError:
-        raise PreconditionFailed("git is not installed (needed to compare the plan with the code)")
+        raise PreconditionFailed(
+            "git is not installed (needed to compare the plan with the code)"
+        ) from None
     if done.returncode:
         raise PreconditionFailed(f"git {' '.join(args)}: {done.stderr.strip() or 'failed'}")
     return done.stdout

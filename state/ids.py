@@ -8,14 +8,23 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-def next_id(items: Iterable[dict[str, Any]], prefix: str) -> str:
-    highest = 0
+def highest(items: Iterable[dict[str, Any]], prefix: str) -> int:
+    """The largest number among ids `prefix-NNN` in items (0 when there is none)."""
+    top = 0
     start = len(prefix) + 1
     for item in items:
         tail = item["id"][start:]
-        if tail.isdigit():
-            highest = max(highest, int(tail))
-    return f"{prefix}-{highest + 1:03d}"
+        if tail.isdigit() and int(tail) > top:
+            top = int(tail)
+    return top
+
+
+def format_id(prefix: str, number: int) -> str:
+    return f"{prefix}-{number:03d}"
+
+
+def next_id(items: Iterable[dict[str, Any]], prefix: str) -> str:
+    return format_id(prefix, highest(items, prefix) + 1)
 
 
 def option_letter(index: int) -> str:

@@ -26,13 +26,34 @@ class Param:
     the text itself in `plan apply`.
     """
 
-    __slots__ = ("content", "default", "flag", "help", "metavar", "multiple", "name",
-                 "positional", "required", "switch", "type")
+    __slots__ = (
+        "content",
+        "default",
+        "flag",
+        "help",
+        "metavar",
+        "multiple",
+        "name",
+        "positional",
+        "required",
+        "switch",
+        "type",
+    )
 
-    def __init__(self, name: str, help: str = "", type: Any = str, multiple: bool = False,
-                 required: bool = False, flag: bool = False, switch: bool = False,
-                 positional: bool = False, content: bool = False, metavar: str = "",
-                 default: Any = None):
+    def __init__(
+        self,
+        name: str,
+        help: str = "",
+        type: Any = str,
+        multiple: bool = False,
+        required: bool = False,
+        flag: bool = False,
+        switch: bool = False,
+        positional: bool = False,
+        content: bool = False,
+        metavar: str = "",
+        default: Any = None,
+    ):
         self.name, self.help, self.type, self.multiple = name, help, type, multiple
         self.required, self.flag, self.switch, self.positional = required, flag, switch, positional
         self.content, self.metavar, self.default = content, metavar, default
@@ -71,7 +92,7 @@ def op(name: str, *params: Param) -> Callable[[Run], Run]:
 
 def load_all() -> dict[str, Op]:
     """Import every module that registers operations."""
-    from state import plan_ops  # noqa: F401
+    from state import plan_ops, qr_ops  # noqa: F401
 
     return OPS
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from state import clock, schema, waves
 from state.errors import UsageError
-from state.ids import next_id
 from state.ops import Param, op
 from state.store import Transaction
 
@@ -102,7 +101,7 @@ def decision_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
     log = _context(tx)["decision_log"]
     item = new(
         "Decision",
-        id=next_id(log, "DL"),
+        id=tx.new_id("plan", "DL", log),
         decision=a["decision"],
         reasoning_chain=a["reasoning"],
         timestamp=clock.now(),
@@ -148,7 +147,7 @@ def alternative_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
     items = _context(tx)["rejected_alternatives"]
     item = new(
         "RejectedAlternative",
-        id=next_id(items, "RA"),
+        id=tx.new_id("plan", "RA", items),
         alternative=a["alternative"],
         rejection_reason=a["reason"],
         decision_ref=a["decision"],
@@ -168,7 +167,7 @@ def constraint_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
     items = _context(tx)["constraints"]
     item = new(
         "Constraint",
-        id=next_id(items, "C"),
+        id=tx.new_id("plan", "C", items),
         type=a["type"],
         description=a["description"],
         source=a["source"] or "",
@@ -195,7 +194,7 @@ RISK_FIELDS = {
 def risk_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
     """Record a known risk and how it is mitigated."""
     items = _context(tx)["known_risks"]
-    item = new("Risk", id=next_id(items, "R"))
+    item = new("Risk", id=tx.new_id("plan", "R", items))
     update(item, a, RISK_FIELDS)
     items.append(item)
     return [item["id"]]
@@ -285,7 +284,7 @@ def milestone_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
     plan = tx.edit("plan")
     items = plan["milestones"]
     number = max((m["number"] for m in items), default=0) + 1
-    item = new("Milestone", id=next_id(items, "M"), number=number, name=a["name"])
+    item = new("Milestone", id=tx.new_id("plan", "M", items), number=number, name=a["name"])
     update(item, a, MILESTONE_FIELDS)
     items.append(item)
     refresh_waves(plan)
@@ -356,9 +355,13 @@ def intent_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
     """Add a code intent (CI-NNN): what a function in a file must do, and why."""
     plan = tx.edit("plan")
     milestone = find(plan, a["milestone"])
-    everything = [i for m in plan["milestones"] for i in m["code_intents"]]
+    everything = (i for m in plan["milestones"] for i in m["code_intents"])
     item = new(
-        "CodeIntent", id=next_id(everything, "CI"), file="", behavior="", params=_params(a["param"])
+        "CodeIntent",
+        id=tx.new_id("plan", "CI", everything),
+        file="",
+        behavior="",
+        params=_params(a["param"]),
     )
     update(item, a, INTENT_FIELDS)
     milestone["code_intents"].append(item)
@@ -410,8 +413,14 @@ def change_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
     plan = tx.edit("plan")
     _check_diff(a["diff"], a["file"])
     milestone = owner(plan, a["intent"])
-    everything = [c for m in plan["milestones"] for c in m["code_changes"]]
-    item = new("CodeChange", id=next_id(everything, "CC"), intent_ref=a["intent"], file="", diff="")
+    everything = (c for m in plan["milestones"] for c in m["code_changes"])
+    item = new(
+        "CodeChange",
+        id=tx.new_id("plan", "CC", everything),
+        intent_ref=a["intent"],
+        file="",
+        diff="",
+    )
     update(item, a, CHANGE_FIELDS)
     milestone["code_changes"].append(item)
     return [item["id"]]

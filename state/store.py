@@ -16,7 +16,7 @@ from state.lock import locked
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterable, Iterator
     from typing import Any
 
 LOCK_FILE = ".lock"
@@ -80,11 +80,14 @@ def parse(path: str, schema_name: str, raw: bytes) -> dict[str, Any]:
         raise DamagedFile(f"{path}: empty file (damaged; it is left as it is)")
     try:
         doc = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as e:
-        where = f" at line {e.lineno} column {e.colno}" if hasattr(e, "lineno") else ""
-        reason = getattr(e, "msg", str(e))
+    except json.JSONDecodeError as e:
         raise DamagedFile(
-            f"{path}: not valid JSON ({reason}{where}); damaged, left as it is"
+            f"{path}: not valid JSON ({e.msg} at line {e.lineno} column {e.colno}); "
+            "damaged, left as it is"
+        ) from None
+    except UnicodeDecodeError as e:
+        raise DamagedFile(
+            f"{path}: not valid UTF-8 JSON ({e.reason} at byte {e.start}); damaged, left as it is"
         ) from None
     problems = schema.check(schema_name, doc)
     if problems:
@@ -160,6 +163,7 @@ class Transaction:
         self.edited: set[str] = set()
         self.created: list[str] = []
         self.audit_fields: dict[str, Any] = {}
+        self.last_ids: dict[tuple[str, str], int] = {}
 
     def read(self, name: str) -> dict[str, Any]:
         if name not in self.docs:
@@ -200,6 +204,16 @@ class Transaction:
         reason = write_refusal(name, session, plan)
         if reason:
             raise Refused(f"{self.store.dir}: {reason}")
+
+    def new_id(self, scope: str, prefix: str, items: Iterable[dict[str, Any]]) -> str:
+        """The next id for `prefix` in `scope` (a file name); the scan happens once per batch."""
+        from state.ids import format_id, highest
+
+        key = (scope, prefix)
+        if key not in self.last_ids:
+            self.last_ids[key] = highest(items, prefix)
+        self.last_ids[key] += 1
+        return format_id(prefix, self.last_ids[key])
 
     def note(self, **fields: Any) -> None:
         """Extra fields for this change's audit line."""

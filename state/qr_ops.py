@@ -1,0 +1,94 @@
+"""Quality-review records: items in qr-{phase}.json, added and judged through `plan qr`."""
+
+from __future__ import annotations
+
+from state import schema
+from state.errors import UsageError
+from state.ids import next_id
+from state.ops import Param, op
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from state.store import Transaction
+
+PHASES = ("plan-design", "plan-code", "plan-docs", "impl-code", "impl-docs")
+PHASE = Param("phase", type=PHASES, required=True)
+SEVERITIES = ("MUST", "SHOULD", "COULD")
+
+
+def report_name(phase: str) -> str:
+    return f"qr-{phase}"
+
+
+def loop_iteration(tx: Transaction, phase: str) -> int:
+    """The iteration the session's QR loop for `phase` is at (1 before any gate ran)."""
+    session = tx.read_or_none("session") or {"qr": {}}
+    return session["qr"].get(phase, {}).get("iteration", 1)
+
+
+def open_report(tx: Transaction, phase: str) -> dict[str, Any]:
+    """qr-{phase}.json for editing, created at the loop's iteration when missing."""
+    fresh = {**schema.defaults("qr"), "phase": phase, "iteration": loop_iteration(tx, phase)}
+    return tx.edit_or_create(report_name(phase), fresh)
+
+
+def add_item(
+    report: dict[str, Any],
+    check: str,
+    scope: str,
+    severity: str,
+    source: str = "reviewer",
+    status: str = "TODO",
+    finding: str | None = None,
+) -> str:
+    item = {
+        "id": next_id(report["items"], "qa"),
+        "check": check,
+        "scope": scope,
+        "severity": severity,
+        "status": status,
+        "finding": finding,
+        "source": source,
+        "iteration": report["iteration"],
+    }
+    report["items"].append(item)
+    return item["id"]
+
+
+@op(
+    "qr add",
+    PHASE,
+    Param("check", required=True, help="what the reviewer checks"),
+    Param("scope", default="*", help="what it applies to: an id, a file, or *"),
+    Param("severity", type=SEVERITIES, default="MUST"),
+)
+def qr_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
+    """Record a review item (qa-NNN, status TODO) for a phase."""
+    report = open_report(tx, a["phase"])
+    return [add_item(report, a["check"], a["scope"] or "*", a["severity"] or "MUST")]
+
+
+@op(
+    "qr set",
+    Param("id", positional=True, required=True, metavar="qa-NNN"),
+    PHASE,
+    Param("status", type=("PASS", "FAIL", "TODO"), required=True),
+    Param("finding", help="what is wrong (required with FAIL)"),
+)
+def qr_set(tx: Transaction, a: dict[str, Any]) -> None:
+    """Judge a review item: PASS, or FAIL with the finding."""
+    if a["status"] == "FAIL" and not (a["finding"] or "").strip():
+        raise UsageError("qr set: --status FAIL needs --finding saying what is wrong")
+    name = report_name(a["phase"])
+    if not tx.store.exists(name):
+        raise UsageError(f"{tx.store.path(name)}: not found (record items with plan qr add)")
+    report = tx.edit(name)
+    for item in report["items"]:
+        if item["id"] == a["id"]:
+            item["status"] = a["status"]
+            if a["finding"] is not None:
+                item["finding"] = a["finding"]
+            return
+    raise UsageError(f"{tx.store.path(name)}: no item {a['id']}")

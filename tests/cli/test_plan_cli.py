@@ -1,0 +1,256 @@
+"""The `plan` CLI as an agent uses it: real subprocesses on a real session in a git repo."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Plan
+from tests.plans import COMMANDS, FAREWELL_DIFF, batch
+
+PHASES = ("design", "code", "docs", "final")
+
+
+def normalised(plan: dict) -> dict:
+    """The plan without what differs between two builds of the same content."""
+    plan = json.loads(json.dumps(plan))
+    plan.pop("plan_id"), plan.pop("created_at")
+    for d in plan["planning_context"]["decision_log"]:
+        d.pop("timestamp")
+    return plan
+
+
+def build_with_commands(plan: Plan, tmp_path: Path) -> None:
+    diff_file = tmp_path / "app.diff"
+    diff_file.write_text(FAREWELL_DIFF)
+    for words, created in COMMANDS:
+        args = [str(diff_file) if w == "{app}" else w for w in words]
+        assert plan.ids(*args) == ([created] if created else [])
+
+
+def test_a_complete_plan_can_be_built_with_commands_alone(plan: Plan, tmp_path: Path) -> None:
+    for phase in PHASES:
+        plan("validate", "--phase", phase, code=3)
+    build_with_commands(plan, tmp_path)
+    for phase in PHASES:
+        assert "valid for phase" in plan("validate", "--phase", phase).stdout
+
+
+def test_a_complete_plan_can_be_built_with_one_apply(
+    plan: Plan, tmp_path: Path, project: Path, session_dir: Path
+) -> None:
+    ids = plan.ids("apply", "-", input=json.dumps(batch()))
+    assert ids == ["DL-001", "RA-001", "C-001", "R-001", "M-001", "CI-001", "CC-001", "M-002"]
+    for phase in PHASES:
+        plan("validate", "--phase", phase)
+    by_apply = json.loads((session_dir / "plan.json").read_text())
+
+    other = Plan(project)
+    other("--help")  # the CLI is the same for a second session
+    from state import session
+
+    second = session.create(str(project), "Same plan by commands", {}, non_interactive=False)
+    build_with_commands(plan, tmp_path)  # ACTIVE now names the second session
+    by_commands = json.loads((Path(second.dir) / "plan.json").read_text())
+    assert normalised(by_apply) == normalised(by_commands)
+
+
+def test_apply_is_all_or_nothing(plan: Plan, session_dir: Path) -> None:
+    before = {p.name: p.read_bytes() for p in session_dir.iterdir() if p.is_file()}
+    broken = batch()
+    broken[10]["args"]["decision"] = ["DL-042"]  # a dangling reference, late in the batch
+    done = plan("apply", "-", input=json.dumps(broken), code=3)
+    assert "DL-042" in done.stderr and done.stdout == ""
+    unknown = [*batch()[:3], {"op": "milestone frob", "args": {}}]
+    assert "operation 4" in plan("apply", "-", input=json.dumps(unknown), code=2).stderr
+    bad_ref = [{"op": "intent add", "args": {"milestone": "$3", "file": "a", "behavior": "b"}}]
+    assert "$3" in plan("apply", "-", input=json.dumps(bad_ref), code=2).stderr
+    plan("apply", "-", input='[{"op": ', code=2)
+    after = {p.name: p.read_bytes() for p in session_dir.iterdir() if p.is_file()}
+    assert after == before
+
+
+@pytest.mark.parametrize(
+    "args, code, words",
+    [
+        (
+            [
+                "intent",
+                "add",
+                "--milestone",
+                "M-001",
+                "--file",
+                "a.py",
+                "--behavior",
+                "b",
+                "--decision",
+                "DL-009",
+            ],
+            3,
+            "DL-009",
+        ),
+        (["milestone", "set", "M-001", "--depends", "M-002"], 3, "cycle"),
+        (["milestone", "set", "M-001", "--depends", "M-001"], 3, "M-001"),
+        (
+            ["intent", "add", "--milestone", "M-404", "--file", "a.py", "--behavior", "b"],
+            2,
+            "M-404",
+        ),
+        (["milestone", "add", "--name", "x", "--risk", "extreme"], 2, "extreme"),
+        (["decision", "add", "--decision", " ", "--reasoning", "r"], 2, "--decision"),
+        (
+            [
+                "change",
+                "add",
+                "--intent",
+                "CI-001",
+                "--file",
+                "src/app.py",
+                "--diff",
+                "/nonexistent",
+            ],
+            2,
+            "/nonexistent",
+        ),
+        (["overview", "set"], 2, "at least one"),
+        (["decision", "supersede", "DL-001", "--by", "DL-001", "--reason", "r"], 2, "itself"),
+    ],
+)
+def test_a_refused_mutation_leaves_plan_json_byte_identical(
+    plan: Plan, session_dir: Path, args: list[str], code: int, words: str
+) -> None:
+    plan.ids("milestone", "add", "--name", "A", "--acceptance", "ok")
+    plan.ids("milestone", "add", "--name", "B", "--depends", "M-001")
+    plan.ids("intent", "add", "--milestone", "M-001", "--file", "a.py", "--behavior", "b")
+    plan.ids("decision", "add", "--decision", "d", "--reasoning", "r")
+    before = (session_dir / "plan.json").read_bytes()
+    history = sorted((session_dir / "history").iterdir())
+    done = plan(*args, code=code)
+    assert words in done.stderr
+    assert len(done.stderr.strip().splitlines()[0]) < 300
+    assert (session_dir / "plan.json").read_bytes() == before
+    assert sorted((session_dir / "history").iterdir()) == history
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"", b'{"schema_version": 2, "plan_', b"[1, 2]", b"\xff\xfe not utf-8", b'{"plan_id": 3}'],
+)
+def test_a_damaged_plan_json_is_reported_and_left_untouched(
+    plan: Plan, session_dir: Path, content: bytes
+) -> None:
+    (session_dir / "plan.json").write_bytes(content)
+    for args in (
+        ["show"],
+        ["decision", "add", "--decision", "d", "--reasoning", "r"],
+        ["apply", "-"],
+    ):
+        done = plan(*args, input='[{"op": "tradeoff add", "args": {"text": "t"}}]', code=3)
+        assert str(session_dir / "plan.json") in done.stderr
+        assert (session_dir / "plan.json").read_bytes() == content
+    done = plan("validate", code=3)
+    assert "plan.json" in done.stdout
+    assert (session_dir / "plan.json").read_bytes() == content
+
+
+def test_every_plan_mutation_is_refused_on_a_frozen_plan(
+    plan: Plan, session_dir: Path, tmp_path: Path
+) -> None:
+    from state.ops import OPS, load_all
+
+    load_all()
+    build_with_commands(plan, tmp_path)
+    path = session_dir / "plan.json"
+    frozen = json.loads(path.read_text())
+    frozen["frozen_at"] = "2026-11-22T10:00:00Z"
+    path.write_text(json.dumps(frozen, indent=2) + "\n")
+    before = path.read_bytes()
+    diff_file = tmp_path / "app.diff"
+    tried = set()
+    for words, _ in [
+        *COMMANDS,
+        (["decision", "set", "DL-001", "--decision", "x"], None),
+        (["risk", "set", "R-001", "--mitigation", "m"], None),
+        (["milestone", "set", "M-001", "--name", "n"], None),
+        (["intent", "set", "CI-001", "--behavior", "b"], None),
+        (["change", "set", "CC-001", "--why", "w"], None),
+        (["decision", "supersede", "DL-001", "--by", "DL-001", "--reason", "r"], None),
+        (["qr", "add", "--phase", "plan-design", "--check", "c"], None),
+    ]:
+        args = [str(diff_file) if w == "{app}" else w for w in words]
+        done = plan(*args, code=4)
+        assert "frozen" in done.stderr
+        tried.add(next(name for name in OPS if args[: len(name.split())] == name.split()))
+    plan("apply", "-", input=json.dumps(batch()), code=4)
+    assert path.read_bytes() == before
+    plan_ops = {name for name, op in OPS.items() if op.run.__module__ == "state.plan_ops"}
+    assert plan_ops <= tried, plan_ops - tried
+    plan.ids("qr", "add", "--phase", "impl-code", "--check", "after freeze")  # execution goes on
+
+
+def test_ids_are_assigned_max_plus_one_and_never_by_the_caller(plan: Plan) -> None:
+    assert plan.ids("decision", "add", "--decision", "a", "--reasoning", "r") == ["DL-001"]
+    assert plan.ids("decision", "add", "--decision", "b", "--reasoning", "r") == ["DL-002"]
+    assert plan.json("decision", "add", "--decision", "c", "--reasoning", "r") == {
+        "ids": ["DL-003"]
+    }
+    plan("decision", "add", "--id", "DL-900", "--decision", "d", "--reasoning", "r", code=2)
+
+
+def test_history_diff_and_log_tell_what_changed(plan: Plan, tmp_path: Path) -> None:
+    build_with_commands(plan, tmp_path)
+    plan.ids("decision", "add", "--decision", "Use a template", "--reasoning", "later")
+    plan("decision", "supersede", "DL-001", "--by", "DL-002", "--reason", "templates")
+    history = plan.json("history")
+    assert [h["rev"] for h in history] == [f"r{n}" for n in range(1, len(history) + 1)]
+    assert history[-1]["command"] == "decision supersede"
+    assert "^ DL-001 by DL-002" in plan("diff").stdout
+    changes = plan.json("diff", "r1")
+    kinds = {(c["kind"], c["what"]) for c in changes}
+    assert {("added", "M-001"), ("added", "CC-001"), ("added", "DL-002")} <= kinds
+    assert ("changed", "overview") in kinds
+    log = plan("log", "--limit", "2", "--json").stdout.splitlines()
+    assert [json.loads(line)["command"] for line in log] == ["decision add", "decision supersede"]
+    plan("diff", "r99", code=2)
+
+
+def test_show_status_waves_and_schema(plan: Plan, tmp_path: Path) -> None:
+    build_with_commands(plan, tmp_path)
+    outline = plan("show").stdout
+    assert "M-001 Farewell function" in outline and "CI-001 src/app.py" in outline
+    assert plan.json("show")["overview"]["title"] == "Farewell"
+    assert json.loads(plan("show", "CC-001").stdout)["intent_ref"] == "CI-001"
+    plan("show", "CC-404", code=2)
+    assert plan.json("waves")["waves"] == [
+        {"wave": 1, "milestones": ["M-001"]},
+        {"wave": 2, "milestones": ["M-002"]},
+    ]
+    status = plan.json("status")
+    assert status["status"] == "discovery" and status["state_dir"]
+    for name in ("plan", "context", "qr", "session", "execution"):
+        assert "$defs" in json.loads(plan("schema", name).stdout) or name == "config"
+    plan("schema", "nonsense", code=2)
+
+
+def test_validate_formats_and_targets(plan: Plan, session_dir: Path, tmp_path: Path) -> None:
+    plan.ids("milestone", "add", "--name", "TBD later")
+    report = json.loads(plan("validate", "--format", "json", "--phase", "design", code=3).stdout)
+    assert not report["valid"]
+    assert all(
+        f["fix"].startswith("plan ") or f["fix"].startswith("replace") for f in report["findings"]
+    )
+    github = plan("validate", "--format", "github", str(session_dir / "plan.json"), code=3)
+    assert github.stdout.startswith("::error file=")
+    plan("validate", str(tmp_path / "nowhere"), code=2)
+
+
+def test_no_session_and_bad_usage_exit_2(project: Path, tmp_path: Path) -> None:
+    plan = Plan(project)
+    done = plan("status", code=2)
+    assert "no session found" in done.stderr and "planner --step 1" in done.stderr
+    plan("decision", "add", "--decision", "d", "--reasoning", "r", code=2)
+    plan("frobnicate", code=2)
+    plan("decision", "add", "--decision", code=2)
+    assert "Usage" in plan("--help").stdout

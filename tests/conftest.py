@@ -1,0 +1,93 @@
+"""Shared fixtures: real git repositories in temp dirs and the real console scripts."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BIN = Path(sys.executable).parent
+REPO = Path(__file__).resolve().parents[1]
+
+
+def git(cwd: Path, *args: str) -> str:
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.com",
+    }
+    done = subprocess.run(
+        ["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=True
+    )
+    return done.stdout
+
+
+def run(
+    script: str, *args: str, cwd: Path, input: str | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """One of the package's console scripts (plan, planner, executor) as a real subprocess."""
+    full_env = {k: v for k, v in os.environ.items() if k not in ("PLANNER_STATE_DIR", "CI")}
+    full_env.update(env or {})
+    return subprocess.run(
+        [str(BIN / script), *args],
+        cwd=cwd,
+        input=input,
+        text=True,
+        capture_output=True,
+        env=full_env,
+        timeout=120,
+    )
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A git repository with one commit: src/app.py and README.md."""
+    root = tmp_path / "project"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "app.py").write_text("def greet(name):\n    return 'hi ' + name\n")
+    (root / "README.md").write_text("# Demo\n")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", ".")
+    git(root, "commit", "-qm", "init")
+    return root
+
+
+@pytest.fixture
+def session_dir(project: Path) -> Path:
+    """A fresh planning session in `project`, made ACTIVE."""
+    from state import session
+
+    store = session.create(str(project), "Add a farewell", {}, non_interactive=False)
+    return Path(store.dir)
+
+
+class Plan:
+    """Runs `plan …` in a project and checks exit codes."""
+
+    def __init__(self, cwd: Path):
+        self.cwd = cwd
+
+    def __call__(
+        self, *args: str, input: str | None = None, code: int = 0, env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        done = run("plan", *args, cwd=self.cwd, input=input, env=env)
+        assert done.returncode == code, (args, done.returncode, done.stdout, done.stderr)
+        assert "Traceback" not in done.stderr
+        return done
+
+    def ids(self, *args: str, input: str | None = None) -> list[str]:
+        return self(*args, input=input).stdout.split()
+
+    def json(self, *args: str) -> object:
+        return json.loads(self(*args, "--json").stdout)
+
+
+@pytest.fixture
+def plan(project: Path, session_dir: Path) -> Plan:
+    return Plan(project)
