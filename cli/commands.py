@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 
 from cli.main import emit_ids, open_store, out, read_content
 from state.errors import Finding, PreconditionFailed, UsageError
@@ -154,7 +155,10 @@ def validate(a: dict[str, Any]) -> int:
             else f"{path}: {len(errors)} problem(s){for_phase}"
         ]
         out("\n".join(lines + [f"  - {f.line()}" for f in findings]))
-    return PreconditionFailed.exit_code if errors else 0
+    if errors:
+        sys.stderr.write(f"plan validate: {path}: {len(errors)} problem(s)\n")
+        return PreconditionFailed.exit_code
+    return 0
 
 
 @reader(
@@ -264,6 +268,41 @@ def waves(a: dict[str, Any]) -> None:
         dump(deps)
     else:
         out(deps["diagram_ascii"] or "no milestones")
+
+
+@reader("render", Param("output", short="-o", metavar="FILE", help="Write here, not to stdout."))
+def render(a: dict[str, Any]) -> None:
+    """plan.md, rendered from plan.json."""
+    from shared.plan_md import render_plan
+    from state.store import write_atomic
+
+    text = render_plan(open_store(a["state_dir"]).read("plan"))
+    if a["output"]:
+        write_atomic(os.path.abspath(a["output"]), text.encode())
+    else:
+        sys.stdout.write(text)
+
+
+@reader("verify", Param("target", positional=True, metavar="[DIR]"))
+def verify(a: dict[str, Any]) -> int:
+    """Check that a frozen plan still has the content that was approved (for CI)."""
+    from state.approval import verify as check_approval
+
+    store = open_store(a["target"] or a["state_dir"])
+    problems = check_approval(store.read("plan"), store.read("session"))
+    if a["json"]:
+        dump({"state_dir": store.dir, "verified": not problems,
+              "findings": [f.as_dict() for f in problems]})
+    elif problems:
+        out("\n".join([f"{store.path('plan')}: not verified"]
+                      + [f"  - {f.line()}" for f in problems]))
+    else:
+        sha = store.read("session")["approval"]["sha256"]
+        out(f"{store.path('plan')}: verified, sha256 {sha}")
+    if problems:
+        sys.stderr.write(f"plan verify: {store.path('plan')}: {problems[0].message}\n")
+        return PreconditionFailed.exit_code
+    return 0
 
 
 @reader("qr show", Param("phase", type=PHASES, required=True))

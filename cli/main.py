@@ -83,13 +83,22 @@ def out(text: str) -> None:
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
-def emit_ids(ids: list[str], as_json: bool) -> None:
+def emit_ids(ids: list[str], as_json: bool, next_argv: list[str] | None = None) -> None:
+    """Created ids on stdout; the next command (when there is one) on stderr, or in the JSON."""
+    from shared.routing import command
+
     if as_json:
         import json
 
-        out(json.dumps({"ids": ids}))
-    elif ids:
+        record: dict[str, Any] = {"ids": ids}
+        if next_argv:
+            record["next"] = command(next_argv)
+        out(json.dumps(record))
+        return
+    if ids:
         out("\n".join(ids))
+    if next_argv:
+        sys.stderr.write(f"NEXT: {command(next_argv)}\n")
 
 
 def execute(command: Command, args: dict[str, Any]) -> int:
@@ -102,7 +111,8 @@ def execute(command: Command, args: dict[str, Any]) -> int:
             args[p.name] = read_content(args[p.name], p.option)
     store = open_store(args.pop("state_dir"))
     as_json = args.pop("json")
-    emit_ids(run_op(store, target.name, args), as_json)
+    ids, next_argv = run_op(store, target.name, args)
+    emit_ids(ids, as_json, next_argv)
     return 0
 
 
@@ -121,8 +131,9 @@ def _click_param(p: Param) -> click.Parameter:
         return click.Option([f"--{dashed}/--no-{dashed}", p.name], default=None, help=p.help)
     if p.switch:
         return click.Option([p.option, p.name], is_flag=True, default=False, help=p.help)
+    names = [p.option, p.short] if p.short else [p.option]
     return click.Option(
-        [p.option, p.name],
+        [*names, p.name],
         type=kind,
         multiple=p.multiple,
         required=p.required,

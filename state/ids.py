@@ -14,7 +14,7 @@ def highest(items: Iterable[dict[str, Any]], prefix: str) -> int:
     start = len(prefix) + 1
     for item in items:
         tail = item["id"][start:]
-        if tail.isdigit() and int(tail) > top:
+        if tail.isdecimal() and int(tail) > top:  # isdigit() would let "²" reach int()
             top = int(tail)
     return top
 

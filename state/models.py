@@ -289,6 +289,7 @@ class Config(Strict):
 class QRLoop(Strict):
     iteration: Annotated[int, Field(ge=1)] = 1
     state: Literal["initial", "retry", "complete", "escalated", "accepted"] = "initial"
+    gate: list[str] = []  # the gate command that passes once findings are accepted
 
 
 class Review(Strict):
@@ -333,6 +334,7 @@ class Session(Strict):
     step: Annotated[int, Field(ge=1)] = 1
     reached: dict[str, int] = {}
     next_command: str | None = None
+    routing: dict[str, list[str]] = {}  # argv of the last routing, for `planner next`
     non_interactive: bool = False
     config: Config = Config()
     qr: dict[str, QRLoop] = {}

@@ -36,6 +36,7 @@ class Param:
         "name",
         "positional",
         "required",
+        "short",
         "switch",
         "type",
     )
@@ -53,10 +54,12 @@ class Param:
         content: bool = False,
         metavar: str = "",
         default: Any = None,
+        short: str = "",
     ):
         self.name, self.help, self.type, self.multiple = name, help, type, multiple
         self.required, self.flag, self.switch, self.positional = required, flag, switch, positional
         self.content, self.metavar, self.default = content, metavar, default
+        self.short = short  # e.g. "-o"; the fast parser leaves short options to click
 
     @property
     def option(self) -> str:
@@ -92,7 +95,7 @@ def op(name: str, *params: Param) -> Callable[[Run], Run]:
 
 def load_all() -> dict[str, Op]:
     """Import every module that registers operations."""
-    from state import plan_ops, qr_ops  # noqa: F401
+    from state import context_ops, exec_ops, plan_ops, qr_ops  # noqa: F401
 
     return OPS
 
@@ -136,13 +139,13 @@ def _check_value(p: Param, value: Any, where: str) -> None:
         raise UsageError(f"{where}: {p.option} must be {expected}, got {value!r}")
 
 
-def run_op(store: Store, name: str, args: dict[str, Any]) -> list[str]:
-    """One operation in its own transaction; returns the created ids."""
+def run_op(store: Store, name: str, args: dict[str, Any]) -> tuple[list[str], list[str] | None]:
+    """One operation in its own transaction: the created ids, and what to run next if any."""
     operation = OPS[name]
     with store.transaction(name) as tx:
         ids = operation.run(tx, check_args(operation, args, name)) or []
         tx.created.extend(ids)
-    return ids
+    return ids, tx.next_argv
 
 
 def apply(store: Store, batch: Any) -> list[str]:
@@ -184,7 +187,7 @@ def _resolve(value: Any, created: list[list[str]], where: str) -> Any:
         return {k: _resolve(v, created, where) for k, v in value.items()}
     if isinstance(value, list):
         return [_resolve(v, created, where) for v in value]
-    if isinstance(value, str) and value.startswith("$") and value[1:].isdigit():
+    if isinstance(value, str) and value.startswith("$") and value[1:].isdecimal():
         k = int(value[1:])
         if not 1 <= k <= len(created) or not created[k - 1]:
             raise UsageError(

@@ -60,12 +60,17 @@ def owner(plan: dict[str, Any], item_id: str) -> dict[str, Any]:
 
 
 def update(item: dict[str, Any], args: dict[str, Any], fields: dict[str, str]) -> bool:
-    """Copy given args onto item fields ({arg: field}); True when anything was given."""
+    """Copy given args onto item fields ({arg: field}); True when anything was given.
+
+    A list given only as empty strings (`--depends ''`) clears the field.
+    """
     given = False
     for arg, field in fields.items():
-        if args[arg] not in (None, []):
-            item[field] = args[arg]
-            given = True
+        value = args[arg]
+        if value is None or value == []:
+            continue
+        item[field] = [v for v in value if v != ""] if isinstance(value, list) else value
+        given = True
     return given
 
 
@@ -293,7 +298,7 @@ def milestone_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
 
 @op("milestone set", ID, Param("name"), *MILESTONE_PARAMS)
 def milestone_set(tx: Transaction, a: dict[str, Any]) -> None:
-    """Change a milestone; a repeatable option given replaces that list."""
+    """Change a milestone; a repeatable option replaces its list (given as '' it clears it)."""
     plan = tx.edit("plan")
     require_some(update(find(plan, a["id"]), a, MILESTONE_FIELDS), "milestone set")
     refresh_waves(plan)

@@ -92,3 +92,23 @@ def qr_set(tx: Transaction, a: dict[str, Any]) -> None:
                 item["finding"] = a["finding"]
             return
     raise UsageError(f"{tx.store.path(name)}: no item {a['id']}")
+
+
+@op("qr accept", PHASE, Param("by", required=True, help="who accepts the open findings"),
+    Param("reason", required=True))
+def qr_accept(tx: Transaction, a: dict[str, Any]) -> None:
+    """Accept a stopped review loop's open findings on record; the gate may then pass."""
+    from state import clock
+    from state.errors import PreconditionFailed
+
+    phase = a["phase"]
+    loop = tx.edit("session")["qr"].get(phase)
+    if not loop or loop["state"] != "escalated":
+        raise PreconditionFailed(f"qr accept: the {phase} review loop has not stopped at its "
+                                 "last iteration; there is nothing to accept")
+    report = tx.edit(report_name(phase))
+    still_open = [i["id"] for i in report["items"] if i["status"] in ("FAIL", "TODO")]
+    report["accepted"] = {"by": a["by"], "reason": a["reason"], "at": clock.now(),
+                          "items": still_open}
+    loop["state"] = "accepted"
+    tx.next_argv = loop["gate"]

@@ -167,7 +167,12 @@ class _Compiler:
 
     @staticmethod
     def _pattern(pattern: str) -> Check:
-        search = re.compile(pattern).search
+        # pydantic and JSON Schema (ECMA-262) read a final `$` as the end of the text; Python's
+        # `$` also matches before a trailing newline, which would let "DL-001\n" pass.
+        anchored = pattern
+        if pattern.endswith("$") and not pattern.endswith("\\$"):
+            anchored = pattern[:-1] + r"\Z"
+        search = re.compile(anchored).search
 
         def run(value: Any, path: list, problems: list) -> Any:
             if search(value):

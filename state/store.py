@@ -164,6 +164,7 @@ class Transaction:
         self.created: list[str] = []
         self.audit_fields: dict[str, Any] = {}
         self.last_ids: dict[tuple[str, str], int] = {}
+        self.next_argv: list[str] | None = None  # the command to run next, if the op says
 
     def read(self, name: str) -> dict[str, Any]:
         if name not in self.docs:
@@ -228,6 +229,10 @@ class Transaction:
         if not changed:
             return
         self._validate(changed)
+        # Validation filled in missing defaults: write the document as it will be read back.
+        changed = {n: d for n in changed if (d := dumps(self.docs[n])) != self.original.get(n)}
+        if not changed:
+            return
         for name, data in changed.items():
             write_atomic(self.store.path(name), data)
         record: dict[str, Any] = {"command": self.command, "files": sorted(changed)}

@@ -304,13 +304,22 @@ def _paths(patch: FilePatch) -> list[str]:
     return [p for p in dict.fromkeys((patch.old_path, patch.new_path)) if p is not None]
 
 
-def check(diff_text: str, root: str, expected_file: str | None = None) -> list[str]:
-    """One line per problem; [] when every file patch parses and applies under root."""
+def check(
+    diff_text: str,
+    root: str,
+    expected_file: str | None = None,
+    applied: dict[str, str | None] | None = None,
+) -> list[str]:
+    """One line per problem; [] when every file patch parses and applies under root.
+
+    `applied` holds files as earlier patches left them; pass the same dict to check a
+    sequence of diffs, each against the result of the ones before it.
+    """
     try:
         patches = parse(diff_text)
     except DiffError as exc:
         return [str(exc)]
-    applied: dict[str, str | None] = {}  # files as earlier patches in this diff left them
+    applied = {} if applied is None else applied
     return [problem for patch in patches for problem in _check(patch, root, expected_file, applied)]
 
 

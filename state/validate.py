@@ -205,10 +205,15 @@ def _design(plan: dict[str, Any]) -> list[Finding]:
 
 
 def _code(plan: dict[str, Any], root: str) -> list[Finding]:
+    """Every intent has a change; every diff applies to the file as earlier waves leave it."""
     from state import unidiff
 
     found = []
-    for m in plan["milestones"]:
+    wave_of = {
+        mid: w["wave"] for w in plan["milestone_dependencies"]["waves"] for mid in w["milestones"]
+    }
+    applied: dict[str, str | None] = {}
+    for m in sorted(plan["milestones"], key=lambda m: wave_of.get(m["id"], 0)):
         where = _where("milestones", m["id"])
         covered = {c["intent_ref"] for c in m["code_changes"]}
         for i in m["code_intents"]:
@@ -221,7 +226,7 @@ def _code(plan: dict[str, Any], root: str) -> list[Finding]:
                     )
                 )
         for c in m["code_changes"]:
-            for problem in unidiff.check(c["diff"], root, expected_file=c["file"]):
+            for problem in unidiff.check(c["diff"], root, c["file"], applied):
                 found.append(
                     Finding(
                         f"{where}.code_changes[{c['id']}].diff",

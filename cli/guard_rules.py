@@ -1,0 +1,453 @@
+"""What each shell command does to files, for the guard: read-only, mutating, or unknown.
+
+Kept out of cli/guard.py because a script run as __main__ is compiled on every call while
+an imported module's bytecode is cached: this table would cost the hook ~4 ms each time.
+"""
+
+from cli import shell
+from cli.guard_tools import (
+    MUTATE,
+    PACKAGE_MANAGERS,
+    PASS,
+    SAFE_TARGETS,
+    UNKNOWN,
+    dynamic_arguments,
+    judge_awk,
+    judge_git,
+    judge_package,
+    judge_sed,
+    names,
+)
+
+MAX_DEPTH = 20
+WRITING_REDIRECTS = (">", ">>", ">|", "&>", "&>>", "<>")
+SYSTEM_DIRS = (
+    "/bin/",
+    "/usr/bin/",
+    "/usr/local/bin/",
+    "/sbin/",
+    "/usr/sbin/",
+    "/opt/homebrew/bin/",
+)
+OWN_COMMANDS = ("plan", "planner", "executor")
+OWN_MODULES = ("cli", "skills.planner", "skills.executor")
+
+MUTATORS = {
+    "rm": "deletes files",
+    "rmdir": "removes directories",
+    "unlink": "deletes a file",
+    "shred": "destroys files",
+    "mv": "moves or renames files",
+    "cp": "copies files",
+    "rsync": "copies files",
+    "install": "installs files",
+    "mkdir": "creates directories",
+    "touch": "creates or touches files",
+    "mkfifo": "creates files",
+    "mknod": "creates files",
+    "ln": "creates links",
+    "link": "creates links",
+    "chmod": "changes file permissions",
+    "chown": "changes file ownership",
+    "chgrp": "changes file ownership",
+    "chattr": "changes file attributes",
+    "setfacl": "changes file permissions",
+    "dd": "writes data to files",
+    "truncate": "truncates files",
+    "patch": "patches files",
+    "split": "writes files",
+    "csplit": "writes files",
+    "rename": "renames files",
+}
+
+READ_ONLY = names(
+    """cat ls grep egrep fgrep ag head tail wc diff cmp stat file less more cut tr column nl jq
+    basename dirname realpath readlink pwd cd pushd popd dirs echo printf true false test [ [[ :
+    which type whereis whoami env printenv uname id ps pgrep df du tac rev od hexdump strings
+    seq sleep md5sum sha1sum sha256sum sha512sum b2sum cksum comm join paste fold fmt expand
+    unexpand groups tty uptime locale getconf nproc free who w lsof read wait export unset set
+    shopt local declare typeset readonly shift exit return break continue man help"""
+)
+
+DECLARERS = ("export", "declare", "typeset", "local", "readonly")
+RISKY_VARIABLES = names(
+    """PATH BASH_ENV ENV PROMPT_COMMAND PAGER GIT_PAGER MANPAGER LESSOPEN LESSCLOSE EDITOR VISUAL
+    GIT_EDITOR GIT_SEQUENCE_EDITOR GIT_EXTERNAL_DIFF GIT_SSH GIT_SSH_COMMAND GIT_ASKPASS
+    GIT_EXEC_PATH GIT_DIR GIT_WORK_TREE IFS"""
+)
+
+
+def classify_bash(command: str, depth: int = 0) -> tuple:
+    """(kind, offending part, why) for a whole Bash command: the worst of its simple commands."""
+    if depth > MAX_DEPTH:
+        return (UNKNOWN, command, "nests shells too deeply to judge")
+    commands, error = shell.parse(command)
+    worst = PASS
+    for cmd in commands:
+        verdict = judge_command(cmd, depth)
+        if verdict[0] > worst[0]:
+            worst = verdict
+            if worst[0] == MUTATE:
+                return worst
+    if error:
+        return (UNKNOWN, command, f"cannot be parsed ({error})")
+    return worst
+
+
+def judge_command(cmd: shell.Command, depth: int) -> tuple:
+    for redirect in cmd.redirects:
+        verdict = judge_redirect(redirect)
+        if verdict[0]:
+            return verdict
+    worst = judge_assignments(cmd.assignments)
+    if cmd.argv:
+        verdict = judge_argv(cmd.argv, cmd.flags, depth)
+        if verdict[0] > worst[0]:
+            worst = verdict
+    return worst
+
+
+def judge_redirect(redirect: shell.Redirect) -> tuple:
+    op, target = redirect.op, redirect.target
+    writes = op in WRITING_REDIRECTS or (op == ">&" and not _is_fd(target))
+    if not writes or (not redirect.flags and _is_safe_target(target)):
+        return PASS
+    return (MUTATE, f"{redirect.fd or ''}{op} {target}", "writes a file")
+
+
+def judge_assignments(assignments: list) -> tuple:
+    for word in assignments:
+        name = word.split("=", 1)[0].rstrip("+")
+        if name in RISKY_VARIABLES or name.startswith(("LD_", "DYLD_", "GIT_CONFIG")):
+            return (UNKNOWN, word, f"sets {name}, which can make a command run another")
+    return PASS
+
+
+def judge_argv(argv: list, flags: list, depth: int) -> tuple:
+    name = argv[0]
+    part = " ".join(argv)
+    if flags[0] & shell.EXPANDS or not name or (flags[0] & shell.GLOBS and _may_glob(name)):
+        return (UNKNOWN, part, "runs a command chosen at run time")
+    base = name.rsplit("/", 1)[-1]
+    if "/" in name and any(name.endswith("/bin/" + own) for own in OWN_COMMANDS):
+        return PASS
+    if base in MUTATORS:
+        return (MUTATE, part, MUTATORS[base])
+    if "/" in name and (not name.startswith(SYSTEM_DIRS) or "/../" in name):
+        return (UNKNOWN, part, "runs a program the guard does not know")
+    if base in OWN_COMMANDS:
+        return PASS
+    rule = RULES.get(base) or (_python if _is_python(base) else None)
+    if rule is not None:
+        if depth >= MAX_DEPTH:
+            return (UNKNOWN, part, "nests commands too deeply to judge")
+        return rule(argv, flags, depth)
+    if base in DECLARERS:
+        return judge_assignments([a for a in argv[1:] if shell.is_assignment(a)])
+    if base in READ_ONLY:
+        return PASS
+    return (UNKNOWN, part, "is not known to be read-only")
+
+
+def inner(argv: list, flags: list, start: int, depth: int) -> tuple:
+    """Judge the command a wrapper runs from argv[start:]; nothing to run is read-only."""
+    if start >= len(argv):
+        return PASS
+    return judge_argv(argv[start:], flags[start:], depth + 1)
+
+
+def _may_glob(word: str) -> bool:
+    """Whether bash could turn this unquoted word into others (`r?`, `[r]m`, `{rm,-rf}`)."""
+    if "*" in word or "?" in word:
+        return True
+    bracket, brace = word.find("["), word.find("{")
+    return (bracket >= 0 and "]" in word[bracket + 1 :]) or (
+        brace >= 0 and ("," in word[brace:] or ".." in word[brace:])
+    )
+
+
+def _is_fd(word: str) -> bool:
+    return word == "-" or (word.rstrip("-").isdigit() and word.isascii())
+
+
+def _is_safe_target(target: str) -> bool:
+    number = target[8:]
+    return target in SAFE_TARGETS or (
+        target.startswith("/dev/fd/") and number.isdigit() and number.isascii()
+    )
+
+
+def _is_python(base: str) -> bool:
+    if base in ("python", "python3"):
+        return True
+    return base.startswith("python3.") and base[8:].isdigit()
+
+
+def _skip_options(argv: list, start: int, with_arg: tuple) -> int:
+    """Index of the first operand after options; `with_arg` options take the next word."""
+    i = start
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            return i + 1
+        if not arg.startswith("-") or arg == "-":
+            return i
+        i += 2 if arg in with_arg else 1
+    return i
+
+
+# -- wrappers: judged by what they run -------------------------------------------------------
+
+
+def _wrapper(with_arg: tuple):
+    def rule(argv: list, flags: list, depth: int) -> tuple:
+        return inner(argv, flags, _skip_options(argv, 1, with_arg), depth)
+
+    return rule
+
+
+def _env(argv: list, flags: list, depth: int) -> tuple:
+    i = 1
+    while i < len(argv):
+        arg = argv[i]
+        if arg in ("-S", "--split-string"):
+            return classify_bash(" ".join(argv[i + 1 :]), depth + 1)
+        if arg.startswith(("-S", "--split-string=")):
+            value = arg.split("=", 1)[1] if arg.startswith("--") else arg[2:]
+            return classify_bash(" ".join([value, *argv[i + 1 :]]), depth + 1)
+        if arg in ("-u", "--unset", "-C", "--chdir", "-P"):
+            i += 2
+        elif arg.startswith("-"):
+            i += 1
+        elif shell.is_assignment(arg):
+            verdict = judge_assignments([arg])
+            if verdict[0]:
+                return verdict
+            i += 1
+        else:
+            break
+    return inner(argv, flags, i, depth)
+
+
+def _nice(argv: list, flags: list, depth: int) -> tuple:
+    i = 1
+    while i < len(argv) and argv[i].startswith("-") and argv[i] != "--":
+        i += 2 if argv[i] in ("-n", "--adjustment") else 1
+    return inner(argv, flags, i + (i < len(argv) and argv[i] == "--"), depth)
+
+
+def _timeout(argv: list, flags: list, depth: int) -> tuple:
+    i = _skip_options(argv, 1, ("-s", "-k", "--signal", "--kill-after"))
+    return inner(argv, flags, i + 1, depth)
+
+
+def _time(argv: list, flags: list, depth: int) -> tuple:
+    for arg in argv[1:]:
+        if not arg.startswith("-"):
+            break
+        if arg in ("-o", "--output") or arg.startswith("--output="):
+            return (MUTATE, " ".join(argv), "writes its report to a file")
+    return inner(argv, flags, _skip_options(argv, 1, ("-f", "--format")), depth)
+
+
+def _command(argv: list, flags: list, depth: int) -> tuple:
+    if any(arg in ("-v", "-V") for arg in argv[1:2]):
+        return PASS
+    return inner(argv, flags, _skip_options(argv, 1, ()), depth)
+
+
+def _sudo(argv: list, flags: list, depth: int) -> tuple:
+    part = " ".join(argv)
+    i = _skip_options(argv, 1, ("-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-T", "-U"))
+    options = set("".join(a[1:] for a in argv[1:i] if a.startswith("-") and not a.startswith("--")))
+    if "e" in options or argv[0].endswith("sudoedit"):
+        return (MUTATE, part, "edits files")
+    if i >= len(argv) and options & set("is"):
+        return (UNKNOWN, part, "opens a root shell")
+    return inner(argv, flags, i, depth)
+
+
+def _xargs(argv: list, flags: list, depth: int) -> tuple:
+    with_arg = ("-I", "-L", "-n", "-P", "-s", "-d", "-E", "-a", "--arg-file", "--delimiter")
+    with_arg += ("--max-args", "--max-lines", "--max-procs", "--max-chars", "--eof", "--replace")
+    return inner(argv, flags, _skip_options(argv, 1, with_arg), depth)
+
+
+def _shell(argv: list, flags: list, depth: int) -> tuple:
+    part = " ".join(argv)
+    has_c, i = False, 1
+    while i < len(argv) and argv[i][:1] in "-+" and argv[i] not in ("--", "-", "+"):
+        has_c = has_c or (not argv[i].startswith("--") and "c" in argv[i])
+        i += 2 if argv[i] in ("-o", "+o", "-O", "+O") else 1
+    i += i < len(argv) and argv[i] == "--"
+    if i >= len(argv):
+        return (UNKNOWN, part, "runs commands from its input, which the guard cannot see")
+    if not has_c:
+        return (UNKNOWN, part, "runs a script the guard cannot see")
+    if flags[i] & shell.EXPANDS:
+        return (UNKNOWN, part, "runs a script known only at run time")
+    return classify_bash(argv[i], depth + 1)
+
+
+def _eval(argv: list, flags: list, depth: int) -> tuple:
+    return dynamic_arguments(argv, flags) or classify_bash(" ".join(argv[1:]), depth + 1)
+
+
+def _source(argv: list, flags: list, depth: int) -> tuple:
+    return (UNKNOWN, " ".join(argv), "runs a script the guard cannot see")
+
+
+# -- commands with options that write --------------------------------------------------------
+
+
+def _find(argv: list, flags: list, depth: int) -> tuple:
+    part = " ".join(argv)
+    worst = dynamic_arguments(argv, flags) or PASS
+    i = 1
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "-delete":
+            return (MUTATE, part, "deletes files")
+        if arg in ("-fprint", "-fprint0", "-fprintf", "-fls"):
+            return (MUTATE, part, "writes a file")
+        if arg in ("-exec", "-execdir", "-ok", "-okdir"):
+            end = i + 1
+            while end < len(argv) and argv[end] not in (";", "+"):
+                end += 1
+            verdict = inner(argv[:end], flags[:end], i + 1, depth)
+            if verdict[0] == MUTATE:
+                return verdict
+            worst = verdict if verdict[0] > worst[0] else worst
+            i = end
+        i += 1
+    return worst
+
+
+def _fd(argv: list, flags: list, depth: int) -> tuple:
+    for i, arg in enumerate(argv):
+        if arg in ("-x", "--exec", "-X", "--exec-batch"):
+            return inner(argv, flags, i + 1, depth)
+    return PASS
+
+
+def _rg(argv: list, flags: list, depth: int) -> tuple:
+    if any(a == "--pre" or a.startswith("--pre=") for a in argv[1:]):
+        return (UNKNOWN, " ".join(argv), "runs a preprocessor command")
+    return dynamic_arguments(argv, flags) or PASS
+
+
+def _option_writes(short: str, long: tuple, why: str, with_value: str = ""):
+    """A rule for a read-only tool that writes when given `-<short>` or a `long` option."""
+
+    def rule(argv: list, flags: list, depth: int) -> tuple:
+        for arg in argv[1:]:
+            if arg == "--":
+                break
+            if short in _short_letters(arg, with_value) or arg.split("=", 1)[0] in long:
+                return (MUTATE, " ".join(argv), why)
+        return dynamic_arguments(argv, flags) or PASS
+
+    return rule
+
+
+def _short_letters(arg: str, with_value: str) -> str:
+    """The letters of a `-abc` cluster up to the first one that takes a value (`-k2o` is -k)."""
+    if not arg.startswith("-") or arg.startswith("--"):
+        return ""
+    for j, ch in enumerate(arg[1:], 1):
+        if ch in with_value:
+            return arg[1 : j + 1]
+    return arg[1:]
+
+
+def _uniq(argv: list, flags: list, depth: int) -> tuple:
+    operands, i = [], 1
+    while i < len(argv):
+        arg = argv[i]
+        if arg in ("-f", "-s", "-w"):
+            i += 1
+        elif not arg.startswith("-") or arg == "-":
+            operands.append(arg)
+        i += 1
+    if len(operands) > 1 and not _is_safe_target(operands[1]):
+        return (MUTATE, " ".join(argv), "writes its output to a file")
+    return dynamic_arguments(argv, flags) or PASS
+
+
+def _tee(argv: list, flags: list, depth: int) -> tuple:
+    files = [a for a in argv[1:] if not a.startswith("-") or a == "-"]
+    if any(f & shell.EXPANDS for f in flags[1:]) or not all(map(_is_safe_target, files)):
+        return (MUTATE, " ".join(argv), "writes files")
+    return PASS
+
+
+def _hostname(argv: list, flags: list, depth: int) -> tuple:
+    if any(not a.startswith("-") for a in argv[1:]):
+        return (MUTATE, " ".join(argv), "sets the host name")
+    return PASS
+
+
+def _python(argv: list, flags: list, depth: int) -> tuple:
+    rest = argv[1:]
+    if rest in (["--version"], ["-V"], ["-VV"], ["--help"], ["-h"]):
+        return PASS
+    i = 0
+    while i < len(rest) and rest[i] in ("-S", "-u", "-B", "-E", "-I", "-s", "-q", "-O", "-OO"):
+        i += 1
+    if rest[i : i + 1] == ["-m"] and i + 1 < len(rest):
+        if rest[i + 1] in OWN_MODULES:
+            return PASS
+        if rest[i + 1] == "pip":
+            return judge_package(["pip", *rest[i + 2 :]], flags[i + 2 :], depth)
+    return (UNKNOWN, " ".join(argv), "runs Python code the guard cannot see")
+
+
+def _perl(argv: list, flags: list, depth: int) -> tuple:
+    if any("i" in _short_letters(arg, "eEIMmx") for arg in argv[1:]):
+        return (MUTATE, " ".join(argv), "edits files in place")
+    return (UNKNOWN, " ".join(argv), "runs Perl code the guard cannot see")
+
+
+RULES = {
+    "sudo": _sudo,
+    "doas": _sudo,
+    "sudoedit": _sudo,
+    "env": _env,
+    "nice": _nice,
+    "timeout": _timeout,
+    "time": _time,
+    "nohup": _wrapper(()),
+    "builtin": _wrapper(()),
+    "exec": _wrapper(("-a",)),
+    "command": _command,
+    "stdbuf": _wrapper(("-i", "-o", "-e")),
+    "ionice": _wrapper(("-c", "-n", "-p", "-P", "-u", "--class", "--classdata")),
+    "xargs": _xargs,
+    "bash": _shell,
+    "sh": _shell,
+    "zsh": _shell,
+    "dash": _shell,
+    "ksh": _shell,
+    "eval": _eval,
+    "source": _source,
+    ".": _source,
+    "find": _find,
+    "fd": _fd,
+    "rg": _rg,
+    "sort": _option_writes("o", ("--output",), "writes its output to a file", "ktSTo"),
+    "uniq": _uniq,
+    "tee": _tee,
+    "tree": _option_writes("o", (), "writes its output to a file", "LPIHTo"),
+    "yq": _option_writes("i", ("--inplace",), "edits files in place", "oIp"),
+    "date": _option_writes("s", ("--set",), "sets the system clock", "dfrIs"),
+    "sdiff": _option_writes("o", ("--output",), "writes its output to a file", "wo"),
+    "hostname": _hostname,
+    "perl": _perl,
+    "git": judge_git,
+    "sed": judge_sed,
+    "awk": judge_awk,
+    "gawk": judge_awk,
+    "mawk": judge_awk,
+    "nawk": judge_awk,
+}
+RULES.update(dict.fromkeys(PACKAGE_MANAGERS, judge_package))

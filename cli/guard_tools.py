@@ -1,0 +1,451 @@
+"""Guard rules for tools with option languages of their own: git, sed, awk, package managers.
+
+A leaf under cli/guard_rules.py (shell-level rules and wrappers), so neither imports the
+other; the verdict scale OK < UNKNOWN < MUTATE is defined here for both and for cli/guard.py.
+"""
+
+from cli.shell import EXPANDS
+
+OK, UNKNOWN, MUTATE = 0, 1, 2
+PASS = (OK, "", "")
+SAFE_TARGETS = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty")
+CHANGES = "changes the repository or the working tree"
+
+
+def names(text: str) -> frozenset:
+    """A set of command names written as one whitespace-separated block."""
+    return frozenset(text.split())
+
+
+def dynamic_arguments(argv: list, flags: list) -> tuple | None:
+    """An UNKNOWN verdict when an argument is computed at run time (it could be `-i`)."""
+    if any(f & EXPANDS for f in flags[1:]):
+        return (UNKNOWN, " ".join(argv), "has arguments known only at run time")
+    return None
+
+
+# -- git -------------------------------------------------------------------------------------
+
+GIT_READ = names(
+    """status log diff show blame annotate grep ls-files ls-tree ls-remote rev-parse describe
+    shortlog cat-file rev-list merge-base show-ref name-rev whatchanged count-objects
+    check-ignore check-attr check-mailmap for-each-ref show-branch diff-tree diff-index
+    diff-files range-diff cherry var version help verify-commit verify-tag"""
+)
+GIT_WRITE = names(
+    """commit push pull fetch checkout switch reset merge rebase restore am cherry-pick revert
+    rm mv add init clone gc prune update-ref update-index write-tree commit-tree read-tree
+    filter-branch replace mergetool maintenance sparse-checkout repack pack-refs symbolic-ref
+    checkout-index mktag mktree fast-import"""
+)
+GIT_GLOBAL_WITH_ARG = ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env")
+GIT_SAFE_CONFIG = ("color.", "log.", "advice.", "safe.directory", "core.quotepath", "core.abbrev")
+GIT_SAFE_CONFIG += ("grep.", "status.", "column.", "i18n.", "blame.", "user.", "init.")
+GIT_SAFE_PAGERS = ("", "cat", "less", "more", "true", "false")
+BRANCH_WRITES = ("--delete", "--move", "--copy", "--force", "--set-upstream-to", "--track")
+BRANCH_WRITES += ("--unset-upstream", "--edit-description", "--no-track", "--create-reflog")
+LISTING_ARGS = ("--contains", "--no-contains", "--merged", "--no-merged", "--points-at")
+LISTING_ARGS += ("--sort", "--format")
+TAG_WRITES = ("--delete", "--annotate", "--sign", "--force", "--message", "--file", "--edit")
+CONFIG_READS = ("--get", "--get-all", "--get-regexp", "--get-urlmatch", "--get-color", "-l")
+CONFIG_READS += ("--get-colorbool", "--list", "get", "list")
+CONFIG_WRITES = ("--unset", "--unset-all", "--add", "--replace-all", "--rename-section", "-e")
+CONFIG_WRITES += ("--remove-section", "--edit", "set", "unset", "rename-section", "edit")
+CONFIG_WRITES += ("remove-section",)
+CONFIG_ARGS = ("-f", "--file", "--blob", "--type", "--default", "--comment")
+
+
+def judge_git(argv: list, flags: list, depth: int) -> tuple:
+    part = " ".join(argv)
+    verdict = dynamic_arguments(argv, flags)
+    if verdict:
+        return verdict
+    i = 1
+    while i < len(argv) and argv[i].startswith("-"):
+        arg = argv[i]
+        if arg == "--config-env" or arg.startswith("--exec-path="):
+            return (UNKNOWN, part, "changes how git runs its helpers")
+        if arg == "-c" and not _safe_git_setting(argv[i + 1] if i + 1 < len(argv) else ""):
+            return (UNKNOWN, part, "sets git configuration that can run commands")
+        if arg in ("--version", "--help", "-h", "--exec-path", "--html-path", "--man-path"):
+            return PASS
+        i += 2 if arg in GIT_GLOBAL_WITH_ARG else 1
+    if i >= len(argv):
+        return PASS
+    sub, rest = argv[i], argv[i + 1 :]
+    if any(a == "--output" or a.startswith("--output=") for a in rest):
+        return (MUTATE, part, "writes its output to a file")
+    if sub in GIT_SUBCOMMANDS:
+        why = GIT_SUBCOMMANDS[sub](rest)
+        return PASS if why is None else (MUTATE, part, why)
+    if sub == "grep" and any(a in ("-O", "--open-files-in-pager") for a in rest):
+        return (UNKNOWN, part, "opens files in a program the guard cannot see")
+    if sub in GIT_READ:
+        return PASS
+    if sub in GIT_WRITE:
+        return (MUTATE, part, CHANGES)
+    return (UNKNOWN, part, "is not a git command known to be read-only")
+
+
+def _safe_git_setting(setting: str) -> bool:
+    key, _, value = setting.partition("=")
+    key = key.lower()
+    if key == "core.pager" or key.startswith("pager."):
+        return value in GIT_SAFE_PAGERS
+    return key.startswith(GIT_SAFE_CONFIG)
+
+
+def _verbs(reads: tuple, bare_reads: bool = True):
+    """A git subcommand with verbs (`git stash list`): read-only verbs pass, others write."""
+
+    def rule(rest: list) -> str | None:
+        verb = next((a for a in rest if not a.startswith("-")), None)
+        if verb in reads or (verb is None and bare_reads):
+            return None
+        return CHANGES
+
+    return rule
+
+
+def _git_branch(rest: list) -> str | None:
+    return _creates_ref(rest, BRANCH_WRITES, "dDmMcCfut", "creates a branch")
+
+
+def _git_tag(rest: list) -> str | None:
+    return _creates_ref(rest, TAG_WRITES, "adsfmFue", "creates a tag")
+
+
+def _creates_ref(rest: list, writes: tuple, write_letters: str, creates: str) -> str | None:
+    """`git branch`/`git tag`: listing unless a write option or a new name is given."""
+    listing, new_names, skip = False, [], False
+    for arg in rest:
+        name = arg.split("=", 1)[0]
+        if skip:
+            skip = False
+        elif arg in ("-l", "--list", "-v", "--verify"):
+            listing = True
+        elif name in writes:
+            return CHANGES
+        elif arg in LISTING_ARGS:
+            skip = True
+        elif arg.startswith("-") and not arg.startswith(("--", "-n")) and len(arg) > 1:
+            if set(arg[1:]) & set(write_letters):
+                return CHANGES
+            listing = listing or "l" in arg
+        elif not arg.startswith("-"):
+            new_names.append(arg)
+    return creates if new_names and not listing else None
+
+
+def _git_config(rest: list) -> str | None:
+    operands, skip = [], False
+    for arg in rest:
+        name = arg.split("=", 1)[0]
+        if skip:
+            skip = False
+        elif name in CONFIG_WRITES:
+            return "changes git configuration"
+        elif name in CONFIG_READS:
+            return None
+        elif arg in CONFIG_ARGS:
+            skip = True
+        elif not arg.startswith("-"):
+            operands.append(arg)
+    return "changes git configuration" if len(operands) > 1 else None
+
+
+def _unless(*read_options: str, why: str = CHANGES):
+    def rule(rest: list) -> str | None:
+        return None if any(a in read_options for a in rest) else why
+
+    return rule
+
+
+def _git_archive(rest: list) -> str | None:
+    return "writes an archive file" if "-o" in rest else None
+
+
+GIT_SUBCOMMANDS = {
+    "branch": _git_branch,
+    "tag": _git_tag,
+    "config": _git_config,
+    "stash": _verbs(("list", "show"), bare_reads=False),
+    "worktree": _verbs(("list",)),
+    "notes": _verbs(("list", "show")),
+    "submodule": _verbs(("status", "summary")),
+    "remote": _verbs(("show", "get-url")),
+    "reflog": _verbs(("show", "exists")),
+    "bisect": _verbs(("log", "visualize", "view")),
+    "format-patch": _unless("--stdout", why="writes patch files"),
+    "apply": _unless("--check", "--stat", "--numstat", "--summary"),
+    "clean": _unless("-n", "--dry-run"),
+    "archive": _git_archive,
+}
+
+
+# -- sed -------------------------------------------------------------------------------------
+
+SED_WRITES = "writes a file from its script"
+SED_RUNS = "runs shell commands from its script"
+
+
+def judge_sed(argv: list, flags: list, depth: int) -> tuple:
+    part = " ".join(argv)
+    scripts, operands, unseen, sandbox = [], [], False, False
+    i = 1
+    while i < len(argv):
+        arg = argv[i]
+        name, eq, value = arg.partition("=")
+        if arg == "--":
+            operands += argv[i + 1 :]
+            break
+        if name == "--in-place":
+            return (MUTATE, part, "edits files in place")
+        if name in ("--expression", "--file", "--line-length"):
+            value = value if eq else (argv[i + 1] if i + 1 < len(argv) else "")
+            i += 0 if eq else 1
+            scripts += [value] if name == "--expression" else []
+            unseen = unseen or name == "--file"
+        elif arg == "--sandbox":
+            sandbox = True
+        elif arg.startswith("-") and not arg.startswith("--") and len(arg) > 1:
+            letter, value = _short_option(arg, "efl")
+            if "i" in arg[1 : arg.find(letter) if letter else len(arg)]:
+                return (MUTATE, part, "edits files in place")
+            if letter and not value:
+                value = argv[i + 1] if i + 1 < len(argv) else ""
+                i += 1
+            scripts += [value] if letter == "e" else []
+            unseen = unseen or letter == "f"
+        elif not arg.startswith("--"):
+            operands.append(arg)
+        i += 1
+    if not scripts and not unseen and operands:
+        scripts.append(operands[0])
+    if sandbox:
+        return dynamic_arguments(argv, flags) or PASS
+    if unseen:
+        return (UNKNOWN, part, "runs a sed script file the guard cannot see")
+    why = next(filter(None, map(sed_script_writes, scripts)), None)
+    return (MUTATE, part, why) if why else dynamic_arguments(argv, flags) or PASS
+
+
+def _short_option(arg: str, with_value: str) -> tuple[str, str]:
+    """The first letter of a `-abc` cluster that takes a value, and the value glued to it."""
+    for j, ch in enumerate(arg[1:], 1):
+        if ch in with_value:
+            return ch, arg[j + 1 :]
+    return "", ""
+
+
+def sed_script_writes(script: str) -> str | None:
+    """Why a sed script writes (`w file`, `s///w file`) or runs commands (`e`), else None."""
+    i, n = 0, len(script)
+    while i < n:
+        c = script[i]
+        if c == "/":
+            i = _skip_delimited(script, i + 1, "/")
+        elif c == "\\" and i + 1 < n:
+            i = _skip_delimited(script, i + 2, script[i + 1])
+        elif c in "wW":
+            return SED_WRITES
+        elif c == "e":
+            return SED_RUNS
+        elif c in "sy" and i + 1 < n:
+            delimiter = script[i + 1]
+            i = _skip_delimited(script, _skip_delimited(script, i + 2, delimiter), delimiter)
+            while c == "s" and i < n and script[i] not in ";\n}":
+                if script[i] in "we":
+                    return SED_WRITES if script[i] == "w" else SED_RUNS
+                i += 1
+        elif c in "aicrRbtT:#":
+            stop = "\n" if c in "aicrR#" else ";\n"
+            while i < n and script[i] not in stop:
+                i += 1
+        else:
+            i += 1
+    return None
+
+
+def _skip_delimited(text: str, i: int, delimiter: str) -> int:
+    while i < len(text):
+        if text[i] == "\\":
+            i += 2
+        elif text[i] == delimiter:
+            return i + 1
+        else:
+            i += 1
+    return i
+
+
+# -- awk -------------------------------------------------------------------------------------
+
+AWK_WITH_ARG = ("-v", "-F", "--assign", "--field-separator", "-e", "--source")
+AWK_WRITING = ("-d", "-o", "-p", "--dump-variables", "--pretty-print", "--profile")
+AWK_OPERANDS = (")", "]", "$")
+
+
+def judge_awk(argv: list, flags: list, depth: int) -> tuple:
+    part = " ".join(argv)
+    programs, i = [], 1
+    while i < len(argv) and argv[i].startswith("-") and argv[i] != "-":
+        arg = argv[i]
+        name, eq, value = arg.partition("=")
+        following = argv[i + 1] if i + 1 < len(argv) else ""
+        if arg == "--":
+            i += 1
+            break
+        if arg[:2] == "-i" or name == "--include":
+            library = value if eq else arg[2:] if arg[:2] == "-i" and len(arg) > 2 else following
+            if library.startswith("inplace"):
+                return (MUTATE, part, "edits files in place")
+            return (UNKNOWN, part, "loads an awk library the guard cannot see")
+        if arg[:2] in ("-f", "-E", "-l") or name in ("--file", "--exec", "--load"):
+            return (UNKNOWN, part, "runs an awk program the guard cannot see")
+        if arg[:2] in ("-d", "-o", "-p") or name in AWK_WRITING:
+            return (MUTATE, part, "writes a file")
+        if arg in ("-e", "--source"):
+            programs.append(following)
+        i += 2 if arg in AWK_WITH_ARG else 1
+    if not programs:
+        programs.append(argv[i] if i < len(argv) else "")
+    why = next(filter(None, map(awk_program_writes, programs)), None)
+    return (MUTATE, part, why) if why else dynamic_arguments(argv, flags) or PASS
+
+
+def awk_program_writes(program: str) -> str | None:
+    """Why an awk program writes or runs commands (`print > f`, `| "cmd"`, `system()`)."""
+    tokens = _awk_tokens(program)
+    for k, token in enumerate(tokens):
+        if token == "system" and tokens[k + 1 : k + 2] == ["("]:
+            return "runs a shell command"
+        if token == "|" and "getline" in tokens[k + 1 : k + 3]:
+            return "runs a shell command"
+        if token in ("print", "printf"):
+            why = _print_destination(tokens, k + 1)
+            if why:
+                return why
+    return None
+
+
+def _print_destination(tokens: list, k: int) -> str | None:
+    depth = 0
+    while k < len(tokens):
+        token = tokens[k]
+        if token in ("(", "["):
+            depth += 1
+        elif token in (")", "]"):
+            depth -= 1
+        elif depth <= 0 and token in (";", "}", "\n"):
+            return None
+        elif depth <= 0 and token == "|":
+            return "pipes into a shell command"
+        elif depth <= 0 and token == ">":
+            k += 1 + (tokens[k + 1 : k + 2] == [">"])
+            target = tokens[k] if k < len(tokens) else ""
+            if not (target.startswith('"') and target[1:] in SAFE_TARGETS):
+                return "writes a file"
+        k += 1
+    return None
+
+
+def _awk_tokens(text: str) -> list:
+    """Words, one-char punctuation and strings (as `"` + body); regex literals are skipped."""
+    tokens: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == '"' or (c == "/" and _regex_may_start(tokens)):
+            j = _skip_delimited(text, i + 1, c)
+            if c == '"':
+                tokens.append('"' + text[i + 1 : j - 1])
+            i = j
+        elif c == "#":
+            while i < n and text[i] != "\n":
+                i += 1
+        elif c.isalnum() or c == "_":
+            j = i
+            while j < n and (text[j].isalnum() or text[j] == "_"):
+                j += 1
+            tokens.append(text[i:j])
+            i = j
+        elif c == "\\" and text.startswith("\n", i + 1):
+            i += 2
+        else:
+            if c not in " \t\r":
+                tokens.append(c)
+            i += 1
+    return tokens
+
+
+def _regex_may_start(tokens: list) -> bool:
+    if not tokens:
+        return True
+    last = tokens[-1]
+    return not (last in AWK_OPERANDS or last[0] == '"' or last[0].isalnum() or last[0] == "_")
+
+
+# -- package managers ------------------------------------------------------------------------
+
+
+def _words(*texts: str) -> frozenset:
+    return frozenset(w for text in texts for w in text.split(","))
+
+
+_INSTALLS = "install,i,add,remove,rm,uninstall,un,update,up,upgrade,ci,link,unlink,prune,dedupe"
+_SYSTEM = "install,remove,purge,upgrade,update,autoremove,dist-upgrade,full-upgrade,reinstall,"
+_SYSTEM += "add,del,uninstall,erase,downgrade,tap,untap,link,unlink,cleanup"
+_LISTS = "list,ls,show,info,view,search,outdated,why,explain,help,--version,-v,-V"
+_UV_WRITES = "add,remove,sync,lock,init,venv,pip install,pip uninstall,pip sync,pip compile,"
+_UV_WRITES += "tool install,tool uninstall,python install,python uninstall,self update,cache clean"
+_UV_READS = "pip list,pip show,pip freeze,pip check,pip tree,tree,help,--version,-V,version,"
+_UV_READS += "tool list,python list,python find,cache dir"
+_GO_WRITES = "install,get,mod tidy,mod download,mod init,mod edit,mod vendor,work init,work use,"
+_GO_WRITES += "work sync,generate,fmt,clean"
+
+# manager -> (verbs that change packages, verbs that only read); other verbs are unknown
+PACKAGE_MANAGERS = {
+    "pip": (_words("install,uninstall,download,wheel"), _words(_LISTS, "freeze,check,inspect")),
+    "npm": (_words(_INSTALLS, "audit fix,publish,init,pack"), _words(_LISTS, "audit")),
+    "pnpm": (_words(_INSTALLS, "publish,init"), _words(_LISTS)),
+    "yarn": (_words(_INSTALLS, "import,publish,init"), _words(_LISTS)),
+    "bun": (_words(_INSTALLS, "a,init,create"), _words(_LISTS)),
+    "cargo": (
+        _words("install,uninstall,add,remove,rm,update,new,init,fix,publish"),
+        _words(_LISTS, "tree,metadata,pkgid,locate-project,version"),
+    ),
+    "apt": (_words(_SYSTEM), _words(_LISTS, "policy,madison,depends,rdepends")),
+    "uv": (_words(_UV_WRITES), _words(_UV_READS)),
+    "poetry": (
+        _words("add,remove,install,update,lock,init,new,build,publish,self"),
+        _words(_LISTS),
+    ),
+    "gem": (_words("install,uninstall,update,cleanup"), _words(_LISTS, "contents,environment")),
+    "go": (
+        _words(_GO_WRITES),
+        _words("version,env,list,doc,vet,help,mod graph,mod why,mod verify"),
+    ),
+    "pipx": (
+        _words("install,uninstall,inject,upgrade,upgrade-all,reinstall,reinstall-all"),
+        _words(_LISTS),
+    ),
+}
+for _alias, _same in (("pip3", "pip"), ("apt-get", "apt"), ("dnf", "apt"), ("yum", "apt")):
+    PACKAGE_MANAGERS[_alias] = PACKAGE_MANAGERS[_same]
+PACKAGE_MANAGERS["brew"] = PACKAGE_MANAGERS["apk"] = PACKAGE_MANAGERS["apt"]
+
+
+def judge_package(argv: list, flags: list, depth: int) -> tuple:
+    part = " ".join(argv)
+    writes, reads = PACKAGE_MANAGERS[argv[0].rsplit("/", 1)[-1]]
+    words = [a for a in argv[1:] if not a.startswith("-")]
+    options = [a for a in argv[1:] if a.startswith("-")]
+    for verb in (" ".join(words[:2]), words[0] if words else options[0] if options else ""):
+        if verb in writes:
+            return (MUTATE, part, "installs, removes or updates packages")
+        if verb in reads:
+            return PASS
+    if not words:
+        bare_yarn_installs = argv[0].endswith("yarn") and not options
+        return (MUTATE, part, "installs packages") if bare_yarn_installs else PASS
+    return (UNKNOWN, part, "runs a package-manager command the guard cannot judge")

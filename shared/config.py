@@ -1,0 +1,68 @@
+"""Settings (PRODUCT.md §6.6) from [tool.planner] in pyproject.toml or [planner] in
+.planner/config.toml; unknown keys and bad values are errors that name file and key.
+
+Read once, when a session starts: the session keeps the result (tomllib is too slow to
+import on every step, and the guard reads the mode from session.json).
+"""
+
+from __future__ import annotations
+
+import os
+
+from state.errors import UsageError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+DURATIONS = ("approval_timeout", "question_timeout")
+UNITS = {"s": 1, "m": 60, "h": 3600}
+
+
+def duration(value: Any, where: str) -> int:
+    """"90s", "5m", "1h", "0" (or a number of seconds) → seconds."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    text = value.strip() if isinstance(value, str) else ""
+    number, unit = (text[:-1], text[-1]) if text[-1:] in UNITS else (text, "s")
+    if not number.isdigit():
+        raise UsageError(f"{where}: {value!r} is not a duration like \"90s\", \"5m\", \"1h\" or \"0\"")
+    return int(number) * UNITS[unit]
+
+
+def _tables(root: str) -> list[tuple[str, dict[str, Any]]]:
+    import tomllib
+
+    found = []
+    for path, keys in ((os.path.join(root, "pyproject.toml"), ("tool", "planner")),
+                       (os.path.join(root, ".planner", "config.toml"), ("planner",))):
+        try:
+            with open(path, "rb") as f:
+                data = tomllib.load(f)
+        except FileNotFoundError:
+            continue
+        except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError) as e:
+            raise UsageError(f"{path}: cannot read the configuration ({e})") from None
+        for key in keys:
+            data = data.get(key, {}) if isinstance(data, dict) else {}
+        if data:
+            found.append((f"{path} [{'.'.join(keys)}]", data))
+    return found
+
+
+def load(root: str) -> dict[str, Any]:
+    """The effective settings for a new session in project `root`."""
+    from state import schema
+
+    config = schema.defaults("config")
+    for where, table in _tables(root):
+        for key, value in table.items():
+            if key not in config:
+                raise UsageError(f"{where}: unknown key {key!r} (known: {', '.join(config)})")
+            config[key] = duration(value, f"{where} {key}") if key in DURATIONS else value
+        problems = schema.check("config", dict(config))
+        if problems:
+            raise UsageError(f"{where}: {problems[0]}")
+    if config["questions_min"] > config["questions_max"]:
+        raise UsageError("configuration: questions_min is larger than questions_max")
+    return config

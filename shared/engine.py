@@ -1,0 +1,167 @@
+"""Walks a workflow table: decides whether a step may run, records the arrival, prints it.
+
+Arriving at a step (by its routing, or back at one reached before) records state in one
+transaction; running the step the session is at again only re-renders: nothing is written.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from shared.routing import Routing, command
+from shared.workflow import KINDS, Context, Kind, Step, Workflow
+from state import clock
+from state.lifecycle import transition
+from state.errors import PreconditionFailed, Refused, UsageError
+from state.store import CLOSED_STATUSES, Store
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+SHARED_TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
+
+
+def open_session(state_dir: str | None) -> Store:
+    from shared.paths import resolve_state_dir
+
+    found = resolve_state_dir(state_dir)
+    if not found:
+        raise UsageError("no session found: start one with `planner --step 1 --task TEXT` "
+                         "or pass --state-dir DIR")
+    store = Store(found)
+    if not store.exists("session"):
+        raise UsageError(f"{found}: no session here (session.json not found)")
+    return store
+
+
+def current_routing(store: Store, session: dict[str, Any]) -> Routing:
+    """Where the step the session is at leads now (it can change: the executor's waves)."""
+    from skills import workflows
+
+    workflow = workflows(session["workflow"])[0]()
+    step = workflow.step(session["step"])
+    return KINDS[step.kind].routing(Context(workflow, step, store, session, {}))
+
+
+def routing_targets(routing: Routing) -> list[tuple[str, int]]:
+    """(workflow, step) pairs a routing allows next."""
+    targets = []
+    for argv in routing.as_record().values():
+        if len(argv) > 2 and argv[0] in ("planner", "executor") and argv[1] == "--step":
+            targets.append((argv[0], int(argv[2])))
+    return targets
+
+
+def mode(workflow: Workflow, step: Step, store: Store, session: dict[str, Any]) -> str:
+    """"rerender", "arrive", or a refusal (raised)."""
+    here = (session["workflow"], session["step"])
+    if here == (workflow.name, step.number):
+        return "rerender"
+    live = current_routing(store, session)
+    if (workflow.name, step.number) in routing_targets(live):
+        return "arrive"
+    reached = session["reached"].get(workflow.name, 0)
+    if session["workflow"] == workflow.name and step.number <= reached:
+        return "arrive"  # back to a step reached before
+    nxt = " / ".join(live.lines())
+    raise PreconditionFailed(
+        f"{workflow.name} step {step.number} is out of order: the session is at "
+        f"{here[0]} step {here[1]}", [_next_finding(nxt)])
+
+
+def _next_finding(nxt: str) -> Any:
+    from state.errors import Finding
+
+    return Finding("session.json", "run the step the routing names", nxt)
+
+
+def run(workflow: Workflow, number: int, flags: dict[str, Any], store: Store | None = None) -> int:
+    """Run step `number` of `workflow` and print it; returns the exit code."""
+    step = workflow.step(number)
+    step_kind = KINDS[step.kind]
+    if store is None:
+        store = open_session(flags.get("state_dir"))
+    session = store.read("session")
+    if session["status"] in CLOSED_STATUSES - {"completed"}:
+        raise Refused(f"{store.path('session')}: the session is {session['status']}"
+                      + (f" ({session['reason']})" if session.get("reason") else ""))
+    ctx = Context(workflow, step, store, session, flags)
+    verdict = flags.get("qr_status")
+    if step_kind.needs_verdict(ctx) != bool(verdict):
+        need = "needs --qr-status pass|fail" if verdict is None else "takes no --qr-status"
+        raise UsageError(f"--qr-status: {workflow.name} step {number} ({step.name}) {need}")
+    how = "arrive" if flags.get("new_session") else mode(workflow, step, store, session)
+    if how == "rerender":
+        _check_same_verdict(step_kind, ctx, verdict)
+        routing = step_kind.routing(ctx)
+    else:
+        routing = arrive(ctx, step_kind)
+    print_step(ctx, step_kind, routing)
+    return 0
+
+
+def _check_same_verdict(step_kind: Kind, ctx: Context, verdict: str | None) -> None:
+    from shared.kinds import Gate
+
+    recorded = step_kind.outcome(ctx) if isinstance(step_kind, Gate) else None
+    if verdict and recorded not in (None, "none", verdict):
+        raise PreconditionFailed(
+            f"{ctx.workflow.name} step {ctx.step.number}: the gate already ran with "
+            f"{recorded}", [_next_finding(ctx.session["next_command"] or "planner status")])
+
+
+def arrive(ctx: Context, step_kind: Kind) -> Routing:
+    """Check, record the arrival and the routing in one transaction; return the routing."""
+    problems = ctx.workflow.unmet(ctx) + step_kind.check(ctx)
+    if problems:
+        raise PreconditionFailed(
+            f"{ctx.workflow.name} step {ctx.step.number} ({ctx.step.name}): not ready", problems)
+    label = f"{ctx.workflow.name} step {ctx.step.number}"
+    with ctx.store.transaction(label) as tx:
+        ctx.tx = tx
+        session = tx.edit("session")
+        ctx.session = session
+        if ctx.step.status:
+            transition(session, ctx.step.status)
+        step_kind.arrive(ctx, tx)
+        routing = step_kind.routing(ctx)
+        reached = session["reached"]
+        reached[ctx.workflow.name] = max(reached.get(ctx.workflow.name, 0), ctx.step.number)
+        session.update(workflow=ctx.workflow.name, step=ctx.step.number,
+                       routing=routing.as_record(), updated_at=clock.now(),
+                       next_command=" / ".join(routing.lines()))
+        tx.note(step=ctx.step.name)
+    ctx.tx = None
+    ctx.forget()
+    ctx.session = ctx.store.read("session")
+    return routing
+
+
+def print_step(ctx: Context, step_kind: Kind, routing: Routing) -> None:
+    from shared.render import render
+
+    step = ctx.step
+    variables = {
+        "state_dir": ctx.state_dir, "session": ctx.session, "step": step,
+        "role_command": command(ctx.role_argv(step.role)) if step.role else "",
+        "interactive": not ctx.non_interactive, **step_kind.context(ctx),
+    }
+    prompt = render(step.template, variables, ctx.workflow.templates).strip()
+    if ctx.flags.get("format") == "json":
+        import json
+
+        record = {"workflow": ctx.workflow.name, "step": step.number,
+                  "total": ctx.workflow.total, "name": step.name, "phase": step.phase,
+                  "role": step.role, "state_dir": ctx.state_dir, "prompt": prompt,
+                  **routing.as_json()}
+        if routing.note:
+            record["note"] = routing.note
+        sys.stdout.write(json.dumps(record, ensure_ascii=False) + "\n")
+        return
+    lines = [f"{ctx.workflow.title} {step.number}/{ctx.workflow.total} {step.name}",
+             f"STATE_DIR={ctx.state_dir}", "", prompt, ""]
+    if routing.note:
+        lines.append(routing.note)
+    sys.stdout.write("\n".join(lines + routing.lines()) + "\n")

@@ -1,0 +1,96 @@
+"""The step kinds every workflow shares: execute (a role does the work), qr (a reviewer records
+items), gate (the verdict is checked against the record and routes the loop)."""
+
+from __future__ import annotations
+
+from shared import qr
+from shared.routing import Routing, command
+from shared.workflow import Context, Kind, kind
+from state.qr_ops import report_name
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from state.store import Transaction
+
+
+def loop(ctx: Context) -> dict[str, Any]:
+    return qr.loop_of(ctx.session, ctx.step.phase or "")
+
+
+@kind
+class Execute(Kind):
+    """A role does the phase's work; after a failed gate the prompt lists what to fix."""
+
+    name = "execute"
+
+    def context(self, ctx: Context) -> dict[str, Any]:
+        state = loop(ctx)
+        fix = []
+        if state["state"] in ("retry", "escalated"):
+            report = ctx.doc_or_none(report_name(ctx.step.phase or "")) or {"items": []}
+            fix = [i for i in report["items"] if i["status"] == "FAIL"]
+        return {"iteration": state["iteration"], "fix_items": fix}
+
+
+@kind
+class Review(Kind):
+    """The reviewer judges the phase; what the validator can check is recorded first."""
+
+    name = "qr"
+
+    def arrive(self, ctx: Context, tx: Transaction) -> None:
+        state = loop(ctx)
+        findings = ctx.workflow.mechanical_checks(ctx)
+        qr.record_mechanical_items(tx, ctx.step.phase or "", findings, state["iteration"])
+
+    def context(self, ctx: Context) -> dict[str, Any]:
+        state = loop(ctx)
+        report = ctx.doc_or_none(report_name(ctx.step.phase or "")) or {"items": []}
+        return {"iteration": state["iteration"], "items": report["items"],
+                "blocking": ", ".join(qr.blocking_severities(state["iteration"]))}
+
+    def routing(self, ctx: Context) -> Routing:
+        gate = ctx.step.number + 1
+        return Routing(if_pass=ctx.argv(gate, "pass"), if_fail=ctx.argv(gate, "fail"))
+
+
+@kind
+class Gate(Kind):
+    """Checks the verdict against qr-{phase}.json and moves the loop on, back, or to the user."""
+
+    name = "gate"
+
+    def needs_verdict(self, ctx: Context) -> bool:
+        return True
+
+    def arrive(self, ctx: Context, tx: Transaction) -> None:
+        phase = ctx.step.phase or ""
+        verdict = ctx.flags["qr_status"]
+        fail_cmd = command(ctx.argv(ctx.step.number, "fail"))
+        qr.judge(tx, phase, verdict, ctx.config["qr_max_iterations"], ctx.state_dir,
+                 ctx.argv(ctx.step.number, "pass"), fail_cmd)
+
+    def outcome(self, ctx: Context) -> str:
+        """The verdict the record holds: pass, fail, or none yet."""
+        state = loop(ctx)["state"]
+        return {"complete": "pass", "accepted": "pass", "retry": "fail",
+                "escalated": "fail"}.get(state, "none")
+
+    def context(self, ctx: Context) -> dict[str, Any]:
+        state = loop(ctx)
+        report = ctx.doc_or_none(report_name(ctx.step.phase or "")) or {"items": []}
+        return {"iteration": state["iteration"], "loop_state": state["state"],
+                "open_items": qr.open_items(report, state["iteration"]),
+                "max_iterations": ctx.config["qr_max_iterations"]}
+
+    def routing(self, ctx: Context) -> Routing:
+        state = loop(ctx)
+        if state["state"] == "retry":
+            return Routing(next=ctx.argv(ctx.step.on_fail or 1))
+        if state["state"] == "escalated":
+            return Routing(next=["plan", "qr", "accept", "--phase", ctx.step.phase or "",
+                                 "--by", "<user>", "--reason", "<why the user accepts>",
+                                 "--state-dir", ctx.state_dir])
+        return super().routing(ctx)

@@ -1,0 +1,121 @@
+"""The QR gate (PRODUCT.md §5.1): mechanical items, blocking severities, pass and fail rules.
+
+A pass is refused while blocking items are FAIL or TODO, when no item was recorded by a
+reviewer, or when the report is missing; a fail is refused without a FAIL item that says
+why. Each failed gate adds one iteration; at qr_max_iterations the loop stops and waits
+for the user to accept the findings on record.
+"""
+
+from __future__ import annotations
+
+from state.errors import Finding, PreconditionFailed
+from state.qr_ops import add_item, open_report, report_name
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from state.store import Transaction
+
+OPEN = ("FAIL", "TODO")
+
+
+def blocking_severities(iteration: int) -> tuple[str, ...]:
+    """Iterations 1-2 block on everything, 3-4 on MUST and SHOULD, 5 and later on MUST."""
+    if iteration <= 2:
+        return ("MUST", "SHOULD", "COULD")
+    return ("MUST", "SHOULD") if iteration <= 4 else ("MUST",)
+
+
+def loop_of(session: dict[str, Any], phase: str) -> dict[str, Any]:
+    return session["qr"].get(phase) or {"iteration": 1, "state": "initial", "gate": []}
+
+
+def record_mechanical_items(tx: Transaction, phase: str, findings: list[Finding],
+                            iteration: int) -> dict[str, Any]:
+    """Start the review round: validator findings become items, reviewer FAILs go back to TODO.
+
+    A validator item is identified by its check and scope, so re-running the checks updates
+    it (FAIL while the problem is there, PASS once fixed) and ids are never reused.
+    """
+    report = open_report(tx, phase)
+    new_round = report["iteration"] < iteration
+    report["iteration"] = max(report["iteration"], iteration)
+    mechanical = {(i["check"], i["scope"]): i for i in report["items"] if i["source"] == "validator"}
+    seen = set()
+    for f in findings:
+        key = (f.message, f.path or "*")
+        seen.add(key)
+        if key in mechanical:
+            mechanical[key].update(status="FAIL", finding=f"fix: {f.fix}" if f.fix else f.message)
+        else:
+            add_item(report, f.message, f.path or "*", "MUST", source="validator",
+                     status="FAIL", finding=f"fix: {f.fix}" if f.fix else f.message)
+    for key, item in mechanical.items():
+        if key not in seen and item["status"] == "FAIL":
+            item.update(status="PASS", finding="fixed")
+    if new_round:
+        for item in report["items"]:
+            if item["source"] == "reviewer" and item["status"] == "FAIL":
+                item["status"] = "TODO"  # the finding stays: the reviewer re-checks it
+    return report
+
+
+def open_items(report: dict[str, Any], iteration: int) -> list[dict[str, Any]]:
+    """Items that block a pass at this iteration."""
+    blocking = blocking_severities(iteration)
+    return [i for i in report["items"] if i["severity"] in blocking and i["status"] in OPEN]
+
+
+def refuse_pass(report: dict[str, Any] | None, phase: str, loop: dict[str, Any],
+                state_dir: str, fail_argv: str) -> list[Finding]:
+    """Why the gate may not pass, as findings with the command that fixes each."""
+    name = f"{report_name(phase)}.json"
+    if report is None:
+        return [Finding(name, "missing: the review has not run",
+                        f"plan qr add --phase {phase} --check C --state-dir '{state_dir}'")]
+    if loop["state"] == "accepted":
+        return []
+    found = [Finding(f"{name}:{i['id']}", f"{i['severity']} item is {i['status']}: {i['check']}",
+                     f"plan qr set {i['id']} --phase {phase} --status PASS, or {fail_argv}")
+             for i in open_items(report, loop["iteration"])]
+    if not any(i["source"] == "reviewer" for i in report["items"]):
+        found.append(Finding(name, "no item recorded by the reviewer",
+                             f"plan qr add --phase {phase} --check C, then plan qr set"))
+    return found
+
+
+def refuse_fail(report: dict[str, Any] | None, phase: str) -> list[Finding]:
+    name = f"{report_name(phase)}.json"
+    if report and any(i["status"] == "FAIL" and (i["finding"] or "").strip()
+                      for i in report["items"]):
+        return []
+    return [Finding(name, "no FAIL item with a finding",
+                    f"plan qr set qa-NNN --phase {phase} --status FAIL --finding F")]
+
+
+def judge(tx: Transaction, phase: str, verdict: str, max_iterations: int, state_dir: str,
+          gate_argv: list[str], fail_argv: str) -> dict[str, Any]:
+    """Apply the verdict to the session's loop for `phase`; raise when the record disagrees."""
+    session = tx.edit("session")
+    report = tx.read_or_none(report_name(phase))
+    loop = loop_of(session, phase)
+    if verdict == "pass":
+        problems = refuse_pass(report, phase, loop, state_dir, fail_argv)
+        if problems:
+            raise PreconditionFailed(f"{phase} gate: cannot pass", problems)
+        if loop["state"] != "accepted":  # a pass after acceptance stays marked as such
+            loop["state"] = "complete"
+    else:
+        problems = refuse_fail(report, phase)
+        if problems:
+            raise PreconditionFailed(f"{phase} gate: cannot fail", problems)
+        if loop["iteration"] >= max_iterations:
+            loop["state"] = "escalated"
+        else:
+            loop["iteration"] += 1
+            loop["state"] = "retry"
+    loop["gate"] = gate_argv
+    session["qr"][phase] = loop
+    tx.note(verdict=verdict, phase=phase, iteration=loop["iteration"], state=loop["state"])
+    return loop

@@ -1,0 +1,93 @@
+"""The plan against what git shows (PRODUCT.md §5.2), mechanically: reconcile.json and the
+facts the implementation reviews start from."""
+
+from __future__ import annotations
+
+from state import gitinfo
+from state.errors import Finding
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+
+def planned_files(milestone: dict[str, Any]) -> list[str]:
+    files = list(milestone["files"])
+    files += [i["file"] for i in milestone["code_intents"]]
+    files += [c["file"] for c in milestone["code_changes"]]
+    files += milestone["tests"]["files"]
+    return sorted(set(files))
+
+
+def build(plan: dict[str, Any], execution: dict[str, Any], root: str) -> dict[str, Any]:
+    """reconcile.json: per milestone planned vs changed files, and everything unplanned."""
+    base = execution["base_commit"]
+    changed = set(gitinfo.changed_files(root, base)) if base else set()
+    status = {m["id"]: m["status"] for m in execution["milestones"]}
+    milestones, everything_planned = [], set()
+    for m in plan["milestones"]:
+        planned = planned_files(m)
+        everything_planned.update(planned)
+        milestones.append({
+            "id": m["id"], "status": status.get(m["id"], "pending"), "planned_files": planned,
+            "changed_files": sorted(set(planned) & changed),
+            "untouched_planned_files": sorted(set(planned) - changed),
+            "untouched_intents": [i["id"] for i in m["code_intents"] if i["file"] not in changed],
+        })
+    tests = [{"file": f, "milestone": m["id"], "ran": f in execution["tests_run"]}
+             for m in plan["milestones"] for f in m["tests"]["files"]]
+    return {
+        "base_commit": base, "head": gitinfo.head_commit(root), "milestones": milestones,
+        "unplanned_changes": sorted(changed - everything_planned),
+        "deviations": execution["deviations"], "tests": tests,
+    }
+
+
+def table(record: dict[str, Any]) -> str:
+    """The record as a few aligned lines for the prompt."""
+    lines = ["milestone  status       changed/planned  untouched"]
+    for m in record["milestones"]:
+        counts = f"{len(m['changed_files'])}/{len(m['planned_files'])}"
+        untouched = ", ".join(m["untouched_planned_files"]) or "-"
+        lines.append(f"{m['id']:<10} {m['status']:<12} {counts:<16} {untouched}")
+    lines.append("unplanned changes: " + (", ".join(record["unplanned_changes"]) or "none"))
+    lines.append("deviations: " + (", ".join(f"{d['id']} ({d['milestone']}) {d['description']}"
+                                              for d in record["deviations"]) or "none"))
+    not_run = [t["file"] for t in record["tests"] if not t["ran"]]
+    lines.append("tests not run: " + (", ".join(not_run) or "none"))
+    return "\n".join(lines)
+
+
+def _explained(path: str, deviations: list[dict[str, Any]]) -> bool:
+    return any(path in d["description"] for d in deviations)
+
+
+def findings(record: dict[str, Any], plan: dict[str, Any], docs: bool) -> list[Finding]:
+    """What the implementation reviews check mechanically; a deviation naming a file explains it.
+
+    docs=False covers code milestones, unplanned changes and tests; docs=True the
+    documentation-only milestones.
+    """
+    doc_only = {m["id"] for m in plan["milestones"] if m["is_documentation_only"]}
+    deviations = record["deviations"]
+    found = []
+    for m in record["milestones"]:
+        if (m["id"] in doc_only) != docs:
+            continue
+        for path in m["untouched_planned_files"]:
+            if not _explained(path, deviations):
+                found.append(Finding(m["id"], f"planned file {path} is unchanged since the base "
+                                     "commit", f"make the planned change, or plan exec deviation "
+                                     f"--milestone {m['id']} --description '… {path} …'"))
+    if docs:
+        return found
+    for path in record["unplanned_changes"]:
+        if not _explained(path, deviations):
+            found.append(Finding(path, "changed, but no milestone plans it",
+                                 f"revert it, or plan exec deviation --milestone M-n "
+                                 f"--description '… {path} …'"))
+    for t in record["tests"]:
+        if not t["ran"]:
+            found.append(Finding(t["milestone"], f"test {t['file']} was not run",
+                                 f"run it, then plan exec done {t['milestone']} --ran {t['file']}"))
+    return found

@@ -1,0 +1,218 @@
+"""state.diff: two plan revisions compared by meaning, item by item, by id."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from state.diff import Change, diff
+from tests.state import builders as b
+
+Plan = dict[str, Any]
+
+
+def old() -> Plan:
+    return b.rich_plan()
+
+
+def after(edit: Callable[[Plan], Any], before: Plan | None = None) -> Plan:
+    new = copy.deepcopy(before or old())
+    edit(new)
+    b.filled("plan", new)
+    return new
+
+
+def summary(changes: list[Change]) -> list[tuple[str, str, tuple[str, ...]]]:
+    return [(c.kind, c.what, c.fields) for c in changes]
+
+
+def ctx(plan: Plan) -> Plan:
+    return plan["planning_context"]
+
+
+def m1(plan: Plan) -> Plan:
+    return plan["milestones"][0]
+
+
+def test_the_same_plan_has_no_changes() -> None:
+    assert diff(old(), old()) == []
+
+
+ADDED = [
+    ("DL-004", lambda p: ctx(p)["decision_log"].append(b.decision(4))),
+    ("RA-002", lambda p: ctx(p)["rejected_alternatives"].append(b.alternative(2))),
+    ("C-002", lambda p: ctx(p)["constraints"].append(b.constraint(2))),
+    ("R-003", lambda p: ctx(p)["known_risks"].append(b.risk(3))),
+    ("D-002", lambda p: ctx(p)["choices"].append(b.choice(2))),
+    ("M-003", lambda p: p["milestones"].append(b.milestone(3))),
+    ("CI-002", lambda p: m1(p)["code_intents"].append(b.intent(2))),
+    ("CC-002", lambda p: m1(p)["code_changes"].append(b.change(2, "CI-001"))),
+]
+
+
+@pytest.mark.parametrize(("item_id", "edit"), ADDED, ids=[a[0] for a in ADDED])
+def test_an_added_item(item_id: str, edit: Callable[[Plan], Any]) -> None:
+    assert summary(diff(old(), after(edit))) == [("added", item_id, ())]
+
+
+@pytest.mark.parametrize(("item_id", "edit"), ADDED, ids=[a[0] for a in ADDED])
+def test_a_removed_item(item_id: str, edit: Callable[[Plan], Any]) -> None:
+    assert summary(diff(after(edit), old())) == [("removed", item_id, ())]
+
+
+def test_labels_say_what_the_item_is() -> None:
+    changes = diff(old(), after(lambda p: ctx(p)["decision_log"].append(b.decision(4))))
+    assert changes[0].label == "'Decision 4'"
+    assert changes[0].line() == "+ DL-004 'Decision 4'"
+    removed = diff(old(), after(lambda p: p["milestones"].pop()))
+    assert [c.line() for c in removed] == ["- M-002 'Milestone 2'"]
+
+
+def test_a_long_label_is_cut_to_its_first_line_and_60_characters() -> None:
+    text = "x" * 80 + "\nsecond line"
+    changes = diff(
+        old(), after(lambda p: ctx(p)["decision_log"].append(b.decision(4, decision=text)))
+    )
+    assert changes[0].label == repr("x" * 57 + "...")
+
+
+CHANGED = [
+    ("DL-001", ("decision",), lambda p: ctx(p)["decision_log"][0].update(decision="Other")),
+    (
+        "DL-001",
+        ("decision", "reasoning_chain"),
+        lambda p: ctx(p)["decision_log"][0].update(decision="Other", reasoning_chain="new"),
+    ),
+    ("R-001", ("mitigation",), lambda p: ctx(p)["known_risks"][0].update(mitigation="more")),
+    ("D-001", ("picked",), lambda p: ctx(p)["choices"][0].update(picked="OPT-B")),
+    ("M-001", ("risk",), lambda p: m1(p).update(risk="high")),
+    ("M-001", ("tests",), lambda p: m1(p)["tests"]["scenarios"]["edge"].append("huge")),
+    ("M-002", ("depends_on",), lambda p: p["milestones"][1].update(depends_on=[])),
+    ("CI-001", ("behavior",), lambda p: m1(p)["code_intents"][0].update(behavior="Other")),
+    ("CC-001", ("diff",), lambda p: m1(p)["code_changes"][0].update(diff="+x\n")),
+    (
+        "CC-001",
+        ("context_lines", "why_comments"),
+        lambda p: m1(p)["code_changes"][0].update(context_lines=5, why_comments=[]),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("item_id", "fields", "edit"), CHANGED, ids=[f"{c[0]}-{'-'.join(c[1])}" for c in CHANGED]
+)
+def test_a_changed_item_names_its_fields(
+    item_id: str, fields: tuple[str, ...], edit: Callable[[Plan], Any]
+) -> None:
+    assert summary(diff(old(), after(edit))) == [("changed", item_id, fields)]
+
+
+def test_a_changed_line_shows_label_and_fields() -> None:
+    [change] = diff(old(), after(lambda p: m1(p).update(name="Renamed", risk="high")))
+    assert change.line() == "~ M-001 'Renamed' (name, risk)"
+    assert change.as_dict() == {
+        "kind": "changed",
+        "what": "M-001",
+        "fields": ["name", "risk"],
+        "label": "'Renamed'",
+    }
+
+
+def test_an_intent_added_to_a_milestone_does_not_change_the_milestone() -> None:
+    new = after(lambda p: m1(p)["code_intents"].append(b.intent(2)))
+    assert summary(diff(old(), new)) == [("added", "CI-002", ())]
+
+
+def test_a_change_moved_to_another_intent_changes_its_intent_ref() -> None:
+    def move(p: Plan) -> None:
+        p["milestones"][1]["code_intents"].append(b.intent(2))
+        moved = m1(p)["code_changes"].pop()
+        moved["intent_ref"] = "CI-002"
+        p["milestones"][1]["code_changes"].append(moved)
+
+    assert summary(diff(old(), after(move))) == [
+        ("added", "CI-002", ()),
+        ("changed", "CC-001", ("intent_ref",)),
+    ]
+
+
+def test_a_superseded_decision() -> None:
+    new = after(
+        lambda p: ctx(p)["decision_log"][0].update(superseded_by="DL-003", superseded_reason="x")
+    )
+    [change] = diff(old(), new)
+    assert (change.kind, change.what, change.label) == ("superseded", "DL-001", "by DL-003")
+    assert change.line() == "^ DL-001 by DL-003"
+
+
+def test_a_superseded_decision_that_also_changed() -> None:
+    new = after(
+        lambda p: ctx(p)["decision_log"][0].update(
+            superseded_by="DL-003", superseded_reason="x", decision="Edited"
+        )
+    )
+    assert summary(diff(old(), new)) == [
+        ("superseded", "DL-001", ()),
+        ("changed", "DL-001", ("decision",)),
+    ]
+
+
+def test_clearing_superseded_by_is_a_change() -> None:
+    """DL-002 is superseded in the rich plan; taking that back is a plain change."""
+    new = after(
+        lambda p: ctx(p)["decision_log"][1].update(superseded_by=None, superseded_reason=None)
+    )
+    assert summary(diff(old(), new)) == [
+        ("changed", "DL-002", ("superseded_by", "superseded_reason"))
+    ]
+
+
+def test_overview_changes_name_their_fields() -> None:
+    new = after(lambda p: p["overview"].update(title="New", approach="Other"))
+    assert summary(diff(old(), new)) == [("changed", "overview", ("title", "approach"))]
+    assert diff(old(), new)[0].line() == "~ overview (title, approach)"
+
+
+def test_invisible_knowledge_changes_name_their_fields() -> None:
+    def edit(p: Plan) -> None:
+        p["invisible_knowledge"]["invariants"].append("no globals")
+        p["invisible_knowledge"]["architecture"]["diagram_ascii"] = "[a] -> [b] -> [c]"
+
+    assert summary(diff(old(), after(edit))) == [
+        ("changed", "invisible_knowledge", ("architecture", "invariants"))
+    ]
+
+
+def test_freezing_and_unfreezing() -> None:
+    thawed = after(lambda p: p.update(frozen_at=None))
+    [frozen] = diff(thawed, old())
+    assert (frozen.kind, frozen.what, frozen.label) == ("changed", "frozen_at", b.LATER)
+    [unfrozen] = diff(old(), thawed)
+    assert (unfrozen.what, unfrozen.label) == ("frozen_at", "None")
+
+
+def test_changes_come_in_a_stable_order() -> None:
+    """Added and changed items in plan order, then removed ones, then sections, then frozen_at."""
+
+    def edit(p: Plan) -> None:
+        ctx(p)["decision_log"][0]["decision"] = "Edited"
+        ctx(p)["constraints"].clear()
+        p["milestones"].append(b.milestone(3))
+        p["overview"]["title"] = "New"
+        p["invisible_knowledge"]["tradeoffs"] = []
+        p["frozen_at"] = None
+
+    changes = diff(old(), after(edit))
+    assert summary(changes) == [
+        ("changed", "DL-001", ("decision",)),
+        ("added", "M-003", ()),
+        ("removed", "C-001", ()),
+        ("changed", "overview", ("title",)),
+        ("changed", "invisible_knowledge", ("tradeoffs",)),
+        ("changed", "frozen_at", ()),
+    ]
+    assert diff(old(), after(edit)) is not changes  # a fresh list each time
+    assert [c.as_dict() for c in diff(old(), after(edit))] == [c.as_dict() for c in changes]

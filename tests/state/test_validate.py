@@ -1,0 +1,657 @@
+"""state.validate and state.waves: integrity, completeness per phase, meaning, waves, scale.
+
+Every finding names a JSON path, says what is wrong, and (for integrity and completeness)
+carries the `plan` command that fixes it.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from state import ops, validate
+from state.errors import Finding
+from state.waves import compute_waves, diagram, find_cycle
+from tests.plans import FAREWELL_DIFF
+from tests.state import builders as b
+
+Plan = dict[str, Any]
+
+
+def base() -> Plan:
+    """A plan where every kind of reference is used once, and every one resolves."""
+    return b.plan(
+        overview={"title": "Farewell", "problem": "No goodbye.", "approach": "Add farewell()."},
+        decisions=[b.decision(1, question_refs=["Q-001"]), b.decision(2)],
+        alternatives=[b.alternative(1, decision_ref="DL-001")],
+        constraints=[b.constraint(1)],
+        risks=[b.risk(1, decision_ref="DL-001")],
+        choices=[b.choice(1, picked="OPT-A", decision_ref="DL-001")],
+        milestones=[
+            b.milestone(
+                1,
+                acceptance_criteria=["farewell('x') == 'bye x'"],
+                code_intents=[b.intent(1, decision_refs=["DL-001"])],
+                code_changes=[b.change(1, "CI-001", diff=FAREWELL_DIFF)],
+                documentation={"module_comment": "greetings"},
+            ),
+            b.milestone(
+                2,
+                depends_on=["M-001"],
+                is_documentation_only=True,
+                documentation={"module_comment": "README"},
+            ),
+        ],
+        milestone_dependencies={
+            "waves": [{"wave": 1, "milestones": ["M-001"]}, {"wave": 2, "milestones": ["M-002"]}]
+        },
+    )
+
+
+def changed(edit: Callable[[Plan], Any]) -> Plan:
+    plan = base()
+    edit(plan)
+    return plan
+
+
+def ctx(plan: Plan) -> Plan:
+    return plan["planning_context"]
+
+
+def m1(plan: Plan) -> Plan:
+    return plan["milestones"][0]
+
+
+def paths(findings: list[Finding]) -> list[str]:
+    return [f.path for f in findings]
+
+
+def assert_actionable(findings: list[Finding]) -> None:
+    for finding in findings:
+        assert finding.path, finding
+        assert finding.message, finding
+        assert finding.fix.startswith("plan "), finding
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> str:
+    """A project root holding the file the diffs change."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "app.py").write_text("def greet(name):\n    return 'hi ' + name\n")
+    return str(tmp_path)
+
+
+def test_the_base_plan_is_valid_in_every_phase(root: str) -> None:
+    plan = base()
+    assert validate.integrity(plan, {"Q-001"}) == []
+    assert validate.meaning(plan) == []
+    for phase in validate.PHASES:
+        assert validate.validate(plan, phase, root, {"Q-001"}) == []
+
+
+# --- integrity: one test per reference kind (PRODUCT.md §3) --------------------------------
+
+REFERENCES = [
+    pytest.param(
+        lambda p: m1(p)["code_changes"][0].update(intent_ref="CI-009"),
+        "milestones[M-001].code_changes[CC-001].intent_ref",
+        "intent CI-009",
+        "plan change set CC-001 --intent",
+        id="intent_ref",
+    ),
+    pytest.param(
+        lambda p: m1(p)["code_intents"][0].update(decision_refs=["DL-001", "DL-009"]),
+        "milestones[M-001].code_intents[CI-001].decision_refs",
+        "decision DL-009",
+        "plan intent set CI-001 --decision",
+        id="intent-decision_refs",
+    ),
+    pytest.param(
+        lambda p: ctx(p)["rejected_alternatives"][0].update(decision_ref="DL-009"),
+        "planning_context.rejected_alternatives[RA-001].decision_ref",
+        "decision DL-009",
+        "plan decision add",
+        id="alternative-decision_ref",
+    ),
+    pytest.param(
+        lambda p: ctx(p)["known_risks"][0].update(decision_ref="DL-009"),
+        "planning_context.known_risks[R-001].decision_ref",
+        "decision DL-009",
+        "plan risk set R-001 --decision",
+        id="risk-decision_ref",
+    ),
+    pytest.param(
+        lambda p: ctx(p)["choices"][0].update(decision_ref="DL-009"),
+        "planning_context.choices[D-001].decision_ref",
+        "decision DL-009",
+        "plan choice pick D-001",
+        id="choice-decision_ref",
+    ),
+    pytest.param(
+        lambda p: ctx(p)["choices"][0].update(picked="OPT-Z"),
+        "planning_context.choices[D-001].picked",
+        "option OPT-Z",
+        "plan choice pick D-001",
+        id="choice-picked",
+    ),
+    pytest.param(
+        lambda p: p["milestones"][1].update(depends_on=["M-009"]),
+        "milestones[M-002].depends_on",
+        "milestone M-009",
+        "plan milestone set M-002 --depends",
+        id="depends_on",
+    ),
+    pytest.param(
+        lambda p: ctx(p)["decision_log"][0].update(question_refs=["Q-009"]),
+        "planning_context.decision_log[DL-001].question_refs",
+        "question Q-009",
+        "plan decision set DL-001 --question",
+        id="question_refs",
+    ),
+    pytest.param(
+        lambda p: ctx(p)["decision_log"][0].update(superseded_by="DL-009"),
+        "planning_context.decision_log[DL-001].superseded_by",
+        "decision DL-009",
+        "plan decision supersede DL-001",
+        id="superseded_by",
+    ),
+    pytest.param(
+        lambda p: p["milestone_dependencies"]["waves"][1].update(milestones=["M-002", "M-009"]),
+        "milestone_dependencies.waves[2]",
+        "milestone M-009",
+        "plan waves",
+        id="waves",
+    ),
+]
+
+
+@pytest.mark.parametrize(("edit", "path", "target", "fix"), REFERENCES)
+def test_a_dangling_reference_is_found(
+    edit: Callable[[Plan], Any], path: str, target: str, fix: str
+) -> None:
+    findings = validate.integrity(changed(edit), {"Q-001"})
+    assert len(findings) == 1, findings
+    [finding] = findings
+    assert finding.path == path
+    assert finding.message == f"refers to {target}, which does not exist"
+    assert finding.fix.startswith(fix)
+    assert_actionable(findings)
+
+
+def test_question_refs_are_checked_only_when_question_ids_are_given() -> None:
+    plan = changed(lambda p: ctx(p)["decision_log"][0].update(question_refs=["Q-009"]))
+    assert validate.integrity(plan) == []
+    assert paths(validate.integrity(plan, set())) == [
+        "planning_context.decision_log[DL-001].question_refs"
+    ]
+
+
+def test_a_decision_superseded_by_an_existing_one_is_fine() -> None:
+    plan = changed(lambda p: ctx(p)["decision_log"][0].update(superseded_by="DL-002"))
+    assert validate.integrity(plan, {"Q-001"}) == []
+
+
+DUPLICATES = [
+    ("planning_context.decision_log", lambda p: ctx(p)["decision_log"].append(b.decision(1))),
+    (
+        "planning_context.rejected_alternatives",
+        lambda p: ctx(p)["rejected_alternatives"].append(b.alternative(1)),
+    ),
+    ("planning_context.constraints", lambda p: ctx(p)["constraints"].append(b.constraint(1))),
+    ("planning_context.known_risks", lambda p: ctx(p)["known_risks"].append(b.risk(1))),
+    ("planning_context.choices", lambda p: ctx(p)["choices"].append(b.choice(1))),
+    ("milestones", lambda p: p["milestones"].append(b.milestone(1))),
+    # intents and changes are unique across milestones, not just within one
+    ("code_intents", lambda p: p["milestones"][1]["code_intents"].append(b.intent(1))),
+    ("code_changes", lambda p: p["milestones"][1]["code_changes"].append(b.change(1, "CI-001"))),
+]
+
+
+@pytest.mark.parametrize(("group", "edit"), DUPLICATES, ids=[d[0] for d in DUPLICATES])
+def test_a_duplicate_id_is_found(group: str, edit: Callable[[Plan], Any]) -> None:
+    plan = changed(edit)
+    b.filled("plan", plan)  # the appended item gets its defaults, as on every write
+    duplicates = [f for f in validate.integrity(plan, {"Q-001"}) if f.message == "duplicate id"]
+    assert len(duplicates) == 1, duplicates
+    assert duplicates[0].path.startswith(f"{group}[")
+    # No `plan` command removes or renumbers an item, so there is no fix to offer (yet).
+    assert duplicates[0].fix == ""
+
+
+def test_a_dependency_cycle_is_found_and_shown() -> None:
+    plan = b.plan(
+        milestones=[
+            b.milestone(1, depends_on=["M-003"]),
+            b.milestone(2, depends_on=["M-001"]),
+            b.milestone(3, depends_on=["M-002"]),
+            b.milestone(4, depends_on=["M-001"]),
+        ]
+    )
+    [finding] = validate.integrity(plan)
+    assert finding.path == "milestones[M-001].depends_on"
+    assert finding.message == "dependency cycle M-001 -> M-003 -> M-002 -> M-001"
+    assert_actionable([finding])
+
+
+def test_a_milestone_depending_on_itself_is_a_cycle() -> None:
+    plan = b.plan(milestones=[b.milestone(1, depends_on=["M-001"])])
+    messages = [f.message for f in validate.integrity(plan)]
+    assert "dependency cycle M-001 -> M-001" in messages
+
+
+# --- completeness per phase ----------------------------------------------------------------
+
+
+def design_paths(plan: Plan, root: str) -> list[str]:
+    findings = validate.completeness(plan, "design", root)
+    assert_actionable(findings)
+    return paths(findings)
+
+
+@pytest.mark.parametrize("field", ["problem", "approach"])
+@pytest.mark.parametrize("text", ["", "  \n"])
+def test_design_needs_problem_and_approach(root: str, field: str, text: str) -> None:
+    plan = changed(lambda p: p["overview"].update({field: text}))
+    findings = validate.completeness(plan, "design", root)
+    assert paths(findings) == [f"overview.{field}"]
+    assert findings[0].fix == f"plan overview set --{field} TEXT"
+
+
+def test_design_needs_a_milestone(root: str) -> None:
+    plan = changed(lambda p: p.update(milestones=[]))
+    assert design_paths(plan, root) == ["milestones"]
+
+
+def test_design_needs_intents_and_acceptance_criteria(root: str) -> None:
+    plan = changed(lambda p: m1(p).update(code_intents=[], code_changes=[]))
+    assert design_paths(plan, root) == ["milestones[M-001].code_intents"]
+    plan = changed(lambda p: m1(p).update(acceptance_criteria=[]))
+    assert design_paths(plan, root) == ["milestones[M-001].acceptance_criteria"]
+
+
+@pytest.mark.parametrize("behavior", ["", " \t"])
+def test_design_needs_a_behaviour_for_every_intent(root: str, behavior: str) -> None:
+    plan = changed(lambda p: m1(p)["code_intents"][0].update(behavior=behavior))
+    assert design_paths(plan, root) == ["milestones[M-001].code_intents[CI-001].behavior"]
+
+
+def test_a_documentation_only_milestone_needs_no_intents_or_criteria(root: str) -> None:
+    plan = base()
+    doc_only = plan["milestones"][1]
+    assert doc_only["code_intents"] == [] and doc_only["acceptance_criteria"] == []
+    assert design_paths(plan, root) == []
+    doc_only["code_intents"] = [b.intent(5, behavior="")]  # not even an empty behaviour counts
+    b.filled("plan", plan)
+    assert design_paths(plan, root) == []
+
+
+def test_code_needs_a_change_for_every_intent(root: str) -> None:
+    plan = changed(lambda p: m1(p).update(code_changes=[]))
+    findings = validate.completeness(plan, "code", root)
+    assert paths(findings) == ["milestones[M-001].code_intents[CI-001]"]
+    assert findings[0].message == "no code change"
+    assert findings[0].fix.startswith("plan change add --intent CI-001 --file src/app.py")
+
+
+def test_code_does_not_ask_changes_of_a_documentation_only_milestone(root: str) -> None:
+    plan = base()
+    plan["milestones"][1]["code_intents"] = [b.intent(5)]
+    b.filled("plan", plan)
+    assert validate.completeness(plan, "code", root) == []
+
+
+def test_code_accepts_a_diff_that_applies(root: str) -> None:
+    assert validate.completeness(base(), "code", root) == []
+
+
+BROKEN_DIFFS = [
+    pytest.param(FAREWELL_DIFF.replace(" def greet(name):", " def hello(name):"), id="context"),
+    pytest.param(FAREWELL_DIFF.replace("src/app.py", "src/other.py"), id="other-file"),
+    pytest.param("not a diff at all\n", id="garbage"),
+    pytest.param(FAREWELL_DIFF.replace("src/app.py", "../app.py"), id="outside-root"),
+]
+
+
+@pytest.mark.parametrize("diff", BROKEN_DIFFS)
+def test_code_reports_a_diff_that_does_not_apply(root: str, diff: str) -> None:
+    before = Path(root, "src", "app.py").read_bytes()
+    plan = changed(lambda p: m1(p)["code_changes"][0].update(diff=diff))
+    findings = validate.completeness(plan, "code", root)
+    assert findings, diff
+    assert set(paths(findings)) == {"milestones[M-001].code_changes[CC-001].diff"}
+    assert all(f.fix == "plan change set CC-001 --diff FILE" for f in findings)
+    assert Path(root, "src", "app.py").read_bytes() == before  # checking never writes
+
+
+def test_docs_needs_documentation_for_every_milestone(root: str) -> None:
+    plan = base()
+    plan["milestones"][1]["documentation"] = {
+        "module_comment": None,
+        "docstrings": [],
+        "algorithm_blocks": [],
+        "inline_comments": [],
+    }
+    findings = validate.completeness(plan, "docs", root)
+    assert paths(findings) == ["milestones[M-002].documentation"]
+    assert_actionable(findings)
+
+
+@pytest.mark.parametrize(
+    "kind", ["module_comment", "docstrings", "algorithm_blocks", "inline_comments"]
+)
+def test_any_kind_of_documentation_is_enough(root: str, kind: str) -> None:
+    plan = base()
+    value = "text" if kind == "module_comment" else ["text"]
+    plan["milestones"][1]["documentation"] = {
+        "module_comment": None,
+        "docstrings": [],
+        "algorithm_blocks": [],
+        "inline_comments": [],
+        kind: value,
+    }
+    assert validate.completeness(plan, "docs", root) == []
+
+
+def test_phases_are_cumulative(root: str) -> None:
+    plan = base()
+    plan["overview"]["problem"] = ""  # design
+    m1(plan)["code_intents"].append(b.intent(2))  # code: no change for CI-002
+    plan["milestones"][1]["documentation"]["module_comment"] = None  # docs
+    b.filled("plan", plan)
+    design = ["overview.problem"]
+    code = ["milestones[M-001].code_intents[CI-002]"]
+    docs = ["milestones[M-002].documentation"]
+    assert paths(validate.completeness(plan, "design", root)) == design
+    assert paths(validate.completeness(plan, "code", root)) == design + code
+    assert paths(validate.completeness(plan, "docs", root)) == design + code + docs
+    assert paths(validate.completeness(plan, "final", root)) == design + code + docs
+
+
+# --- meaning -------------------------------------------------------------------------------
+
+PLACES = [
+    ("overview.title", lambda p, t: p["overview"].update(title=t)),
+    (
+        "planning_context.decision_log[DL-001].reasoning_chain",
+        lambda p, t: ctx(p)["decision_log"][0].update(reasoning_chain=t),
+    ),
+    (
+        "planning_context.choices[D-001].options[OPT-B].description",
+        lambda p, t: ctx(p)["choices"][0]["options"][1].update(description=t),
+    ),
+    ("milestones[M-001].requirements[0]", lambda p, t: m1(p).update(requirements=[t])),
+    (
+        "milestones[M-001].code_intents[CI-001].behavior",
+        lambda p, t: m1(p)["code_intents"][0].update(behavior=t),
+    ),
+    (
+        "milestones[M-001].code_intents[CI-001].params.name",
+        lambda p, t: m1(p)["code_intents"][0].update(params={"name": t}),
+    ),
+    (
+        "milestones[M-001].tests.scenarios.edge[0]",
+        lambda p, t: m1(p)["tests"]["scenarios"].update(edge=[t]),
+    ),
+    (
+        "invisible_knowledge.invariants[0]",
+        lambda p, t: p["invisible_knowledge"]["invariants"].append(t),
+    ),
+]
+
+
+@pytest.mark.parametrize("text", ["TBD", "fill in TODO later", "who knows ???", "(TODO)"])
+@pytest.mark.parametrize(("path", "put"), PLACES, ids=[p[0] for p in PLACES])
+def test_a_placeholder_in_any_text_is_found(
+    text: str, path: str, put: Callable[[Plan, str], Any]
+) -> None:
+    plan = base()
+    put(plan, text)
+    [finding] = validate.meaning(plan)
+    assert finding.path == path
+    assert finding.message.startswith("placeholder left in ")
+    assert finding.fix
+
+
+@pytest.mark.parametrize("text", ["MASTODON", "todo", "TBDs", "a question?", "??"])
+def test_words_that_only_contain_a_placeholder_are_fine(text: str) -> None:
+    plan = changed(lambda p: p["overview"].update(title=text))
+    assert validate.meaning(plan) == []
+
+
+def with_diff(*body: str) -> Plan:
+    diff = "--- a/src/app.py\n+++ b/src/app.py\n@@ -1,2 +1,2 @@\n" + "".join(
+        line + "\n" for line in body
+    )
+    return changed(lambda p: m1(p)["code_changes"][0].update(diff=diff))
+
+
+def test_a_placeholder_in_an_added_diff_line_is_found() -> None:
+    plan = with_diff(" def greet(name):", "+    # TODO: say bye", "     return 'hi ' + name")
+    [finding] = validate.meaning(plan)
+    assert finding.path == "milestones[M-001].code_changes[CC-001].diff"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        (" # TODO: context line", "-x", "+y"),
+        ("-# TODO: removed line", "+fixed"),
+        (" ???", "-TBD", "+done"),
+    ],
+    ids=["context", "removed", "both"],
+)
+def test_placeholders_in_diff_context_or_removed_lines_are_fine(body: tuple[str, ...]) -> None:
+    assert validate.meaning(with_diff(*body)) == []
+
+
+def test_a_placeholder_in_a_diff_header_is_fine() -> None:
+    plan = changed(
+        lambda p: m1(p)["code_changes"][0].update(
+            diff="--- a/TODO.md\n+++ b/TODO.md\n@@ -1 +1 @@\n-a\n+b\n"
+        )
+    )
+    assert validate.meaning(plan) == []
+
+
+def test_ids_and_timestamps_are_not_text() -> None:
+    plan = changed(lambda p: p.update(plan_id="TODO"))
+    assert validate.meaning(plan) == []
+
+
+@pytest.mark.parametrize(
+    ("group", "field"),
+    [
+        ("decision_log", "decision"),
+        ("decision_log", "reasoning_chain"),
+        ("rejected_alternatives", "alternative"),
+        ("rejected_alternatives", "rejection_reason"),
+        ("constraints", "description"),
+        ("known_risks", "risk"),
+        ("choices", "topic"),
+    ],
+)
+def test_empty_text_is_found(group: str, field: str) -> None:
+    plan = base()
+    item = ctx(plan)[group][0]
+    item[field] = "  "
+    [finding] = validate.meaning(plan)
+    assert finding.path == f"planning_context.{group}[{item['id']}].{field}"
+    assert finding.message == "empty text"
+
+
+def test_an_empty_milestone_name_is_found() -> None:
+    plan = changed(lambda p: m1(p).update(name=""))
+    [finding] = validate.meaning(plan)
+    assert (finding.path, finding.message) == ("milestones[M-001].name", "empty text")
+    assert_actionable([finding])
+
+
+def test_a_risk_without_mitigation_is_found() -> None:
+    plan = changed(lambda p: ctx(p)["known_risks"][0].update(mitigation=" "))
+    [finding] = validate.meaning(plan)
+    assert finding.path == "planning_context.known_risks[R-001].mitigation"
+    assert finding.message == "risk without mitigation"
+    assert finding.fix == "plan risk set R-001 --mitigation M"
+
+
+def test_validate_combines_integrity_meaning_and_the_phase(root: str) -> None:
+    plan = base()
+    ctx(plan)["known_risks"][0]["decision_ref"] = "DL-009"  # integrity
+    plan["overview"]["title"] = "TBD"  # meaning
+    plan["overview"]["problem"] = ""  # design completeness
+    assert paths(validate.validate(plan, "design", root, {"Q-001"})) == [
+        "planning_context.known_risks[R-001].decision_ref",
+        "overview.title",
+        "overview.problem",
+    ]
+    assert paths(validate.validate(plan, None, root, {"Q-001"})) == [
+        "planning_context.known_risks[R-001].decision_ref",
+        "overview.title",
+    ]
+
+
+def test_fix_commands_name_real_operations(root: str) -> None:
+    """Every fix of a very broken plan starts with a `plan` command that exists."""
+    plan = base()
+    for edit, *_ in (r.values for r in REFERENCES):
+        edit(plan)
+    plan["overview"]["problem"] = ""
+    m1(plan)["acceptance_criteria"] = []
+    m1(plan)["code_intents"].append(b.intent(2, behavior=""))
+    plan["milestones"][1]["documentation"]["module_comment"] = None
+    ctx(plan)["known_risks"][0]["mitigation"] = ""
+    m1(plan)["name"] = ""
+    b.filled("plan", plan)
+    findings = validate.validate(plan, "final", root, set())
+    known = set(ops.load_all()) | {"waves"}  # `plan waves` is a read-only command
+    not_yet = {"choice pick"}  # PRODUCT.md §6.2; not in the operations table yet
+    for finding in findings:
+        if not finding.fix.startswith("plan "):
+            continue
+        words = finding.fix.split()[1:3]
+        assert " ".join(words) in known | not_yet or words[0] in known, finding
+
+
+# --- waves ---------------------------------------------------------------------------------
+
+
+def ms(*deps: tuple[str, ...]) -> list[dict[str, Any]]:
+    """Milestones M-001, M-002, … where the n-th depends on deps[n]."""
+    return [{"id": f"M-{n:03d}", "depends_on": list(d)} for n, d in enumerate(deps, 1)]
+
+
+def layers(milestones: list[dict[str, Any]]) -> list[list[str]]:
+    waves = compute_waves(milestones)
+    assert [w["wave"] for w in waves] == list(range(1, len(waves) + 1))
+    return [w["milestones"] for w in waves]
+
+
+def test_waves_of_a_chain() -> None:
+    assert layers(ms((), ("M-001",), ("M-002",))) == [["M-001"], ["M-002"], ["M-003"]]
+
+
+def test_waves_of_a_diamond() -> None:
+    diamond = ms((), ("M-001",), ("M-001",), ("M-002", "M-003"))
+    assert layers(diamond) == [["M-001"], ["M-002", "M-003"], ["M-004"]]
+
+
+def test_waves_of_independent_milestones_keep_plan_order() -> None:
+    milestones = ms((), (), ())
+    milestones.reverse()
+    assert layers(milestones) == [["M-003", "M-002", "M-001"]]
+
+
+def test_waves_within_a_wave_keep_plan_order() -> None:
+    milestones = [
+        {"id": "M-001", "depends_on": []},
+        {"id": "M-003", "depends_on": ["M-001"]},
+        {"id": "M-002", "depends_on": ["M-001"]},
+    ]
+    assert layers(milestones) == [["M-001"], ["M-003", "M-002"]]
+
+
+def test_waves_ignore_unknown_dependencies() -> None:
+    assert layers(ms((), ("M-009",), ("M-002", "M-042"))) == [["M-001", "M-002"], ["M-003"]]
+
+
+def test_waves_leave_out_milestones_in_a_cycle_and_after_it() -> None:
+    milestones = ms((), ("M-003",), ("M-002",), ("M-002",))
+    assert layers(milestones) == [["M-001"]]
+
+
+def test_waves_of_nothing() -> None:
+    assert compute_waves([]) == []
+
+
+def test_diagram_shows_each_wave_and_what_it_waits_for() -> None:
+    milestones = ms((), (), ("M-001", "M-002"))
+    assert diagram(compute_waves(milestones), milestones) == (
+        "wave 1: M-001 | M-002\nwave 2: M-003 (after M-001, M-002)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("depends", "cycle"),
+    [
+        ({}, []),
+        ({"a": []}, []),
+        ({"a": ["a"]}, ["a", "a"]),
+        ({"a": ["b"], "b": ["a"]}, ["a", "b", "a"]),
+        ({"a": ["b"], "b": ["c"], "c": ["d"], "d": ["b"]}, ["b", "c", "d", "b"]),
+        ({"a": ["b", "c"], "b": ["d"], "c": ["d"], "d": []}, []),  # a diamond is no cycle
+        ({"a": ["zzz"], "b": ["a"]}, []),  # unknown nodes end a path
+        ({"x": [], "y": ["x"], "z": ["z"]}, ["z", "z"]),
+    ],
+)
+def test_find_cycle(depends: dict[str, list[str]], cycle: list[str]) -> None:
+    assert find_cycle(depends) == cycle
+
+
+def test_find_cycle_on_a_long_chain_does_not_recurse() -> None:
+    n = 5000
+    depends = {f"m{i}": [f"m{i + 1}"] for i in range(n)}
+    assert find_cycle(depends) == []
+    depends[f"m{n}"] = ["m0"]
+    cycle = find_cycle(depends)
+    assert cycle[0] == cycle[-1] == "m0" and len(cycle) == n + 2
+
+
+# --- scale ---------------------------------------------------------------------------------
+
+
+def test_a_big_plan_validates(root: str) -> None:
+    """1,000 milestones, 10,000 intents each with a change: correctness only, never time."""
+    decisions = [b.decision(n) for n in range(1, 51)]
+    milestones = []
+    for n in range(1, 1001):
+        first = (n - 1) * 10 + 1
+        milestones.append(
+            b.milestone(
+                n,
+                depends_on=[f"M-{n - 1:03d}"] if n > 1 else [],
+                acceptance_criteria=[f"criterion {n}"],
+                code_intents=[
+                    b.intent(i, decision_refs=[f"DL-{i % 50 + 1:03d}"])
+                    for i in range(first, first + 10)
+                ],
+                code_changes=[b.change(i, f"CI-{i:03d}") for i in range(first, first + 10)],
+            )
+        )
+    plan = b.plan(
+        overview={"title": "Big", "problem": "Much to do.", "approach": "One step at a time."},
+        decisions=decisions,
+        milestones=milestones,
+    )
+    plan["milestone_dependencies"]["waves"] = compute_waves(plan["milestones"])
+    assert len(plan["milestone_dependencies"]["waves"]) == 1000
+    assert validate.validate(plan, "design", root) == []
+    # one broken reference deep inside is still found
+    broken = copy.deepcopy(plan)
+    broken["milestones"][999]["code_changes"][9]["intent_ref"] = "CI-99999"
+    assert paths(validate.integrity(broken)) == [
+        "milestones[M-1000].code_changes[CC-10000].intent_ref"
+    ]
