@@ -291,11 +291,19 @@ def verify(a: dict[str, Any]) -> int:
     store = open_store(a["target"] or a["state_dir"])
     problems = check_approval(store.read("plan"), store.read("session"))
     if a["json"]:
-        dump({"state_dir": store.dir, "verified": not problems,
-              "findings": [f.as_dict() for f in problems]})
+        dump(
+            {
+                "state_dir": store.dir,
+                "verified": not problems,
+                "findings": [f.as_dict() for f in problems],
+            }
+        )
     elif problems:
-        out("\n".join([f"{store.path('plan')}: not verified"]
-                      + [f"  - {f.line()}" for f in problems]))
+        out(
+            "\n".join(
+                [f"{store.path('plan')}: not verified"] + [f"  - {f.line()}" for f in problems]
+            )
+        )
     else:
         sha = store.read("session")["approval"]["sha256"]
         out(f"{store.path('plan')}: verified, sha256 {sha}")

@@ -20,13 +20,13 @@ UNITS = {"s": 1, "m": 60, "h": 3600}
 
 
 def duration(value: Any, where: str) -> int:
-    """"90s", "5m", "1h", "0" (or a number of seconds) → seconds."""
+    """ "90s", "5m", "1h", "0" (or a number of seconds) → seconds."""
     if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
         return value
     text = value.strip() if isinstance(value, str) else ""
     number, unit = (text[:-1], text[-1]) if text[-1:] in UNITS else (text, "s")
     if not number.isdigit():
-        raise UsageError(f"{where}: {value!r} is not a duration like \"90s\", \"5m\", \"1h\" or \"0\"")
+        raise UsageError(f'{where}: {value!r} is not a duration like "90s", "5m", "1h" or "0"')
     return int(number) * UNITS[unit]
 
 
@@ -34,8 +34,10 @@ def _tables(root: str) -> list[tuple[str, dict[str, Any]]]:
     import tomllib
 
     found = []
-    for path, keys in ((os.path.join(root, "pyproject.toml"), ("tool", "planner")),
-                       (os.path.join(root, ".planner", "config.toml"), ("planner",))):
+    for path, keys in (
+        (os.path.join(root, "pyproject.toml"), ("tool", "planner")),
+        (os.path.join(root, ".planner", "config.toml"), ("planner",)),
+    ):
         try:
             with open(path, "rb") as f:
                 data = tomllib.load(f)

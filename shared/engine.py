@@ -12,8 +12,8 @@ import sys
 from shared.routing import Routing, command
 from shared.workflow import KINDS, Context, Kind, Step, Workflow
 from state import clock
-from state.lifecycle import transition
 from state.errors import PreconditionFailed, Refused, UsageError
+from state.lifecycle import transition
 from state.store import CLOSED_STATUSES, Store
 
 TYPE_CHECKING = False
@@ -28,8 +28,10 @@ def open_session(state_dir: str | None) -> Store:
 
     found = resolve_state_dir(state_dir)
     if not found:
-        raise UsageError("no session found: start one with `planner --step 1 --task TEXT` "
-                         "or pass --state-dir DIR")
+        raise UsageError(
+            "no session found: start one with `planner --step 1 --task TEXT` "
+            "or pass --state-dir DIR"
+        )
     store = Store(found)
     if not store.exists("session"):
         raise UsageError(f"{found}: no session here (session.json not found)")
@@ -55,10 +57,12 @@ def routing_targets(routing: Routing) -> list[tuple[str, int]]:
 
 
 def mode(workflow: Workflow, step: Step, store: Store, session: dict[str, Any]) -> str:
-    """"rerender", "arrive", or a refusal (raised)."""
+    """ "rerender", "arrive", or a refusal (raised)."""
     here = (session["workflow"], session["step"])
     if here == (workflow.name, step.number):
         return "rerender"
+    if workflow.name != session["workflow"] and step.number == 1:
+        return "arrive"  # entering another workflow: its first step's check decides
     live = current_routing(store, session)
     if (workflow.name, step.number) in routing_targets(live):
         return "arrive"
@@ -68,7 +72,9 @@ def mode(workflow: Workflow, step: Step, store: Store, session: dict[str, Any]) 
     nxt = " / ".join(live.lines())
     raise PreconditionFailed(
         f"{workflow.name} step {step.number} is out of order: the session is at "
-        f"{here[0]} step {here[1]}", [_next_finding(nxt)])
+        f"{here[0]} step {here[1]}",
+        [_next_finding(nxt)],
+    )
 
 
 def _next_finding(nxt: str) -> Any:
@@ -85,8 +91,10 @@ def run(workflow: Workflow, number: int, flags: dict[str, Any], store: Store | N
         store = open_session(flags.get("state_dir"))
     session = store.read("session")
     if session["status"] in CLOSED_STATUSES - {"completed"}:
-        raise Refused(f"{store.path('session')}: the session is {session['status']}"
-                      + (f" ({session['reason']})" if session.get("reason") else ""))
+        raise Refused(
+            f"{store.path('session')}: the session is {session['status']}"
+            + (f" ({session['reason']})" if session.get("reason") else "")
+        )
     ctx = Context(workflow, step, store, session, flags)
     verdict = flags.get("qr_status")
     if step_kind.needs_verdict(ctx) != bool(verdict):
@@ -108,8 +116,9 @@ def _check_same_verdict(step_kind: Kind, ctx: Context, verdict: str | None) -> N
     recorded = step_kind.outcome(ctx) if isinstance(step_kind, Gate) else None
     if verdict and recorded not in (None, "none", verdict):
         raise PreconditionFailed(
-            f"{ctx.workflow.name} step {ctx.step.number}: the gate already ran with "
-            f"{recorded}", [_next_finding(ctx.session["next_command"] or "planner status")])
+            f"{ctx.workflow.name} step {ctx.step.number}: the gate already ran with {recorded}",
+            [_next_finding(ctx.session["next_command"] or "planner status")],
+        )
 
 
 def arrive(ctx: Context, step_kind: Kind) -> Routing:
@@ -117,7 +126,8 @@ def arrive(ctx: Context, step_kind: Kind) -> Routing:
     problems = ctx.workflow.unmet(ctx) + step_kind.check(ctx)
     if problems:
         raise PreconditionFailed(
-            f"{ctx.workflow.name} step {ctx.step.number} ({ctx.step.name}): not ready", problems)
+            f"{ctx.workflow.name} step {ctx.step.number} ({ctx.step.name}): not ready", problems
+        )
     label = f"{ctx.workflow.name} step {ctx.step.number}"
     with ctx.store.transaction(label) as tx:
         ctx.tx = tx
@@ -129,9 +139,13 @@ def arrive(ctx: Context, step_kind: Kind) -> Routing:
         routing = step_kind.routing(ctx)
         reached = session["reached"]
         reached[ctx.workflow.name] = max(reached.get(ctx.workflow.name, 0), ctx.step.number)
-        session.update(workflow=ctx.workflow.name, step=ctx.step.number,
-                       routing=routing.as_record(), updated_at=clock.now(),
-                       next_command=" / ".join(routing.lines()))
+        session.update(
+            workflow=ctx.workflow.name,
+            step=ctx.step.number,
+            routing=routing.as_record(),
+            updated_at=clock.now(),
+            next_command=" / ".join(routing.lines()),
+        )
         tx.note(step=ctx.step.name)
     ctx.tx = None
     ctx.forget()
@@ -144,24 +158,39 @@ def print_step(ctx: Context, step_kind: Kind, routing: Routing) -> None:
 
     step = ctx.step
     variables = {
-        "state_dir": ctx.state_dir, "session": ctx.session, "step": step,
+        "state_dir": ctx.state_dir,
+        "session": ctx.session,
+        "step": step,
         "role_command": command(ctx.role_argv(step.role)) if step.role else "",
-        "interactive": not ctx.non_interactive, **step_kind.context(ctx),
+        "interactive": not ctx.non_interactive,
+        **step_kind.context(ctx),
     }
     prompt = render(step.template, variables, ctx.workflow.templates).strip()
     if ctx.flags.get("format") == "json":
         import json
 
-        record = {"workflow": ctx.workflow.name, "step": step.number,
-                  "total": ctx.workflow.total, "name": step.name, "phase": step.phase,
-                  "role": step.role, "state_dir": ctx.state_dir, "prompt": prompt,
-                  **routing.as_json()}
+        record = {
+            "workflow": ctx.workflow.name,
+            "step": step.number,
+            "total": ctx.workflow.total,
+            "name": step.name,
+            "phase": step.phase,
+            "role": step.role,
+            "state_dir": ctx.state_dir,
+            "prompt": prompt,
+            **routing.as_json(),
+        }
         if routing.note:
             record["note"] = routing.note
         sys.stdout.write(json.dumps(record, ensure_ascii=False) + "\n")
         return
-    lines = [f"{ctx.workflow.title} {step.number}/{ctx.workflow.total} {step.name}",
-             f"STATE_DIR={ctx.state_dir}", "", prompt, ""]
+    lines = [
+        f"{ctx.workflow.title} {step.number}/{ctx.workflow.total} {step.name}",
+        f"STATE_DIR={ctx.state_dir}",
+        "",
+        prompt,
+        "",
+    ]
     if routing.note:
         lines.append(routing.note)
     sys.stdout.write("\n".join(lines + routing.lines()) + "\n")

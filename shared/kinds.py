@@ -6,7 +6,7 @@ from __future__ import annotations
 from shared import qr
 from shared.routing import Routing, command
 from shared.workflow import Context, Kind, kind
-from state.qr_ops import report_name
+from state.store import report_name
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -48,8 +48,11 @@ class Review(Kind):
     def context(self, ctx: Context) -> dict[str, Any]:
         state = loop(ctx)
         report = ctx.doc_or_none(report_name(ctx.step.phase or "")) or {"items": []}
-        return {"iteration": state["iteration"], "items": report["items"],
-                "blocking": ", ".join(qr.blocking_severities(state["iteration"]))}
+        return {
+            "iteration": state["iteration"],
+            "items": report["items"],
+            "blocking": ", ".join(qr.blocking_severities(state["iteration"])),
+        }
 
     def routing(self, ctx: Context) -> Routing:
         gate = ctx.step.number + 1
@@ -69,28 +72,51 @@ class Gate(Kind):
         phase = ctx.step.phase or ""
         verdict = ctx.flags["qr_status"]
         fail_cmd = command(ctx.argv(ctx.step.number, "fail"))
-        qr.judge(tx, phase, verdict, ctx.config["qr_max_iterations"], ctx.state_dir,
-                 ctx.argv(ctx.step.number, "pass"), fail_cmd)
+        qr.judge(
+            tx,
+            phase,
+            verdict,
+            ctx.config["qr_max_iterations"],
+            ctx.state_dir,
+            ctx.argv(ctx.step.number, "pass"),
+            fail_cmd,
+        )
 
     def outcome(self, ctx: Context) -> str:
         """The verdict the record holds: pass, fail, or none yet."""
         state = loop(ctx)["state"]
-        return {"complete": "pass", "accepted": "pass", "retry": "fail",
-                "escalated": "fail"}.get(state, "none")
+        return {"complete": "pass", "accepted": "pass", "retry": "fail", "escalated": "fail"}.get(
+            state, "none"
+        )
 
     def context(self, ctx: Context) -> dict[str, Any]:
         state = loop(ctx)
         report = ctx.doc_or_none(report_name(ctx.step.phase or "")) or {"items": []}
-        return {"iteration": state["iteration"], "loop_state": state["state"],
-                "open_items": qr.open_items(report, state["iteration"]),
-                "max_iterations": ctx.config["qr_max_iterations"]}
+        return {
+            "iteration": state["iteration"],
+            "loop_state": state["state"],
+            "open_items": qr.open_items(report, state["iteration"]),
+            "max_iterations": ctx.config["qr_max_iterations"],
+        }
 
     def routing(self, ctx: Context) -> Routing:
         state = loop(ctx)
         if state["state"] == "retry":
             return Routing(next=ctx.argv(ctx.step.on_fail or 1))
         if state["state"] == "escalated":
-            return Routing(next=["plan", "qr", "accept", "--phase", ctx.step.phase or "",
-                                 "--by", "<user>", "--reason", "<why the user accepts>",
-                                 "--state-dir", ctx.state_dir])
+            return Routing(
+                next=[
+                    "plan",
+                    "qr",
+                    "accept",
+                    "--phase",
+                    ctx.step.phase or "",
+                    "--by",
+                    "<user>",
+                    "--reason",
+                    "<why the user accepts>",
+                    "--state-dir",
+                    ctx.state_dir,
+                ]
+            )
         return super().routing(ctx)

@@ -9,7 +9,7 @@ for the user to accept the findings on record.
 from __future__ import annotations
 
 from state.errors import Finding, PreconditionFailed
-from state.qr_ops import add_item, open_report, report_name
+from state.store import report_name
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -31,17 +31,22 @@ def loop_of(session: dict[str, Any], phase: str) -> dict[str, Any]:
     return session["qr"].get(phase) or {"iteration": 1, "state": "initial", "gate": []}
 
 
-def record_mechanical_items(tx: Transaction, phase: str, findings: list[Finding],
-                            iteration: int) -> dict[str, Any]:
+def record_mechanical_items(
+    tx: Transaction, phase: str, findings: list[Finding], iteration: int
+) -> dict[str, Any]:
     """Start the review round: validator findings become items, reviewer FAILs go back to TODO.
 
     A validator item is identified by its check and scope, so re-running the checks updates
     it (FAIL while the problem is there, PASS once fixed) and ids are never reused.
     """
+    from state.qr_ops import add_item, open_report
+
     report = open_report(tx, phase)
     new_round = report["iteration"] < iteration
     report["iteration"] = max(report["iteration"], iteration)
-    mechanical = {(i["check"], i["scope"]): i for i in report["items"] if i["source"] == "validator"}
+    mechanical = {
+        (i["check"], i["scope"]): i for i in report["items"] if i["source"] == "validator"
+    }
     seen = set()
     for f in findings:
         key = (f.message, f.path or "*")
@@ -49,8 +54,15 @@ def record_mechanical_items(tx: Transaction, phase: str, findings: list[Finding]
         if key in mechanical:
             mechanical[key].update(status="FAIL", finding=f"fix: {f.fix}" if f.fix else f.message)
         else:
-            add_item(report, f.message, f.path or "*", "MUST", source="validator",
-                     status="FAIL", finding=f"fix: {f.fix}" if f.fix else f.message)
+            add_item(
+                report,
+                f.message,
+                f.path or "*",
+                "MUST",
+                source="validator",
+                status="FAIL",
+                finding=f"fix: {f.fix}" if f.fix else f.message,
+            )
     for key, item in mechanical.items():
         if key not in seen and item["status"] == "FAIL":
             item.update(status="PASS", finding="fixed")
@@ -67,35 +79,64 @@ def open_items(report: dict[str, Any], iteration: int) -> list[dict[str, Any]]:
     return [i for i in report["items"] if i["severity"] in blocking and i["status"] in OPEN]
 
 
-def refuse_pass(report: dict[str, Any] | None, phase: str, loop: dict[str, Any],
-                state_dir: str, fail_argv: str) -> list[Finding]:
+def refuse_pass(
+    report: dict[str, Any] | None, phase: str, loop: dict[str, Any], state_dir: str, fail_argv: str
+) -> list[Finding]:
     """Why the gate may not pass, as findings with the command that fixes each."""
     name = f"{report_name(phase)}.json"
     if report is None:
-        return [Finding(name, "missing: the review has not run",
-                        f"plan qr add --phase {phase} --check C --state-dir '{state_dir}'")]
+        return [
+            Finding(
+                name,
+                "missing: the review has not run",
+                f"plan qr add --phase {phase} --check C --state-dir '{state_dir}'",
+            )
+        ]
     if loop["state"] == "accepted":
         return []
-    found = [Finding(f"{name}:{i['id']}", f"{i['severity']} item is {i['status']}: {i['check']}",
-                     f"plan qr set {i['id']} --phase {phase} --status PASS, or {fail_argv}")
-             for i in open_items(report, loop["iteration"])]
+    found = [
+        Finding(
+            f"{name}:{i['id']}",
+            f"{i['severity']} item is {i['status']}: {i['check']}",
+            f"plan qr set {i['id']} --phase {phase} --status PASS, or {fail_argv}",
+        )
+        for i in open_items(report, loop["iteration"])
+    ]
     if not any(i["source"] == "reviewer" for i in report["items"]):
-        found.append(Finding(name, "no item recorded by the reviewer",
-                             f"plan qr add --phase {phase} --check C, then plan qr set"))
+        found.append(
+            Finding(
+                name,
+                "no item recorded by the reviewer",
+                f"plan qr add --phase {phase} --check C, then plan qr set",
+            )
+        )
     return found
 
 
 def refuse_fail(report: dict[str, Any] | None, phase: str) -> list[Finding]:
     name = f"{report_name(phase)}.json"
-    if report and any(i["status"] == "FAIL" and (i["finding"] or "").strip()
-                      for i in report["items"]):
+    if report and any(
+        i["status"] == "FAIL" and (i["finding"] or "").strip() for i in report["items"]
+    ):
         return []
-    return [Finding(name, "no FAIL item with a finding",
-                    f"plan qr set qa-NNN --phase {phase} --status FAIL --finding F")]
+    return [
+        Finding(
+            name,
+            "no FAIL item with a finding",
+            f"plan qr set qa-NNN --phase {phase} --status FAIL --finding F",
+        )
+    ]
 
 
-def judge(tx: Transaction, phase: str, verdict: str, max_iterations: int, state_dir: str,
-          gate_argv: list[str], fail_argv: str) -> dict[str, Any]:
+def judge(
+    tx: Transaction,
+    phase: str,
+    verdict: str,
+    max_iterations: int,
+    state_dir: str,
+    gate_argv: list[str],
+    fail_argv: str,
+) -> dict[str, Any]:
     """Apply the verdict to the session's loop for `phase`; raise when the record disagrees."""
     session = tx.edit("session")
     report = tx.read_or_none(report_name(phase))

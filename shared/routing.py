@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import re
 
-_UNSAFE = re.compile(r"[^\w@%+=:,./-]", re.ASCII).search
+SAFE = r"[\w@%+=:,./-]*"
 
 
 def quote(word: str) -> str:
     if not word:
         return "''"
-    if _UNSAFE(word) is None:
+    if re.fullmatch(SAFE, word, re.ASCII):
         return word
     return "'" + word.replace("'", "'\"'\"'") + "'"
 
@@ -32,8 +32,14 @@ class Routing:
 
     __slots__ = ("done", "if_fail", "if_pass", "next", "note")
 
-    def __init__(self, next: list[str] | None = None, if_pass: list[str] | None = None,
-                 if_fail: list[str] | None = None, done: bool = False, note: str = ""):
+    def __init__(
+        self,
+        next: list[str] | None = None,
+        if_pass: list[str] | None = None,
+        if_fail: list[str] | None = None,
+        done: bool = False,
+        note: str = "",
+    ):
         self.next, self.if_pass, self.if_fail, self.done = next, if_pass, if_fail, done
         self.note = note  # one line shown above the routing (e.g. what was skipped)
 
@@ -42,7 +48,10 @@ class Routing:
             return ["DONE"]
         if self.next is not None:
             return [f"NEXT: {command(self.next)}"]
-        return [f"IF PASS: {command(self.if_pass or [])}", f"IF FAIL: {command(self.if_fail or [])}"]
+        return [
+            f"IF PASS: {command(self.if_pass or [])}",
+            f"IF FAIL: {command(self.if_fail or [])}",
+        ]
 
     def as_record(self) -> dict[str, list[str]]:
         """What session.json keeps, for `planner next`."""

@@ -1,12 +1,11 @@
 """The step scripts' command line, for `planner` and `executor` alike (PRODUCT.md §4).
 
-  --step N [--state-dir D] [--qr-status pass|fail] [--format text|json] …
-  next [--qr-status …]      status [--json]      role ROLE
+--step N [--state-dir D] [--qr-status pass|fail] [--format text|json] …
+next [--qr-status …]      status [--json]      role ROLE
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 from shared.exits import run_main
@@ -22,42 +21,94 @@ if TYPE_CHECKING:
 ROLES = ("architect", "developer", "technical-writer", "quality-reviewer")
 
 
-class Parser(argparse.ArgumentParser):
-    """argparse that raises UsageError (exit 2, one line) instead of printing usage."""
+# Every flag the step scripts know: name -> allowed values (None: any text, bool: a switch).
+FLAGS: dict[str, Any] = {
+    "--step": None,
+    "--state-dir": None,
+    "--qr-status": ("pass", "fail"),
+    "--format": ("text", "json"),
+    "--non-interactive": bool,
+    "--task": None,
+    "--depth": ("quick", "standard"),
+    "--json": bool,
+}
+USAGE = {
+    "step": "{p} --step N [--state-dir DIR] [--qr-status pass|fail] [--format text|json] "
+    "[--non-interactive]{start}",
+    "next": "{p} next [--state-dir DIR] [--qr-status pass|fail] [--format text|json]",
+    "status": "{p} status [--state-dir DIR] [--json]",
+    "role": "{p} role architect|developer|technical-writer|quality-reviewer [--state-dir DIR]",
+}
+START = " [--task TEXT [--depth quick|standard]]"
 
-    def error(self, message: str) -> Any:
-        raise UsageError(f"{message} (see {self.prog} --help)")
+
+def usage(prog: str, starts: bool) -> str:
+    lines = [u.format(p=prog, start=START if starts else "") for u in USAGE.values()]
+    return "usage:\n  " + "\n  ".join(lines) + "\n"
 
 
-def step_parser(prog: str, starts: bool) -> Parser:
-    p = Parser(prog=prog, description="Print the prompt of a workflow step and what to run next.")
-    p.add_argument("--step", type=int, required=True, metavar="N")
-    p.add_argument("--state-dir", metavar="DIR")
-    p.add_argument("--qr-status", choices=("pass", "fail"))
-    p.add_argument("--format", choices=("text", "json"), default="text")
-    p.add_argument("--non-interactive", action="store_true",
-                   help="Ask nobody: take recommended options and approve as auto.")
-    if starts:
-        p.add_argument("--task", metavar="TEXT", help="What to plan (step 1 starts a session).")
-        p.add_argument("--depth", choices=("quick", "standard"))
-    return p
+def parse_flags(
+    argv: list[str], allowed: tuple[str, ...], prog: str, positional: int = 0
+) -> tuple[dict[str, Any], list[str]]:
+    """{flag name: value} for the allowed flags (argparse costs ~1x python -c pass here)."""
+    flags: dict[str, Any] = {name[2:].replace("-", "_"): None for name in allowed}
+    words: list[str] = []
+    rest = list(argv)
+    while rest:
+        arg = rest.pop(0)
+        if not arg.startswith("--") or arg == "--":
+            words.append(arg)
+            continue
+        name, eq, value = arg.partition("=")
+        if name not in allowed:
+            raise UsageError(f"unknown option {name} (see {prog} --help)")
+        kind = FLAGS[name]
+        if kind is bool:
+            if eq:
+                raise UsageError(f"{name} takes no value")
+            flags[name[2:].replace("-", "_")] = True
+            continue
+        if not eq:
+            if not rest:
+                raise UsageError(f"{name} needs a value")
+            value = rest.pop(0)
+        if isinstance(kind, tuple) and value not in kind:
+            raise UsageError(f"{name} must be one of {', '.join(kind)}, not {value!r}")
+        flags[name[2:].replace("-", "_")] = value
+    if len(words) != positional:
+        raise UsageError(f"unexpected {' '.join(words) or 'arguments'} (see {prog} --help)")
+    return flags, words
 
 
-def main(workflow_name: str, load: Callable[[], Workflow],
-         start: Callable[[Workflow, dict[str, Any]], int] | None = None) -> int:
+def main(
+    workflow_name: str,
+    load: Callable[[], Workflow],
+    start: Callable[[Workflow, dict[str, Any]], int] | None = None,
+) -> int:
     """The entry point of a step script; `start` handles step 1 of a workflow that begins one."""
     return run_main(workflow_name, lambda: dispatch(workflow_name, load, start, sys.argv[1:]))
 
 
-def dispatch(name: str, load: Callable[[], Workflow],
-             start: Callable[[Workflow, dict[str, Any]], int] | None, argv: list[str]) -> int:
-    if argv and argv[0] == "next":
+def dispatch(
+    name: str,
+    load: Callable[[], Workflow],
+    start: Callable[[Workflow, dict[str, Any]], int] | None,
+    argv: list[str],
+) -> int:
+    if not argv or "--help" in argv or "-h" in argv or argv[0] == "help":
+        sys.stdout.write(usage(name, start is not None))
+        return 0 if argv else 2  # no arguments at all is a usage error
+    if argv[0] == "next":
         return run_next(name, argv[1:])
     if argv and argv[0] == "status":
         return show_status(name, argv[1:])
     if argv and argv[0] == "role":
         return show_role(name, argv[1:])
-    flags = vars(step_parser(name, start is not None).parse_args(argv))
+    allowed = ("--step", "--state-dir", "--qr-status", "--format", "--non-interactive")
+    flags, _ = parse_flags(argv, allowed + (("--task", "--depth") if start else ()), name)
+    if flags["step"] is None or not flags["step"].isdecimal():
+        raise UsageError(f"--step N is required, N a step number (see {name} --help)")
+    flags["step"] = int(flags["step"])
     workflow = load()
     if start is not None and flags["step"] == 1 and flags.get("task") is not None:
         return start(workflow, flags)
@@ -72,22 +123,18 @@ def run_next(name: str, argv: list[str]) -> int:
     """Run the command the session's position routes to now (IF PASS / IF FAIL by --qr-status)."""
     from shared.engine import current_routing, open_session
 
-    p = Parser(prog=f"{name} next")
-    p.add_argument("--state-dir", metavar="DIR")
-    p.add_argument("--qr-status", choices=("pass", "fail"))
-    p.add_argument("--format", choices=("text", "json"), default="text")
-    args = p.parse_args(argv)
-    store = open_session(args.state_dir)
+    flags, _ = parse_flags(argv, ("--state-dir", "--qr-status", "--format"), f"{name} next")
+    store = open_session(flags["state_dir"])
     routing = current_routing(store, store.read("session")).as_record()
     if "next" in routing:
         target = routing["next"]
-    elif routing and args.qr_status:
-        target = routing[f"if_{args.qr_status}"]
+    elif routing and flags["qr_status"]:
+        target = routing[f"if_{flags['qr_status']}"]
     elif routing:
         raise UsageError("the last step routes by verdict: give --qr-status pass|fail")
     else:
         raise UsageError("nothing to run next: the workflow is done")
-    if args.format == "json" and target[0] != "plan":
+    if flags["format"] == "json" and target[0] != "plan":
         target = [*target, "--format", "json"]
     return run_argv(target)
 
@@ -109,12 +156,9 @@ def show_status(name: str, argv: list[str]) -> int:
     from shared.engine import open_session
     from shared.status import session_status, status_text
 
-    p = Parser(prog=f"{name} status")
-    p.add_argument("--state-dir", metavar="DIR")
-    p.add_argument("--json", action="store_true")
-    args = p.parse_args(argv)
-    summary = session_status(open_session(args.state_dir))
-    if args.json:
+    flags, _ = parse_flags(argv, ("--state-dir", "--json"), f"{name} status")
+    summary = session_status(open_session(flags["state_dir"]))
+    if flags["json"]:
         import json
 
         sys.stdout.write(json.dumps(summary, indent=2) + "\n")
@@ -128,9 +172,8 @@ def show_role(name: str, argv: list[str]) -> int:
     from shared.engine import open_session
     from skills.planner.roles import role_prompt
 
-    p = Parser(prog=f"{name} role")
-    p.add_argument("role", choices=ROLES)
-    p.add_argument("--state-dir", metavar="DIR")
-    args = p.parse_args(argv)
-    sys.stdout.write(role_prompt(args.role, open_session(args.state_dir)) + "\n")
+    flags, (role,) = parse_flags(argv, ("--state-dir",), f"{name} role", positional=1)
+    if role not in ROLES:
+        raise UsageError(f"role: {role!r} is not one of {', '.join(ROLES)}")
+    sys.stdout.write(role_prompt(role, open_session(flags["state_dir"])) + "\n")
     return 0

@@ -23,12 +23,32 @@ KINDS: dict[str, Kind] = {}
 class Step:
     """One row of a workflow table."""
 
-    __slots__ = ("kind", "name", "number", "on_fail", "phase", "requires", "role", "skip",
-                 "status", "template")
+    __slots__ = (
+        "kind",
+        "name",
+        "number",
+        "on_fail",
+        "phase",
+        "requires",
+        "role",
+        "skip",
+        "status",
+        "template",
+    )
 
-    def __init__(self, number: int, name: str, kind: str, template: str, role: str | None = None,
-                 phase: str | None = None, skip: tuple[str, ...] = (), on_fail: int | None = None,
-                 status: str | None = None, requires: tuple[str, ...] = ()):
+    def __init__(
+        self,
+        number: int,
+        name: str,
+        kind: str,
+        template: str,
+        role: str | None = None,
+        phase: str | None = None,
+        skip: tuple[str, ...] = (),
+        on_fail: int | None = None,
+        status: str | None = None,
+        requires: tuple[str, ...] = (),
+    ):
         self.number, self.name, self.kind, self.template = number, name, kind, template
         self.requires = requires  # names of the workflow's checks that must pass to arrive
         self.status = status  # the session status arriving here sets
@@ -39,10 +59,16 @@ class Step:
 
 
 class Workflow:
-    def __init__(self, name: str, title: str, steps: tuple[Step, ...], templates: list[str],
-                 skip_rules: dict[str, Callable[[Context], bool]],
-                 checks: dict[str, Callable[[Context], list[Finding]]],
-                 requirements: dict[str, Callable[[Context], list[Finding]]]):
+    def __init__(
+        self,
+        name: str,
+        title: str,
+        steps: tuple[Step, ...],
+        templates: list[str],
+        skip_rules: dict[str, Callable[[Context], bool]],
+        checks: dict[str, Callable[[Context], list[Finding]]],
+        requirements: dict[str, Callable[[Context], list[Finding]]],
+    ):
         self.name, self.title, self.steps = name, title, steps
         self.templates = templates  # template search path: the workflow's dir, then shared
         self.skip_rules = skip_rules
@@ -84,8 +110,14 @@ class Workflow:
 class Context:
     """One invocation: the workflow, the step, the session, the flags; documents read lazily."""
 
-    def __init__(self, workflow: Workflow, step: Step, store: Store, session: dict[str, Any],
-                 flags: dict[str, Any]):
+    def __init__(
+        self,
+        workflow: Workflow,
+        step: Step,
+        store: Store,
+        session: dict[str, Any],
+        flags: dict[str, Any],
+    ):
         self.workflow, self.step, self.store, self.session = workflow, step, store, session
         self.flags = flags  # qr_status, format, non_interactive, …
         self.tx: Transaction | None = None  # set while an arrival is being recorded
@@ -122,8 +154,12 @@ class Context:
     def non_interactive(self) -> bool:
         import os
 
-        return bool(self.flags.get("non_interactive") or self.session["non_interactive"]
-                    or not self.config["interactive"] or os.environ.get("CI"))
+        return bool(
+            self.flags.get("non_interactive")
+            or self.session["non_interactive"]
+            or not self.config["interactive"]
+            or os.environ.get("CI")
+        )
 
     def argv(self, number: int, qr_status: str | None = None) -> list[str]:
         return step_argv(self.workflow.name, number, self.state_dir, qr_status)

@@ -40,14 +40,22 @@ def approve(tx: Transaction, by: str) -> dict[str, Any]:
 def verify(plan: dict[str, Any], session: dict[str, Any] | None) -> list[Finding]:
     """Why a plan is not the frozen, approved plan it should be ([] when it is)."""
     if not plan["frozen_at"]:
-        return [Finding("plan.json:frozen_at", "the plan is not frozen (not approved yet)",
-                        "planner next")]
+        return [
+            Finding(
+                "plan.json:frozen_at", "the plan is not frozen (not approved yet)", "planner next"
+            )
+        ]
     approval = (session or {}).get("approval")
     if not approval:
         return [Finding("session.json:approval", "no approval on record", "planner status")]
     actual = plan_hash(plan)
     if actual != approval["sha256"]:
-        return [Finding("plan.json", f"content changed after approval: sha256 {actual[:12]}… "
-                        f"is not the approved {approval['sha256'][:12]}…",
-                        "restore plan.json from history/ (plan history)")]
+        return [
+            Finding(
+                "plan.json",
+                f"content changed after approval: sha256 {actual[:12]}… "
+                f"is not the approved {approval['sha256'][:12]}…",
+                "restore plan.json from history/ (plan history)",
+            )
+        ]
     return []

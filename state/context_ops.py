@@ -11,20 +11,29 @@ if TYPE_CHECKING:
 
     from state.store import Transaction
 
-LISTS = ("constraints", "entry_points", "rejected_alternatives", "current_understanding",
-         "assumptions", "invisible_knowledge", "user_quotes")
+LISTS = (
+    "constraints",
+    "entry_points",
+    "rejected_alternatives",
+    "current_understanding",
+    "assumptions",
+    "invisible_knowledge",
+    "user_quotes",
+)
 
 
 @op("context set", Param("goal"), Param("scope"), Param("out_of_scope"))
 def context_set(tx: Transaction, a: dict[str, Any]) -> None:
     """Set the task's goal, scope and what is out of scope."""
     spec = tx.edit("context")["task_spec"]
-    require_some(update(spec, a, {k: k for k in ("goal", "scope", "out_of_scope")}),
-                 "context set")
+    require_some(update(spec, a, {k: k for k in ("goal", "scope", "out_of_scope")}), "context set")
 
 
-@op("context add", Param("field", positional=True, required=True, type=LISTS),
-    Param("text", positional=True, required=True))
+@op(
+    "context add",
+    Param("field", positional=True, required=True, type=LISTS),
+    Param("text", positional=True, required=True),
+)
 def context_add(tx: Transaction, a: dict[str, Any]) -> None:
     """Add a line to a context list: constraints (MUST/SHOULD …), entry_points, assumptions, …"""
     tx.edit("context")[a["field"]].append(a["text"])

@@ -18,8 +18,9 @@ MILESTONE = Param("id", positional=True, required=True, metavar="M-n")
 def run_of(tx: Transaction, milestone: str) -> dict[str, Any]:
     """The milestone's record in execution.json, which executor step 1 created."""
     if not tx.store.exists("execution"):
-        raise PreconditionFailed(f"{tx.store.path('execution')}: not found "
-                                 "(execution starts with executor --step 1)")
+        raise PreconditionFailed(
+            f"{tx.store.path('execution')}: not found (execution starts with executor --step 1)"
+        )
     for run in tx.edit("execution")["milestones"]:
         if run["id"] == milestone:
             return run
@@ -35,8 +36,12 @@ def exec_start(tx: Transaction, a: dict[str, Any]) -> None:
     run.update(status="in_progress", started_at=run["started_at"] or clock.now())
 
 
-@op("exec done", MILESTONE, Param("evidence", multiple=True, help="what shows it works"),
-    Param("ran", multiple=True, metavar="TEST_FILE", help="a test file that was run"))
+@op(
+    "exec done",
+    MILESTONE,
+    Param("evidence", multiple=True, help="what shows it works"),
+    Param("ran", multiple=True, metavar="TEST_FILE", help="a test file that was run"),
+)
 def exec_done(tx: Transaction, a: dict[str, Any]) -> None:
     """Mark a milestone done, with the evidence and the tests that were run."""
     run = run_of(tx, a["id"])
@@ -46,14 +51,21 @@ def exec_done(tx: Transaction, a: dict[str, Any]) -> None:
     ran += [t for t in a["ran"] if t not in ran]
 
 
-@op("exec deviation", Param("milestone", required=True, metavar="M-n"),
-    Param("description", required=True))
+@op(
+    "exec deviation",
+    Param("milestone", required=True, metavar="M-n"),
+    Param("description", required=True),
+)
 def exec_deviation(tx: Transaction, a: dict[str, Any]) -> list[str]:
     """Record where the implementation departs from the plan, and why."""
     run_of(tx, a["milestone"])
     deviations = tx.docs["execution"]["deviations"]
-    item = {**schema.defaults("execution", "Deviation"),
-            "id": tx.new_id("execution", "DV", deviations), "milestone": a["milestone"],
-            "description": a["description"], "at": clock.now()}
+    item = {
+        **schema.defaults("execution", "Deviation"),
+        "id": tx.new_id("execution", "DV", deviations),
+        "milestone": a["milestone"],
+        "description": a["description"],
+        "at": clock.now(),
+    }
     deviations.append(item)
     return [item["id"]]

@@ -73,6 +73,10 @@ def run_git(root: str, *args: str) -> str:
 
 def changed_files(root: str, base: str) -> list[str]:
     """Files that differ between commit `base` and the working tree, untracked ones included."""
-    tracked = run_git(root, "diff", "--name-only", "--no-renames", base, "--").splitlines()
-    untracked = run_git(root, "ls-files", "--others", "--exclude-standard").splitlines()
-    return sorted({f for f in tracked + untracked if f and not f.startswith(".planner/")})
+    if head_commit(root) == base:  # nothing committed since: one call sees it all
+        lines = run_git(root, "status", "--porcelain", "-uall", "--no-renames", "-z").split("\0")
+        files = [line[3:] for line in lines if len(line) > 3]
+    else:
+        files = run_git(root, "diff", "--name-only", "--no-renames", base, "--").splitlines()
+        files += run_git(root, "ls-files", "--others", "--exclude-standard").splitlines()
+    return sorted({f for f in files if f and not f.startswith(".planner/")})

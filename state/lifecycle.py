@@ -35,8 +35,13 @@ def transition(session: dict, new: str) -> None:
     """Move the session to status `new`, or refuse (exit 4) when §6.5 does not allow it."""
     old = session["status"]
     if not allowed(old, new):
-        nexts = ", ".join(sorted(TRANSITIONS[old] | ({"cancelled", "failed"} - FINAL
-                                                     if old not in FINAL else set())))
-        raise Refused(f"session.json: status {old} cannot become {new} "
-                      f"(from {old}: {nexts or 'nothing, it is final'})")
+        nexts = ", ".join(
+            sorted(
+                TRANSITIONS[old] | ({"cancelled", "failed"} - FINAL if old not in FINAL else set())
+            )
+        )
+        raise Refused(
+            f"session.json: status {old} cannot become {new} "
+            f"(from {old}: {nexts or 'nothing, it is final'})"
+        )
     session["status"] = new

@@ -368,6 +368,7 @@ class Execution(Strict):
     base_commit: str | None = None
     started_at: Timestamp | None = None
     drift: list[str] = []
+    stale_diffs: list[str] = []  # planned diffs that no longer apply at executor step 1
     milestones: list[MilestoneRun] = []
     deviations: list[Deviation] = []
     tests_run: list[str] = []

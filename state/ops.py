@@ -109,7 +109,9 @@ def check_args(operation: Op, args: dict[str, Any], where: str) -> dict[str, Any
     out: dict[str, Any] = {}
     for p in operation.params:
         value = args.get(p.name, p.empty())
-        if p.multiple and not isinstance(value, list):
+        if p.multiple and value is None:
+            value = []
+        elif p.multiple and not isinstance(value, list):
             value = [value]
         for one in value if p.multiple else [value]:
             _check_value(p, one, where)

@@ -134,7 +134,8 @@ def decision_supersede(tx: Transaction, a: dict[str, Any]) -> None:
     old, new_one = find(plan, a["id"]), find(plan, a["by"])
     if old is new_one:
         raise UsageError(f"decision supersede: {a['id']} cannot supersede itself")
-    if old["superseded_by"]:
+    known = {d["id"] for d in plan["planning_context"]["decision_log"]}
+    if old["superseded_by"] in known:  # a dangling superseded_by may be pointed elsewhere
         raise UsageError(
             f"decision supersede: {a['id']} is already superseded by {old['superseded_by']}"
         )
@@ -162,6 +163,23 @@ def alternative_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
 
 
 @op(
+    "alternative set",
+    ID,
+    Param("alternative"),
+    Param("reason"),
+    Param("decision", metavar="DL-n"),
+)
+def alternative_set(tx: Transaction, a: dict[str, Any]) -> None:
+    """Change a rejected alternative, its reason or the decision that rejected it."""
+    fields = {
+        "alternative": "alternative",
+        "reason": "rejection_reason",
+        "decision": "decision_ref",
+    }
+    require_some(update(find(tx.edit("plan"), a["id"]), a, fields), "alternative set")
+
+
+@op(
     "constraint add",
     Param("type", required=True),
     Param("description", required=True),
@@ -179,6 +197,13 @@ def constraint_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
     )
     items.append(item)
     return [item["id"]]
+
+
+@op("constraint set", ID, Param("type"), Param("description"), Param("source"))
+def constraint_set(tx: Transaction, a: dict[str, Any]) -> None:
+    """Change a constraint's type, description or source."""
+    fields = {k: k for k in ("type", "description", "source")}
+    require_some(update(find(tx.edit("plan"), a["id"]), a, fields), "constraint set")
 
 
 RISK_FIELDS = {

@@ -6,6 +6,7 @@ from state import schema
 from state.errors import UsageError
 from state.ids import next_id
 from state.ops import Param, op
+from state.store import report_name
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -16,10 +17,6 @@ if TYPE_CHECKING:
 PHASES = ("plan-design", "plan-code", "plan-docs", "impl-code", "impl-docs")
 PHASE = Param("phase", type=PHASES, required=True)
 SEVERITIES = ("MUST", "SHOULD", "COULD")
-
-
-def report_name(phase: str) -> str:
-    return f"qr-{phase}"
 
 
 def loop_iteration(tx: Transaction, phase: str) -> int:
@@ -94,8 +91,12 @@ def qr_set(tx: Transaction, a: dict[str, Any]) -> None:
     raise UsageError(f"{tx.store.path(name)}: no item {a['id']}")
 
 
-@op("qr accept", PHASE, Param("by", required=True, help="who accepts the open findings"),
-    Param("reason", required=True))
+@op(
+    "qr accept",
+    PHASE,
+    Param("by", required=True, help="who accepts the open findings"),
+    Param("reason", required=True),
+)
 def qr_accept(tx: Transaction, a: dict[str, Any]) -> None:
     """Accept a stopped review loop's open findings on record; the gate may then pass."""
     from state import clock
@@ -104,11 +105,17 @@ def qr_accept(tx: Transaction, a: dict[str, Any]) -> None:
     phase = a["phase"]
     loop = tx.edit("session")["qr"].get(phase)
     if not loop or loop["state"] != "escalated":
-        raise PreconditionFailed(f"qr accept: the {phase} review loop has not stopped at its "
-                                 "last iteration; there is nothing to accept")
+        raise PreconditionFailed(
+            f"qr accept: the {phase} review loop has not stopped at its "
+            "last iteration; there is nothing to accept"
+        )
     report = tx.edit(report_name(phase))
     still_open = [i["id"] for i in report["items"] if i["status"] in ("FAIL", "TODO")]
-    report["accepted"] = {"by": a["by"], "reason": a["reason"], "at": clock.now(),
-                          "items": still_open}
+    report["accepted"] = {
+        "by": a["by"],
+        "reason": a["reason"],
+        "at": clock.now(),
+        "items": still_open,
+    }
     loop["state"] = "accepted"
     tx.next_argv = loop["gate"]

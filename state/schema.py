@@ -172,9 +172,12 @@ class _Compiler:
         anchored = pattern
         if pattern.endswith("$") and not pattern.endswith("\\$"):
             anchored = pattern[:-1] + r"\Z"
-        search = re.compile(anchored).search
+        search = None  # compiled on first use: most patterns of a session file never run
 
         def run(value: Any, path: list, problems: list) -> Any:
+            nonlocal search
+            if search is None:
+                search = re.compile(anchored).search
             if search(value):
                 return value
             problems.append(f"{format_path(path)}: {value!r} does not match {pattern}")

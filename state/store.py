@@ -32,6 +32,11 @@ def file_name(name: str) -> str:
     return f"{name}.json"
 
 
+def report_name(phase: str) -> str:
+    """The document name of a phase's QR report: qr-plan-design, …"""
+    return f"qr-{phase}"
+
+
 def schema_name(name: str) -> str:
     return "qr" if name.startswith("qr-") else name
 

@@ -49,8 +49,12 @@ def integrity(plan: dict[str, Any], question_ids: set[str] | None = None) -> lis
                 found.append(Finding(_where(path, item["id"]), "duplicate id"))
             seen.add(item["id"])
 
-    def ref(path: str, target: str | None, known: set[str], kind: str, fix: str) -> None:
-        if target is not None and target not in known:
+    def ref(
+        path: str, target: str | None, known: set[str], kind: str, fix: str, own: str = ""
+    ) -> None:
+        if target is not None and target == own:
+            found.append(Finding(path, f"{own} refers to itself", fix))
+        elif target is not None and target not in known:
             found.append(Finding(path, f"refers to {kind} {target}, which does not exist", fix))
 
     for d in ctx["decision_log"]:
@@ -58,9 +62,10 @@ def integrity(plan: dict[str, Any], question_ids: set[str] | None = None) -> lis
         ref(
             f"{where}.superseded_by",
             d["superseded_by"],
-            decisions - {d["id"]},
+            decisions,
             "decision",
             f"plan decision supersede {d['id']} --by DL-n --reason R",
+            own=d["id"],
         )
         if question_ids is not None:
             for q in d["question_refs"]:
@@ -77,7 +82,7 @@ def integrity(plan: dict[str, Any], question_ids: set[str] | None = None) -> lis
             ra["decision_ref"],
             decisions,
             "decision",
-            "plan decision add --decision D --reasoning R",
+            f"plan alternative set {ra['id']} --decision DL-n",
         )
     for r in ctx["known_risks"]:
         ref(
@@ -112,9 +117,10 @@ def integrity(plan: dict[str, Any], question_ids: set[str] | None = None) -> lis
             ref(
                 f"{where}.depends_on",
                 dep,
-                milestone_ids - {m["id"]},
+                milestone_ids,
                 "milestone",
                 f"plan milestone set {m['id']} --depends M-n",
+                own=m["id"],
             )
         for i in m["code_intents"]:
             for dl in i["decision_refs"]:
@@ -140,7 +146,7 @@ def integrity(plan: dict[str, Any], question_ids: set[str] | None = None) -> lis
                 mid,
                 milestone_ids,
                 "milestone",
-                "plan waves",
+                "plan milestone set M-n … (any milestone change recomputes the waves)",
             )
 
     cycle = find_cycle({m["id"]: m["depends_on"] for m in milestones})

@@ -28,18 +28,30 @@ def build(plan: dict[str, Any], execution: dict[str, Any], root: str) -> dict[st
     for m in plan["milestones"]:
         planned = planned_files(m)
         everything_planned.update(planned)
-        milestones.append({
-            "id": m["id"], "status": status.get(m["id"], "pending"), "planned_files": planned,
-            "changed_files": sorted(set(planned) & changed),
-            "untouched_planned_files": sorted(set(planned) - changed),
-            "untouched_intents": [i["id"] for i in m["code_intents"] if i["file"] not in changed],
-        })
-    tests = [{"file": f, "milestone": m["id"], "ran": f in execution["tests_run"]}
-             for m in plan["milestones"] for f in m["tests"]["files"]]
+        milestones.append(
+            {
+                "id": m["id"],
+                "status": status.get(m["id"], "pending"),
+                "planned_files": planned,
+                "changed_files": sorted(set(planned) & changed),
+                "untouched_planned_files": sorted(set(planned) - changed),
+                "untouched_intents": [
+                    i["id"] for i in m["code_intents"] if i["file"] not in changed
+                ],
+            }
+        )
+    tests = [
+        {"file": f, "milestone": m["id"], "ran": f in execution["tests_run"]}
+        for m in plan["milestones"]
+        for f in m["tests"]["files"]
+    ]
     return {
-        "base_commit": base, "head": gitinfo.head_commit(root), "milestones": milestones,
+        "base_commit": base,
+        "head": gitinfo.head_commit(root),
+        "milestones": milestones,
         "unplanned_changes": sorted(changed - everything_planned),
-        "deviations": execution["deviations"], "tests": tests,
+        "deviations": execution["deviations"],
+        "tests": tests,
     }
 
 
@@ -51,8 +63,15 @@ def table(record: dict[str, Any]) -> str:
         untouched = ", ".join(m["untouched_planned_files"]) or "-"
         lines.append(f"{m['id']:<10} {m['status']:<12} {counts:<16} {untouched}")
     lines.append("unplanned changes: " + (", ".join(record["unplanned_changes"]) or "none"))
-    lines.append("deviations: " + (", ".join(f"{d['id']} ({d['milestone']}) {d['description']}"
-                                              for d in record["deviations"]) or "none"))
+    lines.append(
+        "deviations: "
+        + (
+            ", ".join(
+                f"{d['id']} ({d['milestone']}) {d['description']}" for d in record["deviations"]
+            )
+            or "none"
+        )
+    )
     not_run = [t["file"] for t in record["tests"] if not t["ran"]]
     lines.append("tests not run: " + (", ".join(not_run) or "none"))
     return "\n".join(lines)
@@ -76,18 +95,32 @@ def findings(record: dict[str, Any], plan: dict[str, Any], docs: bool) -> list[F
             continue
         for path in m["untouched_planned_files"]:
             if not _explained(path, deviations):
-                found.append(Finding(m["id"], f"planned file {path} is unchanged since the base "
-                                     "commit", f"make the planned change, or plan exec deviation "
-                                     f"--milestone {m['id']} --description '… {path} …'"))
+                found.append(
+                    Finding(
+                        m["id"],
+                        f"planned file {path} is unchanged since the base commit",
+                        f"make the planned change, or plan exec deviation "
+                        f"--milestone {m['id']} --description '… {path} …'",
+                    )
+                )
     if docs:
         return found
     for path in record["unplanned_changes"]:
         if not _explained(path, deviations):
-            found.append(Finding(path, "changed, but no milestone plans it",
-                                 f"revert it, or plan exec deviation --milestone M-n "
-                                 f"--description '… {path} …'"))
+            found.append(
+                Finding(
+                    path,
+                    "changed, but no milestone plans it",
+                    f"revert it, or plan exec deviation --milestone M-n --description '… {path} …'",
+                )
+            )
     for t in record["tests"]:
         if not t["ran"]:
-            found.append(Finding(t["milestone"], f"test {t['file']} was not run",
-                                 f"run it, then plan exec done {t['milestone']} --ran {t['file']}"))
+            found.append(
+                Finding(
+                    t["milestone"],
+                    f"test {t['file']} was not run",
+                    f"run it, then plan exec done {t['milestone']} --ran {t['file']}",
+                )
+            )
     return found

@@ -26,13 +26,25 @@ STEPS = (
     Step(1, "init", "exec-init", "01-init.j2", status="executing"),
     Step(2, "load-verify", "load", "02-load-verify.j2"),
     Step(3, "impl-execute", "impl", "03-impl-execute.j2", role="developer", phase="impl-code"),
-    Step(4, "impl-code-qr", "qr", "04-impl-code-qr.j2", role="quality-reviewer",
-         phase="impl-code", requires=("all_done",)),
+    Step(
+        4,
+        "impl-code-qr",
+        "qr",
+        "04-impl-code-qr.j2",
+        role="quality-reviewer",
+        phase="impl-code",
+        requires=("all_done",),
+    ),
     Step(5, "impl-code-qr-gate", "gate", "05-impl-code-qr-gate.j2", phase="impl-code", on_fail=3),
-    Step(6, "impl-docs-execute", "execute", "06-impl-docs-execute.j2", role="technical-writer",
-         phase="impl-docs"),
-    Step(7, "impl-docs-qr", "qr", "07-impl-docs-qr.j2", role="quality-reviewer",
-         phase="impl-docs"),
+    Step(
+        6,
+        "impl-docs-execute",
+        "execute",
+        "06-impl-docs-execute.j2",
+        role="technical-writer",
+        phase="impl-docs",
+    ),
+    Step(7, "impl-docs-qr", "qr", "07-impl-docs-qr.j2", role="quality-reviewer", phase="impl-docs"),
     Step(8, "impl-docs-qr-gate", "gate", "08-impl-docs-qr-gate.j2", phase="impl-docs", on_fail=6),
     Step(9, "reconcile", "reconcile", "09-reconcile.j2"),
 )
@@ -47,9 +59,15 @@ def root(ctx: Context) -> str:
 def all_done(ctx: Context) -> list[Finding]:
     from state.errors import Finding
 
-    return [Finding(f"execution.json:{m['id']}", f"milestone is {m['status']}",
-                    f"plan exec done {m['id']} --evidence E")
-            for m in ctx.doc("execution")["milestones"] if m["status"] != "done"]
+    return [
+        Finding(
+            f"execution.json:{m['id']}",
+            f"milestone is {m['status']}",
+            f"plan exec done {m['id']} --evidence E",
+        )
+        for m in ctx.doc("execution")["milestones"]
+        if m["status"] != "done"
+    ]
 
 
 def record(ctx: Context) -> dict[str, Any]:
@@ -76,8 +94,13 @@ class ExecInit(Kind):
 
         problems = verify(ctx.doc("plan"), ctx.session)
         if not problems and head_commit(root(ctx)) is None:
-            problems.append(Finding(root(ctx), "not a git repository with a commit: the "
-                                    "executor reconciles against git", "git init && git commit"))
+            problems.append(
+                Finding(
+                    root(ctx),
+                    "not a git repository with a commit: the executor reconciles against git",
+                    "git init && git commit",
+                )
+            )
         return problems
 
     def arrive(self, ctx: Context, tx: Transaction) -> None:
@@ -87,33 +110,51 @@ class ExecInit(Kind):
         planned = {f for m in plan["milestones"] for f in reconcile.planned_files(m)}
         since = ctx.session["base_commit"]
         drift = sorted(planned & set(gitinfo.changed_files(project, since))) if since else []
-        runs = [{**schema.defaults("execution", "MilestoneRun"), "id": m["id"]}
-                for m in plan["milestones"]]
-        tx.edit_or_create("execution", {**schema.defaults("execution"),
-                                        "base_commit": gitinfo.head_commit(project),
-                                        "started_at": clock.now(), "drift": drift,
-                                        "milestones": runs})
+        runs = [
+            {**schema.defaults("execution", "MilestoneRun"), "id": m["id"]}
+            for m in plan["milestones"]
+        ]
+        tx.edit_or_create(
+            "execution",
+            {
+                **schema.defaults("execution"),
+                "base_commit": gitinfo.head_commit(project),
+                "started_at": clock.now(),
+                "drift": drift,
+                "stale_diffs": stale_diffs(plan, project),
+                "milestones": runs,
+            },
+        )
 
     def context(self, ctx: Context) -> dict[str, Any]:
         execution = ctx.doc("execution")
         approval = ctx.session["approval"] or {"sha256": ""}
-        return {"title": ctx.doc("plan")["overview"]["title"], "base": execution["base_commit"],
-                "drift": execution["drift"], "short_sha": approval["sha256"][:12]}
+        return {
+            "title": ctx.doc("plan")["overview"]["title"],
+            "base": execution["base_commit"],
+            "drift": execution["drift"],
+            "short_sha": approval["sha256"][:12],
+        }
+
+
+def stale_diffs(plan: dict[str, Any], project: str) -> list[str]:
+    """Planned diffs that no longer apply to the files as they are now."""
+    from state.validate import completeness
+
+    return [f.line() for f in completeness(plan, "code", project) if ".diff" in f.path]
 
 
 @kind
 class Load(Kind):
-    """Step 2: read the plan; show the waves and any planned diff that no longer applies."""
+    """Step 2: read the plan; the waves, and the diffs step 1 found no longer apply."""
 
     name = "load"
 
     def context(self, ctx: Context) -> dict[str, Any]:
-        from state.validate import completeness
-
-        plan = ctx.doc("plan")
-        problems = [f for f in completeness(plan, "code", root(ctx)) if ".diff" in f.path]
-        return {"diagram": plan["milestone_dependencies"]["diagram_ascii"],
-                "problems": [f.line() for f in problems]}
+        return {
+            "diagram": ctx.doc("plan")["milestone_dependencies"]["diagram_ascii"],
+            "problems": ctx.doc("execution")["stale_diffs"],
+        }
 
 
 @kind
@@ -141,9 +182,15 @@ class Implement(Execute):
         milestones = []
         for mid in ids:
             m = find(plan, mid)
-            milestones.append({"id": mid, "name": m["name"], "status": status.get(mid),
-                               "changes": [c["id"] for c in m["code_changes"]],
-                               "tests": m["tests"]["files"]})
+            milestones.append(
+                {
+                    "id": mid,
+                    "name": m["name"],
+                    "status": status.get(mid),
+                    "changes": [c["id"] for c in m["code_changes"]],
+                    "tests": m["tests"]["files"],
+                }
+            )
         return {**super().context(ctx), "wave": number, "milestones": milestones}
 
     def routing(self, ctx: Context) -> Routing:
@@ -176,7 +223,10 @@ class Reconcile(Kind):
 
 
 WORKFLOW = Workflow(
-    "executor", "EXECUTOR", STEPS, [os.path.join(HERE, "templates"), SHARED_TEMPLATES],
+    "executor",
+    "EXECUTOR",
+    STEPS,
+    [os.path.join(HERE, "templates"), SHARED_TEMPLATES],
     skip_rules={},
     checks={"impl-code": review_findings(docs=False), "impl-docs": review_findings(docs=True)},
     requirements={"all_done": all_done},

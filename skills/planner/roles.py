@@ -21,8 +21,11 @@ def role_prompt(role: str, store: Store) -> str:
     phase = workflow.step(session["step"]).phase or ""
     iteration = qr.loop_of(session, phase)["iteration"] if phase else 1
     variables = {
-        "task": session["task"], "workflow": session["workflow"], "state_dir": store.dir,
-        "phase": phase, "iteration": iteration,
+        "task": session["task"],
+        "workflow": session["workflow"],
+        "state_dir": store.dir,
+        "phase": phase,
+        "iteration": iteration,
         "blocking": ", ".join(qr.blocking_severities(iteration)),
     }
     return render(f"{role}.j2", variables, [HERE]).strip()

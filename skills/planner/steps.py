@@ -28,24 +28,87 @@ STEPS = (
     #    n  name                   kind         template                      role / phase
     Step(1, "plan-init", "init", "01-plan-init.j2", status="discovery"),
     Step(2, "context-verify", "discovery", "02-context-verify.j2", status="discovery"),
-    Step(3, "plan-design-execute", "execute", "03-plan-design-execute.j2", role="architect",
-         phase="plan-design", status="design", requires=("goal",)),
-    Step(4, "plan-design-qr", "qr", "04-plan-design-qr.j2", role="quality-reviewer",
-         phase="plan-design"),
-    Step(5, "plan-design-qr-gate", "gate", "05-plan-design-qr-gate.j2", phase="plan-design",
-         on_fail=3),
-    Step(6, "plan-code-execute", "execute", "06-plan-code-execute.j2", role="developer",
-         phase="plan-code", skip=("quick", "docs_only"), status="detailing"),
-    Step(7, "plan-code-qr", "qr", "07-plan-code-qr.j2", role="quality-reviewer",
-         phase="plan-code", skip=("quick", "docs_only")),
-    Step(8, "plan-code-qr-gate", "gate", "08-plan-code-qr-gate.j2", phase="plan-code",
-         on_fail=6, skip=("quick", "docs_only")),
-    Step(9, "plan-docs-execute", "docs-execute", "09-plan-docs-execute.j2",
-         role="technical-writer", phase="plan-docs", skip=("quick",), status="detailing"),
-    Step(10, "plan-docs-qr", "qr", "10-plan-docs-qr.j2", role="quality-reviewer",
-         phase="plan-docs", skip=("quick",)),
-    Step(11, "plan-docs-qr-gate", "final-gate", "11-plan-docs-qr-gate.j2", phase="plan-docs",
-         on_fail=9),
+    Step(
+        3,
+        "plan-design-execute",
+        "execute",
+        "03-plan-design-execute.j2",
+        role="architect",
+        phase="plan-design",
+        status="design",
+        requires=("goal",),
+    ),
+    Step(
+        4,
+        "plan-design-qr",
+        "qr",
+        "04-plan-design-qr.j2",
+        role="quality-reviewer",
+        phase="plan-design",
+    ),
+    Step(
+        5,
+        "plan-design-qr-gate",
+        "gate",
+        "05-plan-design-qr-gate.j2",
+        phase="plan-design",
+        on_fail=3,
+    ),
+    Step(
+        6,
+        "plan-code-execute",
+        "execute",
+        "06-plan-code-execute.j2",
+        role="developer",
+        phase="plan-code",
+        skip=("quick", "docs_only"),
+        status="detailing",
+    ),
+    Step(
+        7,
+        "plan-code-qr",
+        "qr",
+        "07-plan-code-qr.j2",
+        role="quality-reviewer",
+        phase="plan-code",
+        skip=("quick", "docs_only"),
+    ),
+    Step(
+        8,
+        "plan-code-qr-gate",
+        "gate",
+        "08-plan-code-qr-gate.j2",
+        phase="plan-code",
+        on_fail=6,
+        skip=("quick", "docs_only"),
+    ),
+    Step(
+        9,
+        "plan-docs-execute",
+        "docs-execute",
+        "09-plan-docs-execute.j2",
+        role="technical-writer",
+        phase="plan-docs",
+        skip=("quick",),
+        status="detailing",
+    ),
+    Step(
+        10,
+        "plan-docs-qr",
+        "qr",
+        "10-plan-docs-qr.j2",
+        role="quality-reviewer",
+        phase="plan-docs",
+        skip=("quick",),
+    ),
+    Step(
+        11,
+        "plan-docs-qr-gate",
+        "final-gate",
+        "11-plan-docs-qr-gate.j2",
+        phase="plan-docs",
+        on_fail=9,
+    ),
 )
 
 
@@ -151,8 +214,12 @@ class FinalGate(Gate):
 
     def context(self, ctx: Context) -> dict[str, Any]:
         approval = ctx.session.get("approval")
-        return {**super().context(ctx), "approval": approval, "quick": quick(ctx),
-                "short_sha": approval["sha256"][:12] if approval else ""}
+        return {
+            **super().context(ctx),
+            "approval": approval,
+            "quick": quick(ctx),
+            "short_sha": approval["sha256"][:12] if approval else "",
+        }
 
     def routing(self, ctx: Context) -> Routing:
         from shared.routing import Routing, step_argv
@@ -163,10 +230,16 @@ class FinalGate(Gate):
 
 
 WORKFLOW = Workflow(
-    "planner", "PLANNER", STEPS, [os.path.join(HERE, "templates"), SHARED_TEMPLATES],
+    "planner",
+    "PLANNER",
+    STEPS,
+    [os.path.join(HERE, "templates"), SHARED_TEMPLATES],
     skip_rules={"quick": quick, "docs_only": docs_only},
-    checks={"plan-design": validator_findings("design"), "plan-code": validator_findings("code"),
-            "plan-docs": validator_findings("docs")},
+    checks={
+        "plan-design": validator_findings("design"),
+        "plan-code": validator_findings("code"),
+        "plan-docs": validator_findings("docs"),
+    },
     requirements={"goal": goal},
 )
 
@@ -190,6 +263,7 @@ def start(workflow: Workflow, flags: dict[str, Any]) -> int:
     settings = config.load(root)
     if flags.get("depth"):
         settings["depth"] = flags["depth"]
-    store = session.create(root, flags["task"].strip(), settings,
-                           non_interactive=bool(flags.get("non_interactive")))
+    store = session.create(
+        root, flags["task"].strip(), settings, non_interactive=bool(flags.get("non_interactive"))
+    )
     return engine.run(workflow, 1, {**flags, "new_session": True}, store=store)

@@ -173,6 +173,8 @@ def test_every_plan_mutation_is_refused_on_a_frozen_plan(
         *COMMANDS,
         (["decision", "set", "DL-001", "--decision", "x"], None),
         (["risk", "set", "R-001", "--mitigation", "m"], None),
+        (["alternative", "set", "RA-001", "--reason", "r"], None),
+        (["constraint", "set", "C-001", "--source", "s"], None),
         (["milestone", "set", "M-001", "--name", "n"], None),
         (["intent", "set", "CI-001", "--behavior", "b"], None),
         (["change", "set", "CC-001", "--why", "w"], None),
@@ -254,3 +256,53 @@ def test_no_session_and_bad_usage_exit_2(project: Path, tmp_path: Path) -> None:
     plan("frobnicate", code=2)
     plan("decision", "add", "--decision", code=2)
     assert "Usage" in plan("--help").stdout
+
+
+SECOND_DIFF = "".join(
+    line + "\n"
+    for line in [
+        "--- a/src/app.py",
+        "+++ b/src/app.py",
+        "@@ -3,3 +3,6 @@",
+        " ",
+        " def farewell(name):",
+        "     return 'bye ' + name",
+        "+",
+        "+def wave(name):",
+        "+    return 'o/ ' + name",
+    ]
+)
+
+
+def test_diffs_to_one_file_apply_in_wave_order(plan: Plan, tmp_path: Path) -> None:
+    build_with_commands(plan, tmp_path)
+    (tmp_path / "second.diff").write_text(SECOND_DIFF)
+    plan.ids(
+        "milestone",
+        "add",
+        "--name",
+        "Wave",
+        "--file",
+        "src/app.py",
+        "--acceptance",
+        "ok",
+        "--depends",
+        "M-001",
+    )
+    plan.ids("intent", "add", "--milestone", "M-003", "--file", "src/app.py", "--behavior", "w")
+    plan.ids(
+        "change",
+        "add",
+        "--intent",
+        "CI-002",
+        "--file",
+        "src/app.py",
+        "--diff",
+        str(tmp_path / "second.diff"),
+    )
+    plan("validate", "--phase", "code")  # applies on top of M-001's farewell
+    plan("milestone", "set", "M-003", "--depends", "M-002")  # no longer needs M-001 ...
+    plan("milestone", "set", "M-002", "--no-doc-only", "--depends", "")  # ... M-002 goes first
+    plan("milestone", "set", "M-001", "--depends", "M-003")  # and M-001 comes last
+    done = plan("validate", "--phase", "code", code=3)
+    assert "CC-002" in done.stdout and "does not apply" in done.stdout

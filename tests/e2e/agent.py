@@ -21,22 +21,20 @@ class Output:
         self.text = text
         lines = text.splitlines()
         self.header = lines[0] if lines else ""
-        self.state_dir = next((ln.split("=", 1)[1] for ln in lines
-                               if ln.startswith("STATE_DIR=")), "")
+        self.state_dir = next(
+            (ln.split("=", 1)[1] for ln in lines if ln.startswith("STATE_DIR=")), ""
+        )
         self.next = self._after("NEXT: ")
         self.if_pass = self._after("IF PASS: ")
         self.if_fail = self._after("IF FAIL: ")
         self.done = bool(lines) and lines[-1] == "DONE"
 
     def _after(self, prefix: str) -> str | None:
-        found = [ln[len(prefix):] for ln in self.text.splitlines() if ln.startswith(prefix)]
+        found = [ln[len(prefix) :] for ln in self.text.splitlines() if ln.startswith(prefix)]
         return found[-1] if found else None
 
     def route(self, verdict: str | None = None) -> str:
-        if verdict:
-            target = self.if_pass if verdict == "pass" else self.if_fail
-        else:
-            target = self.next
+        target = {"pass": self.if_pass, "fail": self.if_fail, None: self.next}[verdict]
         assert target, f"no routing for {verdict or 'NEXT'} in:\n{self.text}"
         return target
 
@@ -49,10 +47,18 @@ class Agent:
         self.env.update(env or {})
         self.transcript: list[str] = []
 
-    def shell(self, command: str, code: int = 0, input: str | None = None
-              ) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run(["bash", "-c", command], cwd=self.project, env=self.env,
-                              capture_output=True, text=True, input=input, timeout=120)
+    def shell(
+        self, command: str, code: int = 0, input: str | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(
+            ["bash", "-c", command],
+            cwd=self.project,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            input=input,
+            timeout=120,
+        )
         self.transcript.append(f"$ {command}\n{done.stdout}{done.stderr}")
         assert done.returncode == code, (command, done.returncode, done.stdout, done.stderr)
         assert "Traceback" not in done.stderr
@@ -62,8 +68,9 @@ class Agent:
         """Run a step command (a routing line) and parse what it printed."""
         return Output(self.shell(command, code).stdout)
 
-    def plan(self, *args: str, code: int = 0, input: str | None = None
-             ) -> subprocess.CompletedProcess[str]:
+    def plan(
+        self, *args: str, code: int = 0, input: str | None = None
+    ) -> subprocess.CompletedProcess[str]:
         return self.shell(" ".join(["plan", *map(_quote, args)]), code, input)
 
     def apply(self, ops: list[dict]) -> list[str]:

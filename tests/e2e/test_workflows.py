@@ -9,19 +9,55 @@ from tests.e2e.agent import Agent, Output
 from tests.plans import FAREWELL_DIFF
 
 DESIGN = [
-    {"op": "overview set", "args": {"title": "Farewell", "problem": "No way to say goodbye.",
-                                    "approach": "Add farewell() beside greet()."}},
-    {"op": "decision add", "args": {"decision": "Mirror greet()",
-                                    "reasoning": "Same shape keeps the module obvious."}},
-    {"op": "milestone add", "args": {"name": "Farewell function", "file": ["src/app.py"],
-                                     "requirement": ["farewell(name) says bye"],
-                                     "acceptance": ["farewell('x') == 'bye x'"]}},
-    {"op": "milestone tests", "args": {"id": "$3", "file": ["tests/test_app.py"],
-                                       "type": "unit", "normal": ["farewell('ann')"]}},
-    {"op": "intent add", "args": {"milestone": "$3", "file": "src/app.py", "function": "farewell",
-                                  "behavior": "Return 'bye ' + name", "decision": ["$2"]}},
-    {"op": "milestone add", "args": {"name": "Document farewell", "file": ["README.md"],
-                                     "doc_only": True, "depends": ["$3"]}},
+    {
+        "op": "overview set",
+        "args": {
+            "title": "Farewell",
+            "problem": "No way to say goodbye.",
+            "approach": "Add farewell() beside greet().",
+        },
+    },
+    {
+        "op": "decision add",
+        "args": {"decision": "Mirror greet()", "reasoning": "Same shape keeps the module obvious."},
+    },
+    {
+        "op": "milestone add",
+        "args": {
+            "name": "Farewell function",
+            "file": ["src/app.py"],
+            "requirement": ["farewell(name) says bye"],
+            "acceptance": ["farewell('x') == 'bye x'"],
+        },
+    },
+    {
+        "op": "milestone tests",
+        "args": {
+            "id": "$3",
+            "file": ["tests/test_app.py"],
+            "type": "unit",
+            "normal": ["farewell('ann')"],
+        },
+    },
+    {
+        "op": "intent add",
+        "args": {
+            "milestone": "$3",
+            "file": "src/app.py",
+            "function": "farewell",
+            "behavior": "Return 'bye ' + name",
+            "decision": ["$2"],
+        },
+    },
+    {
+        "op": "milestone add",
+        "args": {
+            "name": "Document farewell",
+            "file": ["README.md"],
+            "doc_only": True,
+            "depends": ["$3"],
+        },
+    },
 ]
 
 
@@ -84,8 +120,16 @@ def test_planner_then_executor_following_the_printed_routing(project: Path) -> N
     assert out.header == "PLANNER 6/11 plan-code-execute"
     (state / "diffs").mkdir()
     (state / "diffs" / "app.diff").write_text(FAREWELL_DIFF)
-    agent.plan("change", "add", "--intent", "CI-001", "--file", "src/app.py", "--diff",
-               str(state / "diffs" / "app.diff"))
+    agent.plan(
+        "change",
+        "add",
+        "--intent",
+        "CI-001",
+        "--file",
+        "src/app.py",
+        "--diff",
+        str(state / "diffs" / "app.diff"),
+    )
     out = walk.go(out.route())  # 7
     review(agent, "plan-code")
     out = walk.go(out.route("pass"))  # 8
@@ -114,16 +158,35 @@ def test_planner_then_executor_following_the_printed_routing(project: Path) -> N
     (project / "tests").mkdir()
     (project / "tests" / "test_app.py").write_text("from src.app import farewell\n")
     (project / "src" / "util.py").write_text("# not in the plan\n")  # an unplanned file
-    agent.plan("exec", "done", "M-001", "--evidence", "farewell('x') == 'bye x'",
-               "--ran", "tests/test_app.py")
-    agent.plan("exec", "deviation", "--milestone", "M-001",
-               "--description", "src/util.py added for a helper the plan missed")
+    agent.plan(
+        "exec",
+        "done",
+        "M-001",
+        "--evidence",
+        "farewell('x') == 'bye x'",
+        "--ran",
+        "tests/test_app.py",
+    )
+    agent.plan(
+        "exec",
+        "deviation",
+        "--milestone",
+        "M-001",
+        "--description",
+        "src/util.py added for a helper the plan missed",
+    )
     out = agent.step(out.route())  # 3 again: wave 2
     assert "Wave 2" in out.text and "M-002" in out.text
     assert out.next and out.next.startswith("executor --step 4")
     agent.plan("exec", "done", "M-002", "--evidence", "README left as is")  # README untouched
-    agent.plan("exec", "deviation", "--milestone", "M-002",
-               "--description", "README.md unchanged: the docstring is enough")
+    agent.plan(
+        "exec",
+        "deviation",
+        "--milestone",
+        "M-002",
+        "--description",
+        "README.md unchanged: the docstring is enough",
+    )
 
     out = walk.go(out.route())  # 4 impl-code-qr
     review(agent, "impl-code")

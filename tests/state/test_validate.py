@@ -114,7 +114,7 @@ REFERENCES = [
         lambda p: ctx(p)["rejected_alternatives"][0].update(decision_ref="DL-009"),
         "planning_context.rejected_alternatives[RA-001].decision_ref",
         "decision DL-009",
-        "plan decision add",
+        "plan alternative set RA-001 --decision",
         id="alternative-decision_ref",
     ),
     pytest.param(
@@ -163,7 +163,7 @@ REFERENCES = [
         lambda p: p["milestone_dependencies"]["waves"][1].update(milestones=["M-002", "M-009"]),
         "milestone_dependencies.waves[2]",
         "milestone M-009",
-        "plan waves",
+        "plan milestone set",
         id="waves",
     ),
 ]
@@ -241,6 +241,7 @@ def test_a_milestone_depending_on_itself_is_a_cycle() -> None:
     plan = b.plan(milestones=[b.milestone(1, depends_on=["M-001"])])
     messages = [f.message for f in validate.integrity(plan)]
     assert "dependency cycle M-001 -> M-001" in messages
+    assert "M-001 refers to itself" in messages
 
 
 # --- completeness per phase ----------------------------------------------------------------

@@ -1,0 +1,230 @@
+"""Step scripts: wall time as a ratio to `python -c pass`, and the characters printed by the
+full happy path of both workflows with every role instruction.
+
+Arrivals record state, so each is timed by restoring a snapshot of the session taken just
+before it; re-renders are timed as they are. Run: .venv/bin/python -m bench.bench_steps
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from bench.common import BIN, baseline, compile_package, environment_note
+
+DIFF = """\
+--- a/src/app.py
++++ b/src/app.py
+@@ -1,2 +1,5 @@
+ def greet(name):
+     return 'hi ' + name
++
++def farewell(name):
++    return 'bye ' + name
+"""
+DESIGN = [
+    {
+        "op": "overview set",
+        "args": {
+            "title": "Farewell",
+            "problem": "No goodbye.",
+            "approach": "Add farewell() beside greet().",
+        },
+    },
+    {"op": "decision add", "args": {"decision": "Mirror greet()", "reasoning": "Obvious."}},
+    {"op": "risk add", "args": {"risk": "Name clash", "mitigation": "grep shows none"}},
+    {
+        "op": "milestone add",
+        "args": {
+            "name": "Farewell",
+            "file": ["src/app.py"],
+            "acceptance": ["farewell('x') == 'bye x'"],
+        },
+    },
+    {
+        "op": "intent add",
+        "args": {
+            "milestone": "$4",
+            "file": "src/app.py",
+            "function": "farewell",
+            "behavior": "Return 'bye ' + name",
+            "decision": ["$2"],
+        },
+    },
+]
+
+
+class Session:
+    """Walks the happy path, keeping what each step printed and a snapshot before it."""
+
+    def __init__(self, project: Path, snapshots: Path):
+        self.project, self.snapshots = project, snapshots
+        self.env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", "CI": "1"}
+        self.env.pop("PLANNER_STATE_DIR", None)
+        self.state: Path | None = None
+        self.steps: list[tuple[str, Path | None, str]] = []  # command, snapshot, output
+        self.roles: list[str] = []
+
+    def sh(self, command: str, input: str | None = None) -> str:
+        done = subprocess.run(
+            ["bash", "-c", command],
+            cwd=self.project,
+            env=self.env,
+            input=input,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if done.returncode:
+            raise SystemExit(f"bench: {command} failed: {done.stderr}")
+        return done.stdout
+
+    def step(self, command: str) -> str:
+        snapshot = None
+        if self.state:
+            snapshot = self.snapshots / str(len(self.steps))
+            shutil.copytree(self.state, snapshot)
+        output = self.sh(command)
+        self.steps.append((command, snapshot, output))
+        if not self.state:
+            self.state = Path(
+                next(
+                    line.split("=", 1)[1]
+                    for line in output.splitlines()
+                    if line.startswith("STATE_DIR=")
+                )
+            )
+        for line in output.splitlines():
+            if line.startswith("Role: "):
+                self.roles.append(self.sh(line.split("first runs: ", 1)[1]))
+        return output
+
+    def follow(self, output: str, verdict: str | None = None) -> str:
+        prefix = {"pass": "IF PASS: ", "fail": "IF FAIL: ", None: "NEXT: "}[verdict]
+        line = next(ln for ln in output.splitlines() if ln.startswith(prefix))
+        return self.step(line[len(prefix) :])
+
+    def review(self, phase: str) -> None:
+        qa = self.sh(f"plan qr add --phase {phase} --check 'checked'").strip()
+        self.sh(f"plan qr set {qa} --phase {phase} --status PASS")
+
+
+def happy_path(project: Path, snapshots: Path) -> Session:
+    s = Session(project, snapshots)
+    out = s.follow(s.step("planner --step 1 --task 'Add a farewell'"))
+    s.sh("plan context set --goal 'say goodbye'")
+    out = s.follow(out)
+    s.sh("plan apply -", input=json.dumps(DESIGN))
+    out = s.follow(out)
+    s.review("plan-design")
+    out = s.follow(s.follow(out, "pass"))
+    (s.state / "app.diff").write_text(DIFF)
+    s.sh(f"plan change add --intent CI-001 --file src/app.py --diff {s.state}/app.diff")
+    out = s.follow(out)
+    s.review("plan-code")
+    out = s.follow(s.follow(out, "pass"))
+    s.sh("plan doc set --milestone M-001 --docstring 'farewell: say goodbye'")
+    out = s.follow(out)
+    s.review("plan-docs")
+    out = s.follow(s.follow(s.follow(s.follow(out, "pass"))))  # 11, executor 1, 2, 3
+    s.sh("plan exec start M-001")
+    s.sh("git apply", input=DIFF)
+    s.sh("plan exec done M-001 --evidence 'farewell works'")
+    out = s.follow(out)
+    s.review("impl-code")
+    out = s.follow(s.follow(out, "pass"))
+    out = s.follow(out)
+    s.review("impl-docs")
+    s.follow(s.follow(out, "pass"))
+    return s
+
+
+def time_steps(s: Session, rounds: int) -> tuple[float, list[tuple[str, float, float]]]:
+    """Median ms of the baseline, and per step (label, arrival ms, re-render ms)."""
+    base: list[float] = []
+    arrive: dict[int, list[float]] = {i: [] for i in range(1, len(s.steps))}
+    render: dict[int, list[float]] = {i: [] for i in range(len(s.steps))}
+    final = s.snapshots / "final"
+    shutil.copytree(s.state, final)
+
+    def timed(command: str) -> float:
+        argv = shlex.split(command)
+        argv[0] = str(BIN / argv[0])
+        start = time.perf_counter()
+        subprocess.run(
+            argv,
+            cwd=s.project,
+            env=s.env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            check=False,
+        )
+        return (time.perf_counter() - start) * 1000
+
+    for _ in range(rounds):
+        start = time.perf_counter()
+        subprocess.run(baseline(), check=False)
+        base.append((time.perf_counter() - start) * 1000)
+        for i in arrive:
+            command, snapshot, _ = s.steps[i]
+            shutil.rmtree(s.state)
+            shutil.copytree(snapshot, s.state)
+            arrive[i].append(timed(command))
+            render[i].append(timed(command))  # the session is now at this step: a re-render
+    shutil.rmtree(s.state)
+    shutil.copytree(final, s.state)
+    rows = [
+        (
+            s.steps[i][0].split(" --state-dir")[0],
+            statistics.median(arrive[i]),
+            statistics.median(render[i]),
+        )
+        for i in arrive
+    ]
+    return statistics.median(base), rows
+
+
+def main() -> None:
+    compile_package()
+    print(environment_note())
+    with tempfile.TemporaryDirectory() as tmp:
+        project = Path(tmp) / "project"
+        (project / "src").mkdir(parents=True)
+        (project / "src" / "app.py").write_text("def greet(name):\n    return 'hi ' + name\n")
+        for args in (
+            ["init", "-q"],
+            ["add", "."],
+            ["-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "init"],
+        ):
+            subprocess.run(["git", *args], cwd=project, check=True)
+        s = happy_path(project, Path(tmp) / "snapshots")
+        step_chars = sum(len(out) for _, _, out in s.steps)
+        role_chars = sum(len(text) for text in s.roles)
+        print(
+            f"happy path: {len(s.steps)} steps printed {step_chars:,} characters, "
+            f"{len(s.roles)} role instructions {role_chars:,}; total "
+            f"{step_chars + role_chars:,} (target <= 40,000)"
+        )
+        base, rows = time_steps(s, rounds=15)
+    for label, arrive_ms, render_ms in rows:
+        print(
+            f"  {label:<28} arrive {arrive_ms:5.1f} ms {arrive_ms / base:4.2f}x   "
+            f"re-render {render_ms:5.1f} ms {render_ms / base:4.2f}x"
+        )
+    everything = [ms for _, a, r in rows for ms in (a, r)]
+    median = statistics.median(everything)
+    print(
+        f"step wall time: median {median:.1f} ms vs python -c pass {base:.1f} ms = "
+        f"{median / base:.2f}x, slowest {max(everything) / base:.2f}x (target <= 2.5x)"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,93 @@
+"""Drive a real session to a given point, the way an agent would, for focused tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.e2e.agent import Agent, Output
+from tests.plans import FAREWELL_DIFF
+
+DESIGN = [
+    {
+        "op": "overview set",
+        "args": {"title": "Farewell", "problem": "No goodbye.", "approach": "Add farewell()."},
+    },
+    {"op": "decision add", "args": {"decision": "Mirror greet()", "reasoning": "Obvious."}},
+    {
+        "op": "milestone add",
+        "args": {
+            "name": "Farewell",
+            "file": ["src/app.py"],
+            "acceptance": ["farewell('x') == 'bye x'"],
+        },
+    },
+    {
+        "op": "intent add",
+        "args": {
+            "milestone": "$3",
+            "file": "src/app.py",
+            "function": "farewell",
+            "behavior": "Return 'bye ' + name",
+            "decision": ["$2"],
+        },
+    },
+]
+DOCS_ONLY = [
+    {
+        "op": "overview set",
+        "args": {"title": "Docs", "problem": "README is thin.", "approach": "Document greet()."},
+    },
+    {"op": "milestone add", "args": {"name": "README", "file": ["README.md"], "doc_only": True}},
+]
+
+
+def start(project: Path, *flags: str, env: dict[str, str] | None = None) -> tuple[Agent, Output]:
+    agent = Agent(project, env=env)
+    out = agent.step(" ".join(["planner --step 1 --task 'Add a farewell'", *flags]))
+    out = agent.step(out.route())
+    agent.plan("context", "set", "--goal", "say goodbye")
+    return agent, agent.step(out.route())
+
+
+def state_of(out: Output) -> Path:
+    return Path(out.state_dir)
+
+
+def review(
+    agent: Agent,
+    phase: str,
+    status: str = "PASS",
+    severity: str = "MUST",
+    finding: str | None = None,
+) -> str:
+    qa = agent.plan(
+        "qr", "add", "--phase", phase, "--check", f"checked {phase}", "--severity", severity
+    ).stdout.strip()
+    extra = ["--finding", finding] if finding else []
+    agent.plan("qr", "set", qa, "--phase", phase, "--status", status, *extra)
+    return qa
+
+
+def to_code_step(project: Path, *flags: str) -> tuple[Agent, Output]:
+    """A session whose design passed its gate: at step 6."""
+    agent, out = start(project, *flags)
+    agent.apply(DESIGN)
+    out = agent.step(out.route())
+    review(agent, "plan-design")
+    out = agent.step(out.route("pass"))
+    return agent, agent.step(out.route())
+
+
+def to_approval(project: Path) -> tuple[Agent, Output]:
+    """A session through every planner step: approved as auto, frozen, routing to executor 1."""
+    agent, out = to_code_step(project)
+    diff = state_of(out) / "app.diff"
+    diff.write_text(FAREWELL_DIFF)
+    agent.plan("change", "add", "--intent", "CI-001", "--file", "src/app.py", "--diff", str(diff))
+    out = agent.step(out.route())
+    review(agent, "plan-code")
+    out = agent.step(agent.step(out.route("pass")).route())
+    agent.plan("doc", "set", "--milestone", "M-001", "--docstring", "farewell: say goodbye")
+    out = agent.step(out.route())
+    review(agent, "plan-docs")
+    return agent, agent.step(out.route("pass"))

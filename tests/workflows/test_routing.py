@@ -1,0 +1,176 @@
+"""Routing and order (PRODUCT.md §4, §5): skips, refusals, next/status/role, JSON output."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from shared.routing import quote
+from tests.e2e.agent import Agent
+from tests.workflows.helpers import (
+    DESIGN,
+    DOCS_ONLY,
+    review,
+    start,
+    state_of,
+    to_approval,
+    to_code_step,
+)
+
+
+def test_routing_lines_are_quoted_commands_that_run_from_anywhere(
+    project: Path, tmp_path: Path
+) -> None:
+    spaced = tmp_path / "a project's dir"
+    project.rename(spaced)
+    agent = Agent(spaced)
+    out = agent.step("planner --step 1 --task 'Add \"quotes\" & more'")
+    assert shlex.split(out.route()) == [
+        "planner",
+        "--step",
+        "2",
+        "--state-dir",
+        str(spaced / ".planner" / state_of(out).name),
+    ]
+    elsewhere = Agent(tmp_path)  # another directory: the routing line still works
+    assert elsewhere.step(out.route()).header == "PLANNER 2/11 context-verify"
+
+
+@given(st.text())
+def test_quoting_matches_shlex(word: str) -> None:
+    assert quote(word) == shlex.quote(word)
+
+
+def test_a_step_out_of_order_is_refused_with_the_next_command(project: Path) -> None:
+    agent = Agent(project)
+    out = agent.step("planner --step 1 --task t")
+    refused = agent.shell(f"planner --step 4 --state-dir '{out.state_dir}'", code=3)
+    assert "out of order" in refused.stderr and "planner --step 2" in refused.stderr
+    agent.shell(f"planner --step 12 --state-dir '{out.state_dir}'", code=2)
+
+
+def test_design_needs_the_goal_from_discovery(project: Path) -> None:
+    agent = Agent(project)
+    out = agent.step(agent.step("planner --step 1 --task t").route())
+    refused = agent.shell(out.route(), code=3)
+    assert "task_spec.goal: empty (fix: plan context set --goal G)" in refused.stderr
+
+
+def test_quick_depth_goes_from_the_design_gate_to_approval(project: Path) -> None:
+    agent, out = start(project, "--depth", "quick", env={"CI": "1"})
+    agent.apply(DESIGN)
+    out = agent.step(out.route())
+    review(agent, "plan-design")
+    gate = agent.step(out.route("pass"))
+    assert "Skipping steps 6 plan-code-execute, 7 plan-code-qr" in gate.text
+    assert gate.next.startswith("planner --step 11") and "--qr-status" not in gate.next
+    final = agent.step(gate.route())
+    assert "approved by auto" in final.text and final.next.startswith("executor --step 1")
+    assert (state_of(out) / "plan.md").read_text().startswith("# Farewell")
+
+
+def test_a_documentation_only_plan_skips_plan_code(project: Path) -> None:
+    agent, out = start(project)
+    agent.apply(DOCS_ONLY)
+    out = agent.step(out.route())
+    review(agent, "plan-design")
+    gate = agent.step(out.route("pass"))
+    assert "Skipping steps 6 plan-code-execute, 7 plan-code-qr, 8 plan-code-qr-gate." in gate.text
+    assert gate.next.startswith("planner --step 9")
+
+
+def test_after_approval_the_plan_and_the_planner_refuse_with_exit_4(project: Path) -> None:
+    agent, out = to_approval(project)
+    plan_json = state_of(out) / "plan.json"
+    before = plan_json.read_bytes()
+    assert "frozen" in agent.plan("milestone", "add", "--name", "late", code=4).stderr
+    assert (
+        "cannot become"
+        in agent.shell(f"planner --step 9 --state-dir '{out.state_dir}'", code=4).stderr
+    )
+    agent.step(f"planner --step 11 --state-dir '{out.state_dir}' --qr-status pass")  # re-render
+    assert plan_json.read_bytes() == before
+
+
+def test_the_executor_refuses_a_plan_that_is_not_frozen(project: Path) -> None:
+    agent, out = to_code_step(project)
+    refused = agent.shell(f"executor --step 1 --state-dir '{out.state_dir}'", code=3)
+    assert "not frozen" in refused.stderr
+
+
+def test_the_executor_refuses_a_plan_edited_after_approval(project: Path) -> None:
+    agent, out = to_approval(project)
+    plan_json = state_of(out) / "plan.json"
+    plan = json.loads(plan_json.read_text())
+    plan["overview"]["title"] = "Edited by hand"
+    plan_json.write_text(json.dumps(plan, indent=2))
+    assert "content changed after approval" in agent.shell(out.route(), code=3).stderr
+    assert agent.plan("verify", code=3).returncode == 3
+
+
+def test_impl_review_waits_for_every_milestone(project: Path) -> None:
+    agent, out = to_approval(project)
+    out = agent.step(agent.step(out.route()).route())  # executor 1, 2
+    wave = agent.step(out.route())  # 3
+    refused = agent.shell(wave.route(), code=3)
+    assert "milestone is pending (fix: plan exec done M-001" in refused.stderr
+
+
+def test_drift_is_reported_at_executor_step_1(project: Path) -> None:
+    agent, out = to_approval(project)
+    (project / "src" / "app.py").write_text("# changed since planning\n")
+    first = agent.step(out.route())
+    assert "Drift" in first.text and "src/app.py" in first.text
+    execution = json.loads((state_of(out) / "execution.json").read_text())
+    assert execution["drift"] == ["src/app.py"]
+    load = agent.step(first.route())
+    assert "no longer apply" in load.text
+
+
+def test_next_status_and_role(project: Path) -> None:
+    agent, out = start(project)
+    state = out.state_dir
+    agent.apply(DESIGN)
+    status = json.loads(agent.shell("planner status --json").stdout)
+    assert status["status"] == "design" and status["step"] == 3
+    assert status["next"].startswith("NEXT: planner --step 4")
+    assert "NEXT: planner --step 4" in agent.shell("planner status").stdout
+    qr = agent.step("planner next")  # runs step 4
+    assert qr.header == "PLANNER 4/11 plan-design-qr"
+    assert "give --qr-status" in agent.shell("planner next", code=2).stderr
+    review(agent, "plan-design")
+    assert agent.step("planner next --qr-status pass").header.startswith("PLANNER 5/11")
+    role = agent.shell(f"planner role architect --state-dir '{state}'").stdout
+    assert role.startswith("You are the architect for: Add a farewell")
+    assert "plan-design" in agent.shell("planner role quality-reviewer").stdout
+    agent.shell("planner role poet", code=2)
+
+
+def test_json_format(project: Path) -> None:
+    agent, out = start(project)
+    agent.apply(DESIGN)
+    record = json.loads(agent.shell("planner next --format json").stdout)
+    assert record["workflow"] == "planner" and record["step"] == 4 and record["total"] == 11
+    assert record["name"] == "plan-design-qr" and record["role"] == "quality-reviewer"
+    assert record["phase"] == "plan-design" and record["state_dir"] == out.state_dir
+    assert record["if_pass"].endswith("--qr-status pass") and "IF PASS" not in record["prompt"]
+    again = json.loads(
+        agent.shell(f"planner --step 1 --state-dir '{out.state_dir}' --format json", code=4).stdout
+        or "{}"
+    )
+    assert again == {}
+
+
+def test_no_session_and_bad_flags_exit_2(project: Path) -> None:
+    agent = Agent(project)
+    assert "no session found" in agent.shell("planner --step 2", code=2).stderr
+    assert "no session found" in agent.shell("planner status", code=2).stderr
+    agent.shell("planner --step x", code=2)
+    agent.shell("planner", code=2)
+    agent.shell("executor --step 1 --task t", code=2)
+    assert "--task and --depth" in agent.shell("planner --step 2 --depth quick", code=2).stderr
+    agent.shell("planner --step 1 --task '  '", code=2)
