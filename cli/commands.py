@@ -344,3 +344,95 @@ def apply(a: dict[str, Any]) -> None:
     except ValueError as e:
         raise UsageError(f"plan apply: {a['source']}: not valid JSON ({e})") from None
     emit_ids(apply_ops(open_store(a["state_dir"]), batch), a["json"])
+
+
+@reader("question list")
+def question_list(a: dict[str, Any]) -> None:
+    """The questions: id, state (open, answered, skipped, assumed), text and answer."""
+    from state.question_ops import state_of
+
+    questions = open_store(a["state_dir"]).read("context")["questions"]
+    if a["json"]:
+        dump(questions)
+        return
+    lines = [
+        f"{q['id']} [{state_of(q)}] {q['text']}" + (f" -> {q['answer']}" if q["answer"] else "")
+        for q in questions
+    ]
+    out("\n".join(lines) or "No questions yet.")
+
+
+def age(stamp: str) -> str:
+    from state import clock
+
+    seconds = max(0, int(clock.epoch() - clock.parse(stamp)))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+@reader("list")
+def list_sessions(a: dict[str, Any]) -> None:
+    """The project's sessions: id, status, step, age, task; * marks the active one."""
+    from shared.paths import active_session_dir, planner_home
+    from state.errors import DamagedFile
+    from state.store import Store
+
+    home, active = planner_home(), active_session_dir()
+    rows = []
+    names = sorted(os.listdir(home)) if os.path.isdir(home) else []
+    for name in names:
+        store = Store(os.path.join(home, name))
+        if not store.exists("session"):
+            continue
+        try:
+            s = store.read("session")
+        except DamagedFile as e:
+            rows.append({"session": name, "damaged": e.message})
+            continue
+        rows.append(
+            {
+                "session": name,
+                "active": store.dir == active,
+                "status": s["status"],
+                "workflow": s["workflow"],
+                "step": s["step"],
+                "age": age(s["created_at"]),
+                "task": s["task"],
+            }
+        )
+    if a["json"]:
+        dump(rows)
+        return
+    lines = [
+        f"{'*' if r.get('active') else ' '} {r['session']}  "
+        + (
+            f"{r['status']:<10} {r['workflow']} {r['step']:<3} {r['age']:>4}  {r['task']}"
+            if "damaged" not in r
+            else f"(damaged: {r['damaged']})"
+        )
+        for r in rows
+    ]
+    out("\n".join(lines) or f"No sessions in {home}.")
+
+
+@reader("resume", Param("id", positional=True, metavar="[ID]"))
+def resume(a: dict[str, Any]) -> None:
+    """Make a session the active one and say where it stands and what to run next."""
+    from shared.paths import planner_home, project_root
+    from shared.status import session_status, status_text
+    from state.errors import Refused
+    from state.session import make_active
+
+    store = open_store(os.path.join(planner_home(), a["id"]) if a["id"] else a["state_dir"])
+    session = store.read("session")
+    if session["status"] in ("cancelled", "failed"):
+        raise Refused(
+            f"{store.path('session')}: the session is {session['status']} "
+            f"({session['reason']}); it cannot be resumed. Start a new one: "
+            "planner --step 1 --task TEXT"
+        )
+    make_active(project_root(store.dir), os.path.basename(store.dir))
+    summary = session_status(store)
+    out(json.dumps(summary, indent=2) if a["json"] else status_text(summary))

@@ -43,6 +43,7 @@ class Command:
 
 def table() -> dict[str, Command]:
     """Every command by name ("decision add", "status")."""
+    from cli import ask  # noqa: F401  (registers plan ask)
     from cli.commands import READERS
     from state.ops import load_all
 
@@ -51,20 +52,9 @@ def table() -> dict[str, Command]:
 
 def open_store(state_dir: str | None, must_exist: bool = True) -> Store:
     """The session store from --state-dir, $PLANNER_STATE_DIR or .planner/ACTIVE."""
-    import os
+    from shared.paths import open_session
 
-    from shared.paths import resolve_state_dir
-    from state.store import Store
-
-    found = resolve_state_dir(state_dir)
-    if not found:
-        raise UsageError(
-            "no session found: start one with `planner --step 1 --task TEXT` "
-            "or pass --state-dir DIR"
-        )
-    if must_exist and not os.path.isfile(os.path.join(found, "session.json")):
-        raise UsageError(f"{found}: no session here (session.json not found)")
-    return Store(found)
+    return open_session(state_dir, must_exist)
 
 
 def read_content(value: str, option: str) -> str:
@@ -111,8 +101,10 @@ def execute(command: Command, args: dict[str, Any]) -> int:
             args[p.name] = read_content(args[p.name], p.option)
     store = open_store(args.pop("state_dir"))
     as_json = args.pop("json")
-    ids, next_argv = run_op(store, target.name, args)
-    emit_ids(ids, as_json, next_argv)
+    tx = run_op(store, target.name, args)
+    for line in tx.told:
+        sys.stderr.write(line + "\n")
+    emit_ids(tx.created, as_json, tx.next_argv)
     return 0
 
 

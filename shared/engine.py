@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import sys
 
+from shared.paths import open_session
 from shared.routing import Routing, command
 from shared.workflow import KINDS, Context, Kind, Step, Workflow
 from state import clock
@@ -23,19 +24,13 @@ if TYPE_CHECKING:
 SHARED_TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
 
 
-def open_session(state_dir: str | None) -> Store:
-    from shared.paths import resolve_state_dir
-
-    found = resolve_state_dir(state_dir)
-    if not found:
-        raise UsageError(
-            "no session found: start one with `planner --step 1 --task TEXT` "
-            "or pass --state-dir DIR"
-        )
-    store = Store(found)
-    if not store.exists("session"):
-        raise UsageError(f"{found}: no session here (session.json not found)")
-    return store
+def open_for_steps(store: Store) -> dict[str, Any]:
+    """The session, unless it is cancelled or failed: then no step runs (exit 4)."""
+    session = store.read("session")
+    if session["status"] in CLOSED_STATUSES - {"completed"}:
+        reason = f" ({session['reason']})" if session.get("reason") else ""
+        raise Refused(f"{store.path('session')}: the session is {session['status']}{reason}")
+    return session
 
 
 def current_routing(store: Store, session: dict[str, Any]) -> Routing:
@@ -69,7 +64,7 @@ def mode(workflow: Workflow, step: Step, store: Store, session: dict[str, Any]) 
     reached = session["reached"].get(workflow.name, 0)
     if session["workflow"] == workflow.name and step.number <= reached:
         return "arrive"  # back to a step reached before
-    nxt = " / ".join(live.lines())
+    nxt = " / ".join(live.lines())  # one line in the finding
     raise PreconditionFailed(
         f"{workflow.name} step {step.number} is out of order: the session is at "
         f"{here[0]} step {here[1]}",
@@ -89,12 +84,7 @@ def run(workflow: Workflow, number: int, flags: dict[str, Any], store: Store | N
     step_kind = KINDS[step.kind]
     if store is None:
         store = open_session(flags.get("state_dir"))
-    session = store.read("session")
-    if session["status"] in CLOSED_STATUSES - {"completed"}:
-        raise Refused(
-            f"{store.path('session')}: the session is {session['status']}"
-            + (f" ({session['reason']})" if session.get("reason") else "")
-        )
+    session = open_for_steps(store)
     ctx = Context(workflow, step, store, session, flags)
     verdict = flags.get("qr_status")
     if step_kind.needs_verdict(ctx) != bool(verdict):
@@ -135,6 +125,8 @@ def arrive(ctx: Context, step_kind: Kind) -> Routing:
         ctx.session = session
         if ctx.step.status:
             transition(session, ctx.step.status)
+        for action in ctx.step.on_arrive:
+            ctx.workflow.actions[action](ctx, tx)
         step_kind.arrive(ctx, tx)
         routing = step_kind.routing(ctx)
         reached = session["reached"]
@@ -144,13 +136,22 @@ def arrive(ctx: Context, step_kind: Kind) -> Routing:
             step=ctx.step.number,
             routing=routing.as_record(),
             updated_at=clock.now(),
-            next_command=" / ".join(routing.lines()),
+            next_command="\n".join(routing.lines()),
         )
         tx.note(step=ctx.step.name)
     ctx.tx = None
     ctx.forget()
     ctx.session = ctx.store.read("session")
     return routing
+
+
+def user_words(session: dict[str, Any], context: dict[str, Any] | None) -> dict[str, Any]:
+    """What the user said, for every prompt after discovery: answers and review feedback."""
+    questions = (context or {"questions": []})["questions"]
+    return {
+        "answers": [q for q in questions if q["answer"] is not None],
+        "feedback": [r for r in session["reviews"] if r.get("feedback")],
+    }
 
 
 def print_step(ctx: Context, step_kind: Kind, routing: Routing) -> None:
@@ -163,6 +164,8 @@ def print_step(ctx: Context, step_kind: Kind, routing: Routing) -> None:
         "step": step,
         "role_command": command(ctx.role_argv(step.role)) if step.role else "",
         "interactive": not ctx.non_interactive,
+        "policy": ctx.policy,
+        **user_words(ctx.session, ctx.doc_or_none("context")),
         **step_kind.context(ctx),
     }
     prompt = render(step.template, variables, ctx.workflow.templates).strip()

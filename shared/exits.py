@@ -29,6 +29,15 @@ def run_main(prog: str, body: Callable[[], int | None]) -> int:
             raise
         report(prog, e.message, e.findings)
         return e.exit_code
+    except ModuleNotFoundError as e:  # a slow path whose dependency is not installed here
+        if os.environ.get("PLANNER_DEBUG") == "1":
+            raise
+        report(
+            prog,
+            f"needs the {e.name} package: install planner into this Python "
+            "(pip install planner), or set PLANNER_PYTHON to one that has it",
+        )
+        return 1
     except KeyboardInterrupt:
         report(prog, "interrupted")
         return 130

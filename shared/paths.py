@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import os
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from state.store import Store
+
 PLANNER_DIR = ".planner"
 ACTIVE_FILE = "ACTIVE"
 STATE_DIR_ENV = "PLANNER_STATE_DIR"
@@ -60,3 +64,28 @@ def resolve_state_dir(
     if from_env:
         return os.path.normpath(os.path.join(base, from_env))
     return active_session_dir(base)
+
+
+def open_session(state_dir: str | None = None, must_exist: bool = True) -> Store:
+    """The session's Store, with anything that timed out applied (PRODUCT.md §6.3).
+
+    UsageError (exit 2) when no session is found.
+    """
+    from state.errors import UsageError
+    from state.store import Store
+
+    found = resolve_state_dir(state_dir)
+    if not found:
+        raise UsageError(
+            "no session found: start one with `planner --step 1 --task TEXT` "
+            "or pass --state-dir DIR"
+        )
+    store = Store(found)
+    if not must_exist:
+        return store
+    if not store.exists("session"):
+        raise UsageError(f"{found}: no session here (session.json not found)")
+    from state.timeouts import expire
+
+    expire(store)
+    return store

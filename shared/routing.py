@@ -11,6 +11,8 @@ SAFE = r"[\w@%+=:,./-]*"
 
 
 def quote(word: str) -> str:
+    if word.startswith("<") and word.endswith(">"):  # a placeholder the agent replaces whole
+        return f"'{word}'"
     if not word:
         return "''"
     if re.fullmatch(SAFE, word, re.ASCII):

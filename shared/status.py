@@ -19,12 +19,21 @@ def session_status(store: Store) -> dict[str, Any]:
         "status": session["status"],
         "workflow": session["workflow"],
         "step": session["step"],
-        "next": session["next_command"],
+        "next": live_next(store, session),
         "open_questions": [
             q["id"] for q in context["questions"] if q["answer"] is None and not q["skipped"]
         ],
         "qr": session["qr"],
     }
+
+
+def live_next(store: Store, session: dict[str, Any]) -> str:
+    """The routing lines of the step the session is at, as they are now."""
+    if session["status"] in ("cancelled", "failed"):
+        return f"(none: the session is {session['status']}: {session['reason']})"
+    from shared.engine import current_routing
+
+    return "\n".join(current_routing(store, session).lines())
 
 
 def status_text(s: dict[str, Any]) -> str:
@@ -37,5 +46,5 @@ def status_text(s: dict[str, Any]) -> str:
         lines.append(f"open questions: {', '.join(s['open_questions'])}")
     for phase, loop in s["qr"].items():
         lines.append(f"qr {phase}: iteration {loop['iteration']}, {loop['state']}")
-    lines.append(f"NEXT: {s['next']}" if s["next"] else "NEXT: (none recorded)")
+    lines.append(s["next"] or "NEXT: (nothing recorded yet)")
     return "\n".join(lines)

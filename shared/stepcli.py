@@ -121,11 +121,12 @@ def dispatch(
 
 def run_next(name: str, argv: list[str]) -> int:
     """Run the command the session's position routes to now (IF PASS / IF FAIL by --qr-status)."""
-    from shared.engine import current_routing, open_session
+    from shared.engine import current_routing, open_for_steps
+    from shared.paths import open_session
 
     flags, _ = parse_flags(argv, ("--state-dir", "--qr-status", "--format"), f"{name} next")
     store = open_session(flags["state_dir"])
-    routing = current_routing(store, store.read("session")).as_record()
+    routing = current_routing(store, open_for_steps(store)).as_record()
     if "next" in routing:
         target = routing["next"]
     elif routing and flags["qr_status"]:
@@ -153,7 +154,7 @@ def run_argv(argv: list[str]) -> int:
 
 
 def show_status(name: str, argv: list[str]) -> int:
-    from shared.engine import open_session
+    from shared.paths import open_session
     from shared.status import session_status, status_text
 
     flags, _ = parse_flags(argv, ("--state-dir", "--json"), f"{name} status")
@@ -169,7 +170,7 @@ def show_status(name: str, argv: list[str]) -> int:
 
 def show_role(name: str, argv: list[str]) -> int:
     """The role's instructions, for the step the session is at."""
-    from shared.engine import open_session
+    from shared.paths import open_session
     from skills.planner.roles import role_prompt
 
     flags, (role,) = parse_flags(argv, ("--state-dir",), f"{name} role", positional=1)

@@ -27,6 +27,7 @@ class Step:
         "kind",
         "name",
         "number",
+        "on_arrive",
         "on_fail",
         "phase",
         "requires",
@@ -48,9 +49,11 @@ class Step:
         on_fail: int | None = None,
         status: str | None = None,
         requires: tuple[str, ...] = (),
+        on_arrive: tuple[str, ...] = (),
     ):
         self.number, self.name, self.kind, self.template = number, name, kind, template
         self.requires = requires  # names of the workflow's checks that must pass to arrive
+        self.on_arrive = on_arrive  # names of the workflow's actions that arriving runs
         self.status = status  # the session status arriving here sets
         self.role = role  # who does the work: architect, developer, technical-writer, …
         self.phase = phase  # the QR phase the step executes, reviews or gates
@@ -68,12 +71,14 @@ class Workflow:
         skip_rules: dict[str, Callable[[Context], bool]],
         checks: dict[str, Callable[[Context], list[Finding]]],
         requirements: dict[str, Callable[[Context], list[Finding]]],
+        actions: dict[str, Callable[[Context, Transaction], None]] | None = None,
     ):
         self.name, self.title, self.steps = name, title, steps
         self.templates = templates  # template search path: the workflow's dir, then shared
         self.skip_rules = skip_rules
         self.checks = checks  # QR phase -> what the validator checks before the reviewer
         self.requirements = requirements  # name -> what must hold to arrive at a step
+        self.actions = actions or {}  # name -> what arriving at a step records
         self.by_number = {s.number: s for s in steps}
 
     def mechanical_checks(self, ctx: Context) -> list[Finding]:
@@ -151,15 +156,19 @@ class Context:
         return self.session["config"]
 
     @property
-    def non_interactive(self) -> bool:
+    def policy(self) -> str:
+        """Why nobody is asked (PRODUCT.md §6.4), or "" when the session is interactive."""
         import os
 
-        return bool(
-            self.flags.get("non_interactive")
-            or self.session["non_interactive"]
-            or not self.config["interactive"]
-            or os.environ.get("CI")
-        )
+        if self.flags.get("non_interactive") or self.session["non_interactive"]:
+            return "--non-interactive"
+        if not self.config["interactive"]:
+            return "interactive = false in the configuration"
+        return "CI is set" if os.environ.get("CI") else ""
+
+    @property
+    def non_interactive(self) -> bool:
+        return bool(self.policy)
 
     def argv(self, number: int, qr_status: str | None = None) -> list[str]:
         return step_argv(self.workflow.name, number, self.state_dir, qr_status)

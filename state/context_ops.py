@@ -37,3 +37,19 @@ def context_set(tx: Transaction, a: dict[str, Any]) -> None:
 def context_add(tx: Transaction, a: dict[str, Any]) -> None:
     """Add a line to a context list: constraints (MUST/SHOULD …), entry_points, assumptions, …"""
     tx.edit("context")[a["field"]].append(a["text"])
+
+
+@op(
+    "context scan",
+    Param("base", metavar="REF", help="Compare with this commit, branch or tag (default HEAD)."),
+)
+def context_scan(tx: Transaction, a: dict[str, Any]) -> None:
+    """Find the project's documents, the files changed since REF and the kinds of change."""
+    from shared.paths import project_root
+    from state.scan import scan
+
+    session = tx.read("session")
+    context = tx.edit("context")  # refused before the scan when context.json may not be written
+    context["gathered"] = scan(project_root(tx.store.dir), a["base"], session["task"])
+    tx.note(change_types=context["gathered"]["change_types"])
+    tx.tell(context["gathered"]["summary"])

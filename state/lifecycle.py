@@ -24,6 +24,8 @@ FINAL = frozenset({"completed", "cancelled", "failed"})
 
 
 def allowed(old: str, new: str) -> bool:
+    if old in FINAL:
+        return False
     if old == new:
         return True
     if new in ("cancelled", "failed"):

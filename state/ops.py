@@ -95,7 +95,15 @@ def op(name: str, *params: Param) -> Callable[[Run], Run]:
 
 def load_all() -> dict[str, Op]:
     """Import every module that registers operations."""
-    from state import context_ops, exec_ops, plan_ops, qr_ops  # noqa: F401
+    from state import (  # noqa: F401
+        choice_ops,
+        context_ops,
+        exec_ops,
+        plan_ops,
+        qr_ops,
+        question_ops,
+        review_ops,
+    )
 
     return OPS
 
@@ -141,13 +149,14 @@ def _check_value(p: Param, value: Any, where: str) -> None:
         raise UsageError(f"{where}: {p.option} must be {expected}, got {value!r}")
 
 
-def run_op(store: Store, name: str, args: dict[str, Any]) -> tuple[list[str], list[str] | None]:
-    """One operation in its own transaction: the created ids, and what to run next if any."""
+def run_op(store: Store, name: str, args: dict[str, Any]) -> Transaction:
+    """One operation in its own transaction; the committed transaction tells what it made
+    (created), what to run next (next_argv) and what to tell the user (told)."""
     operation = OPS[name]
     with store.transaction(name) as tx:
         ids = operation.run(tx, check_args(operation, args, name)) or []
         tx.created.extend(ids)
-    return ids, tx.next_argv
+    return tx
 
 
 def apply(store: Store, batch: Any) -> list[str]:

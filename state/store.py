@@ -134,6 +134,15 @@ class Store:
     def read_or_none(self, name: str) -> dict[str, Any] | None:
         return self.read(name) if self.exists(name) else None
 
+    def last_revision(self) -> str | None:
+        """The newest plan revision's name (r7), or None before the first."""
+        try:
+            with open(os.path.join(self.dir, HISTORY_DIR, HISTORY_INDEX), "rb") as f:
+                lines = f.read().splitlines()
+        except FileNotFoundError:
+            return None
+        return json.loads(lines[-1])["rev"] if lines else None
+
     def revision(self, rev: str) -> dict[str, Any]:
         """Plan revision `rev` (r1, r2, …) as history/ holds it."""
         path = os.path.join(self.dir, HISTORY_DIR, f"{rev}.json")
@@ -170,6 +179,7 @@ class Transaction:
         self.audit_fields: dict[str, Any] = {}
         self.last_ids: dict[tuple[str, str], int] = {}
         self.next_argv: list[str] | None = None  # the command to run next, if the op says
+        self.told: list[str] = []  # lines for the user (stderr), e.g. "the session is cancelled"
 
     def read(self, name: str) -> dict[str, Any]:
         if name not in self.docs:
@@ -220,6 +230,9 @@ class Transaction:
             self.last_ids[key] = highest(items, prefix)
         self.last_ids[key] += 1
         return format_id(prefix, self.last_ids[key])
+
+    def tell(self, line: str) -> None:
+        self.told.append(line)
 
     def note(self, **fields: Any) -> None:
         """Extra fields for this change's audit line."""

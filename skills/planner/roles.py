@@ -13,6 +13,7 @@ HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "roles")
 
 def role_prompt(role: str, store: Store) -> str:
     from shared import qr
+    from shared.engine import SHARED_TEMPLATES, user_words
     from shared.render import render
     from skills import workflows
 
@@ -27,5 +28,6 @@ def role_prompt(role: str, store: Store) -> str:
         "phase": phase,
         "iteration": iteration,
         "blocking": ", ".join(qr.blocking_severities(iteration)),
+        **user_words(session, store.read_or_none("context")),
     }
-    return render(f"{role}.j2", variables, [HERE]).strip()
+    return render(f"{role}.j2", variables, [HERE, SHARED_TEMPLATES]).strip()

@@ -42,7 +42,8 @@ DOCS_ONLY = [
 
 
 def start(project: Path, *flags: str, env: dict[str, str] | None = None) -> tuple[Agent, Output]:
-    agent = Agent(project, env=env)
+    """A session at step 3; non-interactive (CI=1) unless `env` says otherwise."""
+    agent = Agent(project, env={"CI": "1"} if env is None else env)
     out = agent.step(" ".join(["planner --step 1 --task 'Add a farewell'", *flags]))
     out = agent.step(out.route())
     agent.plan("context", "set", "--goal", "say goodbye")

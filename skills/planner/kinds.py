@@ -1,0 +1,269 @@
+"""The planner's own parts: skip rules, what steps require, what arriving records, and the
+kinds of steps 1, 2, 9 and 11 (session start, discovery, docs, review and approval)."""
+
+from __future__ import annotations
+
+import os
+
+from shared.kinds import Execute, Gate
+from shared.routing import Routing, step_argv
+from shared.workflow import Context, Kind, kind
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from state.errors import Finding
+    from state.store import Transaction
+
+
+# ---------------------------------------------------------------- skip rules
+
+
+def quick(ctx: Context) -> bool:
+    return bool(ctx.session["config"]["depth"] == "quick")
+
+
+def docs_only(ctx: Context) -> bool:
+    milestones = ctx.doc("plan")["milestones"]
+    return bool(milestones) and all(m["is_documentation_only"] for m in milestones)
+
+
+# ---------------------------------------------------------------- requirements
+
+
+def goal(ctx: Context) -> list[Finding]:
+    from state.errors import Finding
+
+    if ctx.doc("context")["task_spec"]["goal"].strip():
+        return []
+    return [Finding("context.json:task_spec.goal", "empty", "plan context set --goal G")]
+
+
+def questions_waiting(ctx: Context) -> int:
+    """How many more questions must be answered or skipped before design (0 once enough)."""
+    if ctx.non_interactive:
+        return 0
+    resolved = [q for q in ctx.doc("context")["questions"] if q["answer"] or q["skipped"]]
+    return max(0, ctx.config["questions_min"] - len(resolved))
+
+
+def questions(ctx: Context) -> list[Finding]:
+    from state.errors import Finding
+
+    waiting = questions_waiting(ctx)
+    if not waiting:
+        return []
+    return [
+        Finding(
+            "context.json:questions",
+            f"{waiting} more question(s) must be answered "
+            f"or skipped (questions_min {ctx.config['questions_min']})",
+            "plan question import FILE, ask the user, plan question answer Q-n TEXT",
+        )
+    ]
+
+
+def choices(ctx: Context) -> list[Finding]:
+    from state.choice_ops import unpicked
+    from state.errors import Finding
+
+    if ctx.non_interactive:
+        return []
+    return [
+        Finding(
+            f"plan.json:{c['id']}",
+            f"choice {c['topic']!r} is not picked",
+            f"ask the user, then plan choice pick {c['id']} OPT-X --rationale R",
+        )
+        for c in unpicked(ctx.doc("plan"))
+    ]
+
+
+# ---------------------------------------------------------------- actions on arrival
+
+
+def answer_by_policy(ctx: Context, tx: Transaction) -> None:
+    """Leaving discovery non-interactively: open questions take their recommended option."""
+    from state.question_ops import assume
+
+    if not ctx.non_interactive:
+        return
+    context = tx.edit("context")
+    answered = []
+    for q in context["questions"]:
+        if q["answer"] is None and not q["skipped"]:
+            assume(context, q, f"non-interactive: {ctx.policy}")
+            answered.append(q["id"])
+    tx.note(policy=ctx.policy, assumed=answered)
+
+
+def pick_by_policy(ctx: Context, tx: Transaction) -> None:
+    """Leaving design non-interactively: choices take their recommended option, "auto"."""
+    from state.choice_ops import pick, unpicked
+
+    if not ctx.non_interactive:
+        return
+    picked = []
+    for choice in unpicked(tx.edit("plan")):
+        option = next(o["id"] for o in choice["options"] if o["recommended"])
+        pick(tx, choice, option, "auto")
+        picked.append(f"{choice['id']} {option}")
+    tx.note(policy=ctx.policy, picked=picked)
+
+
+# ---------------------------------------------------------------- mechanical checks
+
+
+def validator_findings(phase: str) -> Any:
+    """The mechanical checks of a planning phase: `plan validate --phase …`."""
+
+    def findings(ctx: Context) -> list[Finding]:
+        from shared.paths import project_root
+        from state.validate import validate
+
+        context = ctx.doc_or_none("context")
+        known = {q["id"] for q in context["questions"]} if context else None
+        return validate(ctx.doc("plan"), phase, project_root(ctx.state_dir), known)
+
+    return findings
+
+
+def render_plan_md(ctx: Context) -> str:
+    """plan.md beside plan.json, rendered from it; returns its path."""
+    from shared.plan_md import render_plan
+    from state.store import write_atomic
+
+    path = os.path.join(ctx.state_dir, "plan.md")
+    write_atomic(path, render_plan(ctx.doc("plan")).encode())
+    return path
+
+
+# ---------------------------------------------------------------- kinds
+
+
+@kind
+class Init(Kind):
+    """Step 1: the session was just created (see steps.start()); say where it lives."""
+
+    name = "init"
+
+    def arrive(self, ctx: Context, tx: Transaction) -> None:
+        if ctx.policy:
+            tx.note(policy=ctx.policy, interactive=False)  # §6.4: the policy is on record
+
+
+@kind
+class Discovery(Kind):
+    """Step 2: the scan, the task spec, and questions; it repeats until enough are answered."""
+
+    name = "discovery"
+
+    def arrive(self, ctx: Context, tx: Transaction) -> None:
+        from shared.paths import project_root
+        from state.scan import scan
+
+        if not ctx.doc("context")["gathered"]["scanned_at"]:
+            tx.edit("context")["gathered"] = scan(
+                project_root(ctx.state_dir), None, ctx.session["task"]
+            )
+
+    def context(self, ctx: Context) -> dict[str, Any]:
+        from state.question_ops import state_of
+
+        context = ctx.doc("context")
+        return {
+            "gathered": context["gathered"]["summary"],
+            "questions": [{**q, "state": state_of(q)} for q in context["questions"]],
+            "waiting": questions_waiting(ctx),
+            "config": ctx.config,
+        }
+
+    def routing(self, ctx: Context) -> Routing:
+        if questions_waiting(ctx):  # back here once the user has answered
+            return Routing(next=ctx.argv(2), note="Design starts when enough are answered.")
+        return super().routing(ctx)
+
+
+@kind
+class DocsExecute(Execute):
+    """Step 9: the technical writer documents each milestone; plan.md is rendered on arrival."""
+
+    name = "docs-execute"
+
+    def arrive(self, ctx: Context, tx: Transaction) -> None:
+        render_plan_md(ctx)
+
+
+@kind
+class FinalGate(Gate):
+    """Step 11: the docs gate; on pass the plan must be valid, then the user reviews it (or,
+    non-interactively, it is approved as "auto") and it is frozen."""
+
+    name = "final-gate"
+
+    def needs_verdict(self, ctx: Context) -> bool:
+        return not quick(ctx)  # quick depth comes from step 5, with no docs review
+
+    def check(self, ctx: Context) -> list[Finding]:
+        if ctx.flags.get("qr_status") == "fail":
+            return []
+        phase = "design" if quick(ctx) else "final"
+        return [f for f in validator_findings(phase)(ctx) if f.level == "error"]
+
+    def arrive(self, ctx: Context, tx: Transaction) -> None:
+        from state import clock
+        from state.approval import approve
+        from state.lifecycle import transition
+
+        if not quick(ctx):
+            super().arrive(ctx, tx)
+            if self.outcome(ctx) == "fail":
+                return
+        session = tx.edit("session")
+        transition(session, "review")
+        render_plan_md(ctx)
+        revision = ctx.store.last_revision()
+        session["reviews"].append(
+            {
+                "round": len(session["reviews"]) + 1,
+                "verdict": "submitted",
+                "at": clock.now(),
+                "revision": revision,
+            }
+        )
+        session["review_started_at"] = clock.now()
+        if ctx.non_interactive:
+            session["reviews"][-1].update(verdict="approved", by="auto")
+            approve(tx, "auto")
+            tx.note(policy=ctx.policy)
+
+    def outcome(self, ctx: Context) -> str:
+        if quick(ctx):
+            return "pass" if ctx.session["status"] != "design" else "none"
+        return super().outcome(ctx)
+
+    def context(self, ctx: Context) -> dict[str, Any]:
+        approval = ctx.session["approval"]
+        return {
+            **super().context(ctx),
+            "approval": approval,
+            "quick": quick(ctx),
+            "short_sha": approval["sha256"][:12] if approval else "",
+            "in_review": ctx.session["status"] == "review",
+            "round": len(ctx.session["reviews"]),
+            "rejects": ctx.session["rejects"],
+        }
+
+    def routing(self, ctx: Context) -> Routing:
+        if ctx.session["approval"]:
+            return Routing(next=step_argv("executor", 1, ctx.state_dir))
+        if ctx.session["status"] == "design":  # rejected: back to design with the feedback
+            return Routing(next=ctx.argv(3))
+        if ctx.session["status"] == "review":
+            at = ["--state-dir", ctx.state_dir]
+            return Routing(
+                if_pass=["plan", "review", "approve", *at],
+                if_fail=["plan", "review", "reject", *at, "--feedback", "<the user's words>"],
+            )
+        return super().routing(ctx)

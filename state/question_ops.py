@@ -1,0 +1,252 @@
+"""Discovery questions (PRODUCT.md §6.1): add, import the JSON an LLM writes, answer, skip.
+
+A question whose normalised text matches one on record is refused as a duplicate; answers
+are normalised too (a choice by number or label, yes/no from y/n).
+"""
+
+from __future__ import annotations
+
+from state import clock
+from state.errors import UsageError
+from state.ops import Param, op
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from state.store import Transaction
+
+CATEGORIES = ("clarification", "scope", "technical", "priority", "constraint")
+KINDS = ("choice", "yes_no", "text")
+FIELDS = ("category", "kind", "text", "why", "options", "recommended")
+YES, NO = ("y", "yes", "true", "1"), ("n", "no", "false", "0")
+
+
+def normalised(text: str) -> str:
+    """Lowercase words only: "Which DB?" and "which  db" are the same question."""
+    kept = "".join(c if c.isalnum() else " " for c in text.lower())
+    return " ".join(kept.split())
+
+
+def state_of(q: dict[str, Any]) -> str:
+    if q["assumed"]:
+        return "assumed"
+    if q["skipped"]:
+        return "skipped"
+    return "open" if q["answer"] is None else "answered"
+
+
+def _options(raw: Any, where: str) -> list[dict[str, str]]:
+    if not isinstance(raw, list):
+        raise UsageError(f"{where}.options: expected a list, got {type(raw).__name__}")
+    options = []
+    for n, option in enumerate(raw):
+        if isinstance(option, str):
+            option = {"label": option}
+        if (
+            not isinstance(option, dict)
+            or not isinstance(option.get("label"), str)
+            or not option["label"].strip()
+        ):
+            raise UsageError(
+                f'{where}.options[{n}]: expected a string or {{"label": …, "description": …}}'
+            )
+        extra = set(option) - {"label", "description"}
+        if extra:
+            raise UsageError(f"{where}.options[{n}]: unknown key {sorted(extra)[0]!r}")
+        options.append(
+            {"label": option["label"].strip(), "description": str(option.get("description", ""))}
+        )
+    return options
+
+
+def _recommended(raw: Any, options: list[dict[str, str]], where: str) -> str | None:
+    """The recommended option's label, from a label or a 1-based index."""
+    if raw is None or raw == "":
+        return None
+    labels = [o["label"] for o in options]
+    text = str(raw).strip()
+    if text.isdecimal() and not isinstance(raw, bool):
+        if not 1 <= int(text) <= len(labels):
+            raise UsageError(
+                f"{where}.recommended: {text} is not an option number (1 to {len(labels)})"
+            )
+        return labels[int(text) - 1]
+    for label in labels:
+        if label.lower() == text.lower():
+            return label
+    raise UsageError(
+        f"{where}.recommended: {text!r} is not one of the options ({', '.join(labels) or 'none'})"
+    )
+
+
+def make_question(data: dict[str, Any], where: str) -> dict[str, Any]:
+    """A question from loose input (CLI options or imported JSON), checked field by field."""
+    for key in ("category", "kind", "text"):
+        if not isinstance(data.get(key), str) or not data[key].strip():
+            raise UsageError(f"{where}.{key}: required text is missing")
+    for key, allowed in (("category", CATEGORIES), ("kind", KINDS)):
+        if data[key] not in allowed:
+            raise UsageError(f"{where}.{key}: {data[key]!r} is not one of {', '.join(allowed)}")
+    options = _options(data.get("options") or [], where)
+    if data["kind"] == "yes_no" and not options:
+        options = [{"label": "yes", "description": ""}, {"label": "no", "description": ""}]
+    if data["kind"] == "choice" and len(options) < 2:
+        raise UsageError(f"{where}.options: a choice question needs at least two options")
+    if data["kind"] == "text" and options:
+        raise UsageError(f"{where}.options: a text question takes no options")
+    return {
+        "category": data["category"],
+        "kind": data["kind"],
+        "text": data["text"].strip(),
+        "why": str(data.get("why") or ""),
+        "options": options,
+        "recommended": _recommended(data.get("recommended"), options, where),
+        "asked_at": clock.now(),
+        "answer": None,
+        "answered_at": None,
+        "skipped": False,
+        "assumed": False,
+    }
+
+
+def record(tx: Transaction, questions: list[dict[str, Any]], where: str) -> list[str]:
+    """Add questions to context.json with new ids; a duplicate of one on record is refused."""
+    context = tx.edit("context")
+    seen = {normalised(q["text"]): q["id"] for q in context["questions"]}
+    ids = []
+    for n, q in enumerate(questions):
+        key = normalised(q["text"])
+        if key in seen:
+            label = where if len(questions) == 1 else f"{where}[{n}]"
+            raise UsageError(f"{label}: {seen[key]} already asks this: {q['text']!r}")
+        q["id"] = tx.new_id("context", "Q", context["questions"])
+        seen[key] = q["id"]
+        context["questions"].append(q)
+        ids.append(q["id"])
+    return ids
+
+
+@op(
+    "question add",
+    Param("category", type=CATEGORIES, required=True),
+    Param("kind", type=KINDS, required=True),
+    Param("text", required=True),
+    Param("why", help="why the answer matters"),
+    Param("option", multiple=True),
+    Param("recommended", metavar="N", help="the recommended option, 1-based"),
+)
+def question_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
+    """Add a question for the user (Q-NNN)."""
+    data = {**a, "options": a["option"]}
+    return record(tx, [make_question(data, "question add")], "question add")
+
+
+def extract_json(text: str, what: str) -> Any:
+    """The JSON in `text`, also inside a markdown fence; errors say where and what is wrong."""
+    import json
+
+    body = text.strip()
+    if "```" in body:
+        inside = body.split("```", 2)[1]
+        first, _, rest = inside.partition("\n")
+        body = rest if first.strip().lower() in ("", "json", "jsonc") else inside
+    try:
+        return json.loads(body)
+    except json.JSONDecodeError as e:
+        lines = body.splitlines()
+        near = lines[e.lineno - 1].strip()[:60] if 0 < e.lineno <= len(lines) else ""
+        raise UsageError(
+            f"{what}: not valid JSON: {e.msg} at line {e.lineno} column "
+            f"{e.colno}" + (f" (near {near!r})" if near else "")
+        ) from None
+
+
+def items_of(data: Any, key: str, what: str) -> list[Any]:
+    """A list, or an object holding it under `key`."""
+    if isinstance(data, dict) and key in data:
+        data = data[key]
+    if not isinstance(data, list) or not data:
+        raise UsageError(f'{what}: expected a non-empty list of {key}, or {{"{key}": [...]}}')
+    return data
+
+
+@op(
+    "question import",
+    Param("source", positional=True, required=True, content=True, metavar="FILE|-"),
+)
+def question_import(tx: Transaction, a: dict[str, Any]) -> list[str]:
+    """Add the questions an LLM wrote as JSON (a list, or {"questions": [...]}, fenced or not)."""
+    questions = []
+    for n, raw in enumerate(
+        items_of(extract_json(a["source"], "question import"), "questions", "question import")
+    ):
+        where = f"questions[{n}]"
+        if not isinstance(raw, dict):
+            raise UsageError(f"{where}: expected an object, got {type(raw).__name__}")
+        unknown = set(raw) - set(FIELDS) - {"id"}  # an id the LLM made up is ignored
+        if unknown:
+            raise UsageError(
+                f"{where}: unknown key {sorted(unknown)[0]!r} (keys: {', '.join(FIELDS)})"
+            )
+        questions.append(make_question(raw, where))
+    return record(tx, questions, "questions")
+
+
+def find_question(context: dict[str, Any], qid: str) -> dict[str, Any]:
+    for q in context["questions"]:
+        if q["id"] == qid:
+            return q
+    raise UsageError(f"context.json: no question {qid}")
+
+
+def normal_answer(q: dict[str, Any], text: str) -> str:
+    """The answer as recorded: a choice's label (by number or label), yes/no, or the text."""
+    text = text.strip()
+    if not text:
+        raise UsageError(f"{q['id']}: the answer is empty (use --skip to skip)")
+    if q["kind"] == "yes_no":
+        if text.lower() in YES + NO:
+            return "yes" if text.lower() in YES else "no"
+        raise UsageError(f"{q['id']}: answer yes or no, not {text!r}")
+    labels = [o["label"] for o in q["options"]]
+    if text.isdecimal() and labels:
+        if not 1 <= int(text) <= len(labels):
+            raise UsageError(f"{q['id']}: {text} is not an option number (1 to {len(labels)})")
+        return labels[int(text) - 1]
+    return next((label for label in labels if label.lower() == text.lower()), text)
+
+
+def set_answer(
+    q: dict[str, Any], answer: str | None, skipped: bool = False, assumed: bool = False
+) -> None:
+    q.update(answer=answer, skipped=skipped, assumed=assumed, answered_at=clock.now())
+
+
+@op(
+    "question answer",
+    Param("id", positional=True, required=True, metavar="Q-n"),
+    Param("text", positional=True, metavar="TEXT"),
+    Param("skip", switch=True, help="record that the user skipped it"),
+)
+def question_answer(tx: Transaction, a: dict[str, Any]) -> None:
+    """Record the user's answer (a choice by number or label; y/n), or --skip."""
+    q = find_question(tx.edit("context"), a["id"])
+    if a["skip"] == (a["text"] is not None):
+        raise UsageError("question answer: give the answer TEXT or --skip, not both or neither")
+    if a["skip"]:
+        set_answer(q, None, skipped=True)
+    else:
+        set_answer(q, normal_answer(q, a["text"]))
+
+
+def assume(context: dict[str, Any], q: dict[str, Any], why: str) -> None:
+    """Answer with the recommended option as an assumption on record (or skip if none)."""
+    if q["recommended"] is not None:
+        set_answer(q, q["recommended"], skipped=False, assumed=True)
+        context["assumptions"].append(
+            f"{q['id']} {q['text']}: assumed {q['recommended']!r} ({why})"
+        )
+    else:
+        set_answer(q, None, skipped=True, assumed=True)
+        context["assumptions"].append(f"{q['id']} {q['text']}: no answer: {why}")

@@ -1,0 +1,100 @@
+"""The user's verdict on the plan (PRODUCT.md §6.3) and the session's end (§6.5): approve,
+reject (back to design, or cancelled at max_rejects), cancel, fail."""
+
+from __future__ import annotations
+
+import os
+
+from state import clock
+from state.approval import approve
+from state.errors import Refused
+from state.lifecycle import transition
+from state.ops import Param, op
+from state.store import report_name
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from state.store import Transaction
+
+PLANNING_PHASES = ("plan-design", "plan-code", "plan-docs")
+
+
+def in_review(tx: Transaction) -> dict[str, Any]:
+    session = tx.edit("session")
+    if session["status"] != "review":
+        raise Refused(
+            f"session.json: status {session['status']}: there is no plan in review "
+            "(planner step 11 puts it there)"
+        )
+    return session
+
+
+def close_round(session: dict[str, Any], **fields: Any) -> None:
+    """The verdict on the review round that is open (step 11 opened it)."""
+    if not session["reviews"] or session["reviews"][-1]["verdict"] != "submitted":
+        session["reviews"].append(
+            {"round": len(session["reviews"]) + 1, "verdict": "submitted", "at": clock.now()}
+        )
+    session["reviews"][-1].update(at=clock.now(), **fields)
+
+
+@op("review approve", Param("by", help="who approves (default: $USER)"))
+def review_approve(tx: Transaction, a: dict[str, Any]) -> None:
+    """The user approves the plan in review: record who, when and its sha256, then freeze."""
+    session = in_review(tx)
+    by = a["by"] or os.environ.get("USER") or "user"
+    approval = approve(tx, by)
+    close_round(session, verdict="approved", by=by, sha256=approval["sha256"])
+    tx.next_argv = ["executor", "--step", "1", "--state-dir", tx.store.dir]
+
+
+@op("review reject", Param("feedback", required=True, help="the user's words"))
+def review_reject(tx: Transaction, a: dict[str, Any]) -> None:
+    """The user rejects the plan: back to design with the feedback; max_rejects cancels."""
+    session = in_review(tx)
+    session["rejects"] += 1
+    close_round(session, verdict="rejected", feedback=a["feedback"])
+    limit = session["config"]["max_rejects"]
+    if session["rejects"] >= limit:
+        transition(session, "cancelled")
+        session["reason"] = f"rejected {session['rejects']} times (max_rejects {limit})"
+        tx.tell(
+            f"The session is cancelled: {session['reason']}. Start a new one with "
+            "planner --step 1 --task TEXT."
+        )
+        return
+    transition(session, "design")
+    reopen_reviews(tx, session)
+    tx.next_argv = ["planner", "--step", "3", "--state-dir", tx.store.dir]
+
+
+def reopen_reviews(tx: Transaction, session: dict[str, Any]) -> None:
+    """After a rejection every planning review runs again: loops restart, passes are re-judged."""
+    for phase in PLANNING_PHASES:
+        if phase in session["qr"]:
+            session["qr"][phase]["state"] = "initial"
+        report = tx.read_or_none(report_name(phase))
+        if report is None:
+            continue
+        report = tx.edit(report_name(phase))
+        for item in report["items"]:
+            if item["source"] == "reviewer" and item["status"] == "PASS":
+                item["status"] = "TODO"
+
+
+@op("cancel", Param("reason"))
+def cancel(tx: Transaction, a: dict[str, Any]) -> None:
+    """Cancel the session (from any status that is not final)."""
+    session = tx.edit("session")
+    transition(session, "cancelled")
+    session["reason"] = a["reason"] or "cancelled by the user"
+
+
+@op("fail", Param("error", required=True, help="what went wrong"))
+def fail(tx: Transaction, a: dict[str, Any]) -> None:
+    """Mark the session failed, with the error."""
+    session = tx.edit("session")
+    transition(session, "failed")
+    session["reason"] = a["error"]

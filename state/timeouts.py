@@ -1,0 +1,71 @@
+"""Timeouts (PRODUCT.md §6.1, §6.3), applied when a session is next touched, on record:
+an approval not given in approval_timeout cancels; an unanswered question past
+question_timeout is skipped with its recommended option as an assumption."""
+
+from __future__ import annotations
+
+from state import clock
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from state.store import Store
+
+
+def _overdue(since: str | None, limit: int, now: float) -> bool:
+    return bool(limit and since and now - clock.parse(since) > limit)
+
+
+def due(session: dict[str, Any], context: dict[str, Any] | None) -> bool:
+    """Whether anything has timed out (read-only: the cheap check every command makes)."""
+    now, config = clock.epoch(), session["config"]
+    if session["status"] == "review" and _overdue(
+        session["review_started_at"], config["approval_timeout"], now
+    ):
+        return True
+    return bool(context) and any(
+        q["answer"] is None
+        and not q["skipped"]
+        and _overdue(q["asked_at"], config["question_timeout"], now)
+        for q in (context or {"questions": []})["questions"]
+    )
+
+
+def expire(store: Store) -> None:
+    """Apply what has timed out; nothing is written when nothing has."""
+    session = store.read("session")
+    watch_questions = session["config"]["question_timeout"] and session["status"] in (
+        "discovery",
+        "design",
+    )
+    context = store.read_or_none("context") if watch_questions else None
+    if not due(session, context):
+        return
+    from state.lifecycle import transition
+    from state.question_ops import assume
+
+    with store.transaction("timeout") as tx:
+        session, now = tx.edit("session"), clock.epoch()
+        config = session["config"]
+        if session["status"] == "review" and _overdue(
+            session["review_started_at"], config["approval_timeout"], now
+        ):
+            transition(session, "cancelled")
+            session["reason"] = (
+                f"no approval within approval_timeout ({config['approval_timeout']}s)"
+            )
+            tx.note(timeout="approval", status="cancelled")
+        if watch_questions:
+            context = tx.edit("context")
+            skipped = []
+            for q in context["questions"]:
+                if (
+                    q["answer"] is None
+                    and not q["skipped"]
+                    and _overdue(q["asked_at"], config["question_timeout"], now)
+                ):
+                    assume(context, q, "question_timeout passed")
+                    skipped.append(q["id"])
+            if skipped:
+                tx.note(timeout="question", questions=skipped)

@@ -1,0 +1,94 @@
+"""The SessionStart hook, run as hooks/hooks.json runs it: `python3 -S cli/session_start.py`
+(no site-packages) with the hook JSON on stdin.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import REPO, run
+
+HOOK = REPO / "cli" / "session_start.py"
+
+
+def hook(cwd: Path, stdin: str | None = None, *args: str) -> subprocess.CompletedProcess[str]:
+    payload = stdin if stdin is not None else json.dumps({"cwd": str(cwd), "source": "startup"})
+    done = subprocess.run(
+        [sys.executable, "-S", str(HOOK), *args],
+        cwd=cwd,
+        input=payload,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin"},
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+    return done
+
+
+def start(project: Path) -> Path:
+    done = run("planner", "--step", "1", "--task", "Add a farewell", cwd=project)
+    assert done.returncode == 0, done.stderr
+    return Path(done.stdout.split("STATE_DIR=", 1)[1].split()[0])
+
+
+def test_no_session_prints_nothing(project: Path) -> None:
+    assert hook(project).stdout == ""
+
+
+def test_the_active_session_and_its_next_command(project: Path) -> None:
+    state = start(project)
+    out = hook(project / "src").stdout  # any directory of the project
+    assert out.startswith("planner: an active session")
+    assert f"STATE_DIR={state}" in out
+    assert "discovery" in out and "Add a farewell" in out
+    assert f"planner --step 2 --state-dir {state}" in out
+
+
+def test_the_hook_json_cwd_wins_over_the_process_directory(project: Path, tmp_path: Path) -> None:
+    state = start(project)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    done = subprocess.run(
+        [sys.executable, "-S", str(HOOK)],
+        cwd=elsewhere,
+        input=json.dumps({"cwd": str(project)}),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert f"STATE_DIR={state}" in done.stdout
+
+
+def test_malformed_input_still_reports_the_process_directory(project: Path) -> None:
+    state = start(project)
+    assert f"STATE_DIR={state}" in hook(project, stdin="not json").stdout
+    assert f"STATE_DIR={state}" in hook(project, stdin="").stdout
+
+
+def test_a_finished_session_prints_nothing(project: Path) -> None:
+    state = start(project)
+    session = json.loads((state / "session.json").read_text())
+    session["status"] = "completed"
+    (state / "session.json").write_text(json.dumps(session))
+    assert hook(project).stdout == ""
+
+
+def test_a_damaged_session_is_one_line_not_a_traceback(project: Path) -> None:
+    state = start(project)
+    (state / "session.json").write_text("{ broken")
+    out = hook(project).stdout
+    assert out.count("\n") == 1 and "cannot be read" in out and str(state) in out
+
+
+def test_gemini_gets_the_text_as_json_context(project: Path) -> None:
+    state = start(project)
+    out = json.loads(hook(project, None, "--dialect", "gemini").stdout)
+    context = out["hookSpecificOutput"]
+    assert context["hookEventName"] == "SessionStart"
+    assert f"STATE_DIR={state}" in context["additionalContext"]
+    assert hook(project, None, "--dialect=codex").stdout.startswith("planner: an active session")

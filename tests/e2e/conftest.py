@@ -1,0 +1,138 @@
+"""Fixtures for the plugin's end-to-end tests: a Python without the package's dependencies,
+a PATH that holds only it and the system tools, and the real Claude Code through the
+offline harness (../shared/harness, or $PLANNER_HARNESS).
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+
+HARNESS = Path(os.environ.get("PLANNER_HARNESS") or REPO.parent / "shared" / "harness")
+RUN_CLAUDE = HARNESS / "run-claude"
+SCENARIOS = Path(__file__).resolve().parent / "scenarios"
+CACHE = os.environ.get("HARNESS_CACHE_DIR") or os.path.join(
+    os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "claude-plugin-harness"
+)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "claude: runs the real Claude Code CLI through the offline harness (slow)"
+    )
+
+
+@pytest.fixture(scope="session")
+def bare_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bin/ of a fresh venv with no site-packages: only the standard library imports."""
+    venv = tmp_path_factory.mktemp("bare") / "venv"
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120
+    )
+    probe = subprocess.run(
+        [str(venv / "bin" / "python3"), "-c", "import click"], capture_output=True, timeout=60
+    )
+    assert probe.returncode != 0, "the bare venv can import click: it is not isolated"
+    return venv / "bin"
+
+
+@pytest.fixture(scope="session")
+def isolated_path(bare_python: Path) -> str:
+    """PATH for a plugin user who never installed the package: a bare python3, git, sh."""
+    dirs = [str(bare_python)]
+    git = shutil.which("git")
+    if git:
+        dirs.append(os.path.dirname(git))
+    dirs += ["/usr/bin", "/bin"]
+    return os.pathsep.join(dict.fromkeys(dirs))
+
+
+def clean_env(path: str, **extra: str) -> dict[str, str]:
+    """The environment a step script sees: no planner variables, no CI, no active venv."""
+    drop = ("PLANNER_STATE_DIR", "PLANNER_PYTHON", "CI", "VIRTUAL_ENV", "PYTHONPATH")
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    env["PATH"] = path
+    env.update(extra)
+    return env
+
+
+# -- the real Claude Code --------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def harness() -> Path:
+    if not RUN_CLAUDE.exists():
+        pytest.skip(f"no Claude Code harness at {HARNESS} (set PLANNER_HARNESS)")
+    return HARNESS
+
+
+def find_claude() -> str | None:
+    if os.environ.get("CLAUDE_BIN"):
+        return os.environ["CLAUDE_BIN"]
+    pattern = f"{CACHE}/venv/lib/python3*/site-packages/claude_agent_sdk/_bundled/claude"
+    found = [f for f in glob.glob(pattern) if os.access(f, os.X_OK)]
+    return found[0] if found else None
+
+
+@pytest.fixture(scope="session")
+def claude_bin(harness: Path, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The CLI the harness runs; a first trivial run makes the harness install it."""
+    found = find_claude()
+    if found is None:
+        tmp = tmp_path_factory.mktemp("install-claude")
+        (tmp / "scenario.json").write_text('[{"text": "ok"}]')
+        done = subprocess.run(
+            [str(RUN_CLAUDE), "--scenario", str(tmp / "scenario.json"), "--quiet"],
+            capture_output=True,
+            text=True,
+            timeout=1200,
+        )
+        found = find_claude()
+        assert found, f"the harness did not install claude: {done.stderr[-2000:]}"
+    return found
+
+
+def run_claude(
+    tmp_path: Path,
+    scenario: dict | list | str | Path,
+    *extra: str,
+    plugin_dir: Path = REPO,
+    timeout: int = 120,
+) -> tuple[int, dict]:
+    """Run one scenario (a dict, or a file under scenarios/); return (exit code, summary).
+
+    The project is tmp_path/"project" (the `project` fixture's git repository).
+    """
+    if isinstance(scenario, (str, Path)):
+        scenario = json.loads((SCENARIOS / scenario).read_text())
+    scenario_file = tmp_path / "scenario.json"
+    scenario_file.write_text(json.dumps(scenario))
+    out = tmp_path / "out"
+    cmd = [
+        str(RUN_CLAUDE),
+        "--plugin-dir",
+        str(plugin_dir),
+        "--scenario",
+        str(scenario_file),
+        "--workdir",
+        str(tmp_path / "project"),
+        "--out",
+        str(out),
+        "--timeout",
+        str(timeout),
+        "--quiet",
+        *extra,
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout + 60)
+    summary_file = out / "summary.json"
+    assert summary_file.exists(), f"no summary (exit {proc.returncode}): {proc.stderr[-2000:]}"
+    return proc.returncode, json.loads(summary_file.read_text())
