@@ -1,0 +1,235 @@
+"""Questions, choices and configuration: bad input gets a precise, one-line answer."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Plan, run
+
+
+def question(**fields: object) -> dict:
+    return {"category": "scope", "kind": "yes_no", "text": "Also wave?", **fields}
+
+
+@pytest.mark.parametrize(
+    "payload, message",
+    [
+        (
+            '[{"category": "scope",}]',
+            "not valid JSON: Expecting property name enclosed in double quotes at line 1 column 23",
+        ),
+        ('```json\n[\n  {"kind": "x"\n]\n```', "at line 3 column 1"),
+        ("{}", "expected a non-empty list of questions"),
+        (
+            json.dumps([question(kind="multi")]),
+            "questions[0].kind: 'multi' is not one of choice, yes_no, text",
+        ),
+        (
+            json.dumps([question(), question(text="")]),
+            "questions[1].text: required text is missing",
+        ),
+        (json.dumps([question(colour="red")]), "questions[0]: unknown key 'colour'"),
+        (json.dumps([question(kind="choice", options=["only one"])]), "at least two options"),
+        (
+            json.dumps([question(kind="choice", options=["a", "b"], recommended=3)]),
+            "questions[0].recommended: 3 is not an option number (1 to 2)",
+        ),
+        (json.dumps([question(kind="text", options=["a"])]), "a text question takes no options"),
+        (json.dumps([question(), question(text="also WAVE")]), "questions[1]: Q-001 already asks"),
+    ],
+)
+def test_question_import_says_what_is_wrong(
+    plan: Plan, session_dir: Path, payload: str, message: str
+) -> None:
+    before = (session_dir / "context.json").read_bytes()
+    done = plan("question", "import", "-", input=payload, code=2)
+    assert message in done.stderr, done.stderr
+    assert (session_dir / "context.json").read_bytes() == before  # all or nothing
+
+
+def test_imported_questions_accept_the_forms_an_llm_writes(plan: Plan) -> None:
+    fenced = (
+        "Sure!\n```json\n"
+        + json.dumps(
+            {
+                "questions": [
+                    {
+                        "id": 1,
+                        "category": "technical",
+                        "kind": "choice",
+                        "text": "Which store?",
+                        "options": ["sqlite", {"label": "postgres", "description": "server"}],
+                        "recommended": "postgres",
+                    },
+                    question(recommended=2),
+                ]
+            }
+        )
+        + "\n```\nHope this helps."
+    )
+    assert plan.ids("question", "import", "-", input=fenced) == ["Q-001", "Q-002"]
+    listed = json.loads(plan("question", "list", "--json").stdout)
+    assert listed[0]["recommended"] == "postgres" and listed[1]["recommended"] == "no"
+    assert [o["label"] for o in listed[1]["options"]] == ["yes", "no"]
+
+
+def test_a_question_on_record_is_refused_as_a_duplicate(plan: Plan) -> None:
+    plan.ids("question", "add", "--category", "scope", "--kind", "text", "--text", "Which users?")
+    plan("question", "answer", "Q-001", "admins")
+    done = plan(
+        "question",
+        "add",
+        "--category",
+        "scope",
+        "--kind",
+        "text",
+        "--text",
+        "  which USERS ",
+        code=2,
+    )
+    assert "Q-001 already asks this" in done.stderr
+
+
+@pytest.mark.parametrize(
+    "kind, options, answer, recorded",
+    [
+        ("choice", ["sqlite", "postgres"], "2", "postgres"),
+        ("choice", ["sqlite", "postgres"], "SQLite", "sqlite"),
+        ("choice", ["sqlite", "postgres"], "whatever the team uses", "whatever the team uses"),
+        ("yes_no", [], "Y", "yes"),
+        ("yes_no", [], "no", "no"),
+        ("text", [], " admins only ", "admins only"),
+    ],
+)
+def test_answers_are_normalised(
+    plan: Plan, kind: str, options: list[str], answer: str, recorded: str
+) -> None:
+    plan(
+        "question",
+        "add",
+        "--category",
+        "scope",
+        "--kind",
+        kind,
+        "--text",
+        "Q?",
+        *[arg for o in options for arg in ("--option", o)],
+    )
+    plan("question", "answer", "Q-001", answer)
+    assert json.loads(plan("question", "list", "--json").stdout)[0]["answer"] == recorded
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["Q-001", "maybe"], "answer yes or no"),
+        (["Q-001"], "give the answer TEXT or --skip"),
+        (["Q-001", "yes", "--skip"], "not both"),
+        (["Q-009", "yes"], "no question Q-009"),
+        (["Q-001", "  "], "the answer is empty"),
+    ],
+)
+def test_bad_answers_are_refused(plan: Plan, args: list[str], message: str) -> None:
+    plan("question", "add", "--category", "scope", "--kind", "yes_no", "--text", "Q?")
+    assert message in plan("question", "answer", *args, code=2).stderr
+
+
+def test_plan_ask_without_a_terminal_explains_how_to_answer(plan: Plan) -> None:
+    assert "No open questions" in plan("ask").stdout
+    plan("question", "add", "--category", "scope", "--kind", "yes_no", "--text", "Wave too?")
+    done = plan("ask")  # stdin is a pipe here
+    assert "No terminal here" in done.stdout and "plan question answer Q-n" in done.stdout
+    assert "Q-001 Wave too?" in done.stdout
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ([{"name": "a", "recommended": True}], "at least two options"),
+        ([{"name": "a"}, {"name": "b"}], "mark exactly one option"),
+        (
+            [{"name": "a", "recommended": True}, {"name": "b", "pros": "fast"}],
+            "options[1].pros: expected a list of strings",
+        ),
+        ([{"name": "a", "recommended": True}, {"title": "b"}], "options[1]: unknown key 'title'"),
+    ],
+)
+def test_choice_import_says_what_is_wrong(plan: Plan, options: list, message: str) -> None:
+    payload = json.dumps({"choices": [{"topic": "Store", "options": options}]})
+    assert message in plan("choice", "import", "-", input=payload, code=2).stderr
+
+
+def test_choice_pick_writes_the_decision_and_rejected_alternatives(plan: Plan) -> None:
+    plan(
+        "choice",
+        "add",
+        "--topic",
+        "Store",
+        "--option-json",
+        '{"name": "sqlite", "pros": ["no server"], "recommended": true}',
+        "--option-json",
+        '{"name": "postgres", "cons": ["needs a server", "ops work"]}',
+    )
+    assert plan.ids("choice", "pick", "D-001", "OPT-B", "--rationale", "we have one") == [
+        "DL-001",
+        "RA-001",
+    ]
+    shown = json.loads(plan("show", "--json").stdout)["planning_context"]
+    assert shown["decision_log"][0]["decision"] == "Store: postgres"
+    assert shown["rejected_alternatives"][0] == {
+        "id": "RA-001",
+        "alternative": "Store: sqlite",
+        "decision_ref": "DL-001",
+        "rejection_reason": "postgres was picked instead",
+    }
+    assert (
+        "was picked" in plan("choice", "pick", "D-001", "OPT-A", "--rationale", "r", code=2).stderr
+    )
+    plan("choice", "pick", "D-001", "OPT-Z", "--rationale", "r", code=2)
+
+
+@pytest.mark.parametrize(
+    "config, message",
+    [
+        ("[tool.planner]\ncolour = 'blue'\n", "unknown key 'colour'"),
+        ("[tool.planner]\nqr_max_iterations = 0\n", "qr_max_iterations: 0 is less than 1"),
+        ("[tool.planner]\napproval_timeout = 'soon'\n", "'soon' is not a duration"),
+        ("[tool.planner]\ndepth = 'deep'\n", "'deep' is not one of quick, standard"),
+        ("[tool.planner]\ninteractive = 'yes'\n", "interactive: expected boolean"),
+        ("[tool.planner\n", "cannot read the configuration"),
+        ("[tool.planner]\nquestions_min = 6\n", "questions_min is larger than questions_max"),
+    ],
+)
+def test_configuration_errors_name_the_file_and_key(
+    project: Path, config: str, message: str
+) -> None:
+    (project / "pyproject.toml").write_text(config)
+    done = run("planner", "--step", "1", "--task", "t", cwd=project)
+    assert done.returncode == 2 and message in done.stderr, done.stderr
+    assert "pyproject.toml" in done.stderr or "questions_min" in message
+    assert not (project / ".planner").exists()
+
+
+def test_configuration_from_planner_config_toml_and_durations(project: Path) -> None:
+    (project / ".planner").mkdir()
+    (project / ".planner" / "config.toml").write_text(
+        "[planner]\napproval_timeout = '1h'\nquestion_timeout = '90s'\nguard = 'strict'\n"
+    )
+    done = run("planner", "--step", "1", "--task", "t", cwd=project)
+    assert done.returncode == 0, done.stderr
+    [state] = [p for p in (project / ".planner").iterdir() if p.is_dir()]
+    config = json.loads((state / "session.json").read_text())["config"]
+    assert (config["approval_timeout"], config["question_timeout"], config["guard"]) == (
+        3600,
+        90,
+        "strict",
+    )
+
+
+def test_resume_refuses_a_failed_session(plan: Plan, session_dir: Path) -> None:
+    plan("fail", "--error", "out of disk")
+    done = plan("resume", session_dir.name, code=4)
+    assert "failed (out of disk); it cannot be resumed" in done.stderr
