@@ -18,47 +18,8 @@ import time
 from pathlib import Path
 
 from bench.common import BIN, baseline, compile_package, environment_note
-
-DIFF = """\
---- a/src/app.py
-+++ b/src/app.py
-@@ -1,2 +1,5 @@
- def greet(name):
-     return 'hi ' + name
-+
-+def farewell(name):
-+    return 'bye ' + name
-"""
-DESIGN = [
-    {
-        "op": "overview set",
-        "args": {
-            "title": "Farewell",
-            "problem": "No goodbye.",
-            "approach": "Add farewell() beside greet().",
-        },
-    },
-    {"op": "decision add", "args": {"decision": "Mirror greet()", "reasoning": "Obvious."}},
-    {"op": "risk add", "args": {"risk": "Name clash", "mitigation": "grep shows none"}},
-    {
-        "op": "milestone add",
-        "args": {
-            "name": "Farewell",
-            "file": ["src/app.py"],
-            "acceptance": ["farewell('x') == 'bye x'"],
-        },
-    },
-    {
-        "op": "intent add",
-        "args": {
-            "milestone": "$4",
-            "file": "src/app.py",
-            "function": "farewell",
-            "behavior": "Return 'bye ' + name",
-            "decision": ["$2"],
-        },
-    },
-]
+from tests.plans import FAREWELL_DIFF as DIFF  # the sample plan the tests use too
+from tests.workflows.helpers import DESIGN
 
 
 class Session:

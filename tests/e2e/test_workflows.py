@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from tests.e2e.agent import Agent, Output
-from tests.plans import FAREWELL_DIFF
+from tests.workflows.helpers import add_farewell_change
 
 DESIGN = [
     {
@@ -118,18 +118,7 @@ def test_planner_then_executor_following_the_printed_routing(project: Path) -> N
     out = walk.go(out.route("pass"))  # 5 pass
     out = walk.go(out.route())  # 6 plan-code-execute
     assert out.header == "PLANNER 6/11 plan-code-execute"
-    (state / "diffs").mkdir()
-    (state / "diffs" / "app.diff").write_text(FAREWELL_DIFF)
-    agent.plan(
-        "change",
-        "add",
-        "--intent",
-        "CI-001",
-        "--file",
-        "src/app.py",
-        "--diff",
-        str(state / "diffs" / "app.diff"),
-    )
+    add_farewell_change(agent, state)
     out = walk.go(out.route())  # 7
     review(agent, "plan-code")
     out = walk.go(out.route("pass"))  # 8

@@ -82,9 +82,7 @@ def to_code_step(project: Path, *flags: str) -> tuple[Agent, Output]:
 def to_approval(project: Path) -> tuple[Agent, Output]:
     """A session through every planner step: approved as auto, frozen, routing to executor 1."""
     agent, out = to_code_step(project)
-    diff = state_of(out) / "app.diff"
-    diff.write_text(FAREWELL_DIFF)
-    agent.plan("change", "add", "--intent", "CI-001", "--file", "src/app.py", "--diff", str(diff))
+    add_farewell_change(agent, state_of(out))
     out = agent.step(out.route())
     review(agent, "plan-code")
     out = agent.step(agent.step(out.route("pass")).route())
@@ -92,3 +90,17 @@ def to_approval(project: Path) -> tuple[Agent, Output]:
     out = agent.step(out.route())
     review(agent, "plan-docs")
     return agent, agent.step(out.route("pass"))
+
+
+def add_farewell_change(agent: Agent, state: Path) -> None:
+    """The developer's change for CI-001, from a diff file in the session directory."""
+    diff = state / "app.diff"
+    diff.write_text(FAREWELL_DIFF)
+    agent.plan("change", "add", "--intent", "CI-001", "--file", "src/app.py", "--diff", str(diff))
+
+
+def judge_todo(agent: Agent, out: Output, phase: str) -> None:
+    """Pass every item a QR step lists as TODO (what a re-review after a rejection needs)."""
+    for line in out.text.splitlines():
+        if " TODO " in line:
+            agent.plan("qr", "set", line.split()[0], "--phase", phase, "--status", "PASS")

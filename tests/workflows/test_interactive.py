@@ -11,8 +11,7 @@ import pexpect
 
 from tests.conftest import BIN
 from tests.e2e.agent import Agent
-from tests.plans import FAREWELL_DIFF
-from tests.workflows.helpers import DESIGN, review, state_of
+from tests.workflows.helpers import DESIGN, add_farewell_change, judge_todo, review, state_of
 
 QUESTIONS = """Here are my questions:
 
@@ -121,17 +120,7 @@ def test_the_interactive_path(project: Path, tmp_path: Path) -> None:
     out = agent.step(design.route())  # 4
     review(agent, "plan-design")
     out = agent.step(agent.step(out.route("pass")).route())  # 5, 6
-    (state / "app.diff").write_text(FAREWELL_DIFF)
-    agent.plan(
-        "change",
-        "add",
-        "--intent",
-        "CI-001",
-        "--file",
-        "src/app.py",
-        "--diff",
-        str(state / "app.diff"),
-    )
+    add_farewell_change(agent, state)
     out = agent.step(out.route())
     review(agent, "plan-code")
     out = agent.step(agent.step(out.route("pass")).route())  # 8, 9
@@ -152,20 +141,14 @@ def test_the_interactive_path(project: Path, tmp_path: Path) -> None:
     assert agent.plan("diff", "--review", "1").stdout.startswith("r")
     agent.plan("risk", "add", "--risk", "Log noise", "--mitigation", "debug level")
     out = agent.step(again.route())  # 4: passes from round 1 must be judged again
-    todo = [line for line in out.text.splitlines() if " TODO " in line]
-    assert todo
-    for line in todo:
-        agent.plan("qr", "set", line.split()[0], "--phase", "plan-design", "--status", "PASS")
+    assert " TODO " in out.text
+    judge_todo(agent, out, "plan-design")
     out = agent.step(agent.step(out.route("pass")).route())  # 5, 6
     out = agent.step(out.route())  # 7
-    for line in out.text.splitlines():
-        if " TODO " in line:
-            agent.plan("qr", "set", line.split()[0], "--phase", "plan-code", "--status", "PASS")
+    judge_todo(agent, out, "plan-code")
     out = agent.step(agent.step(out.route("pass")).route())  # 8, 9
     out = agent.step(out.route())  # 10
-    for line in out.text.splitlines():
-        if " TODO " in line:
-            agent.plan("qr", "set", line.split()[0], "--phase", "plan-docs", "--status", "PASS")
+    judge_todo(agent, out, "plan-docs")
     review_step = agent.step(out.route("pass"))
     assert "Review round 2" in review_step.text and "Rejections so far: 1 of 3" in review_step.text
 

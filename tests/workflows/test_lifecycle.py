@@ -11,7 +11,14 @@ import pytest
 
 from state.lifecycle import TRANSITIONS, allowed
 from tests.e2e.agent import Agent, Output
-from tests.workflows.helpers import DESIGN, review, start, state_of, to_approval
+from tests.workflows.helpers import (
+    DESIGN,
+    judge_todo,
+    review,
+    start,
+    state_of,
+    to_approval,
+)
 
 
 def to_review(project: Path, settings: str = "") -> tuple[Agent, Output]:
@@ -39,11 +46,7 @@ def test_the_max_rejects_th_rejection_cancels(project: Path) -> None:
     for n in (1, 2):
         assert "NEXT: planner --step 3" in reject(agent, out, f"no, round {n}").stderr
         out = agent.step(agent.step("planner next").route())  # 3, 4
-        for line in out.text.splitlines():
-            if " TODO " in line:
-                agent.plan(
-                    "qr", "set", line.split()[0], "--phase", "plan-design", "--status", "PASS"
-                )
+        judge_todo(agent, out, "plan-design")
         out = agent.step(agent.step(out.route("pass")).route())  # 5, 11
     cancelled = reject(agent, out, "still no")
     assert "The session is cancelled: rejected 3 times (max_rejects 3)" in cancelled.stderr
