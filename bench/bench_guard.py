@@ -5,14 +5,21 @@ The hook runs as hooks/hooks.json runs it (`python3 -S cli/guard.py`, JSON on st
 temp git project whose active session is planning.
 """
 
-import argparse
 import json
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from bench.common import REPO, baseline, compile_package, environment_note, interleaved, ratio_line
+from bench.common import (
+    REPO,
+    baseline,
+    compile_package,
+    environment_note,
+    interleaved,
+    ratio_line,
+    rounds,
+)
 
 GUARD = [sys.executable, "-S", str(REPO / "cli" / "guard.py")]
 COMMAND = "git diff --stat HEAD~3 -- src/ | head -50 && rg -n 'def parse' src/ 2>/dev/null | wc -l"
@@ -44,9 +51,7 @@ def hook_input(root: Path, tool: str, tool_input: dict) -> bytes:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=200)
-    rounds = parser.parse_args().rounds
+    count = rounds(200)
     compile_package()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp).resolve()
@@ -59,14 +64,14 @@ def main() -> int:
             print(f"the guard did not pass a read-only command: {check}", file=sys.stderr)
             return 1
         runs = {"baseline": baseline(), "guard": GUARD}
-        main_ms = interleaved(runs, rounds, cwd=root, stdin=allowed)
-        deny_ms = interleaved(runs, rounds // 4, cwd=root, stdin=denied)
-        write_ms = interleaved(runs, rounds // 4, cwd=root, stdin=write)
+        main_ms = interleaved(runs, count, cwd=root, stdin=allowed)
+        deny_ms = interleaved(runs, max(1, count // 4), cwd=root, stdin=denied)
+        write_ms = interleaved(runs, max(1, count // 4), cwd=root, stdin=write)
         audited = len((state_dir / "audit.jsonl").read_text().splitlines())
     print(ratio_line("guard", main_ms["guard"], main_ms["baseline"], "<= 1.5x"))
     print("  " + ratio_line("deny, audited", deny_ms["guard"], deny_ms["baseline"], "<= 1.5x"))
     print("  " + ratio_line("Write outside", write_ms["guard"], write_ms["baseline"], "<= 1.5x"))
-    print(f"  {rounds} rounds ({audited} audit lines); {environment_note()}")
+    print(f"  {count} rounds ({audited} audit lines); {environment_note()}")
     return 0
 
 

@@ -12,7 +12,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.common import BIN, baseline, compile_package, environment_note, interleaved, ratio_line
+from bench.common import (
+    BIN,
+    baseline,
+    compile_package,
+    environment_note,
+    interleaved,
+    ratio_line,
+    rounds,
+)
 
 
 def make_project(root: Path) -> Path:
@@ -86,6 +94,7 @@ def main() -> None:
                 "status": [plan, "status"],
                 "decision add": [plan, "decision", "add", "--decision", "d", "--reasoning", "r"],
             },
+            rounds=rounds(30),
             cwd=root,
         )
         base = times["base"]

@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.common import BIN, baseline, compile_package, environment_note
+from bench.common import BIN, baseline, compile_package, environment_note, rounds
 from tests.plans import FAREWELL_DIFF as DIFF  # the sample plan the tests use too
 from tests.workflows.helpers import DESIGN
 
@@ -173,7 +173,7 @@ def main() -> None:
             f"{len(s.roles)} role instructions {role_chars:,}; total "
             f"{step_chars + role_chars:,} (target <= 40,000)"
         )
-        base, rows = time_steps(s, rounds=15)
+        base, rows = time_steps(s, rounds=rounds(15))
     for label, arrive_ms, render_ms in rows:
         print(
             f"  {label:<28} arrive {arrive_ms:5.1f} ms {arrive_ms / base:4.2f}x   "

@@ -6,6 +6,7 @@ figure is the median. The package is byte-compiled first, as `pip install` does.
 
 from __future__ import annotations
 
+import argparse
 import compileall
 import os
 import statistics
@@ -62,6 +63,13 @@ def interleaved(
             )
             times[name].append(time.perf_counter() - start)
     return {name: statistics.median(values) * 1000 for name, values in times.items()}
+
+
+def rounds(default: int) -> int:
+    """`--rounds N` from the command line (the smoke test passes 1), else default."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=default)
+    return max(1, parser.parse_args().rounds)
 
 
 def baseline() -> list[str]:

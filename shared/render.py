@@ -486,6 +486,8 @@ class _Parser:
 
     def __init__(self, source: str) -> None:
         self.items, self.i = _lex(source), 0
+        # Per scope (template, loop body, loop else): names its loops used so far, names it sets.
+        self.scopes: list[tuple[set[str], set[str]]] = [(set(), set())]
 
     def body(self, ends: tuple[str, ...], in_loop: bool) -> tuple[list[Any], str, _ExprParser]:
         nodes: list[Any] = []
@@ -527,12 +529,17 @@ class _Parser:
             expr.need("name", "in")
             iterable = expr.expression(with_condexpr=False)
             expr.done()
-            body, end, end_expr = self.body(("endfor", "else"), True)
-            end_expr.done()
-            otherwise = self.closed(("endfor",), in_loop) if end == "else" else []
+            body, end = self.loop_scope(("endfor", "else"), True)
+            otherwise = self.loop_scope(("endfor",), in_loop)[0] if end == "else" else []
             return ("for", names, iterable, body, otherwise, line)
         if word == "set":
             name = expr.target()
+            used_in_loops, assigned = self.scopes[-1]
+            if name in used_in_loops and name not in assigned:
+                # jinja2 decides scopes statically: a loop before the first `set` of a name in
+                # the same scope sees it undefined, not the outer value. Rare; leave it to jinja2.
+                raise Unsupported(f"{name!r} used in a loop before its first set")
+            assigned.add(name)
             expr.need("op", "=")
             value = expr.expression()
             expr.done()
@@ -549,6 +556,24 @@ class _Parser:
         body, _, end_expr = self.body(ends, in_loop)
         end_expr.done()
         return body
+
+    def loop_scope(self, ends: tuple[str, ...], in_loop: bool) -> tuple[list[Any], str]:
+        """A loop's body or else: a scope of its own, whose names count as used in loops above."""
+        self.scopes.append((set(), set()))
+        body, end, end_expr = self.body(ends, in_loop)
+        end_expr.done()
+        self.scopes.pop()
+        _names_in(body, self.scopes[-1][0])
+        return body, end
+
+
+def _names_in(nodes: Any, found: set[str]) -> None:
+    """Add every variable name the parsed nodes read to found."""
+    if isinstance(nodes, tuple) and nodes and nodes[0] == "name":
+        found.add(nodes[1])
+    if isinstance(nodes, tuple | list):
+        for node in nodes:
+            _names_in(node, found)
 
 
 def _eval(node: tuple[Any, ...], scope: dict[str, Any]) -> Any:

@@ -1,0 +1,26 @@
+"""Every benchmark runs to the end with one round and prints its ratios (the figures are
+measured by hand; tests never judge wall-clock time)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("bench", ["bench_plan", "bench_steps", "bench_guard", "bench_render"])
+def test_benchmark_runs(bench):
+    done = subprocess.run(
+        [sys.executable, "-m", f"bench.{bench}", "--rounds", "1"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert re.search(r"\d+\.\d\dx", done.stdout), done.stdout
