@@ -1,6 +1,7 @@
 """Fixtures for the plugin's end-to-end tests: a Python without the package's dependencies,
 a PATH that holds only it and the system tools, and the real Claude Code through the
-offline harness (../shared/harness, or $PLANNER_HARNESS).
+offline harness ($PLANNER_HARNESS, else shared/harness beside this checkout or, for a clone,
+beside the repository it was cloned from).
 """
 
 from __future__ import annotations
@@ -17,7 +18,20 @@ import pytest
 
 from tests.conftest import REPO
 
-HARNESS = Path(os.environ.get("PLANNER_HARNESS") or REPO.parent / "shared" / "harness")
+
+def find_harness() -> Path:
+    if os.environ.get("PLANNER_HARNESS"):
+        return Path(os.environ["PLANNER_HARNESS"])
+    beside = [REPO.parent / "shared" / "harness"]
+    origin = subprocess.run(
+        ["git", "-C", str(REPO), "config", "remote.origin.url"], capture_output=True, text=True
+    ).stdout.strip()
+    if origin and Path(origin).is_dir():
+        beside.append(Path(origin).resolve().parent / "shared" / "harness")
+    return next((h for h in beside if (h / "run-claude").exists()), beside[0])
+
+
+HARNESS = find_harness()
 RUN_CLAUDE = HARNESS / "run-claude"
 SCENARIOS = Path(__file__).resolve().parent / "scenarios"
 CACHE = os.environ.get("HARNESS_CACHE_DIR") or os.path.join(
