@@ -2,7 +2,7 @@
 
 Standard library only, and not even json/re/pathlib/datetime: it runs under `python3 -S`
 before every tool call, and `import json` alone (it compiles regexes) costs most of the
-budget of 1.5x `python -c pass`; the C `_json` scanner and escaper do the same job.
+budget of 1.5x `python -c pass`; state/jsonio.py does the same job with the C `_json`.
 
 Hook contracts relied on (Claude Code hooks reference, Gemini CLI hooks reference, 2026):
 stdin is one JSON object with `tool_name`, `tool_input`, `cwd`, `permission_mode`; exit 0
@@ -18,11 +18,11 @@ import sys
 if __name__ == "__main__" and not __package__:
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import _json
 import time
 
 from cli.guard_tools import MUTATE, OK, PASS, UNKNOWN
 from shared import paths
+from state.jsonio import dumps, loads
 
 FILE_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path"}
 FILE_TOOLS["NotebookEdit"] = "notebook_path"
@@ -41,42 +41,6 @@ class Malformed(Exception):
 
 class DamagedSession(Exception):
     """session.json exists but cannot be read as a session."""
-
-
-class _JsonContext:
-    """What `_json.make_scanner` reads off `json.JSONDecoder` (CPython 3.11 json/scanner.py)."""
-
-    strict = True
-    object_hook = None
-    object_pairs_hook = None
-    parse_float = float
-    parse_int = int
-    parse_constant = float
-
-
-_scan = _json.make_scanner(_JsonContext)
-
-
-def load_json(text: str):
-    """json.loads without importing json; ValueError on anything that is not one JSON value."""
-    text = text.strip(" \t\n\r")
-    try:
-        value, end = _scan(text, 0)
-    except Exception:  # StopIteration, RecursionError, or SystemError: without json.decoder
-        raise ValueError("not JSON") from None  # imported, _json cannot make its own error
-    if end != len(text):
-        raise ValueError("extra data after the JSON value")
-    return value
-
-
-def dump_json(obj: dict) -> str:
-    """A flat dict of strings (and one nested dict) as ASCII JSON."""
-    quote = _json.encode_basestring_ascii
-    items = (
-        quote(k) + ": " + (dump_json(v) if isinstance(v, dict) else quote(v))
-        for k, v in obj.items()
-    )
-    return "{" + ", ".join(items) + "}"
 
 
 # -- the hook --------------------------------------------------------------------------------
@@ -150,8 +114,8 @@ def parse_hook(raw: bytes) -> dict:
     except UnicodeDecodeError:
         raise Malformed("stdin is not UTF-8") from None
     try:
-        hook = load_json(text)
-    except ValueError:
+        hook = loads(text)
+    except (ValueError, RecursionError):
         raise Malformed("stdin is not valid JSON") from None
     if not isinstance(hook, dict):
         raise Malformed("stdin is not a JSON object")
@@ -173,12 +137,12 @@ def target_of(hook: dict) -> str:
 
 def render(dialect: str, decision: str, reason: str) -> str:
     if dialect == "gemini":
-        return dump_json({"decision": "deny", "reason": reason})
+        return dumps({"decision": "deny", "reason": reason})
     if dialect == "codex":
         decision = "deny"
     inner = {"hookEventName": "PreToolUse", "permissionDecision": decision}
     inner["permissionDecisionReason"] = reason
-    return dump_json({"hookSpecificOutput": inner})
+    return dumps({"hookSpecificOutput": inner})
 
 
 def finish(dialect: str, decision: str, reason: str, state_dir, tool: str, target: str) -> str:
@@ -200,7 +164,7 @@ def audit(state_dir: str, tool: str, target: str, decision: str, reason: str) ->
     except OSError:
         return
     try:
-        os.write(fd, (dump_json(entry) + "\n").encode("ascii"))
+        os.write(fd, (dumps(entry) + "\n").encode("ascii"))
     except OSError:
         pass
     finally:
@@ -222,8 +186,8 @@ def find_session(cwd: str) -> tuple[str, bool] | None:
     except OSError:
         return None
     try:
-        session = load_json(raw.decode("utf-8"))
-    except ValueError:
+        session = loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError):
         raise DamagedSession(session_file) from None
     if not isinstance(session, dict) or not isinstance(session.get("status"), str):
         raise DamagedSession(session_file)

@@ -6,9 +6,8 @@ Canonical content is plan.json without frozen_at, keys sorted, no whitespace, UT
 from __future__ import annotations
 
 import hashlib
-import json
 
-from state import clock
+from state import clock, jsonio
 from state.errors import Finding
 from state.lifecycle import transition
 
@@ -21,7 +20,7 @@ if TYPE_CHECKING:
 
 def plan_hash(plan: dict[str, Any]) -> str:
     content = {k: v for k, v in plan.items() if k != "frozen_at"}
-    text = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    text = jsonio.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode()).hexdigest()
 
 

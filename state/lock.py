@@ -1,55 +1,65 @@
 """An exclusive lock on a file beside the data: fcntl.flock on POSIX, filelock elsewhere.
 
-filelock's import alone costs ~2x `python -c pass`, more than a whole `plan` mutation may.
+filelock's import alone costs ~2x `python -c pass`, more than a whole `plan` mutation may;
+contextlib is left out for the same reason, on a smaller scale.
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 from state.errors import PlannerError
 
 TIMEOUT_S = 30.0
 
 
-@contextmanager
-def locked(path: str, timeout: float = TIMEOUT_S, backend: str | None = None) -> Iterator[None]:
+class locked:  # lowercase: used as `with locked(path):`, as a function would be
     """Hold the lock file `path` exclusively; give up after `timeout` seconds."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - Windows
-        backend = "filelock"
-    if backend == "filelock":
-        with _filelock(path, timeout):
-            yield
-        return
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        deadline = time.monotonic() + timeout
+
+    def __init__(self, path: str, timeout: float = TIMEOUT_S, backend: str | None = None):
+        self.path, self.timeout, self.backend = path, timeout, backend
+        self.fd: int | None = None
+        self.filelock: object = None
+
+    def __enter__(self) -> None:
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - Windows
+            self.backend = "filelock"
+        if self.backend == "filelock":
+            return self._enter_filelock()
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        deadline = time.monotonic() + self.timeout
         pause = 0.001
         while True:
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
+                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return None
             except BlockingIOError:
                 if time.monotonic() > deadline:
-                    raise PlannerError(f"{path}: still locked after {timeout:.0f}s") from None
+                    self.__exit__()
+                    raise self._timed_out() from None
                 time.sleep(pause)
                 pause = min(pause * 2, 0.02)
-        yield
-    finally:
-        os.close(fd)
 
+    def __exit__(self, *exc_info: object) -> None:
+        if self.fd is not None:
+            os.close(self.fd)  # closing releases the flock
+            self.fd = None
+        if self.filelock is not None:
+            self.filelock.release()  # type: ignore[attr-defined]
+            self.filelock = None
 
-@contextmanager
-def _filelock(path: str, timeout: float) -> Iterator[None]:
-    from filelock import FileLock, Timeout
+    def _enter_filelock(self) -> None:
+        from filelock import FileLock, Timeout
 
-    try:
-        with FileLock(path, timeout=timeout):
-            yield
-    except Timeout:
-        raise PlannerError(f"{path}: still locked after {timeout:.0f}s") from None
+        lock = FileLock(self.path, timeout=self.timeout)
+        try:
+            lock.acquire()
+        except Timeout:
+            raise self._timed_out() from None
+        self.filelock = lock
+
+    def _timed_out(self) -> PlannerError:
+        return PlannerError(f"{self.path}: still locked after {self.timeout:.0f}s")

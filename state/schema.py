@@ -6,9 +6,9 @@ default are filled in. Tests prove it agrees with pydantic and with `jsonschema`
 
 from __future__ import annotations
 
-import json
 import os
-import re
+
+from state import jsonio
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -34,8 +34,8 @@ _schemas: dict[str, dict[str, Any]] = {}
 
 def load_schema(name: str) -> dict[str, Any]:
     if name not in _schemas:
-        with open(os.path.join(SCHEMA_DIR, f"{name}.json"), encoding="utf-8") as f:
-            _schemas[name] = json.load(f)
+        with open(os.path.join(SCHEMA_DIR, f"{name}.json"), "rb") as f:
+            _schemas[name] = jsonio.loads(f.read())
     return _schemas[name]
 
 
@@ -177,6 +177,8 @@ class _Compiler:
         def run(value: Any, path: list, problems: list) -> Any:
             nonlocal search
             if search is None:
+                import re  # only here: the step scripts and the guard may never need it
+
                 search = re.compile(anchored).search
             if search(value):
                 return value

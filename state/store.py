@@ -6,17 +6,15 @@ that fails validation raises before anything is written; a damaged file is never
 
 from __future__ import annotations
 
-import json
 import os
-from contextlib import contextmanager
 
-from state import clock, schema
+from state import clock, jsonio, schema
 from state.errors import DamagedFile, Finding, PreconditionFailed, Refused, UsageError
 from state.lock import locked
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Iterable
     from typing import Any
 
 LOCK_FILE = ".lock"
@@ -42,7 +40,7 @@ def schema_name(name: str) -> str:
 
 
 def dumps(doc: Any) -> bytes:
-    return (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode()
+    return (jsonio.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode()
 
 
 def write_atomic(path: str, data: bytes) -> None:
@@ -61,7 +59,7 @@ def write_atomic(path: str, data: bytes) -> None:
 
 def append_line(path: str, record: dict[str, Any]) -> None:
     """One JSON line, one write on an O_APPEND descriptor: concurrent appends do not interleave."""
-    data = (json.dumps(record, ensure_ascii=False) + "\n").encode()
+    data = (jsonio.dumps(record, ensure_ascii=False) + "\n").encode()
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         os.write(fd, data)
@@ -84,16 +82,14 @@ def parse(path: str, schema_name: str, raw: bytes) -> dict[str, Any]:
     if not raw.strip():
         raise DamagedFile(f"{path}: empty file (damaged; it is left as it is)")
     try:
-        doc = json.loads(raw)
-    except json.JSONDecodeError as e:
-        raise DamagedFile(
-            f"{path}: not valid JSON ({e.msg} at line {e.lineno} column {e.colno}); "
-            "damaged, left as it is"
-        ) from None
+        doc = jsonio.loads(raw)
     except UnicodeDecodeError as e:
         raise DamagedFile(
             f"{path}: not valid UTF-8 JSON ({e.reason} at byte {e.start}); damaged, left as it is"
         ) from None
+    except ValueError as e:  # json.JSONDecodeError, imported only when it is raised
+        where = f"{e.msg} at line {e.lineno} column {e.colno}"  # type: ignore[attr-defined]
+        raise DamagedFile(f"{path}: not valid JSON ({where}); damaged, left as it is") from None
     problems = schema.check(schema_name, doc)
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
@@ -141,7 +137,7 @@ class Store:
                 lines = f.read().splitlines()
         except FileNotFoundError:
             return None
-        return json.loads(lines[-1])["rev"] if lines else None
+        return jsonio.loads(lines[-1])["rev"] if lines else None
 
     def revision(self, rev: str) -> dict[str, Any]:
         """Plan revision `rev` (r1, r2, …) as history/ holds it."""
@@ -155,21 +151,19 @@ class Store:
             os.path.join(self.dir, AUDIT_FILE), {"ts": clock.now(), "event": event, **fields}
         )
 
-    @contextmanager
-    def transaction(self, command: str) -> Iterator[Transaction]:
-        """Everything read and written inside holds the session's lock."""
+    def transaction(self, command: str) -> Transaction:
+        """`with store.transaction(command) as tx:` everything read and written inside holds
+        the session's lock, and edits are committed when the block ends without an error."""
         if not os.path.isdir(self.dir):
             raise UsageError(f"{self.dir}: no such session directory")
-        with locked(os.path.join(self.dir, LOCK_FILE)):
-            tx = Transaction(self, command)
-            yield tx
-            tx.commit()
+        return Transaction(self, command)
 
 
 class Transaction:
     """Documents loaded under the lock; edited ones are validated and written on commit."""
 
     def __init__(self, store: Store, command: str):
+        self.lock = locked(os.path.join(store.dir, LOCK_FILE))
         self.store = store
         self.command = command
         self.docs: dict[str, dict[str, Any]] = {}
@@ -180,6 +174,17 @@ class Transaction:
         self.last_ids: dict[tuple[str, str], int] = {}
         self.next_argv: list[str] | None = None  # the command to run next, if the op says
         self.told: list[str] = []  # lines for the user (stderr), e.g. "the session is cancelled"
+
+    def __enter__(self) -> Transaction:
+        self.lock.__enter__()
+        return self
+
+    def __exit__(self, kind: object, *rest: object) -> None:
+        try:
+            if kind is None:
+                self.commit()
+        finally:
+            self.lock.__exit__()
 
     def read(self, name: str) -> dict[str, Any]:
         if name not in self.docs:
