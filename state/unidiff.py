@@ -4,10 +4,12 @@ and check that a plan's diff applies to the files under a project root.
 
 from __future__ import annotations
 
-import json
 import os
 import re
-from dataclasses import dataclass, field
+
+from state import jsonio
+
+TYPE_CHECKING = False
 
 _HUNK_HEADER = re.compile(r"@@ -([0-9]{1,9})(?:,([0-9]{1,9}))? \+([0-9]{1,9})(?:,([0-9]{1,9}))? @@")
 _BODY = ("", " ", "-", "+")  # how the lines of a hunk's body start
@@ -17,32 +19,37 @@ class DiffError(Exception):
     """A diff that does not parse or does not apply; str() is one line naming the hunk and line."""
 
 
-@dataclass(frozen=True)
-class Hunk:
-    old_start: int
-    old_len: int
-    new_start: int
-    new_len: int
-    lines: tuple[str, ...]  # ' x', '-x', '+x', or a '\ No newline at end of file' marker
+if TYPE_CHECKING:  # the types; at run time the same fields as plain namedtuples, because
+    from typing import NamedTuple  # importing typing or dataclasses costs ~0.3x-0.8x python -c pass
+
+    class Hunk(NamedTuple):
+        old_start: int
+        old_len: int
+        new_start: int
+        new_len: int
+        lines: tuple[str, ...]  # ' x', '-x', '+x', or a '\ No newline at end of file' marker
+
+    class FilePatch(NamedTuple):
+        old_path: str | None  # None: /dev/null, the diff creates the file
+        new_path: str | None  # None: /dev/null, the diff deletes the file
+        hunks: tuple[Hunk, ...]
+
+else:
+    from collections import namedtuple
+
+    Hunk = namedtuple("Hunk", "old_start old_len new_start new_len lines")
+    FilePatch = namedtuple("FilePatch", "old_path new_path hunks")
 
 
-@dataclass(frozen=True)
-class FilePatch:
-    old_path: str | None  # None: /dev/null, the diff creates the file
-    new_path: str | None  # None: /dev/null, the diff deletes the file
-    hunks: tuple[Hunk, ...]
-
-
-@dataclass
 class _Draft:
     """A file patch while its headers are read; a name of "" is not known yet."""
 
-    git: bool = False  # began with 'diff --git'
-    old_path: str | None = ""
-    new_path: str | None = ""
-    named: bool = False  # saw the ---/+++ pair
-    extended: bool = False  # saw a git line (new file, rename, mode) that needs no hunks
-    hunks: list[Hunk] = field(default_factory=list)
+    def __init__(self, git: bool = False, old_path: str | None = "", new_path: str | None = ""):
+        self.git = git  # began with 'diff --git'
+        self.old_path, self.new_path = old_path, new_path
+        self.named = False  # saw the ---/+++ pair
+        self.extended = False  # saw a git line (new file, rename, mode) that needs no hunks
+        self.hunks: list[Hunk] = []
 
 
 def parse(diff_text: str) -> list[FilePatch]:
@@ -273,7 +280,7 @@ def _mismatch(lines: list[str], old: list[str], want: int) -> str:
 
 def _show(line: str) -> str:
     text = line.removesuffix("\n").removesuffix("\r") if line.endswith("\n") else line
-    shown = json.dumps(text, ensure_ascii=False).encode("utf-8", "backslashreplace").decode()
+    shown = jsonio.dumps(text, ensure_ascii=False).encode("utf-8", "backslashreplace").decode()
     return shown + ("" if line.endswith("\n") else " (no newline at end of file)")
 
 
