@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from shared import render as render_module
+from shared import template_syntax
 from shared.render import TemplateError, jinja_environment, render
 
 _dirs = itertools.count()
@@ -353,8 +354,8 @@ def reads_before_set(*sources: str) -> bool:
     """Whether a source reads, in a loop, a name that its own scope sets later."""
     for source in sources:
         try:
-            render_module._Parser(source).body((), False)
-        except render_module.Unsupported as e:
+            template_syntax.parse(source)
+        except template_syntax.Unsupported as e:
             if "before its first set" in str(e):
                 return True
     return False
