@@ -81,7 +81,7 @@ def dumps(
         out: list[str] = []
         _indented(value, out, quote, " " * indent, "\n", item_sep, key_sep, sort_keys)
         return "".join(out)
-    except (_NotPlain, ValueError, RecursionError):  # NaN for the C encoder, or a cycle
+    except Exception:  # _NotPlain, NaN or a cycle, or another Python's _json: json decides
         import json
 
         return json.dumps(

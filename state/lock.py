@@ -11,6 +11,10 @@ import time
 
 from state.errors import PlannerError
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from filelock import FileLock
+
 TIMEOUT_S = 30.0
 
 
@@ -20,7 +24,7 @@ class locked:  # lowercase: used as `with locked(path):`, as a function would be
     def __init__(self, path: str, timeout: float = TIMEOUT_S, backend: str | None = None):
         self.path, self.timeout, self.backend = path, timeout, backend
         self.fd: int | None = None
-        self.filelock: object = None
+        self.filelock: FileLock | None = None
 
     def __enter__(self) -> None:
         try:
@@ -48,7 +52,7 @@ class locked:  # lowercase: used as `with locked(path):`, as a function would be
             os.close(self.fd)  # closing releases the flock
             self.fd = None
         if self.filelock is not None:
-            self.filelock.release()  # type: ignore[attr-defined]
+            self.filelock.release()
             self.filelock = None
 
     def _enter_filelock(self) -> None:

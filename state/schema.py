@@ -177,7 +177,7 @@ class _Compiler:
         def run(value: Any, path: list, problems: list) -> Any:
             nonlocal search
             if search is None:
-                import re  # only here: the step scripts and the guard may never need it
+                import re  # here, not above: a command may read no pattern at all
 
                 search = re.compile(anchored).search
             if search(value):

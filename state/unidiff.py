@@ -19,8 +19,10 @@ class DiffError(Exception):
     """A diff that does not parse or does not apply; str() is one line naming the hunk and line."""
 
 
-if TYPE_CHECKING:  # the types; at run time the same fields as plain namedtuples, because
-    from typing import NamedTuple  # importing typing or dataclasses costs ~0.3x-0.8x python -c pass
+# Typed NamedTuples for mypy; at run time the same fields as plain namedtuples, because
+# importing typing or dataclasses would cost 0.3x-0.8x `python -c pass` on every validation.
+if TYPE_CHECKING:
+    from typing import NamedTuple
 
     class Hunk(NamedTuple):
         old_start: int
