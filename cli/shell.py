@@ -1,21 +1,17 @@
 """A POSIX-shell parser for the guard: every simple command in a string, wherever it hides.
 
-Hand-written char by char, without re or shlex: the guard runs before every tool call and
-those imports alone eat its time budget; shlex also knows nothing of $(…), here-docs or `|`.
+Hand-written char by char (the lexer is cli/shell_lex.py), without re or shlex: the guard runs
+before every tool call and those imports alone eat its time budget; shlex also knows nothing of
+$(…), here-docs or `|`.
 """
 
-EXPANDS = 1  # the word holds $var, ${…}, $(…), `…` or <(…): its value is known only at run time
-GLOBS = 2  # the word holds an unquoted * ? [ or {: bash may turn it into other words
+from cli.shell_lex import EXPANDS, GLOBS, Lexer, ParseError, is_name
+
+__all__ = ["EXPANDS", "GLOBS", "Command", "ParseError", "Redirect", "is_assignment", "parse"]
 
 MAX_NESTING = 50
-_META = " \t\n;&|()<>"
-_OPERATORS = (";;&", "&>>", ";;", ";&", "&&", "||", "|&", "&>", ";", "&", "|", "(", ")")
-_REDIRECTS = ("<<<", "<<-", "<<", "<>", "<&", "<", ">>", ">|", ">&", ">")
 _NOT_A_COMMAND = frozenset(("then", "elif", "else", "fi", "do", "done", "esac", "}", "in"))
 _CASE_ENDS = (";;", ";&", ";;&")
-_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "f": "\f", "v": "\v"}
-_ESCAPES.update({"e": "\x1b", "E": "\x1b", "\\": "\\", "'": "'", '"': '"', "?": "?"})
-_EOF = ("eof",)
 
 
 class Redirect:
@@ -47,10 +43,6 @@ class Command:
         return f"Command({self.argv!r}, {self.redirects!r}, {self.assignments!r})"
 
 
-class ParseError(Exception):
-    """The text is not a complete shell command (unterminated quote, stray `)`, …)."""
-
-
 def parse(text: str) -> tuple[list[Command], str | None]:
     """All simple commands in `text` and None, or those found so far and why parsing stopped."""
     found: list[Command] = []
@@ -76,24 +68,15 @@ def is_assignment(word: str) -> bool:
     bracket = name.find("[")
     if bracket > 0 and name.endswith("]"):
         name = name[:bracket]
-    return _is_name(name)
+    return is_name(name)
 
 
-def _is_name(name: str) -> bool:
-    if not name or name[0].isdigit():
-        return False
-    return all(c == "_" or ("a" <= c <= "z") or ("A" <= c <= "Z") or c.isdigit() for c in name)
-
-
-class _Parser:
+class _Parser(Lexer):
     """Recursive descent over one string; lexing and parsing share the position `i`."""
 
     def __init__(self, text: str, found: list, depth: int) -> None:
-        self.s, self.n, self.i = text, len(text), 0
+        super().__init__(text)
         self.found, self.depth = found, depth
-        self.tok: tuple | None = None
-        self.heredocs: list[tuple[str, bool, bool]] = []
-        self.want_delimiter: str | None = None
 
     # -- grammar ---------------------------------------------------------------------------
 
@@ -301,210 +284,7 @@ class _Parser:
         self.found.append(Command(argv, [0] * len(argv), [], []))
         self.trailing_redirects()
 
-    # -- token helpers ---------------------------------------------------------------------
-
-    def peek(self) -> tuple:
-        if self.tok is None:
-            self.tok = self.lex()
-        return self.tok
-
-    def take(self) -> tuple:
-        tok = self.peek()
-        self.tok = None
-        return tok
-
-    def peek_op(self) -> str | None:
-        tok = self.peek()
-        return tok[1] if tok[0] == "op" else None
-
-    def peek_word(self) -> str | None:
-        """The next token's text if it is an unquoted word (how reserved words are spotted)."""
-        tok = self.peek()
-        return tok[1] if tok[0] == "word" and not tok[2] else None
-
-    def skip_newlines(self) -> None:
-        while self.peek_op() == "\n":
-            self.take()
-
-    def expect_op(self, op: str) -> None:
-        if self.take()[:2] != ("op", op):
-            raise ParseError(f"missing `{op}`")
-
-    def expect_word(self, *words: str) -> str:
-        tok = self.take()
-        if tok[0] != "word" or tok[2] or tok[1] not in words:
-            raise ParseError(f"missing `{words[-1]}`")
-        return tok[1]
-
-    def words_until(self, closer: str, separator: str = "") -> None:
-        while True:
-            tok = self.take()
-            if tok[0] == "op" and tok[1] == closer:
-                return
-            if tok[0] == "eof" or (tok[0] != "word" and tok[1] not in ("\n", separator)):
-                raise ParseError(f"missing `{closer}`")
-
-    # -- lexer -----------------------------------------------------------------------------
-
-    def lex(self) -> tuple:
-        s, n = self.s, self.n
-        while self.i < n:
-            c = s[self.i]
-            if c in " \t":
-                self.i += 1
-            elif c == "\\" and s.startswith("\n", self.i + 1):
-                self.i += 2
-            elif c == "#":
-                end = s.find("\n", self.i)
-                self.i = n if end < 0 else end
-            elif c == "\n":
-                self.i += 1
-                self.read_heredocs()
-                return ("op", "\n")
-            elif c in "<>" and not s.startswith("(", self.i + 1):
-                return self.lex_redirect(None)
-            elif c in ";&|()":
-                return self.lex_operator()
-            elif "0" <= c <= "9":
-                return self.lex_number()
-            else:
-                return self.lex_word()
-        return _EOF
-
-    def lex_operator(self) -> tuple:
-        for op in _OPERATORS:
-            if self.s.startswith(op, self.i):
-                self.i += len(op)
-                return ("redir", op, None) if op[-1] == ">" else ("op", op)
-        raise ParseError("unknown operator")  # unreachable: lex() only sends operator chars
-
-    def lex_number(self) -> tuple:
-        j = self.i
-        while j < self.n and "0" <= self.s[j] <= "9":
-            j += 1
-        if j < self.n and self.s[j] in "<>" and not self.s.startswith("(", j + 1):
-            fd = self.s[self.i : j]
-            self.i = j
-            return self.lex_redirect(fd)
-        return self.lex_word()
-
-    def lex_redirect(self, fd: str | None) -> tuple:
-        for op in _REDIRECTS:
-            if self.s.startswith(op, self.i):
-                self.i += len(op)
-                if op in ("<<", "<<-"):
-                    self.want_delimiter = op
-                return ("redir", op, fd)
-        raise ParseError("unknown redirection")  # unreachable: called on `<` or `>`
-
-    def lex_word(self) -> tuple:
-        s, n = self.s, self.n
-        buf: list[str] = []
-        quoted, flags = False, 0
-        while self.i < n:
-            c = s[self.i]
-            if c in _META:
-                if c not in "<>" or not s.startswith("(", self.i + 1):
-                    break
-                flags |= self.substitution(buf, self.i + 2)
-            elif c == "\\":
-                nxt = s[self.i + 1 : self.i + 2]
-                if nxt != "\n":
-                    quoted = True
-                    buf.append(nxt or "\\")
-                self.i += 2
-            elif c == "'":
-                quoted = True
-                end = s.find("'", self.i + 1)
-                if end < 0:
-                    raise ParseError("unterminated single quote")
-                buf.append(s[self.i + 1 : end])
-                self.i = end + 1
-            elif c == '"':
-                quoted = True
-                flags |= self.double_quoted(buf)
-            elif c == "$" and s.startswith("'", self.i + 1):
-                quoted = True
-                self.ansi_c(buf)
-            elif c == "$" and s.startswith('"', self.i + 1):
-                quoted = True
-                self.i += 1
-                flags |= self.double_quoted(buf)
-            elif c == "$":
-                flags |= self.dollar(buf)
-            elif c == "`":
-                flags |= self.backtick(buf)
-            else:
-                if c in "*?[{":
-                    flags |= GLOBS
-                buf.append(c)
-                self.i += 1
-        word = "".join(buf)
-        if self.want_delimiter:
-            self.heredocs.append((word, self.want_delimiter == "<<-", quoted))
-            self.want_delimiter = None
-        return ("word", word, quoted, flags)
-
-    def double_quoted(self, buf: list) -> int:
-        s, n = self.s, self.n
-        flags = 0
-        self.i += 1
-        while self.i < n:
-            c = s[self.i]
-            if c == '"':
-                self.i += 1
-                return flags
-            if c == "\\":
-                nxt = s[self.i + 1 : self.i + 2]
-                if nxt in ("$", "`", '"', "\\"):
-                    buf.append(nxt)
-                elif nxt != "\n":
-                    buf.append("\\" + nxt)
-                self.i += 2
-            elif c == "$":
-                flags |= self.dollar(buf)
-            elif c == "`":
-                flags |= self.backtick(buf)
-            else:
-                buf.append(c)
-                self.i += 1
-        raise ParseError("unterminated double quote")
-
-    def ansi_c(self, buf: list) -> None:
-        """`$'…'`: decode the escapes, so `$'\\x72m'` is seen as the `rm` it runs."""
-        s, n = self.s, self.n
-        j = self.i + 2
-        while j < n:
-            c = s[j]
-            if c == "'":
-                self.i = j + 1
-                return
-            if c == "\\" and j + 1 < n:
-                j = _decode_escape(s, j + 1, buf)
-            else:
-                buf.append(c)
-                j += 1
-        raise ParseError("unterminated $'")
-
-    def dollar(self, buf: list) -> int:
-        s, start = self.s, self.i
-        nxt = s[start + 1 : start + 2]
-        if nxt == "(":
-            if not (s.startswith("(", start + 2) and self.arithmetic(start + 3)):
-                self.substitution([], start + 2)
-        elif nxt == "{":
-            self.parameter(start + 2)
-        elif nxt and (nxt in "@*#?$!-" or _is_name(nxt) or nxt.isdigit()):
-            self.i = start + 2
-            if _is_name(nxt):
-                while self.i < self.n and _is_name("a" + s[self.i]):
-                    self.i += 1
-        else:
-            buf.append("$")
-            self.i += 1
-            return 0
-        buf.append(s[start : self.i])
-        return EXPANDS
+    # -- what the lexer hands back -----------------------------------------------------------
 
     def substitution(self, buf: list, start: int) -> int:
         """`$(…)`, `<(…)` or `>(…)` whose body starts at `start`: parsed in place to `)`."""
@@ -521,69 +301,6 @@ class _Parser:
         buf.append(self.s[begin : self.i])
         return EXPANDS
 
-    def arithmetic(self, start: int) -> bool:
-        """`$(( … ))` or `(( … ))` from `start`; False when it is really `$( (…) … )`."""
-        s, depth = self.s, 0
-        for j in range(start, self.n):
-            c = s[j]
-            if c == "(":
-                depth += 1
-            elif c == ")":
-                if depth:
-                    depth -= 1
-                elif s.startswith(")", j + 1):
-                    self.nested(s[start:j], expansions_only=True)
-                    self.i = j + 2
-                    return True
-                else:
-                    return False
-        return False
-
-    def parameter(self, start: int) -> None:
-        """`${…}`: skipped to its `}`, but a `$(…)` inside (`${x:-$(cmd)}`) still counts."""
-        s, n = self.s, self.n
-        self.i = start
-        while self.i < n:
-            c = s[self.i]
-            if c == "}":
-                self.i += 1
-                return
-            if c == "\\":
-                self.i += 2
-            elif c == "'":
-                end = s.find("'", self.i + 1)
-                if end < 0:
-                    raise ParseError("unterminated single quote")
-                self.i = end + 1
-            elif c == '"':
-                self.double_quoted([])
-            elif c == "$":
-                self.dollar([])
-            elif c == "`":
-                self.backtick([])
-            else:
-                self.i += 1
-        raise ParseError("unterminated ${")
-
-    def backtick(self, buf: list) -> int:
-        s, n = self.s, self.n
-        inner: list[str] = []
-        j = self.i + 1
-        while j < n:
-            c = s[j]
-            if c == "`":
-                buf.append(s[self.i : j + 1])
-                self.i = j + 1
-                self.nested("".join(inner))
-                return EXPANDS
-            if c == "\\" and j + 1 < n:
-                inner.append(s[j + 1] if s[j + 1] in "$`\\" else s[j : j + 2])
-                j += 2
-            else:
-                inner.append(c)
-                j += 1
-        raise ParseError("unterminated backtick")
-
     def nested(self, text: str, expansions_only: bool = False) -> None:
         if self.depth + 1 > MAX_NESTING:
             raise ParseError("nested too deeply")
@@ -592,70 +309,6 @@ class _Parser:
             inner.scan_expansions()
         else:
             inner.parse_all()
-
-    def scan_expansions(self) -> None:
-        """Only the $(…), `…` and ${…} in text whose quotes mean nothing (here-docs, $((…)))."""
-        s, n = self.s, self.n
-        while self.i < n:
-            c = s[self.i]
-            if c == "\\":
-                self.i += 2
-            elif c == "$":
-                self.dollar([])
-            elif c == "`":
-                self.backtick([])
-            else:
-                self.i += 1
-
-    def read_heredocs(self) -> None:
-        """After a newline: the bodies of pending `<<EOF`s are skipped, their $(…) are not."""
-        pending, self.heredocs = self.heredocs, []
-        s, n = self.s, self.n
-        for delimiter, strip_tabs, quoted in pending:
-            body = []
-            while self.i < n:
-                end = s.find("\n", self.i)
-                end = n if end < 0 else end
-                line = s[self.i : end]
-                self.i = min(end + 1, n)
-                if (line.lstrip("\t") if strip_tabs else line) == delimiter:
-                    break
-                body.append(line)
-            if not quoted:
-                self.nested("\n".join(body), expansions_only=True)
-
-
-def _decode_escape(s: str, j: int, buf: list) -> int:
-    """Decode the `$'…'` escape whose letter is at s[j]; return the index after it."""
-    e = s[j]
-    if e in _ESCAPES:
-        buf.append(_ESCAPES[e])
-        return j + 1
-    if e == "c" and j + 1 < len(s):
-        buf.append(chr(ord(s[j + 1]) & 0x1F))
-        return j + 2
-    if e in "01234567":
-        digits, base = _take_digits(s, j, 3, "01234567"), 8
-    elif e in "xuU":
-        width = {"x": 2, "u": 4, "U": 8}[e]
-        digits, base = _take_digits(s, j + 1, width, "0123456789abcdefABCDEF"), 16
-        j += 1
-    else:
-        buf.append("\\" + e)
-        return j + 1
-    if not digits:
-        buf.append("\\" + e)
-        return j
-    code = int(digits, base)
-    buf.append(chr(code) if code <= 0x10FFFF else "\ufffd")
-    return j + len(digits)
-
-
-def _take_digits(s: str, j: int, width: int, allowed: str) -> str:
-    end = j
-    while end < len(s) and end - j < width and s[end] in allowed:
-        end += 1
-    return s[j:end]
 
 
 def _show(tok: tuple) -> str:
