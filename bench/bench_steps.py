@@ -180,7 +180,7 @@ def main() -> None:
             f"{step_chars + role_chars:,} (target <= 40,000)"
         )
         base, rows = time_steps(s, rounds=rounds(15))
-    print(f"{'':30} {'arrive':>15}   {'re-render':>15}   {'bin/ re-render':>15}")
+    print(f"{'':30}{'arrive':>15}   {'re-render':>15}   {'bin/ re-render':>15}")
     for label, *times in rows:
         print(f"  {label:<28}" + "   ".join(f"{ms:6.1f} ms {ms / base:4.2f}x" for ms in times))
     for what, values in (
