@@ -10,7 +10,6 @@ Run: .venv/bin/python -m bench.bench_steps [--rounds N]
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import shutil
 import statistics
@@ -20,6 +19,7 @@ import time
 from pathlib import Path
 
 from bench.common import BIN, REPO, baseline, compile_package, environment_note, rounds
+from tests.e2e.agent import Agent
 from tests.plans import FAREWELL_DIFF as DIFF  # the sample plan the tests use too
 from tests.workflows.helpers import DESIGN
 
@@ -29,25 +29,13 @@ class Session:
 
     def __init__(self, project: Path, snapshots: Path):
         self.project, self.snapshots = project, snapshots
-        self.env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", "CI": "1"}
-        self.env.pop("PLANNER_STATE_DIR", None)
+        self.agent = Agent(project, env={"CI": "1"})  # the tests' scripted agent
         self.state: Path | None = None
         self.steps: list[tuple[str, Path | None, str]] = []  # command, snapshot, output
         self.roles: list[str] = []
 
     def sh(self, command: str, input: str | None = None) -> str:
-        done = subprocess.run(
-            ["bash", "-c", command],
-            cwd=self.project,
-            env=self.env,
-            input=input,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if done.returncode:
-            raise SystemExit(f"bench: {command} failed: {done.stderr}")
-        return done.stdout
+        return self.agent.shell(command, input=input).stdout
 
     def step(self, command: str) -> str:
         snapshot = None
@@ -126,7 +114,7 @@ def time_steps(s: Session, rounds: int) -> tuple[float, list[tuple[str, float, f
         subprocess.run(
             argv,
             cwd=s.project,
-            env=s.env,
+            env=s.agent.env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             check=False,

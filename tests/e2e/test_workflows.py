@@ -6,30 +6,12 @@ import json
 from pathlib import Path
 
 from tests.e2e.agent import Agent, Output
+from tests.workflows.helpers import DESIGN as FAREWELL_DESIGN
 from tests.workflows.helpers import add_farewell_change
 
+# The shared farewell design, plus the tests its milestone names and a documentation milestone.
 DESIGN = [
-    {
-        "op": "overview set",
-        "args": {
-            "title": "Farewell",
-            "problem": "No way to say goodbye.",
-            "approach": "Add farewell() beside greet().",
-        },
-    },
-    {
-        "op": "decision add",
-        "args": {"decision": "Mirror greet()", "reasoning": "Same shape keeps the module obvious."},
-    },
-    {
-        "op": "milestone add",
-        "args": {
-            "name": "Farewell function",
-            "file": ["src/app.py"],
-            "requirement": ["farewell(name) says bye"],
-            "acceptance": ["farewell('x') == 'bye x'"],
-        },
-    },
+    *FAREWELL_DESIGN,
     {
         "op": "milestone tests",
         "args": {
@@ -37,16 +19,6 @@ DESIGN = [
             "file": ["tests/test_app.py"],
             "type": "unit",
             "normal": ["farewell('ann')"],
-        },
-    },
-    {
-        "op": "intent add",
-        "args": {
-            "milestone": "$3",
-            "file": "src/app.py",
-            "function": "farewell",
-            "behavior": "Return 'bye ' + name",
-            "decision": ["$2"],
         },
     },
     {

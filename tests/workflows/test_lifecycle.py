@@ -41,6 +41,11 @@ def reject(agent: Agent, out: Output, words: str):
     return agent.shell(out.if_fail.replace("<the user's words>", words))
 
 
+# A yes/no question whose recommended answer is "no" (option 2).
+YES_NO_QUESTION = ["question", "add", "--category", "scope", "--kind", "yes_no"]
+YES_NO_QUESTION += ["--text", "Also wave?", "--recommended", "2"]
+
+
 def test_the_max_rejects_th_rejection_cancels(project: Path) -> None:
     agent, out = to_review(project)
     for n in (1, 2):
@@ -103,18 +108,7 @@ def test_a_question_timeout_records_the_recommended_option_as_an_assumption(proj
 def test_with_ci_set_nobody_is_asked_and_the_policy_is_on_record(project: Path) -> None:
     agent, out = start(project, env={"CI": "1"})  # at step 3
     state = state_of(out)
-    agent.plan(
-        "question",
-        "add",
-        "--category",
-        "scope",
-        "--kind",
-        "yes_no",
-        "--text",
-        "Also wave?",
-        "--recommended",
-        "2",
-    )
+    agent.plan(*YES_NO_QUESTION)
     agent.plan(
         "choice",
         "import",
@@ -147,18 +141,7 @@ def test_with_ci_set_nobody_is_asked_and_the_policy_is_on_record(project: Path) 
 def test_ci_answers_open_questions_when_design_starts(project: Path) -> None:
     agent = Agent(project, env={"CI": "1"})
     out = agent.step(agent.step("planner --step 1 --task t").route())
-    agent.plan(
-        "question",
-        "add",
-        "--category",
-        "scope",
-        "--kind",
-        "yes_no",
-        "--text",
-        "Also wave?",
-        "--recommended",
-        "2",
-    )
+    agent.plan(*YES_NO_QUESTION)
     agent.plan("question", "add", "--category", "priority", "--kind", "text", "--text", "Why?")
     agent.plan("context", "set", "--goal", "g")
     assert out.next.startswith("planner --step 3")  # no questions are waited for
