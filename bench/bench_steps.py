@@ -76,6 +76,7 @@ def happy_path(project: Path, snapshots: Path) -> Session:
     out = s.follow(out)
     s.review("plan-design")
     out = s.follow(s.follow(out, "pass"))
+    assert s.state is not None
     (s.state / "app.diff").write_text(DIFF)
     s.sh(f"plan change add --intent CI-001 --file src/app.py --diff {s.state}/app.diff")
     out = s.follow(out)
@@ -105,7 +106,9 @@ def time_steps(s: Session, rounds: int) -> tuple[float, list[tuple[str, float, f
     render: dict[int, list[float]] = {i: [] for i in arrive}
     launcher: dict[int, list[float]] = {i: [] for i in arrive}
     final = s.snapshots / "final"
-    shutil.copytree(s.state, final)
+    state = s.state
+    assert state is not None, "the walk has started a session"
+    shutil.copytree(state, final)
 
     def timed(command: str, bin_dir: Path = BIN) -> float:
         argv = shlex.split(command)
@@ -127,13 +130,14 @@ def time_steps(s: Session, rounds: int) -> tuple[float, list[tuple[str, float, f
         base.append((time.perf_counter() - start) * 1000)
         for i in arrive:
             command, snapshot, _ = s.steps[i]
-            shutil.rmtree(s.state)
-            shutil.copytree(snapshot, s.state)
+            assert snapshot is not None, "every step after the first has a snapshot"
+            shutil.rmtree(state)
+            shutil.copytree(snapshot, state)
             arrive[i].append(timed(command))
             render[i].append(timed(command))  # the session is now at this step: a re-render
             launcher[i].append(timed(command, REPO / "bin"))
-    shutil.rmtree(s.state)
-    shutil.copytree(final, s.state)
+    shutil.rmtree(state)
+    shutil.copytree(final, state)
     rows = [
         (
             s.steps[i][0].split(" --state-dir")[0],

@@ -6,11 +6,11 @@ code. Imports happen inside run, so a command pays only for what it uses.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 
 from cli.main import emit_ids, open_store, out, read_content
-from state import jsonio
 from state.errors import Finding, PreconditionFailed, UsageError
 from state.ops import Param
 from state.qr_ops import PHASES
@@ -47,7 +47,7 @@ def reader(name: str, *params: Param) -> Callable[[Callable], Callable]:
 
 
 def dump(value: Any) -> None:
-    out(jsonio.dumps(value, indent=2, ensure_ascii=False))
+    out(json.dumps(value, indent=2, ensure_ascii=False))
 
 
 @reader("status")
@@ -56,7 +56,7 @@ def status(a: dict[str, Any]) -> None:
     from shared.status import session_status, status_text
 
     summary = session_status(open_store(a["state_dir"]))
-    out(jsonio.dumps(summary, indent=2) if a["json"] else status_text(summary))
+    out(json.dumps(summary, indent=2) if a["json"] else status_text(summary))
 
 
 @reader("show", Param("id", positional=True, metavar="[ID]"))
@@ -182,7 +182,7 @@ def _history(store: Store) -> list[dict[str, Any]]:
 
     try:
         with open(os.path.join(store.dir, HISTORY_DIR, HISTORY_INDEX), encoding="utf-8") as f:
-            return [jsonio.loads(line) for line in f if line.strip()]
+            return [json.loads(line) for line in f if line.strip()]
     except FileNotFoundError:
         return []
 
@@ -252,13 +252,11 @@ def log(a: dict[str, Any]) -> None:
 
 def _log_line(line: str) -> str:
     try:
-        record = jsonio.loads(line)
+        record = json.loads(line)
         ts, event = record.pop("ts", "?"), record.pop("event", "?")
     except (ValueError, AttributeError):
         return f"(unreadable line) {line}"
-    rest = " ".join(
-        f"{k}={v if isinstance(v, str) else jsonio.dumps(v)}" for k, v in record.items()
-    )
+    rest = " ".join(f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in record.items())
     return f"{ts}  {event:<9} {rest}"
 
 
@@ -342,7 +340,7 @@ def apply(a: dict[str, Any]) -> None:
 
     text = read_content(a["source"], "FILE")
     try:
-        batch = jsonio.loads(text)
+        batch = json.loads(text)
     except ValueError as e:
         raise UsageError(f"plan apply: {a['source']}: not valid JSON ({e})") from None
     emit_ids(apply_ops(open_store(a["state_dir"]), batch), a["json"])
@@ -382,7 +380,7 @@ def list_sessions(a: dict[str, Any]) -> None:
     from state.store import Store
 
     home, active = planner_home(), active_session_dir()
-    rows = []
+    rows: list[dict[str, Any]] = []
     names = sorted(os.listdir(home)) if os.path.isdir(home) else []
     for name in names:
         store = Store(os.path.join(home, name))
@@ -437,4 +435,4 @@ def resume(a: dict[str, Any]) -> None:
         )
     make_active(project_root(store.dir), os.path.basename(store.dir))
     summary = session_status(store)
-    out(jsonio.dumps(summary, indent=2) if a["json"] else status_text(summary))
+    out(json.dumps(summary, indent=2) if a["json"] else status_text(summary))

@@ -1,8 +1,7 @@
 """The read-only guard: a PreToolUse hook that blocks writes while a plan is being made.
 
-Standard library only, and not even json/re/pathlib/datetime: it runs under `python3 -S`
-before every tool call, and `import json` alone (it compiles regexes) costs most of the
-budget of 1.5x `python -c pass`; state/jsonio.py does the same job with the C `_json`.
+Standard library only: it runs under `python3 -S` before every tool call, before any
+environment of the package exists.
 
 Hook contracts relied on (Claude Code hooks reference, Gemini CLI hooks reference, 2026):
 stdin is one JSON object with `tool_name`, `tool_input`, `cwd`, `permission_mode`; exit 0
@@ -19,10 +18,10 @@ if __name__ == "__main__" and not __package__:
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import time
+from json import dumps, loads
 
 from cli.guard_tools import MUTATE, OK, PASS, UNKNOWN
 from shared import paths
-from state.jsonio import dumps, loads
 
 FILE_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path"}
 FILE_TOOLS["NotebookEdit"] = "notebook_path"

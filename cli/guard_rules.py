@@ -268,7 +268,18 @@ def _sudo(argv: list, flags: list, depth: int) -> tuple:
 
 
 def _xargs(argv: list, flags: list, depth: int) -> tuple:
-    with_arg = ("-I", "-L", "-n", "-P", "-s", "-d", "-E", "-a", "--arg-file", "--delimiter")
+    with_arg: tuple[str, ...] = (
+        "-I",
+        "-L",
+        "-n",
+        "-P",
+        "-s",
+        "-d",
+        "-E",
+        "-a",
+        "--arg-file",
+        "--delimiter",
+    )
     with_arg += ("--max-args", "--max-lines", "--max-procs", "--max-chars", "--eof", "--replace")
     return inner(argv, flags, _skip_options(argv, 1, with_arg), depth)
 

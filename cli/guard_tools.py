@@ -39,17 +39,51 @@ GIT_WRITE = names(
     checkout-index mktag mktree fast-import"""
 )
 GIT_GLOBAL_WITH_ARG = ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env")
-GIT_SAFE_CONFIG = ("color.", "log.", "advice.", "safe.directory", "core.quotepath", "core.abbrev")
+GIT_SAFE_CONFIG: tuple[str, ...] = (
+    "color.",
+    "log.",
+    "advice.",
+    "safe.directory",
+    "core.quotepath",
+    "core.abbrev",
+)
 GIT_SAFE_CONFIG += ("grep.", "status.", "column.", "i18n.", "blame.", "user.", "init.")
 GIT_SAFE_PAGERS = ("", "cat", "less", "more", "true", "false")
-BRANCH_WRITES = ("--delete", "--move", "--copy", "--force", "--set-upstream-to", "--track")
+BRANCH_WRITES: tuple[str, ...] = (
+    "--delete",
+    "--move",
+    "--copy",
+    "--force",
+    "--set-upstream-to",
+    "--track",
+)
 BRANCH_WRITES += ("--unset-upstream", "--edit-description", "--no-track", "--create-reflog")
-LISTING_ARGS = ("--contains", "--no-contains", "--merged", "--no-merged", "--points-at")
+LISTING_ARGS: tuple[str, ...] = (
+    "--contains",
+    "--no-contains",
+    "--merged",
+    "--no-merged",
+    "--points-at",
+)
 LISTING_ARGS += ("--sort", "--format")
 TAG_WRITES = ("--delete", "--annotate", "--sign", "--force", "--message", "--file", "--edit")
-CONFIG_READS = ("--get", "--get-all", "--get-regexp", "--get-urlmatch", "--get-color", "-l")
+CONFIG_READS: tuple[str, ...] = (
+    "--get",
+    "--get-all",
+    "--get-regexp",
+    "--get-urlmatch",
+    "--get-color",
+    "-l",
+)
 CONFIG_READS += ("--get-colorbool", "--list", "get", "list")
-CONFIG_WRITES = ("--unset", "--unset-all", "--add", "--replace-all", "--rename-section", "-e")
+CONFIG_WRITES: tuple[str, ...] = (
+    "--unset",
+    "--unset-all",
+    "--add",
+    "--replace-all",
+    "--rename-section",
+    "-e",
+)
 CONFIG_WRITES += ("--remove-section", "--edit", "set", "unset", "rename-section", "edit")
 CONFIG_WRITES += ("remove-section",)
 CONFIG_ARGS = ("-f", "--file", "--blob", "--type", "--default", "--comment")

@@ -47,7 +47,8 @@ def table() -> dict[str, Command]:
     from cli.commands import READERS
     from state.ops import load_all
 
-    return {c.name: Command(c) for c in [*load_all().values(), *READERS.values()]}
+    targets: list[Any] = [*load_all().values(), *READERS.values()]
+    return {c.name: Command(c) for c in targets}
 
 
 def open_store(state_dir: str | None, must_exist: bool = True) -> Store:

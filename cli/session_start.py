@@ -20,9 +20,9 @@ HEADER = "planner: an active session (run the NEXT command to continue; `plan st
 def hook_cwd(raw: bytes) -> str:
     """The `cwd` field of the hook JSON, else the process's own directory."""
     try:
-        from state import jsonio
+        import json
 
-        cwd = jsonio.loads(raw).get("cwd") if raw.strip() else None
+        cwd = json.loads(raw).get("cwd") if raw.strip() else None
     except Exception:  # malformed input still gets the status of the process's directory
         cwd = None
     return cwd if isinstance(cwd, str) and cwd else os.getcwd()
@@ -51,10 +51,10 @@ def report(cwd: str) -> str:
 def render(text: str, dialect: str) -> str:
     if dialect != "gemini":
         return text
-    from state import jsonio
+    import json
 
     context = {"hookEventName": "SessionStart", "additionalContext": text}
-    return jsonio.dumps({"hookSpecificOutput": context})
+    return json.dumps({"hookSpecificOutput": context})
 
 
 def parse_dialect(args: list[str]) -> str:

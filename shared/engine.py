@@ -170,7 +170,7 @@ def print_step(ctx: Context, step_kind: Kind, routing: Routing) -> None:
     }
     prompt = render(step.template, variables, ctx.workflow.templates).strip()
     if ctx.flags.get("format") == "json":
-        from state import jsonio
+        import json
 
         record = {
             "workflow": ctx.workflow.name,
@@ -185,7 +185,7 @@ def print_step(ctx: Context, step_kind: Kind, routing: Routing) -> None:
         }
         if routing.note:
             record["note"] = routing.note
-        sys.stdout.write(jsonio.dumps(record, ensure_ascii=False) + "\n")
+        sys.stdout.write(json.dumps(record, ensure_ascii=False) + "\n")
         return
     lines = [
         f"{ctx.workflow.title} {step.number}/{ctx.workflow.total} {step.name}",

@@ -160,9 +160,9 @@ def show_status(name: str, argv: list[str]) -> int:
     flags, _ = parse_flags(argv, ("--state-dir", "--json"), f"{name} status")
     summary = session_status(open_session(flags["state_dir"]))
     if flags["json"]:
-        from state import jsonio
+        import json
 
-        sys.stdout.write(jsonio.dumps(summary, indent=2) + "\n")
+        sys.stdout.write(json.dumps(summary, indent=2) + "\n")
     else:
         sys.stdout.write(status_text(summary) + "\n")
     return 0

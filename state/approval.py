@@ -5,7 +5,9 @@ Canonical content is plan.json without frozen_at, keys sorted, no whitespace, UT
 
 from __future__ import annotations
 
-from state import clock, jsonio
+import json
+
+from state import clock
 from state.errors import Finding
 from state.lifecycle import transition
 
@@ -20,7 +22,7 @@ def plan_hash(plan: dict[str, Any]) -> str:
     import hashlib  # loads OpenSSL: ~0.2x `python -c pass` that most commands never need
 
     content = {k: v for k, v in plan.items() if k != "frozen_at"}
-    text = jsonio.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    text = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode()).hexdigest()
 
 

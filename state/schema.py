@@ -6,9 +6,8 @@ default are filled in. Tests prove it agrees with pydantic and with `jsonschema`
 
 from __future__ import annotations
 
+import json
 import os
-
-from state import jsonio
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -35,7 +34,7 @@ _schemas: dict[str, dict[str, Any]] = {}
 def load_schema(name: str) -> dict[str, Any]:
     if name not in _schemas:
         with open(os.path.join(SCHEMA_DIR, f"{name}.json"), "rb") as f:
-            _schemas[name] = jsonio.loads(f.read())
+            _schemas[name] = json.loads(f.read())
     return _schemas[name]
 
 

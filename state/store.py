@@ -6,9 +6,10 @@ that fails validation raises before anything is written; a damaged file is never
 
 from __future__ import annotations
 
+import json
 import os
 
-from state import clock, jsonio, schema
+from state import clock, schema
 from state.errors import DamagedFile, Finding, PreconditionFailed, Refused, UsageError
 from state.lock import locked
 
@@ -40,7 +41,7 @@ def schema_name(name: str) -> str:
 
 
 def dumps(doc: Any) -> bytes:
-    return (jsonio.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode()
+    return (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode()
 
 
 def write_atomic(path: str, data: bytes) -> None:
@@ -59,7 +60,7 @@ def write_atomic(path: str, data: bytes) -> None:
 
 def append_line(path: str, record: dict[str, Any]) -> None:
     """One JSON line, one write on an O_APPEND descriptor: concurrent appends do not interleave."""
-    data = (jsonio.dumps(record, ensure_ascii=False) + "\n").encode()
+    data = (json.dumps(record, ensure_ascii=False) + "\n").encode()
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         os.write(fd, data)
@@ -82,7 +83,7 @@ def parse(path: str, schema_name: str, raw: bytes) -> dict[str, Any]:
     if not raw.strip():
         raise DamagedFile(f"{path}: empty file (damaged; it is left as it is)")
     try:
-        doc = jsonio.loads(raw)
+        doc = json.loads(raw)
     except UnicodeDecodeError as e:
         raise DamagedFile(
             f"{path}: not valid UTF-8 JSON ({e.reason} at byte {e.start}); damaged, left as it is"
@@ -137,7 +138,7 @@ class Store:
                 lines = f.read().splitlines()
         except FileNotFoundError:
             return None
-        return jsonio.loads(lines[-1])["rev"] if lines else None
+        return json.loads(lines[-1])["rev"] if lines else None
 
     def revision(self, rev: str) -> dict[str, Any]:
         """Plan revision `rev` (r1, r2, …) as history/ holds it."""

@@ -4,10 +4,9 @@ and check that a plan's diff applies to the files under a project root.
 
 from __future__ import annotations
 
+import json
 import os
 import re
-
-from state import jsonio
 
 TYPE_CHECKING = False
 
@@ -282,7 +281,7 @@ def _mismatch(lines: list[str], old: list[str], want: int) -> str:
 
 def _show(line: str) -> str:
     text = line.removesuffix("\n").removesuffix("\r") if line.endswith("\n") else line
-    shown = jsonio.dumps(text, ensure_ascii=False).encode("utf-8", "backslashreplace").decode()
+    shown = json.dumps(text, ensure_ascii=False).encode("utf-8", "backslashreplace").decode()
     return shown + ("" if line.endswith("\n") else " (no newline at end of file)")
 
 
