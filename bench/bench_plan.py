@@ -1,4 +1,5 @@
-"""`plan` speed: status and a mutation as ratios to `python -c pass`; validate on a huge plan.
+"""`plan` speed: status and a mutation (both through click) as ratios to `python -c pass`
+measured in the same run; validate on a huge plan.
 
 Run: .venv/bin/python -m bench.bench_plan
 """
@@ -99,8 +100,8 @@ def main() -> None:
         )
         base = times["base"]
         print("normal plan: 8 milestones, 32 intents")
-        print(ratio_line("plan status", times["status"], base, "<= 4x"))
-        print(ratio_line("plan decision add", times["decision add"], base, "<= 4x"))
+        print(ratio_line("plan status", times["status"], base, "<= 8x"))
+        print(ratio_line("plan decision add", times["decision add"], base, "<= 8x"))
 
         big_dir = start_session(root)
         started = time.perf_counter()

@@ -2,11 +2,16 @@
 
 import sys
 
+from shared.exits import run_main
+
 
 def main() -> int:
-    from cli.main import main as plan_main
+    def body() -> int:
+        from cli.main import dispatch  # imports click: a missing one is reported in one line
 
-    return plan_main()
+        return dispatch(sys.argv[1:])
+
+    return run_main("plan", body)
 
 
 if __name__ == "__main__":

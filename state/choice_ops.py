@@ -1,12 +1,16 @@
 """Design choices (PRODUCT.md §6.2): options with pros and cons, one recommended; picking
-one writes the decision (DL) and the other options as rejected alternatives (RA)."""
+one writes the decision (DL) and the other options as rejected alternatives (RA).
+
+Each operation is a function (tx, a): the open transaction and the arguments by name
+(repeatable ones as lists); it returns the ids it created. cli/commands/ declares the
+arguments; state/ parses none.
+"""
 
 from __future__ import annotations
 
 from state import clock
 from state.errors import UsageError
 from state.ids import option_letter
-from state.ops import Param, op
 from state.plan_ops import find, new
 from state.question_ops import extract_json, items_of
 
@@ -72,17 +76,6 @@ def record(tx: Transaction, choices: list[dict[str, Any]]) -> list[str]:
     return ids
 
 
-@op(
-    "choice add",
-    Param("topic", required=True),
-    Param(
-        "option_json",
-        multiple=True,
-        required=True,
-        metavar="JSON",
-        help='{"name", "description", "pros": [], "cons": [], "recommended": bool}',
-    ),
-)
 def choice_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
     """Record a design choice (D-NNN) for the user to pick from."""
     options = [
@@ -91,9 +84,6 @@ def choice_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
     return record(tx, [make_choice(a["topic"], options, "choice add")])
 
 
-@op(
-    "choice import", Param("source", positional=True, required=True, content=True, metavar="FILE|-")
-)
 def choice_import(tx: Transaction, a: dict[str, Any]) -> list[str]:
     """Record the choices an LLM wrote as JSON (a list, or {"choices": [...]}, fenced or not)."""
     choices = []
@@ -143,12 +133,6 @@ def pick(tx: Transaction, choice: dict[str, Any], option_id: str, rationale: str
     return ids
 
 
-@op(
-    "choice pick",
-    Param("id", positional=True, required=True, metavar="D-n"),
-    Param("option", positional=True, required=True, metavar="OPT-X"),
-    Param("rationale", required=True, help="why this option, in the user's terms"),
-)
 def choice_pick(tx: Transaction, a: dict[str, Any]) -> list[str]:
     """Pick an option: writes the decision and the other options as rejected alternatives."""
     return pick(tx, find(tx.edit("plan"), a["id"]), a["option"], a["rationale"])

@@ -1,18 +1,20 @@
-"""Operations on execution.json: milestones started and done, evidence, tests run, deviations."""
+"""Operations on execution.json: milestones started and done, evidence, tests run, deviations.
+
+Each operation is a function (tx, a): the open transaction and the arguments by name
+(repeatable ones as lists); it returns the ids it created. cli/commands/ declares the
+arguments; state/ parses none.
+"""
 
 from __future__ import annotations
 
 from state import clock, schema
 from state.errors import PreconditionFailed, UsageError
-from state.ops import Param, op
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
     from state.store import Transaction
-
-MILESTONE = Param("id", positional=True, required=True, metavar="M-n")
 
 
 def run_of(tx: Transaction, milestone: str) -> dict[str, Any]:
@@ -27,7 +29,6 @@ def run_of(tx: Transaction, milestone: str) -> dict[str, Any]:
     raise UsageError(f"{tx.store.path('execution')}: no milestone {milestone} in the plan")
 
 
-@op("exec start", MILESTONE)
 def exec_start(tx: Transaction, a: dict[str, Any]) -> None:
     """Mark a milestone in progress."""
     run = run_of(tx, a["id"])
@@ -36,12 +37,6 @@ def exec_start(tx: Transaction, a: dict[str, Any]) -> None:
     run.update(status="in_progress", started_at=run["started_at"] or clock.now())
 
 
-@op(
-    "exec done",
-    MILESTONE,
-    Param("evidence", multiple=True, help="what shows it works"),
-    Param("ran", multiple=True, metavar="TEST_FILE", help="a test file that was run"),
-)
 def exec_done(tx: Transaction, a: dict[str, Any]) -> None:
     """Mark a milestone done, with the evidence and the tests that were run."""
     run = run_of(tx, a["id"])
@@ -51,11 +46,6 @@ def exec_done(tx: Transaction, a: dict[str, Any]) -> None:
     ran += [t for t in a["ran"] if t not in ran]
 
 
-@op(
-    "exec deviation",
-    Param("milestone", required=True, metavar="M-n"),
-    Param("description", required=True),
-)
 def exec_deviation(tx: Transaction, a: dict[str, Any]) -> list[str]:
     """Record where the implementation departs from the plan, and why."""
     run_of(tx, a["milestone"])

@@ -1,20 +1,21 @@
 """Operations on plan.json content: overview, decisions, risks, milestones, intents, changes, docs.
 
 Set-operations change only what is given; a repeatable option given replaces its list.
+
+Each operation is a function (tx, a): the open transaction and the arguments by name
+(repeatable ones as lists); it returns the ids it created. cli/commands/ declares the
+arguments; state/ parses none.
 """
 
 from __future__ import annotations
 
 from state import clock, schema, waves
 from state.errors import UsageError
-from state.ops import Param, op
 from state.store import Transaction
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
-
-ID = Param("id", positional=True, required=True)
 
 _GROUPS = {
     "DL": ("planning_context", "decision_log"),
@@ -83,7 +84,6 @@ def _context(tx: Transaction) -> dict[str, Any]:
     return tx.edit("plan")["planning_context"]
 
 
-@op("overview set", Param("title"), Param("problem"), Param("approach"))
 def overview_set(tx: Transaction, a: dict[str, Any]) -> None:
     """Set the plan's title, problem and approach."""
     overview = tx.edit("plan")["overview"]
@@ -97,10 +97,8 @@ DECISION_FIELDS = {
     "reasoning": "reasoning_chain",
     "question": "question_refs",
 }
-QUESTION = Param("question", multiple=True, metavar="Q-n", help="a question that shaped it")
 
 
-@op("decision add", Param("decision", required=True), Param("reasoning", required=True), QUESTION)
 def decision_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
     """Record a decision (DL-NNN) with its chain of reasoning."""
     log = _context(tx)["decision_log"]
@@ -116,18 +114,11 @@ def decision_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
     return [item["id"]]
 
 
-@op("decision set", ID, Param("decision"), Param("reasoning"), QUESTION)
 def decision_set(tx: Transaction, a: dict[str, Any]) -> None:
     """Change a decision's text, reasoning or cited questions."""
     require_some(update(find(tx.edit("plan"), a["id"]), a, DECISION_FIELDS), "decision set")
 
 
-@op(
-    "decision supersede",
-    ID,
-    Param("by", required=True, metavar="DL-m"),
-    Param("reason", required=True),
-)
 def decision_supersede(tx: Transaction, a: dict[str, Any]) -> None:
     """Mark a decision superseded by a later one; both stay on record."""
     plan = tx.edit("plan")
@@ -142,12 +133,6 @@ def decision_supersede(tx: Transaction, a: dict[str, Any]) -> None:
     old["superseded_by"], old["superseded_reason"] = new_one["id"], a["reason"]
 
 
-@op(
-    "alternative add",
-    Param("alternative", required=True),
-    Param("reason", required=True),
-    Param("decision", required=True, metavar="DL-n"),
-)
 def alternative_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
     """Record an alternative that was rejected, and the decision that rejected it."""
     items = _context(tx)["rejected_alternatives"]
@@ -162,13 +147,6 @@ def alternative_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
     return [item["id"]]
 
 
-@op(
-    "alternative set",
-    ID,
-    Param("alternative"),
-    Param("reason"),
-    Param("decision", metavar="DL-n"),
-)
 def alternative_set(tx: Transaction, a: dict[str, Any]) -> None:
     """Change a rejected alternative, its reason or the decision that rejected it."""
     fields = {
@@ -179,12 +157,6 @@ def alternative_set(tx: Transaction, a: dict[str, Any]) -> None:
     require_some(update(find(tx.edit("plan"), a["id"]), a, fields), "alternative set")
 
 
-@op(
-    "constraint add",
-    Param("type", required=True),
-    Param("description", required=True),
-    Param("source"),
-)
 def constraint_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
     """Record a constraint the plan must respect."""
     items = _context(tx)["constraints"]
@@ -199,7 +171,6 @@ def constraint_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
     return [item["id"]]
 
 
-@op("constraint set", ID, Param("type"), Param("description"), Param("source"))
 def constraint_set(tx: Transaction, a: dict[str, Any]) -> None:
     """Change a constraint's type, description or source."""
     fields = {k: k for k in ("type", "description", "source")}
@@ -214,13 +185,6 @@ RISK_FIELDS = {
 }
 
 
-@op(
-    "risk add",
-    Param("risk", required=True),
-    Param("mitigation", required=True),
-    Param("anchor"),
-    Param("decision", metavar="DL-n"),
-)
 def risk_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
     """Record a known risk and how it is mitigated."""
     items = _context(tx)["known_risks"]
@@ -230,27 +194,11 @@ def risk_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
     return [item["id"]]
 
 
-@op(
-    "risk set",
-    ID,
-    Param("risk"),
-    Param("mitigation"),
-    Param("anchor"),
-    Param("decision", metavar="DL-n"),
-)
 def risk_set(tx: Transaction, a: dict[str, Any]) -> None:
     """Change a risk, its mitigation, anchor or decision."""
     require_some(update(find(tx.edit("plan"), a["id"]), a, RISK_FIELDS), "risk set")
 
 
-@op(
-    "knowledge set",
-    Param("architecture_diagram", content=True),
-    Param("architecture"),
-    Param("data_flow_diagram", content=True),
-    Param("data_flow"),
-    Param("structure_rationale"),
-)
 def knowledge_set(tx: Transaction, a: dict[str, Any]) -> None:
     """Set the architecture and data-flow diagrams and descriptions, and the structure rationale."""
     ik = tx.edit("plan")["invisible_knowledge"]
@@ -266,28 +214,16 @@ def knowledge_set(tx: Transaction, a: dict[str, Any]) -> None:
     require_some(given, "knowledge set")
 
 
-@op("invariant add", Param("text", positional=True, required=True))
 def invariant_add(tx: Transaction, a: dict[str, Any]) -> None:
     """Add an invariant the code must keep."""
     tx.edit("plan")["invisible_knowledge"]["invariants"].append(a["text"])
 
 
-@op("tradeoff add", Param("text", positional=True, required=True))
 def tradeoff_add(tx: Transaction, a: dict[str, Any]) -> None:
     """Add a tradeoff the design accepts."""
     tx.edit("plan")["invisible_knowledge"]["tradeoffs"].append(a["text"])
 
 
-MILESTONE_PARAMS = (
-    Param("file", multiple=True),
-    Param("requirement", multiple=True),
-    Param("acceptance", multiple=True, help="an acceptance criterion"),
-    Param("risk", type=("low", "medium", "high")),
-    Param("depends", multiple=True, metavar="M-n"),
-    Param("doc_only", flag=True, help="the milestone changes documentation only"),
-    Param("flag", multiple=True),
-    Param("delegated_to"),
-)
 MILESTONE_FIELDS = {
     "name": "name",
     "file": "files",
@@ -308,7 +244,6 @@ def refresh_waves(plan: dict[str, Any]) -> None:
     deps["diagram_ascii"] = waves.diagram(deps["waves"], plan["milestones"])
 
 
-@op("milestone add", Param("name", required=True), *MILESTONE_PARAMS)
 def milestone_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
     """Add a milestone (M-NNN)."""
     plan = tx.edit("plan")
@@ -321,7 +256,6 @@ def milestone_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
     return [item["id"]]
 
 
-@op("milestone set", ID, Param("name"), *MILESTONE_PARAMS)
 def milestone_set(tx: Transaction, a: dict[str, Any]) -> None:
     """Change a milestone; a repeatable option replaces its list (given as '' it clears it)."""
     plan = tx.edit("plan")
@@ -329,17 +263,6 @@ def milestone_set(tx: Transaction, a: dict[str, Any]) -> None:
     refresh_waves(plan)
 
 
-@op(
-    "milestone tests",
-    ID,
-    Param("file", multiple=True),
-    Param("type"),
-    Param("backing"),
-    Param("normal", multiple=True),
-    Param("edge", multiple=True),
-    Param("error", multiple=True),
-    Param("skip_reason"),
-)
 def milestone_tests(tx: Transaction, a: dict[str, Any]) -> None:
     """Set the tests a milestone needs: files, type, backing, scenarios, or why none."""
     tests = find(tx.edit("plan"), a["id"])["tests"]
@@ -368,19 +291,8 @@ INTENT_FIELDS = {
     "behavior": "behavior",
     "decision": "decision_refs",
 }
-DECISIONS = Param("decision", multiple=True, metavar="DL-n")
-PARAMS = Param("param", multiple=True, metavar="KEY=VALUE")
 
 
-@op(
-    "intent add",
-    Param("milestone", required=True, metavar="M-n"),
-    Param("file", required=True),
-    Param("function"),
-    Param("behavior", required=True),
-    DECISIONS,
-    PARAMS,
-)
 def intent_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
     """Add a code intent (CI-NNN): what a function in a file must do, and why."""
     plan = tx.edit("plan")
@@ -398,7 +310,6 @@ def intent_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
     return [item["id"]]
 
 
-@op("intent set", ID, Param("file"), Param("function"), Param("behavior"), DECISIONS, PARAMS)
 def intent_set(tx: Transaction, a: dict[str, Any]) -> None:
     """Change a code intent."""
     item = find(tx.edit("plan"), a["id"])
@@ -425,19 +336,8 @@ CHANGE_FIELDS = {
     "why": "why_comments",
     "context_lines": "context_lines",
 }
-CHANGE_PARAMS = (
-    Param("why", multiple=True, help="a WHY comment the change carries"),
-    Param("context_lines", type=int),
-)
 
 
-@op(
-    "change add",
-    Param("intent", required=True, metavar="CI-n"),
-    Param("file", required=True),
-    Param("diff", required=True, content=True),
-    *CHANGE_PARAMS,
-)
 def change_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
     """Add a code change (CC-NNN): a unified diff for one file, realising an intent."""
     plan = tx.edit("plan")
@@ -456,14 +356,6 @@ def change_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
     return [item["id"]]
 
 
-@op(
-    "change set",
-    ID,
-    Param("intent", metavar="CI-n"),
-    Param("file"),
-    Param("diff", content=True),
-    *CHANGE_PARAMS,
-)
 def change_set(tx: Transaction, a: dict[str, Any]) -> None:
     """Change a code change; a new --intent moves it to that intent's milestone."""
     plan = tx.edit("plan")
@@ -477,14 +369,6 @@ def change_set(tx: Transaction, a: dict[str, Any]) -> None:
     _check_diff(item["diff"], item["file"])
 
 
-@op(
-    "doc set",
-    Param("milestone", required=True, metavar="M-n"),
-    Param("module_comment"),
-    Param("docstring", multiple=True),
-    Param("algorithm", multiple=True),
-    Param("inline", multiple=True),
-)
 def doc_set(tx: Transaction, a: dict[str, Any]) -> None:
     """Set a milestone's documentation: module comment, docstrings, algorithm blocks, inline."""
     doc = find(tx.edit("plan"), a["milestone"])["documentation"]

@@ -1,11 +1,15 @@
-"""Quality-review records: items in qr-{phase}.json, added and judged through `plan qr`."""
+"""Quality-review records: items in qr-{phase}.json, added and judged through `plan qr`.
+
+Each operation is a function (tx, a): the open transaction and the arguments by name
+(repeatable ones as lists); it returns the ids it created. cli/commands/ declares the
+arguments; state/ parses none.
+"""
 
 from __future__ import annotations
 
 from state import schema
 from state.errors import UsageError
 from state.ids import next_id
-from state.ops import Param, op
 from state.store import report_name
 
 TYPE_CHECKING = False
@@ -15,7 +19,6 @@ if TYPE_CHECKING:
     from state.store import Transaction
 
 PHASES = ("plan-design", "plan-code", "plan-docs", "impl-code", "impl-docs")
-PHASE = Param("phase", type=PHASES, required=True)
 SEVERITIES = ("MUST", "SHOULD", "COULD")
 
 
@@ -54,26 +57,12 @@ def add_item(
     return item["id"]
 
 
-@op(
-    "qr add",
-    PHASE,
-    Param("check", required=True, help="what the reviewer checks"),
-    Param("scope", default="*", help="what it applies to: an id, a file, or *"),
-    Param("severity", type=SEVERITIES, default="MUST"),
-)
 def qr_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
     """Record a review item (qa-NNN, status TODO) for a phase."""
     report = open_report(tx, a["phase"])
     return [add_item(report, a["check"], a["scope"] or "*", a["severity"] or "MUST")]
 
 
-@op(
-    "qr set",
-    Param("id", positional=True, required=True, metavar="qa-NNN"),
-    PHASE,
-    Param("status", type=("PASS", "FAIL", "TODO"), required=True),
-    Param("finding", help="what is wrong (required with FAIL)"),
-)
 def qr_set(tx: Transaction, a: dict[str, Any]) -> None:
     """Judge a review item: PASS, or FAIL with the finding."""
     if a["status"] == "FAIL" and not (a["finding"] or "").strip():
@@ -91,12 +80,6 @@ def qr_set(tx: Transaction, a: dict[str, Any]) -> None:
     raise UsageError(f"{tx.store.path(name)}: no item {a['id']}")
 
 
-@op(
-    "qr accept",
-    PHASE,
-    Param("by", required=True, help="who accepts the open findings"),
-    Param("reason", required=True),
-)
 def qr_accept(tx: Transaction, a: dict[str, Any]) -> None:
     """Accept a stopped review loop's open findings on record; the gate may then pass."""
     from state import clock

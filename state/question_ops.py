@@ -2,13 +2,16 @@
 
 A question whose normalised text matches one on record is refused as a duplicate; answers
 are normalised too (a choice by number or label, yes/no from y/n).
+
+Each operation is a function (tx, a): the open transaction and the arguments by name
+(repeatable ones as lists); it returns the ids it created. cli/commands/ declares the
+arguments; state/ parses none.
 """
 
 from __future__ import annotations
 
 from state import clock
 from state.errors import UsageError
-from state.ops import Param, op
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -127,15 +130,6 @@ def record(tx: Transaction, questions: list[dict[str, Any]], where: str) -> list
     return ids
 
 
-@op(
-    "question add",
-    Param("category", type=CATEGORIES, required=True),
-    Param("kind", type=KINDS, required=True),
-    Param("text", required=True),
-    Param("why", help="why the answer matters"),
-    Param("option", multiple=True),
-    Param("recommended", metavar="N", help="the recommended option, 1-based"),
-)
 def question_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
     """Add a question for the user (Q-NNN)."""
     data = {**a, "options": a["option"]}
@@ -171,10 +165,6 @@ def items_of(data: Any, key: str, what: str) -> list[Any]:
     return data
 
 
-@op(
-    "question import",
-    Param("source", positional=True, required=True, content=True, metavar="FILE|-"),
-)
 def question_import(tx: Transaction, a: dict[str, Any]) -> list[str]:
     """Add the questions an LLM wrote as JSON (a list, or {"questions": [...]}, fenced or not)."""
     questions = []
@@ -223,12 +213,6 @@ def set_answer(
     q.update(answer=answer, skipped=skipped, assumed=assumed, answered_at=clock.now())
 
 
-@op(
-    "question answer",
-    Param("id", positional=True, required=True, metavar="Q-n"),
-    Param("text", positional=True, metavar="TEXT"),
-    Param("skip", switch=True, help="record that the user skipped it"),
-)
 def question_answer(tx: Transaction, a: dict[str, Any]) -> None:
     """Record the user's answer (a choice by number or label; y/n), or --skip."""
     q = find_question(tx.edit("context"), a["id"])

@@ -1,5 +1,10 @@
 """The user's verdict on the plan (PRODUCT.md §6.3) and the session's end (§6.5): approve,
-reject (back to design, or cancelled at max_rejects), cancel, fail."""
+reject (back to design, or cancelled at max_rejects), cancel, fail.
+
+Each operation is a function (tx, a): the open transaction and the arguments by name
+(repeatable ones as lists); it returns the ids it created. cli/commands/ declares the
+arguments; state/ parses none.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +14,6 @@ from state import clock
 from state.approval import approve
 from state.errors import Refused
 from state.lifecycle import transition
-from state.ops import Param, op
 from state.store import report_name
 
 TYPE_CHECKING = False
@@ -40,7 +44,6 @@ def close_round(session: dict[str, Any], **fields: Any) -> None:
     session["reviews"][-1].update(at=clock.now(), **fields)
 
 
-@op("review approve", Param("by", help="who approves (default: $USER)"))
 def review_approve(tx: Transaction, a: dict[str, Any]) -> None:
     """The user approves the plan in review: record who, when and its sha256, then freeze."""
     session = in_review(tx)
@@ -50,7 +53,6 @@ def review_approve(tx: Transaction, a: dict[str, Any]) -> None:
     tx.next_argv = ["executor", "--step", "1", "--state-dir", tx.store.dir]
 
 
-@op("review reject", Param("feedback", required=True, help="the user's words"))
 def review_reject(tx: Transaction, a: dict[str, Any]) -> None:
     """The user rejects the plan: back to design with the feedback; max_rejects cancels."""
     session = in_review(tx)
@@ -84,7 +86,6 @@ def reopen_reviews(tx: Transaction, session: dict[str, Any]) -> None:
                 item["status"] = "TODO"
 
 
-@op("cancel", Param("reason"))
 def cancel(tx: Transaction, a: dict[str, Any]) -> None:
     """Cancel the session (from any status that is not final)."""
     session = tx.edit("session")
@@ -92,7 +93,6 @@ def cancel(tx: Transaction, a: dict[str, Any]) -> None:
     session["reason"] = a["reason"] or "cancelled by the user"
 
 
-@op("fail", Param("error", required=True, help="what went wrong"))
 def fail(tx: Transaction, a: dict[str, Any]) -> None:
     """Mark the session failed, with the error."""
     session = tx.edit("session")

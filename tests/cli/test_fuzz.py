@@ -10,9 +10,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cli.main import main, table
+from cli.main import main
+from tests.cli.tree import commands
 
-TABLE = table()
+TABLE = commands()
 EXIT_CODES = {0, 2, 3, 4}
 WORDS = st.sampled_from(
     [

@@ -121,8 +121,20 @@ def test_skills_ref_validates_each_skill(tmp_path: Path) -> None:
 
 
 def run(tmp_path: Path, scenario: str, isolated_path: str, *extra: str, timeout: int = 180):
+    # `plan` is a click application: the launchers run the package with this test run's
+    # Python (PLANNER_PYTHON); the hooks still run on the bare python3 found on PATH.
+    python = f"PLANNER_PYTHON={sys.executable}"
     rc, summary = run_claude(
-        tmp_path, scenario, "--path", isolated_path, "--env", "CI=1", *extra, timeout=timeout
+        tmp_path,
+        scenario,
+        "--path",
+        isolated_path,
+        "--env",
+        "CI=1",
+        "--env",
+        python,
+        *extra,
+        timeout=timeout,
     )
     assert rc == 0 and summary["ok"], (rc, summary["stderr_tail"], summary["requests"])
     return summary

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from state import ops, schema
+from state import plan_ops, schema
 from state.errors import DamagedFile, PlannerError, PreconditionFailed, Refused, UsageError
 from state.ids import next_id, option_letter
 from state.lock import locked
@@ -171,12 +171,11 @@ def test_a_damaged_file_is_never_written(
     store: Store, state_dir: Path, content: bytes, problem: str
 ) -> None:
     (state_dir / "plan.json").write_bytes(content)
-    ops.load_all()
     before = snapshot(state_dir)
     with pytest.raises(DamagedFile, match="left as it is"), store.transaction("x") as tx:
         tx.edit("plan")["overview"]["title"] = "x"
-    with pytest.raises(DamagedFile):
-        ops.run_op(store, "overview set", {"title": "x"})
+    with pytest.raises(DamagedFile), store.transaction("overview set") as tx:
+        plan_ops.overview_set(tx, {"title": "x", "problem": None, "approach": None})
     assert snapshot(state_dir) == before
 
 
@@ -328,12 +327,13 @@ def test_the_audit_has_one_line_per_commit(store: Store, state_dir: Path) -> Non
 
 WRITER = """
 import sys
-from state import ops
+from state import plan_ops
 from state.store import Store
-ops.load_all()
 store = Store(sys.argv[1])
 for n in range(int(sys.argv[2])):
-    ops.run_op(store, "decision add", {"decision": f"{sys.argv[3]}-{n}", "reasoning": "r"})
+    with store.transaction("decision add") as tx:
+        args = {"decision": f"{sys.argv[3]}-{n}", "reasoning": "r", "question": []}
+        tx.created.extend(plan_ops.decision_add(tx, args))
 """
 
 

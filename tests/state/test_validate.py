@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 
-from state import ops, validate
+from state import validate
 from state.errors import Finding
 from state.waves import compute_waves, diagram, find_cycle
+from tests.cli import tree
 from tests.plans import FAREWELL_DIFF
 from tests.state import builders as b
 
@@ -528,13 +529,12 @@ def test_fix_commands_name_real_operations(root: str) -> None:
     m1(plan)["name"] = ""
     b.filled("plan", plan)
     findings = validate.validate(plan, "final", root, set())
-    known = set(ops.load_all()) | {"waves"}  # `plan waves` is a read-only command
-    not_yet = {"choice pick"}  # PRODUCT.md §6.2; not in the operations table yet
+    known = set(tree.commands())
     for finding in findings:
         if not finding.fix.startswith("plan "):
             continue
         words = finding.fix.split()[1:3]
-        assert " ".join(words) in known | not_yet or words[0] in known, finding
+        assert " ".join(words) in known or words[0] in known, finding
 
 
 # --- waves ---------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""state.ops: the operations table, `plan apply` batches and their "$K" references.
+"""`plan apply` batches: ops looked up in the click group, arguments through each command's
+click parameters, "$K" references, and one transaction.
 
 A batch runs in one transaction: any bad operation, or a result that breaks the plan,
 leaves every file of the session as it was.
@@ -12,7 +13,11 @@ from typing import Any
 
 import pytest
 
-from state import ops, validate
+from cli.base import Operation
+from cli.commands.apply import apply_batch, batch_context, convert, find_operation
+from cli.commands.design import decision_command
+from cli.main import main, plan
+from state import validate
 from state.errors import PreconditionFailed, Refused, UsageError
 from state.store import Store, dumps
 from tests.plans import batch as farewell_batch
@@ -22,8 +27,11 @@ from tests.state.builders import snapshot
 
 @pytest.fixture
 def store(session_dir: Path) -> Store:
-    ops.load_all()
     return Store(str(session_dir))
+
+
+def apply(store: Store, batch: Any) -> list[str]:
+    return apply_batch(store, plan, batch)
 
 
 def decision(text: str = "Mirror greet()") -> dict[str, Any]:
@@ -42,7 +50,7 @@ def audit(store: Store) -> list[dict[str, Any]]:
 
 
 def test_references_name_the_id_an_earlier_operation_created(store: Store) -> None:
-    created = ops.apply(
+    created = apply(
         store,
         [
             decision(),
@@ -86,8 +94,8 @@ def test_a_reference_is_the_first_id_of_that_operation(
             made.append(item["id"])
         return made
 
-    monkeypatch.setitem(ops.OPS, "decision pair", ops.Op("decision pair", pair, (), "two"))
-    created = ops.apply(
+    monkeypatch.setitem(decision_command.commands, "pair", Operation("pair", callback=pair))
+    created = apply(
         store,
         [
             {"op": "decision pair"},
@@ -99,19 +107,19 @@ def test_a_reference_is_the_first_id_of_that_operation(
 
 
 def test_a_batch_may_be_an_object_with_ops(store: Store) -> None:
-    assert ops.apply(store, {"ops": [decision()]}) == ["DL-001"]
+    assert apply(store, {"ops": [decision()]}) == ["DL-001"]
 
 
 def test_text_that_only_looks_like_a_reference_is_kept(store: Store) -> None:
-    ops.apply(store, [decision("costs $5 or $ 5"), decision("$")])
+    apply(store, [decision("costs $5 or $ 5"), decision("$")])
     log = store.read("plan")["planning_context"]["decision_log"]
     assert [d["decision"] for d in log] == ["costs $5 or $ 5", "$"]
 
 
 def test_ids_continue_from_the_plan_and_the_batch_is_one_commit(store: Store) -> None:
-    ops.apply(store, [decision(), decision()])
+    apply(store, [decision(), decision()])
     before = len(audit(store))
-    assert ops.apply(store, [decision(), milestone()]) == ["DL-003", "M-001"]
+    assert apply(store, [decision(), milestone()]) == ["DL-003", "M-001"]
     [line] = audit(store)[before:]
     assert line["command"] == "apply"
     assert line["ids"] == ["DL-003", "M-001"]
@@ -119,7 +127,7 @@ def test_ids_continue_from_the_plan_and_the_batch_is_one_commit(store: Store) ->
 
 
 def test_the_complete_farewell_batch_makes_a_valid_plan(store: Store, project: Path) -> None:
-    ops.apply(store, farewell_batch())
+    apply(store, farewell_batch())
     plan = store.read("plan")
     assert validate.validate(plan, "final", str(project), set()) == []
 
@@ -134,16 +142,21 @@ BAD = [
         "unknown argument 'why'",
         id="unknown-arg",
     ),
-    pytest.param([decision(), milestone(risk="extreme")], 2, "--risk must be", id="bad-choice"),
+    pytest.param(
+        [decision(), milestone(risk="extreme")],
+        2,
+        "--risk: 'extreme' is not one of",
+        id="bad-choice",
+    ),
     pytest.param([milestone(doc_only="yes")], 1, "--doc-only must be true or false", id="flag"),
     pytest.param(
         [{"op": "decision add", "args": {"decision": 5, "reasoning": "r"}}],
         1,
-        "--decision must be str",
+        "--decision must be text",
         id="int-for-str",
     ),
-    pytest.param([milestone(name=["a", "b"])], 1, "--name must be str", id="list-for-scalar"),
-    pytest.param([milestone(file=["a.py", 3])], 1, "--file must be str", id="bad-list-element"),
+    pytest.param([milestone(name=["a", "b"])], 1, "--name must be text", id="list-for-scalar"),
+    pytest.param([milestone(file=["a.py", 3])], 1, "--file must be text", id="bad-list-element"),
     pytest.param(
         [{"op": "decision add", "args": {"decision": "d"}}],
         1,
@@ -153,7 +166,7 @@ BAD = [
     pytest.param(
         [decision(), {"op": "decision add", "args": {"decision": " ", "reasoning": "r"}}],
         2,
-        "--decision is required and may not be empty",
+        "--decision: may not be empty",
         id="blank-required",
     ),
     pytest.param(
@@ -199,10 +212,10 @@ BAD = [
 def test_a_bad_operation_is_a_usage_error_and_nothing_is_written(
     store: Store, session_dir: Path, entries: list[Any], number: int, problem: str
 ) -> None:
-    ops.apply(store, [decision("already there")])  # history and audit exist and must not move
+    apply(store, [decision("already there")])  # history and audit exist and must not move
     before = snapshot(session_dir)
     with pytest.raises(UsageError) as caught:
-        ops.apply(store, entries)
+        apply(store, entries)
     assert f"plan apply: operation {number}" in caught.value.message
     assert problem in caught.value.message
     assert caught.value.exit_code == 2
@@ -213,7 +226,7 @@ def test_a_bad_operation_is_a_usage_error_and_nothing_is_written(
 def test_a_batch_must_be_a_non_empty_list(store: Store, session_dir: Path, batch: Any) -> None:
     before = snapshot(session_dir)
     with pytest.raises(UsageError, match="non-empty JSON list"):
-        ops.apply(store, batch)
+        apply(store, batch)
     assert snapshot(session_dir) == before
 
 
@@ -230,7 +243,7 @@ def test_a_batch_whose_last_operation_breaks_integrity_writes_nothing(
         },
     ]
     with pytest.raises(PreconditionFailed) as caught:
-        ops.apply(store, entries)
+        apply(store, entries)
     assert [f.path for f in caught.value.findings] == [
         "planning_context.rejected_alternatives[RA-001].decision_ref"
     ]
@@ -243,22 +256,27 @@ def test_a_frozen_plan_refuses_a_batch(store: Store, session_dir: Path) -> None:
     (session_dir / "plan.json").write_bytes(dumps(plan))
     before = snapshot(session_dir)
     with pytest.raises(Refused, match=r"operation 1 \(decision add\):.*frozen"):
-        ops.apply(store, [decision()])
+        apply(store, [decision()])
     assert snapshot(session_dir) == before
 
 
-# --- check_args ----------------------------------------------------------------------------
+# --- arguments through the command's click parameters ---------------------------------------
 
 
-def test_check_args_fills_defaults() -> None:
-    table = ops.load_all()
-    assert ops.check_args(table["qr add"], {"phase": "plan-design", "check": "c"}, "w") == {
+def recorded(store: Store, op: str, args: dict[str, Any]) -> dict[str, Any]:
+    """The arguments the command's function received for one op."""
+    parent = batch_context(plan)
+    return convert(find_operation(parent, op, "w"), op, args, parent, "w")
+
+
+def test_defaults_are_filled_as_on_the_command_line(store: Store) -> None:
+    assert recorded(store, "qr add", {"phase": "plan-design", "check": "c"}) == {
         "phase": "plan-design",
         "check": "c",
         "scope": "*",
         "severity": "MUST",
     }
-    assert ops.check_args(table["milestone add"], {"name": "n"}, "w") == {
+    assert recorded(store, "milestone add", {"name": "n"}) == {
         "name": "n",
         "file": [],
         "requirement": [],
@@ -271,25 +289,26 @@ def test_check_args_fills_defaults() -> None:
     }
 
 
-def test_check_args_wraps_a_single_value_of_a_repeatable_param() -> None:
-    args = ops.check_args(ops.load_all()["milestone add"], {"name": "n", "file": "a.py"}, "w")
-    assert args["file"] == ["a.py"]
+def test_a_single_value_of_a_repeatable_option_is_wrapped(store: Store) -> None:
+    assert recorded(store, "milestone add", {"name": "n", "file": "a.py"})["file"] == ["a.py"]
 
 
-def test_check_args_keeps_given_values() -> None:
-    table = ops.load_all()
-    args = ops.check_args(
-        table["change add"],
-        {"intent": "CI-001", "file": "f", "diff": "d", "context_lines": 0, "why": ["w"]},
-        "w",
-    )
-    assert args == {"intent": "CI-001", "file": "f", "diff": "d", "why": ["w"], "context_lines": 0}
-    with pytest.raises(UsageError, match="--context-lines must be int"):
-        ops.check_args(table["change add"], {**args, "context_lines": True}, "w")
+def test_given_values_are_kept_and_numbers_converted(store: Store) -> None:
+    args = {"intent": "CI-001", "file": "f", "diff": "d", "context_lines": 0, "why": ["w"]}
+    assert recorded(store, "change add", args) == {**args, "why": ["w"]}
+    assert recorded(store, "change add", {**args, "context_lines": "3"})["context_lines"] == 3
+    with pytest.raises(UsageError, match="--context-lines must be a number or text"):
+        recorded(store, "change add", {**args, "context_lines": True})
+    with pytest.raises(UsageError, match="--context-lines: 'x' is not a valid integer"):
+        recorded(store, "change add", {**args, "context_lines": "x"})
 
 
-def test_run_op_is_one_transaction_with_its_own_audit_line(store: Store) -> None:
-    ops.run_op(store, "decision add", {"decision": "d", "reasoning": "r"})
+def test_a_command_is_one_transaction_with_its_own_audit_line(
+    store: Store, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["decision", "add", "--decision", "d", "--reasoning", "r", "--state-dir", store.dir]
+    assert main(argv) == 0
+    assert capsys.readouterr().out == "DL-001\n"
     assert store.read("plan")["planning_context"]["decision_log"][0]["id"] == "DL-001"
     last = audit(store)[-1]
     assert (last["command"], last["ids"], last["files"]) == ("decision add", ["DL-001"], ["plan"])

@@ -1,0 +1,150 @@
+"""What every `plan` command shares: the command classes (--state-dir and --json on each,
+operations run in a store transaction), the FILE|- and non-blank text types, and output.
+
+An Operation's function takes the open transaction and its arguments as a dict (repeatable
+options as lists) and returns the ids it created; `plan apply` calls the same function.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TYPE_CHECKING, Any
+
+import click
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from state.store import Store, Transaction
+
+    Run = Callable[[Transaction, dict[str, Any]], list[str] | None]
+
+COMMON = ("state_dir", "as_json")
+INLINE = "planner.inline_content"  # ctx.meta key: FILE|- options take the text itself
+
+
+def common_params() -> list[click.Parameter]:
+    """--state-dir and --json, which every command takes (PRODUCT.md §9)."""
+    return [
+        click.Option(
+            ["--state-dir"],
+            metavar="DIR",
+            help="Session directory (else $PLANNER_STATE_DIR, else .planner/ACTIVE).",
+        ),
+        click.Option(
+            ["--json", "as_json"], is_flag=True, help="Print machine-readable JSON instead of text."
+        ),
+    ]
+
+
+class PlanCommand(click.Command):
+    """A `plan` command: its own options plus --state-dir and --json."""
+
+    def __init__(self, name: str | None, params: list[click.Parameter] | None = None, **kw: Any):
+        own = {p.name for p in params or []}
+        extra = [p for p in common_params() if p.name not in own]
+        super().__init__(name, params=[*(params or []), *extra], **kw)
+
+
+class Operation(PlanCommand):
+    """A command that changes the session: its function runs inside one store transaction."""
+
+    def invoke(self, ctx: click.Context) -> int:
+        store = open_store(ctx.params["state_dir"])
+        with store.transaction(operation_name(ctx)) as tx:
+            tx.created.extend(self.run(tx, arguments(ctx.params)))
+        for line in tx.told:
+            sys.stderr.write(line + "\n")
+        emit_ids(tx.created, ctx.params["as_json"], tx.next_argv)
+        return 0
+
+    def run(self, tx: Transaction, args: dict[str, Any]) -> list[str]:
+        """The command's function on converted arguments; the ids it created."""
+        assert self.callback is not None
+        return self.callback(tx, args) or []
+
+
+class PlanGroup(click.Group):
+    """A group of `plan` commands; its commands are PlanCommands unless they say otherwise."""
+
+    command_class = PlanCommand
+    group_class = type  # subgroups are PlanGroups too
+
+
+def operation_name(ctx: click.Context) -> str:
+    """The command path after `plan`: "decision add"."""
+    words = []
+    while ctx.parent is not None:
+        words.append(ctx.info_name or "")
+        ctx = ctx.parent
+    return " ".join(reversed(words))
+
+
+def arguments(params: dict[str, Any]) -> dict[str, Any]:
+    """A command's own parameters as the state functions take them: repeatables as lists."""
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in params.items() if k not in COMMON}
+
+
+class FileText(click.ParamType):
+    """FILE|-: the file's text, or standard input for '-'. In `plan apply`, the text itself."""
+
+    name = "file"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if ctx is not None and ctx.meta.get(INLINE):
+            return value
+        if value == "-":
+            return sys.stdin.read()
+        try:
+            with open(value, encoding="utf-8") as f:
+                return f.read()
+        except (OSError, UnicodeDecodeError) as e:
+            reason = getattr(e, "strerror", None) or str(e)
+            self.fail(f"cannot read {value} ({reason})", param, ctx)
+
+
+class Text(click.ParamType):
+    """Text that is not blank: what a required field holds."""
+
+    name = "text"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if not str(value).strip():
+            self.fail("may not be empty", param, ctx)
+        return value
+
+
+FILE_TEXT = FileText()
+TEXT = Text()
+
+
+def open_store(state_dir: str | None, must_exist: bool = True) -> Store:
+    """The session store from --state-dir, $PLANNER_STATE_DIR or .planner/ACTIVE."""
+    from shared.paths import open_session
+
+    return open_session(state_dir, must_exist)
+
+
+def out(text: str) -> None:
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def dump(value: Any) -> None:
+    out(json.dumps(value, indent=2, ensure_ascii=False))
+
+
+def emit_ids(ids: list[str], as_json: bool, next_argv: list[str] | None = None) -> None:
+    """Created ids on stdout; the next command (when there is one) on stderr, or in the JSON."""
+    from shared.routing import command
+
+    if as_json:
+        record: dict[str, Any] = {"ids": ids}
+        if next_argv:
+            record["next"] = command(next_argv)
+        out(json.dumps(record))
+        return
+    if ids:
+        out("\n".join(ids))
+    if next_argv:
+        sys.stderr.write(f"NEXT: {command(next_argv)}\n")

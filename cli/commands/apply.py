@@ -1,0 +1,176 @@
+"""`plan apply FILE|-`: a JSON list of operations run in one transaction, all or nothing.
+
+Each "op" is looked up in the `plan` click group ("decision add" → group → command) and its
+"args" go through that command's own click parameters (types, choices, required, multiple,
+defaults), so a batch accepts and refuses what the command line does; then the command's
+function runs on the batch's transaction. "$K" (1-based) is the first id the K-th op created.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from cli.base import COMMON, FILE_TEXT, INLINE, Operation, PlanCommand, emit_ids, open_store
+from state.errors import PlannerError, UsageError
+
+if TYPE_CHECKING:
+    from state.store import Store
+
+
+@click.command("apply", cls=PlanCommand)
+@click.argument("source", type=FILE_TEXT, metavar="FILE|-")
+def apply_command(source: str, state_dir: str | None, as_json: bool) -> None:
+    """Apply a JSON list of operations, all or nothing; "$K" is the id the K-th op created.
+
+    Each operation is {"op": "milestone add", "args": {"name": "Parser", "file": ["p.py"]}}:
+    the command after `plan`, and its options with - written _ (repeatable ones as lists,
+    positional ones by name, FILE|- ones as the text itself).
+    """
+    try:
+        batch = json.loads(source)
+    except ValueError as e:
+        raise UsageError(f"plan apply: not valid JSON ({e})") from None
+    root = click.get_current_context().find_root().command
+    assert isinstance(root, click.Group)
+    emit_ids(apply_batch(open_store(state_dir), root, batch), as_json)
+
+
+def apply_batch(store: Store, root: click.Group, batch: Any) -> list[str]:
+    """Run a batch of {"op", "args"} on `store` in one transaction; the ids created, in order."""
+    if isinstance(batch, dict) and "ops" in batch:
+        batch = batch["ops"]
+    if not isinstance(batch, list) or not batch:
+        raise UsageError('plan apply: expected a non-empty JSON list of {"op", "args"} objects')
+    parent = batch_context(root)
+    created: list[list[str]] = []
+    with store.transaction("apply") as tx:
+        for number, entry in enumerate(batch, 1):
+            where = f"plan apply: operation {number}"
+            if not isinstance(entry, dict) or not isinstance(entry.get("op"), str):
+                raise UsageError(f'{where}: expected an object with a string "op"')
+            name = " ".join(entry["op"].split())
+            command = find_operation(parent, name, where)
+            where = f"{where} ({name})"
+            raw = entry.get("args", {})
+            if not isinstance(raw, dict):
+                raise UsageError(f'{where}: "args" must be an object')
+            args = convert(command, name, resolve(raw, created, where), parent, where)
+            try:
+                ids = command.run(tx, args)
+            except PlannerError as e:
+                e.message = f"{where}: {e.message}"
+                e.args = (e.message,)
+                raise
+            created.append(ids)
+            tx.created.extend(ids)
+        tx.note(ops=len(batch))
+    return [i for ids in created for i in ids]
+
+
+def batch_context(root: click.Group) -> click.Context:
+    """The context the batch's commands are parsed under: FILE|- options take the text."""
+    ctx = click.Context(root, info_name="plan")
+    ctx.meta[INLINE] = True
+    return ctx
+
+
+def operations(ctx: click.Context, group: click.Group, path: str = "") -> list[str]:
+    """Every operation's name under `group`: "decision add", …"""
+    names = []
+    for word in group.list_commands(ctx):
+        command = group.get_command(ctx, word)
+        if isinstance(command, click.Group):
+            names += operations(ctx, command, f"{path}{word} ")
+        elif isinstance(command, Operation):
+            names.append(path + word)
+    return names
+
+
+def find_operation(ctx: click.Context, name: str, where: str) -> Operation:
+    """The command `name` names in the group, which must change the session."""
+    command: click.Command | None = ctx.command
+    for word in name.split():
+        command = command.get_command(ctx, word) if isinstance(command, click.Group) else None
+    if isinstance(command, Operation):
+        return command
+    root = ctx.command
+    assert isinstance(root, click.Group)
+    if command is not None and not isinstance(command, click.Group):
+        raise UsageError(f"{where}: {name!r} only reads; plan apply runs commands that change")
+    close = difflib.get_close_matches(name, operations(ctx, root), n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    raise UsageError(f"{where}: unknown op {name!r}{hint}")
+
+
+def convert(
+    command: Operation, name: str, raw: dict[str, Any], parent: click.Context, where: str
+) -> dict[str, Any]:
+    """The JSON arguments through the command's own click parameters, as the command line."""
+    known = {p.name: p for p in command.params if p.expose_value and p.name not in COMMON}
+    for key in raw:
+        if key not in known:
+            raise UsageError(f"{where}: unknown argument {key!r} (known: {', '.join(known)})")
+    given = {key: json_value(known[key], value, where) for key, value in raw.items()}
+    try:
+        ctx = command.make_context(
+            name.split()[-1],
+            [],
+            parent=parent,
+            default_map={k: v for k, v in given.items() if v is not None},
+        )
+    except click.MissingParameter as e:
+        raise UsageError(f"{where}: {label(e.param)} is required") from None
+    except click.BadParameter as e:
+        raise UsageError(f"{where}: {label(e.param)}: {e.message}") from None
+    except click.ClickException as e:
+        raise UsageError(f"{where}: {e.format_message()}") from None
+    return {
+        k: list(v) if isinstance(v, tuple) else v for k, v in ctx.params.items() if k not in COMMON
+    }
+
+
+def label(param: click.Parameter | None) -> str:
+    """How a refusal names the argument: the option ("--decision") or the positional's key."""
+    if param is None:
+        return "an argument"
+    return param.opts[0] if isinstance(param, click.Option) else str(param.name)
+
+
+def json_value(param: click.Parameter, value: Any, where: str) -> Any:
+    """A JSON value of the shape the command line gives: text (or a number for a number
+    option), a list of them for a repeatable option (one is wrapped), true/false for a flag.
+    """
+    if value is None:
+        return None
+    if isinstance(param, click.Option) and param.is_flag:
+        if not isinstance(value, bool):
+            raise UsageError(f"{where}: {label(param)} must be true or false, got {value!r}")
+        return value
+    number = isinstance(param.type, click.types.IntParamType)
+    values = value if param.multiple and isinstance(value, list) else [value]
+    for one in values:
+        is_number = isinstance(one, int) and not isinstance(one, bool)
+        if not (isinstance(one, str) or (number and is_number)):
+            expected = "a number or text" if number else "text"
+            raise UsageError(f"{where}: {label(param)} must be {expected}, got {one!r}")
+    return values if param.multiple else value
+
+
+def resolve(value: Any, created: list[list[str]], where: str) -> Any:
+    """Replace "$K" (a whole string) by the first id the K-th operation created."""
+    if isinstance(value, dict):
+        return {k: resolve(v, created, where) for k, v in value.items()}
+    if isinstance(value, list):
+        return [resolve(v, created, where) for v in value]
+    if isinstance(value, str) and value.startswith("$") and value[1:].isdecimal():
+        k = int(value[1:])
+        if not 1 <= k <= len(created) or not created[k - 1]:
+            raise UsageError(
+                f"{where}: {value} does not name an earlier operation that created an id"
+            )
+        return created[k - 1][0]
+    return value

@@ -1,0 +1,51 @@
+"""`plan exec`: the executor's record of milestones started and done, and deviations,
+through state/exec_ops.py."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from cli.base import TEXT, Operation, PlanGroup
+from state import exec_ops
+
+if TYPE_CHECKING:
+    from state.store import Transaction
+
+MILESTONE = click.argument("id", metavar="M-n")
+
+
+@click.group("exec", cls=PlanGroup)
+def exec_command() -> None:
+    """Execution: milestones started and done, evidence, tests run, deviations."""
+
+
+@exec_command.command("start", cls=Operation)
+@MILESTONE
+def exec_start(tx: Transaction, a: dict[str, Any]) -> None:
+    """Mark a milestone in progress."""
+    exec_ops.exec_start(tx, a)
+
+
+@exec_command.command("done", cls=Operation)
+@MILESTONE
+@click.option("--evidence", multiple=True, help="What shows it works (repeatable).")
+@click.option(
+    "--ran", multiple=True, metavar="TEST_FILE", help="A test file that was run (repeatable)."
+)
+def exec_done(tx: Transaction, a: dict[str, Any]) -> None:
+    """Mark a milestone done, with the evidence and the tests that were run."""
+    exec_ops.exec_done(tx, a)
+
+
+@exec_command.command("deviation", cls=Operation)
+@click.option(
+    "--milestone", required=True, type=TEXT, metavar="M-n", help="The milestone it concerns."
+)
+@click.option(
+    "--description", required=True, type=TEXT, help="What departs from the plan, and why."
+)
+def exec_deviation(tx: Transaction, a: dict[str, Any]) -> list[str]:
+    """Record where the implementation departs from the plan, and why."""
+    return exec_ops.exec_deviation(tx, a)

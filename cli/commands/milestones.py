@@ -1,0 +1,192 @@
+"""`plan milestone | intent | change | doc`: what gets built, file by file, recorded through
+state/plan_ops.py. A repeatable option given replaces its list; given as '' it clears it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from cli.base import FILE_TEXT, TEXT, Operation, PlanGroup
+from state import plan_ops
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from state.store import Transaction
+
+ID = click.argument("id")
+
+
+def milestone_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """The options `milestone add` and `milestone set` share."""
+    for option in reversed(
+        [
+            click.option(
+                "--file", multiple=True, help="A file the milestone changes (repeatable)."
+            ),
+            click.option("--requirement", multiple=True, help="A requirement (repeatable)."),
+            click.option(
+                "--acceptance", multiple=True, help="An acceptance criterion (repeatable)."
+            ),
+            click.option(
+                "--risk", type=click.Choice(["low", "medium", "high"]), help="How risky it is."
+            ),
+            click.option(
+                "--depends",
+                multiple=True,
+                metavar="M-n",
+                help="A milestone that must be done first (repeatable).",
+            ),
+            click.option(
+                "--doc-only/--no-doc-only",
+                default=None,
+                help="The milestone changes documentation only.",
+            ),
+            click.option("--flag", multiple=True, help="A free-form flag (repeatable)."),
+            click.option("--delegated-to", help="Who carries it out, if not the executor."),
+        ]
+    ):
+        f = option(f)
+    return f
+
+
+@click.group("milestone", cls=PlanGroup)
+def milestone_command() -> None:
+    """Milestones (M-NNN): what gets built, in which order, and how it is tested."""
+
+
+@milestone_command.command("add", cls=Operation)
+@click.option("--name", required=True, type=TEXT, help="The milestone's name.")
+@milestone_options
+def milestone_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
+    """Add a milestone (M-NNN)."""
+    return plan_ops.milestone_add(tx, a)
+
+
+@milestone_command.command("set", cls=Operation)
+@ID
+@click.option("--name", help="The milestone's new name.")
+@milestone_options
+def milestone_set(tx: Transaction, a: dict[str, Any]) -> None:
+    """Change a milestone; a repeatable option replaces its list (given as '' it clears it)."""
+    plan_ops.milestone_set(tx, a)
+
+
+@milestone_command.command("tests", cls=Operation)
+@ID
+@click.option("--file", multiple=True, help="A test file (repeatable).")
+@click.option("--type", help="The kind of tests (unit, integration, e2e, …).")
+@click.option("--backing", help="What the tests run against (real git repo, fixtures, …).")
+@click.option("--normal", multiple=True, help="A normal-case scenario (repeatable).")
+@click.option("--edge", multiple=True, help="An edge-case scenario (repeatable).")
+@click.option("--error", multiple=True, help="An error-case scenario (repeatable).")
+@click.option("--skip-reason", help="Why the milestone needs no tests.")
+def milestone_tests(tx: Transaction, a: dict[str, Any]) -> None:
+    """Set the tests a milestone needs: files, type, backing, scenarios, or why none."""
+    plan_ops.milestone_tests(tx, a)
+
+
+def intent_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    f = click.option(
+        "--param",
+        multiple=True,
+        metavar="KEY=VALUE",
+        help="A parameter of the intent (repeatable).",
+    )(f)
+    return click.option(
+        "--decision",
+        multiple=True,
+        metavar="DL-n",
+        help="A decision the intent carries out (repeatable).",
+    )(f)
+
+
+@click.group("intent", cls=PlanGroup)
+def intent_command() -> None:
+    """Code intents (CI-NNN): what a function in a file must do, and why."""
+
+
+@intent_command.command("add", cls=Operation)
+@click.option(
+    "--milestone", required=True, type=TEXT, metavar="M-n", help="The milestone it belongs to."
+)
+@click.option("--file", required=True, type=TEXT, help="The file it changes.")
+@click.option("--function", help="The function or class it changes.")
+@click.option("--behavior", required=True, type=TEXT, help="What the code must do.")
+@intent_options
+def intent_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
+    """Add a code intent (CI-NNN): what a function in a file must do, and why."""
+    return plan_ops.intent_add(tx, a)
+
+
+@intent_command.command("set", cls=Operation)
+@ID
+@click.option("--file", help="The new file.")
+@click.option("--function", help="The new function or class.")
+@click.option("--behavior", help="The new behaviour.")
+@intent_options
+def intent_set(tx: Transaction, a: dict[str, Any]) -> None:
+    """Change a code intent."""
+    plan_ops.intent_set(tx, a)
+
+
+def change_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    f = click.option("--context-lines", type=int, help="Lines of context the diff was made with.")(
+        f
+    )
+    return click.option(
+        "--why", multiple=True, help="A WHY comment the change carries (repeatable)."
+    )(f)
+
+
+@click.group("change", cls=PlanGroup)
+def change_command() -> None:
+    """Code changes (CC-NNN): the unified diff that realises an intent."""
+
+
+@change_command.command("add", cls=Operation)
+@click.option("--intent", required=True, type=TEXT, metavar="CI-n", help="The intent it realises.")
+@click.option("--file", required=True, type=TEXT, help="The one file the diff touches.")
+@click.option(
+    "--diff",
+    required=True,
+    type=FILE_TEXT,
+    metavar="FILE|-",
+    help="The unified diff (a file, or - for stdin).",
+)
+@change_options
+def change_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
+    """Add a code change (CC-NNN): a unified diff for one file, realising an intent."""
+    return plan_ops.change_add(tx, a)
+
+
+@change_command.command("set", cls=Operation)
+@ID
+@click.option("--intent", metavar="CI-n", help="Move it to this intent (and its milestone).")
+@click.option("--file", help="The new file.")
+@click.option(
+    "--diff", type=FILE_TEXT, metavar="FILE|-", help="The new diff (a file, or - for stdin)."
+)
+@change_options
+def change_set(tx: Transaction, a: dict[str, Any]) -> None:
+    """Change a code change; a new --intent moves it to that intent's milestone."""
+    plan_ops.change_set(tx, a)
+
+
+@click.group("doc", cls=PlanGroup)
+def doc_command() -> None:
+    """Documentation a milestone adds that lives in no file of its own."""
+
+
+@doc_command.command("set", cls=Operation)
+@click.option(
+    "--milestone", required=True, type=TEXT, metavar="M-n", help="The milestone it belongs to."
+)
+@click.option("--module-comment", help="The module's opening comment.")
+@click.option("--docstring", multiple=True, help="A docstring (repeatable).")
+@click.option("--algorithm", multiple=True, help="An algorithm block (repeatable).")
+@click.option("--inline", multiple=True, help="An inline comment (repeatable).")
+def doc_set(tx: Transaction, a: dict[str, Any]) -> None:
+    """Set a milestone's documentation: module comment, docstrings, algorithm blocks, inline."""
+    plan_ops.doc_set(tx, a)

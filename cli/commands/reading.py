@@ -1,0 +1,167 @@
+"""`plan show | render | history | diff | log | waves`: reading the plan and its record."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from cli.base import PlanCommand, dump, open_store, out
+from state.errors import UsageError
+
+if TYPE_CHECKING:
+    from state.store import Store
+
+
+@click.command("show", cls=PlanCommand)
+@click.argument("id", required=False, metavar="[ID]")
+def show_command(id: str | None, state_dir: str | None, as_json: bool) -> None:
+    """The plan (an outline, or all of it with --json), or one item by id."""
+    plan = open_store(state_dir).read("plan")
+    if id:
+        from state.plan_ops import find
+
+        dump(find(plan, id))
+    elif as_json:
+        dump(plan)
+    else:
+        out(outline(plan))
+
+
+def outline(plan: dict[str, Any]) -> str:
+    ctx = plan["planning_context"]
+    frozen = f"  [frozen {plan['frozen_at']}]" if plan["frozen_at"] else ""
+    lines = [(plan["overview"]["title"] or "(untitled plan)") + frozen]
+    lines.append(
+        ", ".join(
+            f"{len(ctx[k])} {label}"
+            for k, label in (
+                ("decision_log", "decisions"),
+                ("rejected_alternatives", "rejected alternatives"),
+                ("constraints", "constraints"),
+                ("known_risks", "risks"),
+                ("choices", "choices"),
+            )
+        )
+    )
+    for m in plan["milestones"]:
+        flags = " (docs only)" if m["is_documentation_only"] else ""
+        deps = f" after {', '.join(m['depends_on'])}" if m["depends_on"] else ""
+        lines.append(f"{m['id']} {m['name']}{flags}{deps}")
+        for i in m["code_intents"]:
+            changes = [c["id"] for c in m["code_changes"] if c["intent_ref"] == i["id"]]
+            done = f" [{', '.join(changes)}]" if changes else ""
+            lines.append(f"  {i['id']} {i['file']}: {i['behavior']}{done}")
+    return "\n".join(lines)
+
+
+@click.command("render", cls=PlanCommand)
+@click.option("-o", "--output", metavar="FILE", help="Write plan.md here instead of to stdout.")
+def render_command(output: str | None, state_dir: str | None, as_json: bool) -> None:
+    """plan.md, rendered from plan.json."""
+    from shared.plan_md import render_plan
+    from state.store import write_atomic
+
+    text = render_plan(open_store(state_dir).read("plan"))
+    if output:
+        write_atomic(os.path.abspath(output), text.encode())
+    else:
+        sys.stdout.write(text)
+
+
+def history_records(store: Store) -> list[dict[str, Any]]:
+    from state.store import HISTORY_DIR, HISTORY_INDEX
+
+    try:
+        with open(os.path.join(store.dir, HISTORY_DIR, HISTORY_INDEX), encoding="utf-8") as f:
+            return [json.loads(line) for line in f if line.strip()]
+    except FileNotFoundError:
+        return []
+
+
+@click.command("history", cls=PlanCommand)
+def history_command(state_dir: str | None, as_json: bool) -> None:
+    """Revisions of plan.json: rev, time, command, what it created."""
+    revisions = history_records(open_store(state_dir))
+    if as_json:
+        dump(revisions)
+        return
+    for r in revisions:
+        summary = f"  {r['summary']}" if r["summary"] else ""
+        out(f"{r['rev']:>5}  {r['ts']}  {r['command']}{summary}")
+
+
+def revision(store: Store, rev: str) -> dict[str, Any]:
+    return store.read("plan") if rev == "current" else store.revision(rev)
+
+
+@click.command("diff", cls=PlanCommand)
+@click.argument("rev_a", required=False, metavar="[REV_A]")
+@click.argument("rev_b", required=False, metavar="[REV_B]")
+@click.option("--review", type=int, metavar="N", help="Compare what review round N saw with now.")
+def diff_command(
+    rev_a: str | None, rev_b: str | None, review: int | None, state_dir: str | None, as_json: bool
+) -> None:
+    """What changed between two revisions, by id (default: the previous one and now)."""
+    from state.diff import diff as semantic_diff
+
+    store = open_store(state_dir)
+    rev_b = rev_b or "current"
+    if review is not None:
+        rounds = [r for r in store.read("session")["reviews"] if r["round"] == review]
+        if not rounds or not rounds[0].get("revision"):
+            raise UsageError(f"--review: no review round {review} on record")
+        rev_a, rev_b = rounds[0]["revision"], "current"
+    elif rev_a is None:
+        revisions = history_records(store)
+        rev_a = revisions[-2]["rev"] if len(revisions) > 1 else "r1"
+    assert rev_a is not None
+    changes = semantic_diff(revision(store, rev_a), revision(store, rev_b))
+    if as_json:
+        dump([c.as_dict() for c in changes])
+        return
+    head = f"{rev_a} -> {rev_b}: " + (f"{len(changes)} change(s)" if changes else "no changes")
+    out("\n".join([head] + [c.line() for c in changes]))
+
+
+@click.command("log", cls=PlanCommand)
+@click.option("--limit", type=int, metavar="N", help="Only the last N lines.")
+def log_command(limit: int | None, state_dir: str | None, as_json: bool) -> None:
+    """The audit log: every mutation, step, verdict and blocked attempt."""
+    from state.store import AUDIT_FILE
+
+    store = open_store(state_dir)
+    try:
+        with open(os.path.join(store.dir, AUDIT_FILE), encoding="utf-8") as f:
+            lines = [line.rstrip("\n") for line in f if line.strip()]
+    except FileNotFoundError:
+        lines = []
+    if limit is not None:
+        if limit < 1:
+            raise UsageError("--limit: must be at least 1")
+        lines = lines[-limit:]
+    for line in lines:
+        out(line if as_json else log_line(line))
+
+
+def log_line(line: str) -> str:
+    try:
+        record = json.loads(line)
+        ts, event = record.pop("ts", "?"), record.pop("event", "?")
+    except (ValueError, AttributeError):
+        return f"(unreadable line) {line}"
+    rest = " ".join(f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in record.items())
+    return f"{ts}  {event:<9} {rest}"
+
+
+@click.command("waves", cls=PlanCommand)
+def waves_command(state_dir: str | None, as_json: bool) -> None:
+    """The milestone waves computed from depends_on, and their diagram."""
+    deps = open_store(state_dir).read("plan")["milestone_dependencies"]
+    if as_json:
+        dump(deps)
+    else:
+        out(deps["diagram_ascii"] or "no milestones")

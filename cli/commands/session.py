@@ -1,0 +1,121 @@
+"""`plan status | list | resume | cancel | fail`: where sessions stand, and how they end."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from cli.base import TEXT, Operation, PlanCommand, dump, open_store, out
+from state import review_ops
+
+if TYPE_CHECKING:
+    from state.store import Transaction
+
+
+@click.command("status", cls=PlanCommand)
+def status_command(state_dir: str | None, as_json: bool) -> None:
+    """Where the session stands and what to run next."""
+    from shared.status import session_status, status_text
+
+    summary = session_status(open_store(state_dir))
+    out(json.dumps(summary, indent=2) if as_json else status_text(summary))
+
+
+def age(stamp: str) -> str:
+    from state import clock
+
+    seconds = max(0, int(clock.epoch() - clock.parse(stamp)))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+def session_rows(home: str, active: str | None) -> list[dict[str, Any]]:
+    from state.errors import DamagedFile
+    from state.store import Store
+
+    rows: list[dict[str, Any]] = []
+    names = sorted(os.listdir(home)) if os.path.isdir(home) else []
+    for name in names:
+        store = Store(os.path.join(home, name))
+        if not store.exists("session"):
+            continue
+        try:
+            s = store.read("session")
+        except DamagedFile as e:
+            rows.append({"session": name, "damaged": e.message})
+            continue
+        rows.append(
+            {
+                "session": name,
+                "active": store.dir == active,
+                "status": s["status"],
+                "workflow": s["workflow"],
+                "step": s["step"],
+                "age": age(s["created_at"]),
+                "task": s["task"],
+            }
+        )
+    return rows
+
+
+@click.command("list", cls=PlanCommand)
+def list_command(state_dir: str | None, as_json: bool) -> None:
+    """The project's sessions: id, status, step, age, task; * marks the active one."""
+    from shared.paths import active_session_dir, planner_home
+
+    home = planner_home()
+    rows = session_rows(home, active_session_dir())
+    if as_json:
+        dump(rows)
+        return
+    lines = [
+        f"{'*' if r.get('active') else ' '} {r['session']}  "
+        + (
+            f"{r['status']:<10} {r['workflow']} {r['step']:<3} {r['age']:>4}  {r['task']}"
+            if "damaged" not in r
+            else f"(damaged: {r['damaged']})"
+        )
+        for r in rows
+    ]
+    out("\n".join(lines) or f"No sessions in {home}.")
+
+
+@click.command("resume", cls=PlanCommand)
+@click.argument("id", required=False, metavar="[ID]")
+def resume_command(id: str | None, state_dir: str | None, as_json: bool) -> None:
+    """Make a session the active one and say where it stands and what to run next."""
+    from shared.paths import planner_home, project_root
+    from shared.status import session_status, status_text
+    from state.errors import Refused
+    from state.session import make_active
+
+    store = open_store(os.path.join(planner_home(), id) if id else state_dir)
+    session = store.read("session")
+    if session["status"] in ("cancelled", "failed"):
+        raise Refused(
+            f"{store.path('session')}: the session is {session['status']} "
+            f"({session['reason']}); it cannot be resumed. Start a new one: "
+            "planner --step 1 --task TEXT"
+        )
+    make_active(project_root(store.dir), os.path.basename(store.dir))
+    summary = session_status(store)
+    out(json.dumps(summary, indent=2) if as_json else status_text(summary))
+
+
+@click.command("cancel", cls=Operation)
+@click.option("--reason", help="Why the session is cancelled (kept on record).")
+def cancel_command(tx: Transaction, a: dict[str, Any]) -> None:
+    """Cancel the session (from any status that is not final)."""
+    review_ops.cancel(tx, a)
+
+
+@click.command("fail", cls=Operation)
+@click.option("--error", required=True, type=TEXT, help="What went wrong.")
+def fail_command(tx: Transaction, a: dict[str, Any]) -> None:
+    """Mark the session failed, with the error."""
+    review_ops.fail(tx, a)
