@@ -14,11 +14,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from state.store import Store, Transaction
-
-    Run = Callable[[Transaction, dict[str, Any]], list[str] | None]
 
 COMMON = ("state_dir", "as_json")
 INLINE = "planner.inline_content"  # ctx.meta key: FILE|- options take the text itself

@@ -13,6 +13,8 @@ import click
 from cli.base import PlanGroup
 from shared.exits import report, run_main
 
+NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())  # click 8.2 and later
+
 # Each top-level command or group, and the module of cli/commands/ that defines it.
 COMMANDS = {
     "status": "session",
@@ -62,7 +64,7 @@ class LazyGroup(PlanGroup):
         if cmd_name not in COMMANDS:
             return super().get_command(ctx, cmd_name)
         module = importlib.import_module(f"cli.commands.{COMMANDS[cmd_name]}")
-        command = getattr(module, cmd_name.replace("-", "_") + "_command")
+        command = getattr(module, f"{cmd_name}_command")
         assert isinstance(command, click.Command), cmd_name
         return command
 
@@ -87,6 +89,9 @@ def dispatch(argv: list[str]) -> int:
     try:
         result: Any = plan.main(args=argv, prog_name="plan", standalone_mode=False)
     except click.exceptions.Exit as e:
+        return e.exit_code
+    except NO_ARGS_IS_HELP as e:  # `plan decision` alone: the group's help, as click shows it
+        sys.stderr.write(e.format_message() + "\n")
         return e.exit_code
     except click.ClickException as e:
         ctx = getattr(e, "ctx", None)

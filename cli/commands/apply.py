@@ -100,7 +100,9 @@ def find_operation(ctx: click.Context, name: str, where: str) -> Operation:
     root = ctx.command
     assert isinstance(root, click.Group)
     if command is not None and not isinstance(command, click.Group):
-        raise UsageError(f"{where}: {name!r} only reads; plan apply runs commands that change")
+        raise UsageError(
+            f"{where}: {name!r} does not change the session; plan apply runs only commands that do"
+        )
     close = difflib.get_close_matches(name, operations(ctx, root), n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     raise UsageError(f"{where}: unknown op {name!r}{hint}")

@@ -137,6 +137,14 @@ def test_the_complete_farewell_batch_makes_a_valid_plan(store: Store, project: P
 BAD = [
     pytest.param([decision(), {"op": "decision ad", "args": {}}], 2, "unknown op", id="unknown-op"),
     pytest.param(
+        [{"op": "decision ad"}],
+        1,
+        "unknown op 'decision ad' (did you mean 'decision add'?)",
+        id="close-to-an-op",
+    ),
+    pytest.param([{"op": "status"}], 1, "'status' does not change the session", id="reader"),
+    pytest.param([{"op": "decision"}], 1, "unknown op 'decision'", id="group"),
+    pytest.param(
         [{"op": "decision add", "args": {"decision": "d", "reasoning": "r", "why": "x"}}],
         1,
         "unknown argument 'why'",

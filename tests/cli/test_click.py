@@ -47,6 +47,13 @@ def test_plan_version(project: Path) -> None:
     assert done.stdout == f"plan {version('planner')}\n"
 
 
+@pytest.mark.parametrize("argv", [[], ["decision"], ["qr"]])
+def test_a_group_alone_shows_its_help_and_exits_2(project: Path, argv: list[str]) -> None:
+    done = Plan(project)(*argv, code=2)
+    assert done.stderr.startswith(f"Usage: plan {' '.join(argv)}".rstrip() + " [OPTIONS]")
+    assert "Commands:" in done.stderr and done.stdout == ""
+
+
 @pytest.mark.parametrize(
     ("argv", "words"),
     [
