@@ -51,6 +51,13 @@ def test_the_wheel_holds_every_data_file(wheel: Path) -> None:
     assert [name for name in data if name not in packaged] == []
 
 
+def test_the_wheel_holds_every_module(wheel: Path) -> None:
+    """A subpackage left out of pyproject's packages (cli/commands/) would break `plan`."""
+    packaged = set(zipfile.ZipFile(wheel).namelist())
+    modules = [n for n in tracked_files() if n.split("/")[0] in PACKAGES and n.endswith(".py")]
+    assert [name for name in modules if name not in packaged] == []
+
+
 def test_a_plan_starts_from_the_installed_wheel(wheel: Path, tmp_path: Path) -> None:
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)

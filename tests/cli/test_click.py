@@ -206,3 +206,31 @@ def test_apply_and_the_command_line_agree_on_every_argument(
     except UsageError:
         by_apply = None
     assert by_cli == by_apply, (name, args, argv)
+
+
+def test_cli_modules_import_downwards_without_cycles() -> None:
+    """cli/main loads cli/commands/* by name; they and cli/base never import cli/main back."""
+    import ast
+
+    from tests.conftest import REPO
+
+    graph: dict[str, set[str]] = {}
+    for path in [*(REPO / "cli").glob("*.py"), *(REPO / "cli" / "commands").glob("*.py")]:
+        module = ".".join(path.relative_to(REPO).with_suffix("").parts)
+        imported = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                imported |= {node.module, *(f"{node.module}.{a.name}" for a in node.names)}
+            elif isinstance(node, ast.Import):
+                imported |= {a.name for a in node.names}
+        graph[module] = {m for m in imported if m.startswith("cli.")}
+
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        for nxt in graph.get(start, set()) - seen:
+            if nxt == goal or reaches(nxt, goal, seen | {nxt}):
+                return True
+        return False
+
+    for module in graph:
+        assert not reaches(module, module, set()), f"{module} imports itself through a cycle"
+    assert not any(reaches(m, "cli.main", set()) for m in graph if m.startswith("cli.commands"))
