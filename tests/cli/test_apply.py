@@ -271,20 +271,20 @@ def test_a_frozen_plan_refuses_a_batch(store: Store, session_dir: Path) -> None:
 # --- arguments through the command's click parameters ---------------------------------------
 
 
-def recorded(store: Store, op: str, args: dict[str, Any]) -> dict[str, Any]:
-    """The arguments the command's function received for one op."""
+def recorded(op: str, args: dict[str, Any]) -> dict[str, Any]:
+    """The arguments the op's function would get in a batch."""
     parent = batch_context(plan)
     return convert(find_operation(parent, op, "w"), op, args, parent, "w")
 
 
-def test_defaults_are_filled_as_on_the_command_line(store: Store) -> None:
-    assert recorded(store, "qr add", {"phase": "plan-design", "check": "c"}) == {
+def test_defaults_are_filled_as_on_the_command_line() -> None:
+    assert recorded("qr add", {"phase": "plan-design", "check": "c"}) == {
         "phase": "plan-design",
         "check": "c",
         "scope": "*",
         "severity": "MUST",
     }
-    assert recorded(store, "milestone add", {"name": "n"}) == {
+    assert recorded("milestone add", {"name": "n"}) == {
         "name": "n",
         "file": [],
         "requirement": [],
@@ -297,18 +297,18 @@ def test_defaults_are_filled_as_on_the_command_line(store: Store) -> None:
     }
 
 
-def test_a_single_value_of_a_repeatable_option_is_wrapped(store: Store) -> None:
-    assert recorded(store, "milestone add", {"name": "n", "file": "a.py"})["file"] == ["a.py"]
+def test_a_single_value_of_a_repeatable_option_is_wrapped() -> None:
+    assert recorded("milestone add", {"name": "n", "file": "a.py"})["file"] == ["a.py"]
 
 
-def test_given_values_are_kept_and_numbers_converted(store: Store) -> None:
+def test_given_values_are_kept_and_numbers_converted() -> None:
     args = {"intent": "CI-001", "file": "f", "diff": "d", "context_lines": 0, "why": ["w"]}
-    assert recorded(store, "change add", args) == {**args, "why": ["w"]}
-    assert recorded(store, "change add", {**args, "context_lines": "3"})["context_lines"] == 3
+    assert recorded("change add", args) == {**args, "why": ["w"]}
+    assert recorded("change add", {**args, "context_lines": "3"})["context_lines"] == 3
     with pytest.raises(UsageError, match="--context-lines must be a number or text"):
-        recorded(store, "change add", {**args, "context_lines": True})
+        recorded("change add", {**args, "context_lines": True})
     with pytest.raises(UsageError, match="--context-lines: 'x' is not a valid integer"):
-        recorded(store, "change add", {**args, "context_lines": "x"})
+        recorded("change add", {**args, "context_lines": "x"})
 
 
 def test_a_command_is_one_transaction_with_its_own_audit_line(
