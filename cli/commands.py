@@ -11,7 +11,7 @@ import os
 import sys
 
 from cli.main import emit_ids, open_store, out, read_content
-from state.errors import Finding, PreconditionFailed, UsageError
+from state.errors import UsageError
 from state.ops import Param
 from state.qr_ops import PHASES
 
@@ -100,65 +100,37 @@ def outline(plan: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _validate_target(target: str | None, state_dir: str | None) -> tuple[Store, str]:
-    """validate's TARGET: a session directory or a plan.json; else the active session."""
-    from state.store import Store
-
-    if target and target.endswith(".json") and not os.path.isdir(target):
-        directory = os.path.dirname(os.path.abspath(target))
-        return Store(directory), os.path.basename(target)[: -len(".json")]
-    store = open_store(target or state_dir, must_exist=False)
-    if not os.path.isdir(store.dir):
-        raise UsageError(f"{store.dir}: no such directory")
-    return store, "plan"
+PATHS = Param("paths", positional=True, multiple=True, metavar="[PATH]...")
+EVERY = Param("all", switch=True, help="Every session under the repository's .planner/.")
+FORMAT = Param("format", metavar="text|json|github", default="text", help="Output format.")
 
 
 @reader(
     "validate",
-    Param("phase", type=("design", "code", "docs", "final")),
-    Param("format", type=("text", "json", "github"), default="text"),
-    Param("target", positional=True, metavar="[DIR|plan.json]"),
+    Param("phase", metavar="design|code|docs|final", help="Also check a phase's completeness."),
+    FORMAT,
+    EVERY,
+    PATHS,
 )
 def validate(a: dict[str, Any]) -> int:
-    """Check a plan: structure, references, meaning, and a phase's completeness. Exit 3 if not."""
-    from shared.paths import project_root
-    from state import validate as checks
-    from state.errors import DamagedFile
+    """Check plans: structure (every schema error), references, meaning, a phase's completeness.
 
-    store, name = _validate_target(a["target"], a["state_dir"])
-    path, phase = store.path(name), a["phase"]
-    try:
-        plan = store.read(name)
-        context = store.read_or_none("context") if name == "plan" else None
-        questions = {q["id"] for q in context["questions"]} if context else None
-        findings = checks.validate(plan, phase, project_root(store.dir), questions)
-    except DamagedFile as e:
-        findings = [Finding("", e.message)]
-    errors = [f for f in findings if f.level == "error"]
-    if a["json"] or a["format"] == "json":
-        dump(
-            {
-                "file": path,
-                "phase": phase,
-                "valid": not errors,
-                "findings": [f.as_dict() for f in findings],
-            }
-        )
-    elif a["format"] == "github":
-        for f in findings:
-            out(f"::{f.level} file={path},title=plan {f.path}::{f.line()}")
-    else:
-        for_phase = f" for phase {phase}" if phase else ""
-        lines = [
-            f"{path}: valid{for_phase}"
-            if not errors
-            else f"{path}: {len(errors)} problem(s){for_phase}"
-        ]
-        out("\n".join(lines + [f"  - {f.line()}" for f in findings]))
-    if errors:
-        sys.stderr.write(f"plan validate: {path}: {len(errors)} problem(s)\n")
-        return PreconditionFailed.exit_code
-    return 0
+    PATH: session directories or plan files (default: the active session). Exit 3 if one is
+    invalid or damaged, 2 if a path is no session or plan."""
+    from cli.ci import run_command
+    from state import ci
+
+    return run_command(
+        "validate", a, lambda: ci.validate(a["paths"], a["all"], a["state_dir"], _phase(a))
+    )
+
+
+def _phase(a: dict[str, Any]) -> str | None:
+    from state.validate import PHASES as VALIDATE_PHASES
+
+    if a["phase"] is not None and a["phase"] not in VALIDATE_PHASES:
+        raise UsageError(f"--phase: must be one of {', '.join(VALIDATE_PHASES)}")
+    return a["phase"]
 
 
 @reader(
@@ -283,34 +255,29 @@ def render(a: dict[str, Any]) -> None:
         sys.stdout.write(text)
 
 
-@reader("verify", Param("target", positional=True, metavar="[DIR]"))
+@reader(
+    "verify",
+    FORMAT,
+    EVERY,
+    Param("require_approved", switch=True, help="A session not approved yet is an error."),
+    Param("require_signature", switch=True, help="An unsigned approval is an error."),
+    PATHS,
+)
 def verify(a: dict[str, Any]) -> int:
-    """Check that a frozen plan still has the content that was approved (for CI)."""
-    from state.approval import verify as check_approval
+    """Check that approved plans still have the content that was approved (for CI).
 
-    store = open_store(a["target"] or a["state_dir"])
-    problems = check_approval(store.read("plan"), store.read("session"))
-    if a["json"]:
-        dump(
-            {
-                "state_dir": store.dir,
-                "verified": not problems,
-                "findings": [f.as_dict() for f in problems],
-            }
-        )
-    elif problems:
-        out(
-            "\n".join(
-                [f"{store.path('plan')}: not verified"] + [f"  - {f.line()}" for f in problems]
-            )
-        )
-    else:
-        sha = store.read("session")["approval"]["sha256"]
-        out(f"{store.path('plan')}: verified, sha256 {sha}")
-    if problems:
-        sys.stderr.write(f"plan verify: {store.path('plan')}: {problems[0].message}\n")
-        return PreconditionFailed.exit_code
-    return 0
+    Sessions not approved yet are listed, not judged (an error with --require-approved).
+    A signature, when present, must verify (see plan review approve --sign)."""
+    from cli.ci import run_command
+    from state import ci
+
+    return run_command(
+        "verify",
+        a,
+        lambda: ci.verify(
+            a["paths"], a["all"], a["state_dir"], a["require_approved"], a["require_signature"]
+        ),
+    )
 
 
 @reader("qr show", Param("phase", type=PHASES, required=True))

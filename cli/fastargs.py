@@ -83,11 +83,14 @@ def parse(argv: list[str], table: dict[str, Any]) -> tuple[Any, dict[str, Any]] 
         else:
             if not positionals:
                 return None
-            p = positionals.pop(0)
+            p = positionals[0] if positionals[0].multiple else positionals.pop(0)
             value = _convert(p, arg)
             if value is None:
                 return None
-            values[p.name] = value
+            if p.multiple:
+                values[p.name].append(value)
+            else:
+                values[p.name] = value
     if any(p.required and values[p.name] in (None, []) for p in command.params):
         return None
     return command, values

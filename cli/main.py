@@ -116,8 +116,9 @@ def _click_param(p: Param) -> click.Parameter:
     # click 8.5 treats an explicit default=None as a default, which satisfies `required`.
     default = {} if p.default is None else {"default": p.default}
     if p.positional:
+        many = {"nargs": -1} if p.multiple else default
         return click.Argument(
-            [p.name], type=kind, required=p.required, metavar=p.metavar or p.name.upper(), **default
+            [p.name], type=kind, required=p.required, metavar=p.metavar or p.name.upper(), **many
         )
     if p.flag:
         dashed = p.name.replace("_", "-")

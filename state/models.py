@@ -302,10 +302,17 @@ class Review(Strict):
     revision: str | None = None
 
 
+class Signature(Strict):
+    format: Literal["ssh", "openpgp"]
+    key: str = ""
+    signature: str
+
+
 class Approval(Strict):
     by: str
     at: Timestamp
     sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+    signature: Signature | None = None
 
 
 SessionStatus = Literal[

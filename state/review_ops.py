@@ -40,12 +40,20 @@ def close_round(session: dict[str, Any], **fields: Any) -> None:
     session["reviews"][-1].update(at=clock.now(), **fields)
 
 
-@op("review approve", Param("by", help="who approves (default: $USER)"))
+@op(
+    "review approve",
+    Param("by", help="who approves (default: $USER)"),
+    Param("sign", switch=True, help="sign the approved sha256 with your git signing key"),
+)
 def review_approve(tx: Transaction, a: dict[str, Any]) -> None:
     """The user approves the plan in review: record who, when and its sha256, then freeze."""
     session = in_review(tx)
     by = a["by"] or os.environ.get("USER") or "user"
     approval = approve(tx, by)
+    if a["sign"]:
+        from state.signing import sign
+
+        approval["signature"] = sign(session["project_root"], session["id"], approval["sha256"])
     close_round(session, verdict="approved", by=by, sha256=approval["sha256"])
     tx.next_argv = ["executor", "--step", "1", "--state-dir", tx.store.dir]
 
