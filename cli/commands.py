@@ -143,7 +143,11 @@ def _phase(a: dict[str, Any]) -> str | None:
     ),
 )
 def schema(a: dict[str, Any]) -> None:
-    """The JSON Schema of a state file, exported from the pydantic models."""
+    """The JSON Schema of a state file, exported from the pydantic models.
+
+    NAME: plan (plan.json), context (context.json), qr (qr-PHASE.json), session
+    (session.json), execution (execution.json) or config (the settings). For editors: see
+    the README's VS Code json.schemas mapping."""
     from state.models import export_schema
 
     dump(export_schema(a["name"]))

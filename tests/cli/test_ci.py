@@ -225,6 +225,19 @@ def test_the_first_session_writes_planner_gitignore(project: Path) -> None:
     ]
 
 
+def test_schema_carries_schema_id_and_descriptions(project: Path) -> None:
+    plan = Plan(project)
+    for name in ("plan", "context", "qr", "session", "execution", "config"):
+        schema = json.loads(plan("schema", name).stdout)
+        assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+        assert schema["$id"] == f"urn:planner:schema:{name}"
+        for where, node in [("", schema), *schema.get("$defs", {}).items()]:
+            for key, prop in node.get("properties", {}).items():
+                assert prop.get("description"), f"{name} {where}.{key}: no description"
+    helped = plan("schema", "--help").stdout
+    assert all(name in helped for name in ("plan", "context", "qr", "session", "execution"))
+
+
 # ---------------------------------------------------------------- signed approvals
 
 
