@@ -61,7 +61,7 @@ def _github(run: Run, problem: Problem) -> str:
 
 
 def _text(run: Run) -> str:
-    lines = [f"plan {run.command}: {p.text()}" for p in run.problems]
+    lines: list[str] = []
     for t in run.targets:
         errors = [p for p in t.problems if p.level == "error"]
         phase = f" for phase {run.phase}" if run.phase else ""
@@ -89,13 +89,14 @@ def emit(run: Run, fmt: str) -> int:
         lines += [_github(run, p) for t in run.targets for p in t.problems]
         if lines:
             sys.stdout.write("\n".join(lines) + "\n")
-    else:
+    elif run.targets:
         sys.stdout.write(_text(run) + "\n")
+    if fmt == "text" and run.problems:  # what belongs to no target, as every command says it
+        sys.stderr.write("".join(f"plan {run.command}: {p.text()}\n" for p in run.problems))
     code = run.exit_code
-    if code:
+    if code and run.targets:
         bad = [t for t in run.targets if not t.ok]
-        what = f"{len(bad)} of {len(run.targets)} target(s) failed" if bad else "nothing checked"
-        sys.stderr.write(f"plan {run.command}: {what}\n")
+        sys.stderr.write(f"plan {run.command}: {len(bad)} of {len(run.targets)} failed\n")
     return code
 
 

@@ -123,6 +123,10 @@ def test_json_is_one_document_even_when_nothing_is_found_or_damaged(project: Pat
         report = json.loads(done.stdout)
         assert report["exit_code"] == 2
         assert report["findings"][0]["message"].startswith("no session")
+    truncated = approved_session(project, "truncated")
+    (truncated / "plan.json").write_bytes((truncated / "plan.json").read_bytes()[:40])
+    report = json.loads(plan("verify", str(truncated), "--json", code=3).stdout)
+    assert "not valid JSON" in report["targets"][0]["findings"][0]["message"]
     damaged, _, _ = three_sessions(project)
     (damaged / "session.json").write_text('{"id": "x", ')
     for command in ("validate", "verify"):
@@ -155,8 +159,11 @@ def test_conflicting_formats_are_refused(project: Path) -> None:
 def test_no_active_session_among_several_says_so(project: Path) -> None:
     three_sessions(project)
     done = Plan(project)("validate", code=2)
-    assert "no active session: 3 sessions in .planner/; pass a path or --all" in done.stdout
+    assert "no active session: 3 sessions in .planner/; pass a path or --all" in done.stderr
     assert "start one" not in done.stdout + done.stderr
+    assert done.stdout == ""
+    github = Plan(project)("verify", "--format", "github", code=2).stdout
+    assert github.startswith("::error title=plan verify::no active session: 3 sessions in")
 
 
 def test_validate_answers_clearly_on_files_that_are_no_plan(project: Path) -> None:
