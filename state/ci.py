@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 
-from state.errors import Finding, UsageError
+from state.errors import Finding, PlannerError, UsageError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -177,10 +177,11 @@ def collect(run: Run, paths: list[str], every: bool, state_dir: str | None) -> l
                     "or pass a path",
                     "planner --step 1 --task TEXT",
                 )
-    seen: set[str] = set()
-    unique = [t for t in targets if not (t.path in seen or seen.add(t.path))]  # type: ignore[func-returns-value]
-    run.targets += unique
-    return unique
+    unique: dict[str, Target] = {}
+    for t in targets:
+        unique.setdefault(t.path, t)  # a session named twice is checked once
+    run.targets += unique.values()
+    return list(unique.values())
 
 
 # ---------------------------------------------------------------- reading, located
@@ -302,7 +303,7 @@ def _status(target: Target) -> dict[str, Any] | None:
         return None
     try:
         session = store.load(path, "session")
-    except Exception:  # damaged: verify reports it; validate checks the plan only
+    except PlannerError:  # damaged: verify reports it; validate checks the plan only
         return None
     target.status = session["status"]
     return session
@@ -332,7 +333,7 @@ def _question_ids(target: Target) -> set[str] | None:
     path = os.path.join(directory, "context.json")
     try:
         context = store.load(path, "context")
-    except Exception:  # missing or damaged: question references are not checked
+    except PlannerError:  # missing or damaged: question references are not checked
         return None
     return {q["id"] for q in context["questions"]}
 

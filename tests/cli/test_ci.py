@@ -7,6 +7,7 @@ Every test drives the real `plan` console script in a real git repository.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -98,6 +99,9 @@ def test_validate_many_paths_and_all_with_one_exit_code(project: Path) -> None:
     # A path that is no session is a usage error (2); an invalid plan outranks it (3).
     plan("validate", str(good), str(project / "nowhere"), code=2)
     plan("validate", str(project / "nowhere"), str(invalid), code=3)
+    twice = json.loads(plan("validate", str(good), str(good), "--all", "--json", code=3).stdout)
+    assert [t["path"] for t in twice["targets"]][:2] == [".planner/c-good", ".planner/a-damaged"]
+    assert len(twice["targets"]) == 3  # a session named twice is checked once
     # The .planner/ directory itself stands for all its sessions.
     assert len(json.loads(plan("validate", ".planner", "--json", code=3).stdout)["targets"]) == 3
 
@@ -301,3 +305,35 @@ def test_sign_without_a_key_writes_nothing(project: Path) -> None:
     done = plan("review", "approve", "--sign", "--state-dir", str(directory), code=3)
     assert "could not sign" in done.stderr
     assert (directory / "session.json").read_bytes() == before
+
+
+@pytest.mark.skipif(shutil.which("gpg") is None, reason="needs gpg")
+def test_openpgp_signed_approval(project: Path, tmp_path: Path) -> None:
+    home = tmp_path / "gnupg"
+    home.mkdir(mode=0o700)
+    env = {"GNUPGHOME": str(home)}
+    gpg = ["gpg", "--batch", "--passphrase", "", "--pinentry-mode", "loopback"]
+    try:
+        subprocess.run(
+            [*gpg, "--quick-gen-key", "Ann <ann@example.com>", "ed25519", "sign", "never"],
+            env={**os.environ, **env},
+            check=True,
+            capture_output=True,
+        )
+        git(project, "config", "user.signingkey", "ann@example.com")
+        directory = new_session(project, "s")
+        session = json.loads((directory / "session.json").read_text())
+        session["status"] = "review"
+        (directory / "session.json").write_text(json.dumps(session, indent=2))
+        plan = Plan(project)
+        plan("review", "approve", "--sign", "--state-dir", str(directory), env=env)
+        record = json.loads((directory / "session.json").read_text())["approval"]["signature"]
+        assert record["format"] == "openpgp" and "BEGIN PGP SIGNATURE" in record["signature"]
+        plan("verify", str(directory), "--require-signature", env=env)
+        session = json.loads((directory / "session.json").read_text())
+        session["id"] = "another-session"  # the signature names the session it approved
+        (directory / "session.json").write_text(json.dumps(session, indent=2))
+        done = plan("verify", str(directory), env=env, code=3)
+        assert "OpenPGP signature does not verify" in done.stdout
+    finally:
+        subprocess.run(["gpgconf", "--kill", "all"], env={**os.environ, **env}, check=False)
