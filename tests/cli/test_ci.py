@@ -191,6 +191,16 @@ def test_github_escapes_file_names_and_messages(project: Path) -> None:
     assert " ::" not in done.stdout  # no trailing space in a title
 
 
+def test_escaping_is_actions_core_escaping() -> None:
+    """@actions/core command.ts: escapeData (% CR LF) and escapeProperty (also : and ,)."""
+    from cli.ci import escape_data, escape_property, github_command
+
+    assert escape_data("100% a:b,c\r\nd") == "100%25 a:b,c%0D%0Ad"
+    assert escape_property("100% a:b,c\r\nd") == "100%25 a%3Ab%2Cc%0D%0Ad"
+    assert github_command("error", "m", file="f", line=None, title="") == "::error file=f::m"
+    assert github_command("notice", "m") == "::notice::m"
+
+
 def approved_session(project: Path, name: str, *extra: str) -> Path:
     """A session put in review by hand and approved with `plan review approve`."""
     directory = new_session(project, name)
