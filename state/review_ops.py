@@ -49,6 +49,10 @@ def review_approve(tx: Transaction, a: dict[str, Any]) -> None:
     session = in_review(tx)
     by = a["by"] or os.environ.get("USER") or "user"
     approval = approve(tx, by)
+    if a["sign"]:
+        from state.signing import sign
+
+        approval["signature"] = sign(session["project_root"], session["id"], approval["sha256"])
     close_round(session, verdict="approved", by=by, sha256=approval["sha256"])
     tx.next_argv = ["executor", "--step", "1", "--state-dir", tx.store.dir]
 

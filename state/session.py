@@ -32,6 +32,7 @@ def create(root: str, task: str, config: dict[str, Any], non_interactive: bool) 
     """Make .planner/<id>/ with session.json, plan.json and context.json; make it ACTIVE."""
     home = os.path.join(root, ".planner")
     os.makedirs(home, exist_ok=True)
+    write_gitignore(home)
     session_id = new_session_id(task)
     state_dir = os.path.join(home, session_id)
     os.makedirs(state_dir)
@@ -58,6 +59,29 @@ def create(root: str, task: str, config: dict[str, Any], non_interactive: bool) 
         tx.create("context", schema.defaults("context"))
     make_active(root, session_id)
     return store
+
+
+# What stays local (README, "Which files to commit"): the review record is plan.json,
+# session.json, context.json, qr-*.json, execution.json and plan.md.
+GITIGNORE = """\
+# Written by planner when the first session started: these files are local.
+# Commit plan.json, session.json, context.json, qr-*.json, execution.json and plan.md.
+ACTIVE
+.lock
+*.lock
+*.tmp
+*.journal
+journal*
+audit.jsonl
+history/
+"""
+
+
+def write_gitignore(home: str) -> None:
+    """.planner/.gitignore, once: a file the user edited is theirs."""
+    path = os.path.join(home, ".gitignore")
+    if not os.path.exists(path):
+        write_atomic(path, GITIGNORE.encode())
 
 
 def make_active(root: str, session_id: str) -> None:

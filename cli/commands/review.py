@@ -26,6 +26,9 @@ def review_command() -> None:
 
 @review_command.command("approve", cls=Operation)
 @click.option("--by", help="Who approves (default: $USER).")
+@click.option(
+    "--sign", is_flag=True, help="Sign the approved sha256 with your git signing key (ssh or gpg)."
+)
 def review_approve(tx: Transaction, a: dict[str, Any]) -> None:
     """The user approves the plan in review: record who, when and its sha256, then freeze."""
     review_ops.review_approve(tx, a)

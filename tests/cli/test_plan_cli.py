@@ -242,9 +242,10 @@ def test_show_status_waves_and_schema(plan: Plan, tmp_path: Path) -> None:
 def test_validate_formats_and_targets(plan: Plan, session_dir: Path, tmp_path: Path) -> None:
     plan.ids("milestone", "add", "--name", "TBD later")
     report = json.loads(plan("validate", "--format", "json", "--phase", "design", code=3).stdout)
-    assert not report["valid"]
-    assert all(
-        f["fix"].startswith("plan ") or f["fix"].startswith("replace") for f in report["findings"]
+    assert not report["ok"] and not report["targets"][0]["ok"]
+    findings = report["targets"][0]["findings"]
+    assert findings and all(
+        f["fix"].startswith("plan ") or f["fix"].startswith("replace") for f in findings
     )
     github = plan("validate", "--format", "github", str(session_dir / "plan.json"), code=3)
     assert github.stdout.startswith("::error file=")
