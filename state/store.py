@@ -151,11 +151,11 @@ def tampered(session: dict[str, Any] | None, plan: dict[str, Any] | None) -> str
     actual = plan_hash(plan)
     if actual != approval.get("sha256"):
         return (
-            f"plan.json changed after approval (sha256 {actual[:12]}… is not the approved "
+            f"content changed after approval (sha256 {actual[:12]}… is not the approved "
             f"{str(approval.get('sha256'))[:12]}…)"
         )
     if not plan.get("frozen_at"):
-        return "plan.json changed after approval (frozen_at was cleared)"
+        return "content changed after approval (frozen_at was cleared)"
     return ""
 
 
