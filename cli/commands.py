@@ -105,8 +105,10 @@ def _validate_target(target: str | None, state_dir: str | None) -> tuple[Store, 
     from state.store import Store
 
     if target and target.endswith(".json") and not os.path.isdir(target):
+        from state.store import plan_file_name
+
         directory = os.path.dirname(os.path.abspath(target))
-        return Store(directory), os.path.basename(target)[: -len(".json")]
+        return Store(directory), plan_file_name(target)
     store = open_store(target or state_dir, must_exist=False)
     if not os.path.isdir(store.dir):
         raise UsageError(f"{store.dir}: no such directory")
@@ -124,11 +126,12 @@ def validate(a: dict[str, Any]) -> int:
     from shared.paths import project_root
     from state import validate as checks
     from state.errors import DamagedFile
+    from state.store import load
 
     store, name = _validate_target(a["target"], a["state_dir"])
     path, phase = store.path(name), a["phase"]
     try:
-        plan = store.read(name)
+        plan = load(path, "plan")
         context = store.read_or_none("context") if name == "plan" else None
         questions = {q["id"] for q in context["questions"]} if context else None
         findings = checks.validate(plan, phase, project_root(store.dir), questions)
@@ -178,13 +181,7 @@ def schema(a: dict[str, Any]) -> None:
 
 
 def _history(store: Store) -> list[dict[str, Any]]:
-    from state.store import HISTORY_DIR, HISTORY_INDEX
-
-    try:
-        with open(os.path.join(store.dir, HISTORY_DIR, HISTORY_INDEX), encoding="utf-8") as f:
-            return [json.loads(line) for line in f if line.strip()]
-    except FileNotFoundError:
-        return []
+    return store.history()
 
 
 @reader("history")
@@ -274,11 +271,12 @@ def waves(a: dict[str, Any]) -> None:
 def render(a: dict[str, Any]) -> None:
     """plan.md, rendered from plan.json."""
     from shared.plan_md import render_plan
-    from state.store import write_atomic
+    from state.outputs import write_render
 
-    text = render_plan(open_store(a["state_dir"]).read("plan"))
+    store = open_store(a["state_dir"])
+    text = render_plan(store.read("plan"))
     if a["output"]:
-        write_atomic(os.path.abspath(a["output"]), text.encode())
+        write_render(store, a["output"], text)
     else:
         sys.stdout.write(text)
 
@@ -286,10 +284,11 @@ def render(a: dict[str, Any]) -> None:
 @reader("verify", Param("target", positional=True, metavar="[DIR]"))
 def verify(a: dict[str, Any]) -> int:
     """Check that a frozen plan still has the content that was approved (for CI)."""
+    from shared.plan_md import render_plan
     from state.approval import verify as check_approval
 
     store = open_store(a["target"] or a["state_dir"])
-    problems = check_approval(store.read("plan"), store.read("session"))
+    problems = check_approval(store.read("plan"), store.read("session"), store.dir, render_plan)
     if a["json"]:
         dump(
             {
@@ -341,8 +340,10 @@ def apply(a: dict[str, Any]) -> None:
     text = read_content(a["source"], "FILE")
     try:
         batch = json.loads(text)
-    except ValueError as e:
+    except ValueError as e:  # bad JSON, or an integer of over 4,300 digits
         raise UsageError(f"plan apply: {a['source']}: not valid JSON ({e})") from None
+    except RecursionError:
+        raise UsageError(f"plan apply: {a['source']}: JSON nested too deeply") from None
     emit_ids(apply_ops(open_store(a["state_dir"]), batch), a["json"])
 
 
@@ -379,9 +380,9 @@ def list_sessions(a: dict[str, Any]) -> None:
     from state.errors import DamagedFile
     from state.store import Store
 
-    home, active = planner_home(), active_session_dir()
+    home, active = planner_home(), active_session_dir(strict=True)
     rows: list[dict[str, Any]] = []
-    names = sorted(os.listdir(home)) if os.path.isdir(home) else []
+    names = sorted(n for n in os.listdir(home) if n[:1] != ".") if os.path.isdir(home) else []
     for name in names:
         store = Store(os.path.join(home, name))
         if not store.exists("session"):

@@ -132,6 +132,11 @@ def check_args(operation: Op, args: dict[str, Any], where: str) -> dict[str, Any
 def _check_value(p: Param, value: Any, where: str) -> None:
     if value is None:
         return
+    if isinstance(value, str) and not _is_unicode(value):
+        raise UsageError(
+            f"{where}: {p.option}: not valid Unicode (a lone surrogate, e.g. from bytes that "
+            "are not UTF-8); nothing was written"
+        )
     if p.flag or p.switch:
         ok = isinstance(value, bool)
     elif isinstance(p.type, tuple):
@@ -190,6 +195,14 @@ def apply(store: Store, batch: Any) -> list[str]:
             tx.created.extend(ids)
         tx.note(ops=len(batch))
     return [i for ids in created for i in ids]
+
+
+def _is_unicode(text: str) -> bool:
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _resolve(value: Any, created: list[list[str]], where: str) -> Any:
