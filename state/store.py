@@ -136,9 +136,9 @@ def load(path: str, schema_name: str) -> dict[str, Any]:
 def approved(session: dict[str, Any] | None) -> bool:
     """Frozen means approved: the session's status or its approval record says so, whatever
     plan.json's frozen_at holds (PRODUCT.md §3)."""
-    return bool(session) and (
-        session.get("status") in APPROVED_STATUSES or bool(session.get("approval"))
-    )
+    if not session:
+        return False
+    return session.get("status") in APPROVED_STATUSES or bool(session.get("approval"))
 
 
 def write_refusal(name: str, session: dict[str, Any] | None, plan: dict[str, Any] | None) -> str:
