@@ -106,7 +106,13 @@ def commit(directory: str, files: dict[str, bytes], audit_file: str, record: dic
         remove([os.path.join(directory, JOURNAL), *temps])
         raise _failed(audit_path, e, "cannot be appended to") from None
     fault("after-audit")
-    _finish(directory, journal)
+    try:
+        _finish(directory, journal)
+    except OSError as e:  # after the commit point: the next command rolls it forward
+        raise WriteFailed(
+            f"{directory}: committed but not finished ({e.strerror or e}); the next command "
+            "that opens the session finishes it"
+        ) from None
 
 
 def _check_appendable(path: str) -> None:
@@ -185,9 +191,15 @@ def recover(directory: str) -> None:
                 if os.path.isabs(p) or ".." in p.split(os.sep):
                     raise DamagedFile(f"{path}: names {p!r}, outside the session; left as it is")
         audit_path = os.path.join(directory, audit_file)
-        if not _has_line(audit_path, tx):
-            _append(audit_path, line.encode())
-        _finish(directory, {"files": files})
+        try:
+            if not _has_line(audit_path, tx):
+                _append(audit_path, line.encode())
+            _finish(directory, {"files": files})
+        except OSError as e:
+            raise WriteFailed(
+                f"{path}: an interrupted transaction cannot be finished yet ({e.strerror or e}); "
+                "nothing else was written"
+            ) from None
     remove_temps(directory)
 
 

@@ -38,7 +38,12 @@ class locked:  # lowercase: used as `with locked(path):`, as a function would be
             self.backend = "filelock"
         if self.backend == "filelock":
             return self._enter_filelock()
-        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as e:  # permissions, a read-only or full file system, a directory
+            from state.errors import DamagedFile
+
+            raise DamagedFile(f"{self.path}: cannot be opened ({e.strerror})") from None
         deadline = time.monotonic() + self.timeout
         pause = 0.001
         while True:

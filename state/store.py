@@ -351,7 +351,15 @@ class Transaction:
             entry = {"rev": rev, "ts": clock.now(), "command": self.command, "summary": summary}
             index = [*entries(self.store.dir), entry]
             files[os.path.join(HISTORY_DIR, HISTORY_INDEX)] = index_bytes(index)
-            os.makedirs(os.path.join(self.store.dir, HISTORY_DIR), exist_ok=True)
+            try:
+                os.makedirs(os.path.join(self.store.dir, HISTORY_DIR), exist_ok=True)
+            except OSError as e:
+                from state.errors import WriteFailed
+
+                raise WriteFailed(
+                    f"{self.store.dir}/{HISTORY_DIR}: cannot be created ({e.strerror}); "
+                    "nothing was written"
+                ) from None
         files.update(self.files)
         line = {"ts": clock.now(), "event": "mutation", **record, **self.audit_fields}
         journal.commit(self.store.dir, files, AUDIT_FILE, line)

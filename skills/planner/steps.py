@@ -78,6 +78,10 @@ def start(workflow: Workflow, flags: dict[str, Any]) -> int:
         raise UsageError("--task starts a new session under .planner/: drop --state-dir")
     if not flags["task"].strip():
         raise UsageError("--task: describe what to plan")
+    try:
+        flags["task"].encode()
+    except UnicodeEncodeError:
+        raise UsageError("--task: not valid Unicode (bytes that are not UTF-8)") from None
     root = project_root()
     settings = config.load(root)
     if flags.get("depth"):
