@@ -28,7 +28,10 @@ SHARED_TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tem
 
 def open_for_steps(store: Store) -> dict[str, Any]:
     """The session, unless it is cancelled or failed: then no step runs (exit 4)."""
-    session = store.read("session")
+    return _refuse_closed(store, store.read("session"))
+
+
+def _refuse_closed(store: Store, session: dict[str, Any]) -> dict[str, Any]:
     if session["status"] in CLOSED_STATUSES - {"completed"}:
         reason = f" ({session['reason']})" if session.get("reason") else ""
         raise Refused(f"{store.path('session')}: the session is {session['status']}{reason}")
@@ -93,7 +96,7 @@ def run(workflow: Workflow, number: int, flags: dict[str, Any], store: Store | N
         store = open_session(flags.get("state_dir"))
     label = f"{workflow.name} step {number}"
     with store.transaction(label) as tx:
-        session = _open_for_steps_in(tx)
+        session = _refuse_closed(store, tx.read("session"))
         ctx = Context(workflow, step, store, session, flags)
         ctx.tx = tx
         verdict = flags.get("qr_status")
@@ -113,15 +116,6 @@ def run(workflow: Workflow, number: int, flags: dict[str, Any], store: Store | N
         ctx.session = store.read("session")
     print_step(ctx, step_kind, routing)
     return 0
-
-
-def _open_for_steps_in(tx: Transaction) -> dict[str, Any]:
-    """open_for_steps, read inside the transaction."""
-    session = tx.read("session")
-    if session["status"] in CLOSED_STATUSES - {"completed"}:
-        reason = f" ({session['reason']})" if session.get("reason") else ""
-        raise Refused(f"{tx.store.path('session')}: the session is {session['status']}{reason}")
-    return session
 
 
 def _check_approved(tx: Transaction) -> None:
