@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 from state import clock, gitinfo, schema
@@ -65,12 +66,15 @@ def create(
 
 
 def _remove_unfinished(home: str) -> None:
-    """Hidden directories of sessions whose creation was killed."""
+    """Hidden directories of sessions whose creation was killed, and ACTIVE's temp files."""
     import shutil
 
     for name in os.listdir(home):
         if name.startswith(".") and name.endswith(BUILDING):
             shutil.rmtree(os.path.join(home, name), ignore_errors=True)
+        elif name.startswith("ACTIVE.") and name.endswith(".tmp"):
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(home, name))
 
 
 def discard(store: Store) -> None:
