@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from state.errors import UsageError
+
 if TYPE_CHECKING:
     from state.store import Store, Transaction
 
@@ -58,7 +60,23 @@ class Operation(PlanCommand):
     def run(self, tx: Transaction, args: dict[str, Any]) -> list[str]:
         """The command's function on converted arguments; the ids it created."""
         assert self.callback is not None
+        for name, value in args.items():
+            for one in value if isinstance(value, list) else [value]:
+                if isinstance(one, str) and not is_unicode(one):
+                    raise UsageError(
+                        f"--{name.replace('_', '-')}: not valid Unicode (a lone surrogate, e.g. "
+                        "from bytes that are not UTF-8); nothing was written"
+                    )
         return self.callback(tx, args) or []
+
+
+def is_unicode(text: str) -> bool:
+    """False for text holding lone surrogates (bytes that were not UTF-8, or JSON's \\ud800)."""
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 class PlanGroup(click.Group):

@@ -1,4 +1,4 @@
-"""Prints a CI run (state/ci.py) as text, one JSON document, or GitHub workflow commands.
+"""Prints a CI run (shared/ci.py) as text, one JSON document, or GitHub workflow commands.
 
 GitHub escaping follows @actions/core's command.ts: data escapes % CR LF; properties
 also escape : and , (https://docs.github.com/actions/reference/workflow-commands).
@@ -15,7 +15,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from state.ci import Problem, Run
+    from shared.ci import Problem, Run
 
 FORMATS = ("text", "json", "github")
 
@@ -102,8 +102,8 @@ def emit(run: Run, fmt: str) -> int:
 
 def usage_failure(command: str, error: UsageError, fmt: str) -> int:
     """A usage error before any target was read: one JSON document still, in JSON mode."""
+    from shared.ci import Run
     from shared.paths import project_root
-    from state.ci import Run
 
     run = Run(command, project_root()).fail(error.message)
     if fmt != "json":

@@ -21,12 +21,17 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from state.store import Transaction
+
 SHARED_TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
 
 
 def open_for_steps(store: Store) -> dict[str, Any]:
     """The session, unless it is cancelled or failed: then no step runs (exit 4)."""
-    session = store.read("session")
+    return _refuse_closed(store, store.read("session"))
+
+
+def _refuse_closed(store: Store, session: dict[str, Any]) -> dict[str, Any]:
     if session["status"] in CLOSED_STATUSES - {"completed"}:
         reason = f" ({session['reason']})" if session.get("reason") else ""
         raise Refused(f"{store.path('session')}: the session is {session['status']}{reason}")
@@ -79,25 +84,52 @@ def _next_finding(nxt: str) -> Any:
 
 
 def run(workflow: Workflow, number: int, flags: dict[str, Any], store: Store | None = None) -> int:
-    """Run step `number` of `workflow` and print it; returns the exit code."""
+    """Run step `number` of `workflow` and print it; returns the exit code.
+
+    Reading the session, deciding (out of order, re-render, arrival, the gate's verdict) and
+    recording the arrival happen in one transaction, under the session's lock: the same step
+    run 16 times at once arrives once. The prompt is printed after the commit.
+    """
     step = workflow.step(number)
     step_kind = KINDS[step.kind]
     if store is None:
         store = open_session(flags.get("state_dir"))
-    session = open_for_steps(store)
-    ctx = Context(workflow, step, store, session, flags)
-    verdict = flags.get("qr_status")
-    if step_kind.needs_verdict(ctx) != bool(verdict):
-        need = "needs --qr-status pass|fail" if verdict is None else "takes no --qr-status"
-        raise UsageError(f"--qr-status: {workflow.name} step {number} ({step.name}) {need}")
-    how = "arrive" if flags.get("new_session") else mode(workflow, step, store, session)
-    if how == "rerender":
-        _check_same_verdict(step_kind, ctx, verdict)
-        routing = step_kind.routing(ctx)
-    else:
-        routing = arrive(ctx, step_kind)
+    label = f"{workflow.name} step {number}"
+    with store.transaction(label) as tx:
+        session = _refuse_closed(store, tx.read("session"))
+        ctx = Context(workflow, step, store, session, flags)
+        ctx.tx = tx
+        verdict = flags.get("qr_status")
+        if step_kind.needs_verdict(ctx) != bool(verdict):
+            need = "needs --qr-status pass|fail" if verdict is None else "takes no --qr-status"
+            raise UsageError(f"--qr-status: {workflow.name} step {number} ({step.name}) {need}")
+        _check_approved(tx)
+        how = "arrive" if flags.get("new_session") else mode(workflow, step, store, session)
+        if how == "rerender":
+            _check_same_verdict(step_kind, ctx, verdict)
+            routing = step_kind.routing(ctx)
+        else:
+            routing = arrive(ctx, step_kind)
+    ctx.tx = None
+    ctx.forget()
+    if how != "rerender":
+        ctx.session = store.read("session")
     print_step(ctx, step_kind, routing)
     return 0
+
+
+def _check_approved(tx: Transaction) -> None:
+    """Frozen means approved: once approved, no step runs on a plan.json changed since."""
+    from state.store import tampered
+
+    reason = tampered(tx.read("session"), tx.read_or_none("plan"))
+    if reason:
+        from state.errors import Finding
+
+        raise PreconditionFailed(
+            f"{tx.store.path('plan')}: {reason}",
+            [Finding("plan.json", reason, "restore plan.json from history/ (plan verify)")],
+        )
 
 
 def _check_same_verdict(step_kind: Kind, ctx: Context, verdict: str | None) -> None:
@@ -112,36 +144,33 @@ def _check_same_verdict(step_kind: Kind, ctx: Context, verdict: str | None) -> N
 
 
 def arrive(ctx: Context, step_kind: Kind) -> Routing:
-    """Check, record the arrival and the routing in one transaction; return the routing."""
+    """Check and record the arrival and the routing in the transaction run() holds (ctx.tx);
+    return the routing."""
+    tx = ctx.tx
+    assert tx is not None, "arrive() runs inside run()'s transaction"
     problems = ctx.workflow.unmet(ctx) + step_kind.check(ctx)
     if problems:
         raise PreconditionFailed(
             f"{ctx.workflow.name} step {ctx.step.number} ({ctx.step.name}): not ready", problems
         )
-    label = f"{ctx.workflow.name} step {ctx.step.number}"
-    with ctx.store.transaction(label) as tx:
-        ctx.tx = tx
-        session = tx.edit("session")
-        ctx.session = session
-        if ctx.step.status:
-            transition(session, ctx.step.status)
-        for action in ctx.step.on_arrive:
-            ctx.workflow.actions[action](ctx, tx)
-        step_kind.arrive(ctx, tx)
-        routing = step_kind.routing(ctx)
-        reached = session["reached"]
-        reached[ctx.workflow.name] = max(reached.get(ctx.workflow.name, 0), ctx.step.number)
-        session.update(
-            workflow=ctx.workflow.name,
-            step=ctx.step.number,
-            routing=routing.as_record(),
-            updated_at=clock.now(),
-            next_command="\n".join(routing.lines()),
-        )
-        tx.note(step=ctx.step.name)
-    ctx.tx = None
-    ctx.forget()
-    ctx.session = ctx.store.read("session")
+    session = tx.edit("session")
+    ctx.session = session
+    if ctx.step.status:
+        transition(session, ctx.step.status)
+    for action in ctx.step.on_arrive:
+        ctx.workflow.actions[action](ctx, tx)
+    step_kind.arrive(ctx, tx)
+    routing = step_kind.routing(ctx)
+    reached = session["reached"]
+    reached[ctx.workflow.name] = max(reached.get(ctx.workflow.name, 0), ctx.step.number)
+    session.update(
+        workflow=ctx.workflow.name,
+        step=ctx.step.number,
+        routing=routing.as_record(),
+        updated_at=clock.now(),
+        next_command="\n".join(routing.lines()),
+    )
+    tx.note(step=ctx.step.name)
     return routing
 
 

@@ -21,6 +21,18 @@ def report(prog: str, message: str, findings: list | None = None) -> None:
     sys.stderr.write("\n".join(lines) + "\n")
 
 
+def _huge_number_option() -> str:
+    """The option whose value is the over-long number (argument parsers convert with int())."""
+    argv = sys.argv[1:]
+    for i, arg in enumerate(argv):
+        name, eq, value = arg.partition("=")
+        if eq and len(value) > 4300:
+            return name
+        if len(arg) > 4300 and arg.isdecimal():
+            return argv[i - 1] if i and argv[i - 1].startswith("-") else "an argument"
+    return "an argument"
+
+
 def run_main(prog: str, body: Callable[[], int | None]) -> int:
     """Run an entry point; PlannerError → its exit code, anything else → 1."""
     from state.errors import PlannerError
@@ -46,6 +58,13 @@ def run_main(prog: str, body: Callable[[], int | None]) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except ValueError as e:  # int() of an argument over sys.get_int_max_str_digits() digits
+        if "digits" not in str(e) or os.environ.get("PLANNER_DEBUG") == "1":
+            raise
+        report(
+            prog, f"{_huge_number_option()}: a number with over 4,300 digits; give a smaller one"
+        )
+        return 2
     except Exception as e:  # the last line of defence: never a traceback for the user
         if os.environ.get("PLANNER_DEBUG") == "1":
             raise

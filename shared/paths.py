@@ -38,23 +38,61 @@ def planner_home(cwd: str | None = None) -> str:
     return os.path.join(project_root(cwd), PLANNER_DIR)
 
 
-def active_session_dir(cwd: str | None = None) -> str | None:
-    """The session `.planner/ACTIVE` names, or None when there is no ACTIVE file."""
+def active_session_dir(cwd: str | None = None, strict: bool = False) -> str | None:
+    """The session `.planner/ACTIVE` names, or None when there is no ACTIVE file.
+
+    strict (every command but the stdlib-only hooks): an ACTIVE that cannot be read, is not
+    UTF-8, or names a directory outside this project's .planner/ raises DamagedFile (exit 3).
+    """
     home = planner_home(cwd)
-    try:
-        with open(os.path.join(home, ACTIVE_FILE), encoding="utf-8") as f:
-            name = f.read().strip()
-    except OSError:
-        return None
+    active = os.path.join(home, ACTIVE_FILE)
+    if not strict:
+        try:
+            with open(active, encoding="utf-8") as f:
+                name = f.read().strip()
+        except OSError:
+            return None
+    else:
+        name = _read_active(active)
     if not name:
         return None
-    return name if os.path.isabs(name) else os.path.join(home, name)
+    found = name if os.path.isabs(name) else os.path.join(home, name)
+    if strict and os.path.realpath(os.path.dirname(os.path.normpath(found))) != os.path.realpath(
+        home
+    ):
+        from state.errors import DamagedFile
+
+        raise DamagedFile(
+            f"{active}: names {found!r}, not a session of this project's {home}; fix or "
+            "remove ACTIVE (plan resume ID)"
+        )
+    return found
+
+
+def _read_active(active: str) -> str:
+    from state.errors import DamagedFile
+
+    try:
+        with open(active, "rb") as f:
+            raw = f.read(4096)
+    except FileNotFoundError:
+        return ""
+    except OSError as e:
+        raise DamagedFile(f"{active}: cannot be read ({e.strerror})") from None
+    try:
+        return raw.decode("utf-8").strip()
+    except UnicodeDecodeError as e:
+        raise DamagedFile(
+            f"{active}: not valid UTF-8 ({e.reason} at byte {e.start}); fix or remove it "
+            "(plan resume ID)"
+        ) from None
 
 
 def resolve_state_dir(
     explicit: str | None = None,
     cwd: str | None = None,
     env: dict[str, str] | os._Environ[str] | None = None,
+    strict: bool = False,
 ) -> str | None:
     """`--state-dir`, else `$PLANNER_STATE_DIR`, else `.planner/ACTIVE`; None if none is set."""
     base = os.path.abspath(cwd or os.getcwd())
@@ -63,7 +101,7 @@ def resolve_state_dir(
     from_env = (os.environ if env is None else env).get(STATE_DIR_ENV)
     if from_env:
         return os.path.normpath(os.path.join(base, from_env))
-    return active_session_dir(base)
+    return active_session_dir(base, strict)
 
 
 def open_session(state_dir: str | None = None, must_exist: bool = True) -> Store:
@@ -74,7 +112,7 @@ def open_session(state_dir: str | None = None, must_exist: bool = True) -> Store
     from state.errors import UsageError
     from state.store import Store
 
-    found = resolve_state_dir(state_dir)
+    found = resolve_state_dir(state_dir, strict=True)
     if not found:
         raise UsageError(
             "no session found: start one with `planner --step 1 --task TEXT` "
@@ -85,6 +123,7 @@ def open_session(state_dir: str | None = None, must_exist: bool = True) -> Store
         return store
     if not store.exists("session"):
         raise UsageError(f"{found}: no session here (session.json not found)")
+    store.recover()
     from state.timeouts import expire
 
     expire(store)

@@ -13,6 +13,7 @@ from state.lifecycle import transition
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     from state.store import Transaction
@@ -38,25 +39,83 @@ def approve(tx: Transaction, by: str) -> dict[str, Any]:
     return approval
 
 
-def verify(plan: dict[str, Any], session: dict[str, Any] | None) -> list[Finding]:
-    """Why a plan is not the frozen, approved plan it should be ([] when it is)."""
-    if not plan["frozen_at"]:
-        return [
-            Finding(
-                "plan.json:frozen_at", "the plan is not frozen (not approved yet)", "planner next"
-            )
-        ]
+def verify(
+    plan: dict[str, Any],
+    session: dict[str, Any] | None,
+    state_dir: str | None = None,
+    render: Callable[[dict[str, Any]], str] | None = None,
+) -> list[Finding]:
+    """Why a plan is not the frozen, approved plan it should be ([] when it is).
+
+    The approval record is the reference (frozen means approved, PRODUCT.md §3): plan.json's
+    hash, the last review round and, given the session directory and the plan.md renderer
+    (shared/plan_md.py, passed in: state/ does not import shared/), plan.md agree with it.
+    """
     approval = (session or {}).get("approval")
     if not approval:
+        if not plan["frozen_at"]:
+            return [
+                Finding(
+                    "plan.json:frozen_at",
+                    "the plan is not frozen (not approved yet)",
+                    "planner next",
+                )
+            ]
         return [Finding("session.json:approval", "no approval on record", "planner status")]
+    restore = "restore plan.json from history/ (plan history)"
     actual = plan_hash(plan)
+    findings = []
     if actual != approval["sha256"]:
-        return [
+        findings.append(
             Finding(
                 "plan.json",
                 f"content changed after approval: sha256 {actual[:12]}… "
                 f"is not the approved {approval['sha256'][:12]}…",
-                "restore plan.json from history/ (plan history)",
+                restore,
+            )
+        )
+    elif not plan["frozen_at"]:
+        findings.append(
+            Finding("plan.json:frozen_at", "changed after approval: frozen_at cleared", restore)
+        )
+    findings += _review_findings(session or {}, approval)
+    if state_dir is not None and render is not None:
+        findings += _plan_md_findings(plan, state_dir, render)
+    return findings
+
+
+def _review_findings(session: dict[str, Any], approval: dict[str, Any]) -> list[Finding]:
+    """The last review round is the approval: verdict approved, the same hash."""
+    rounds = session.get("reviews") or []
+    last = rounds[-1] if rounds else None
+    if not last or last.get("verdict") != "approved":
+        return [Finding("session.json:reviews", "the last review round is not the approval", "")]
+    if last.get("sha256") != approval["sha256"]:
+        return [
+            Finding(
+                "session.json:reviews",
+                f"review round {last.get('round')} approved sha256 "
+                f"{str(last.get('sha256'))[:12]}…, the approval record says "
+                f"{approval['sha256'][:12]}…",
             )
         ]
+    return []
+
+
+def _plan_md_findings(
+    plan: dict[str, Any], state_dir: str, render: Callable[[dict[str, Any]], str]
+) -> list[Finding]:
+    """plan.md, when there is one, is plan.json rendered (before or after the freeze)."""
+    import os
+
+    path = os.path.join(state_dir, "plan.md")
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except FileNotFoundError:
+        return []
+    except (OSError, UnicodeDecodeError) as e:
+        return [Finding(path, f"cannot be read ({e})")]
+    if text not in (render(plan), render({**plan, "frozen_at": None})):
+        return [Finding(path, "does not match plan.json (plan.md is rendered, never edited)")]
     return []

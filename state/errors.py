@@ -59,3 +59,7 @@ class Refused(PlannerError):
     """Refused by state: the plan is frozen, the session cancelled or failed: exit 4."""
 
     exit_code = 4
+
+
+class WriteFailed(PreconditionFailed):
+    """A state file could not be written (disk full, read-only): exit 3, nothing was written."""

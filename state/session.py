@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 from state import clock, gitinfo, schema
+from state.errors import WriteFailed
 from state.store import Store, write_atomic
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+BUILDING = ".building"
 
 
 def new_session_id(task: str) -> str:
@@ -28,15 +32,67 @@ def new_plan_id() -> str:
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
-def create(root: str, task: str, config: dict[str, Any], non_interactive: bool) -> Store:
-    """Make .planner/<id>/ with session.json, plan.json and context.json; make it ACTIVE."""
+def create(
+    root: str, task: str, config: dict[str, Any], non_interactive: bool, activate: bool = True
+) -> Store:
+    """Make .planner/<id>/ with session.json, plan.json and context.json; make it ACTIVE.
+
+    The directory is built under a hidden temp name and renamed into place: a failure or a
+    kill leaves no half-made session (only a hidden temp directory, removed on the next one).
+    """
+    import shutil
+
     home = os.path.join(root, ".planner")
-    os.makedirs(home, exist_ok=True)
-    write_gitignore(home)
+    try:
+        os.makedirs(home, exist_ok=True)
+        write_gitignore(home)
+    except OSError as e:
+        raise WriteFailed(f"{home}: cannot be created ({e.strerror})") from None
+    _remove_unfinished(home)
     session_id = new_session_id(task)
     state_dir = os.path.join(home, session_id)
-    os.makedirs(state_dir)
-    store = Store(state_dir)
+    building = os.path.join(home, f".{session_id}{BUILDING}")
+    try:
+        os.makedirs(building)
+        _fill(Store(building), session_id, task, root, config, non_interactive)
+        os.rename(building, state_dir)
+    except BaseException as e:
+        shutil.rmtree(building, ignore_errors=True)
+        if isinstance(e, OSError):
+            raise WriteFailed(f"{state_dir}: cannot be created ({e.strerror})") from None
+        raise
+    if activate:
+        make_active(root, session_id)
+    return Store(state_dir)
+
+
+def _remove_unfinished(home: str) -> None:
+    """Hidden directories of sessions whose creation was killed, and ACTIVE's temp files."""
+    import shutil
+
+    for name in os.listdir(home):
+        if name.startswith(".") and name.endswith(BUILDING):
+            shutil.rmtree(os.path.join(home, name), ignore_errors=True)
+        elif name.startswith("ACTIVE.") and name.endswith(".tmp"):
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(home, name))
+
+
+def discard(store: Store) -> None:
+    """Remove a session whose first step failed (`planner --step 1` leaves no orphan)."""
+    import shutil
+
+    shutil.rmtree(store.dir, ignore_errors=True)
+
+
+def _fill(
+    store: Store,
+    session_id: str,
+    task: str,
+    root: str,
+    config: dict[str, Any],
+    non_interactive: bool,
+) -> None:
     stamp = clock.now()
     with store.transaction("session create") as tx:
         tx.create(
@@ -57,8 +113,6 @@ def create(root: str, task: str, config: dict[str, Any], non_interactive: bool) 
             "plan", {**schema.defaults("plan"), "plan_id": new_plan_id(), "created_at": stamp}
         )
         tx.create("context", schema.defaults("context"))
-    make_active(root, session_id)
-    return store
 
 
 # What stays local (README, "Which files to commit"): the review record is plan.json,
@@ -68,10 +122,9 @@ GITIGNORE = """\
 # Commit plan.json, session.json, context.json, qr-*.json, execution.json and plan.md.
 ACTIVE
 .lock
-*.lock
+.journal
 *.tmp
-*.journal
-journal*
+.*.building/
 audit.jsonl
 history/
 """

@@ -1,7 +1,8 @@
 """The one way state files are read and written (PRODUCT.md §3).
 
-lock → read → apply → validate → atomic write → history revision → audit line. A change
-that fails validation raises before anything is written; a damaged file is never written.
+lock → recover → read → apply → validate → one journaled commit (documents, history revision,
+index, audit line: all or none, state/journal.py). A change that fails validation raises
+before anything is written; a damaged file is never written.
 """
 
 from __future__ import annotations
@@ -9,8 +10,9 @@ from __future__ import annotations
 import json
 import os
 
-from state import clock, schema
+from state import clock, journal, schema
 from state.errors import DamagedFile, Finding, PreconditionFailed, Refused, UsageError
+from state.history import HISTORY_DIR, HISTORY_INDEX, REV, entries, index_bytes, next_revision
 from state.lock import locked
 
 TYPE_CHECKING = False
@@ -18,11 +20,11 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Any
 
+__all__ = ["HISTORY_DIR", "HISTORY_INDEX"]
 LOCK_FILE = ".lock"
 AUDIT_FILE = "audit.jsonl"
-HISTORY_DIR = "history"
-HISTORY_INDEX = "index.jsonl"
 CLOSED_STATUSES = frozenset({"cancelled", "failed", "completed"})
+APPROVED_STATUSES = frozenset({"approved", "executing", "completed"})
 PLANNING_FILES = frozenset({"plan", "context", "qr-plan-design", "qr-plan-code", "qr-plan-docs"})
 
 
@@ -41,21 +43,32 @@ def schema_name(name: str) -> str:
 
 
 def dumps(doc: Any) -> bytes:
-    return (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode()
+    text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    try:
+        return text.encode()
+    except UnicodeEncodeError as e:  # a lone surrogate that came through an argument
+        raise UsageError(
+            f"not valid Unicode: {text[max(0, e.start - 20) : e.start]!r} is followed by a "
+            "lone surrogate; nothing was written"
+        ) from None
 
 
 def write_atomic(path: str, data: bytes) -> None:
-    """Temp file in the same directory, fsync, rename: readers see the old or the new file."""
+    """Temp file in the same directory, fsync, rename: readers see the old or the new file.
+
+    WriteFailed (exit 3) naming the file when it cannot be written; the temp file is removed.
+    """
+    from state.errors import WriteFailed
+
     tmp = f"{path}.{os.getpid()}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
+        journal.write_file(tmp, data)
+        os.replace(tmp, path)
+    except OSError as e:
+        journal.remove([tmp])
+        raise WriteFailed(
+            f"{path}: cannot be written ({e.strerror or e}); nothing was written"
+        ) from None
 
 
 def append_line(path: str, record: dict[str, Any]) -> None:
@@ -88,9 +101,15 @@ def parse(path: str, schema_name: str, raw: bytes) -> dict[str, Any]:
         raise DamagedFile(
             f"{path}: not valid UTF-8 JSON ({e.reason} at byte {e.start}); damaged, left as it is"
         ) from None
-    except ValueError as e:  # json.JSONDecodeError, imported only when it is raised
-        where = f"{e.msg} at line {e.lineno} column {e.colno}"  # type: ignore[attr-defined]
+    except ValueError as e:  # json.JSONDecodeError, or an integer of over 4,300 digits
+        where = (
+            f"{e.msg} at line {e.lineno} column {e.colno}"  # type: ignore[attr-defined]
+            if hasattr(e, "lineno")
+            else str(e)
+        )
         raise DamagedFile(f"{path}: not valid JSON ({where}); damaged, left as it is") from None
+    except RecursionError:
+        raise DamagedFile(f"{path}: JSON nested too deeply; damaged, left as it is") from None
     problems = schema.check(schema_name, doc)
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
@@ -98,8 +117,28 @@ def parse(path: str, schema_name: str, raw: bytes) -> dict[str, Any]:
     return doc
 
 
+def plan_file_name(path: str) -> str:
+    """The document name of a file `plan validate` is given: any JSON file is read as a plan,
+    but a session's other files are refused by name (exit 2)."""
+    name = os.path.basename(path)[: -len(".json")]
+    if name in ("session", "context", "execution", "reconcile", "config") or name.startswith("qr-"):
+        raise UsageError(
+            f"{path}: is the session's {name}.json, not a plan: plan validate checks a plan "
+            "(plan.json, or any JSON file holding one)"
+        )
+    return name
+
+
 def load(path: str, schema_name: str) -> dict[str, Any]:
     return parse(path, schema_name, read_bytes(path))
+
+
+def approved(session: dict[str, Any] | None) -> bool:
+    """Frozen means approved: the session's status or its approval record says so, whatever
+    plan.json's frozen_at holds (PRODUCT.md §3)."""
+    if not session:
+        return False
+    return session.get("status") in APPROVED_STATUSES or bool(session.get("approval"))
 
 
 def write_refusal(name: str, session: dict[str, Any] | None, plan: dict[str, Any] | None) -> str:
@@ -107,8 +146,28 @@ def write_refusal(name: str, session: dict[str, Any] | None, plan: dict[str, Any
     status = (session or {}).get("status")
     if status in CLOSED_STATUSES and name != "session":
         return f"the session is {status}; nothing was written"
+    if name in PLANNING_FILES and approved(session):
+        return f"the plan is frozen: approved (session status {status}); nothing was written"
     if name in PLANNING_FILES and plan and plan.get("frozen_at"):
         return f"plan.json is frozen (frozen_at {plan['frozen_at']}); nothing was written"
+    return ""
+
+
+def tampered(session: dict[str, Any] | None, plan: dict[str, Any] | None) -> str:
+    """Why plan.json is not the approved plan ("" when it is, or nothing was approved)."""
+    approval = (session or {}).get("approval")
+    if not approval or plan is None:
+        return ""
+    from state.approval import plan_hash
+
+    actual = plan_hash(plan)
+    if actual != approval.get("sha256"):
+        return (
+            f"content changed after approval (sha256 {actual[:12]}… is not the approved "
+            f"{str(approval.get('sha256'))[:12]}…)"
+        )
+    if not plan.get("frozen_at"):
+        return "content changed after approval (frozen_at was cleared)"
     return ""
 
 
@@ -133,15 +192,19 @@ class Store:
 
     def last_revision(self) -> str | None:
         """The newest plan revision's name (r7), or None before the first."""
-        try:
-            with open(os.path.join(self.dir, HISTORY_DIR, HISTORY_INDEX), "rb") as f:
-                lines = f.read().splitlines()
-        except FileNotFoundError:
-            return None
-        return json.loads(lines[-1])["rev"] if lines else None
+        from state.history import revision_numbers
+
+        numbers = revision_numbers(self.dir)
+        return f"r{numbers[-1]}" if numbers else None
+
+    def history(self) -> list[dict[str, Any]]:
+        """The revisions (rev, ts, command, summary), oldest first; see state/history.py."""
+        return entries(self.dir)
 
     def revision(self, rev: str) -> dict[str, Any]:
         """Plan revision `rev` (r1, r2, …) as history/ holds it."""
+        if not REV.fullmatch(rev):
+            raise UsageError(f"{rev!r}: not a revision name (r1, r2, …; see plan history)")
         path = os.path.join(self.dir, HISTORY_DIR, f"{rev}.json")
         if not os.path.exists(path):
             raise UsageError(f"{path}: no revision {rev} (see plan history)")
@@ -151,6 +214,13 @@ class Store:
         append_line(
             os.path.join(self.dir, AUDIT_FILE), {"ts": clock.now(), "event": event, **fields}
         )
+
+    def recover(self) -> None:
+        """Finish or undo what a killed writer left (journal, temp files), under the lock; a
+        directory with nothing left over costs one listdir and takes no lock."""
+        if journal.leftovers(self.dir):
+            with locked(os.path.join(self.dir, LOCK_FILE)):
+                journal.recover(self.dir)
 
     def transaction(self, command: str) -> Transaction:
         """`with store.transaction(command) as tx:` everything read and written inside holds
@@ -175,9 +245,15 @@ class Transaction:
         self.last_ids: dict[tuple[str, str], int] = {}
         self.next_argv: list[str] | None = None  # the command to run next, if the op says
         self.told: list[str] = []  # lines for the user (stderr), e.g. "the session is cancelled"
+        self.files: dict[str, bytes] = {}  # other files of the session written on commit
 
     def __enter__(self) -> Transaction:
         self.lock.__enter__()
+        try:
+            journal.recover(self.store.dir)
+        except BaseException:
+            self.lock.__exit__()
+            raise
         return self
 
     def __exit__(self, kind: object, *rest: object) -> None:
@@ -237,6 +313,11 @@ class Transaction:
         self.last_ids[key] += 1
         return format_id(prefix, self.last_ids[key])
 
+    def put(self, file: str, data: bytes) -> None:
+        """A file of the session that is not a document (plan.md, reconcile.json), written
+        in the same commit."""
+        self.files[file] = data
+
     def tell(self, line: str) -> None:
         self.told.append(line)
 
@@ -250,21 +331,51 @@ class Transaction:
             data = dumps(self.docs[name])
             if data != self.original.get(name):
                 changed[name] = data
-        if not changed:
+        if not changed and not self.files:
             return
         self._validate(changed)
         # Validation filled in missing defaults: write the document as it will be read back.
         changed = {n: d for n in changed if (d := dumps(self.docs[n])) != self.original.get(n)}
-        if not changed:
+        if not changed and not self.files:
             return
-        for name, data in changed.items():
-            write_atomic(self.store.path(name), data)
+        self._check_freeze()
+        files = {file_name(n): d for n, d in changed.items()}
         record: dict[str, Any] = {"command": self.command, "files": sorted(changed)}
         if self.created:
             record["ids"] = self.created
         if "plan" in changed:
-            record["rev"] = self._revision(changed["plan"])
-        self.store.audit("mutation", **record, **self.audit_fields)
+            rev = next_revision(self.store.dir)
+            record["rev"] = rev
+            files[os.path.join(HISTORY_DIR, f"{rev}.json")] = changed["plan"]
+            summary = ", ".join(self.created) if self.created else ""
+            entry = {"rev": rev, "ts": clock.now(), "command": self.command, "summary": summary}
+            index = [*entries(self.store.dir), entry]
+            files[os.path.join(HISTORY_DIR, HISTORY_INDEX)] = index_bytes(index)
+            try:
+                os.makedirs(os.path.join(self.store.dir, HISTORY_DIR), exist_ok=True)
+            except OSError as e:
+                from state.errors import WriteFailed
+
+                raise WriteFailed(
+                    f"{self.store.dir}/{HISTORY_DIR}: cannot be created ({e.strerror}); "
+                    "nothing was written"
+                ) from None
+        files.update(self.files)
+        line = {"ts": clock.now(), "event": "mutation", **record, **self.audit_fields}
+        journal.commit(self.store.dir, files, AUDIT_FILE, line)
+
+    def _check_freeze(self) -> None:
+        """Frozen means approved: no write while plan.json differs from the approved plan,
+        except the one that closes the session (cancel, fail)."""
+        session = self.read_or_none("session")
+        if session is None or session["status"] in ("cancelled", "failed"):
+            return
+        reason = tampered(session, self.read_or_none("plan"))
+        if reason:
+            raise Refused(
+                f"{self.store.path('plan')}: {reason}; nothing was written "
+                "(restore it from history/, see plan history and plan verify)"
+            )
 
     def _validate(self, changed: dict[str, bytes]) -> None:
         from state import validate  # integrity checks need the plan only when it changed
@@ -285,20 +396,3 @@ class Transaction:
     def _question_ids(self) -> set[str] | None:
         context = self.read_or_none("context")
         return None if context is None else {q["id"] for q in context["questions"]}
-
-    def _revision(self, data: bytes) -> str:
-        history = os.path.join(self.store.dir, HISTORY_DIR)
-        os.makedirs(history, exist_ok=True)
-        index = os.path.join(history, HISTORY_INDEX)
-        try:
-            with open(index, "rb") as f:
-                count = f.read().count(b"\n")
-        except FileNotFoundError:
-            count = 0
-        rev = f"r{count + 1}"
-        write_atomic(os.path.join(history, f"{rev}.json"), data)
-        summary = ", ".join(self.created) if self.created else ""
-        append_line(
-            index, {"rev": rev, "ts": clock.now(), "command": self.command, "summary": summary}
-        )
-        return rev

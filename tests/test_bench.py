@@ -24,3 +24,27 @@ def test_benchmark_runs(bench):
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert re.search(r"\d+\.\d\dx", done.stdout), done.stdout
+
+
+def test_fault_benchmark_runs_tiny_and_finds_nothing_lost():
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench.bench_faults",
+            "--rounds",
+            "1",
+            "--writers",
+            "4",
+            "--gates",
+            "3",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "lost 0, batches half-applied 0, sessions stuck 0, files invalid 0" in done.stdout
+    assert "lost 0, duplicated 0" in done.stdout
+    assert "times applied 1" in done.stdout

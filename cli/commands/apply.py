@@ -32,8 +32,10 @@ def apply_command(source: str, state_dir: str | None, as_json: bool) -> None:
     """
     try:
         batch = json.loads(source)
-    except ValueError as e:
+    except ValueError as e:  # bad JSON, or an integer of over 4,300 digits
         raise UsageError(f"plan apply: not valid JSON ({e})") from None
+    except RecursionError:
+        raise UsageError("plan apply: JSON nested too deeply") from None
     root = click.get_current_context().find_root().command
     assert isinstance(root, click.Group)
     emit_ids(apply_batch(open_store(state_dir), root, batch), as_json)

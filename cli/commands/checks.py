@@ -43,7 +43,7 @@ def validate_command(
     PATH: session directories or plan files (default: the active session). Exit 3 if one is
     invalid or damaged, 2 if a path is no session or plan."""
     from cli.ci import run_command
-    from state import ci
+    from shared import ci
 
     def check() -> ci.Run:
         return ci.validate(list(paths), every, state_dir, _phase(phase))
@@ -79,7 +79,7 @@ def verify_command(
     Sessions not approved yet are listed, not judged (an error with --require-approved).
     A signature, when present, must verify (see plan review approve --sign)."""
     from cli.ci import run_command
-    from state import ci
+    from shared import ci
 
     def check() -> ci.Run:
         return ci.verify(list(paths), every, state_dir, require_approved, require_signature)

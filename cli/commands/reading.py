@@ -63,23 +63,18 @@ def outline(plan: dict[str, Any]) -> str:
 def render_command(output: str | None, state_dir: str | None, as_json: bool) -> None:
     """plan.md, rendered from plan.json."""
     from shared.plan_md import render_plan
-    from state.store import write_atomic
+    from state.outputs import write_render
 
-    text = render_plan(open_store(state_dir).read("plan"))
-    if output:
-        write_atomic(os.path.abspath(output), text.encode())
+    store = open_store(state_dir)
+    text = render_plan(store.read("plan"))
+    if output:  # while planning only inside the session (state/outputs.py)
+        write_render(store, output, text)
     else:
         sys.stdout.write(text)
 
 
 def history_records(store: Store) -> list[dict[str, Any]]:
-    from state.store import HISTORY_DIR, HISTORY_INDEX
-
-    try:
-        with open(os.path.join(store.dir, HISTORY_DIR, HISTORY_INDEX), encoding="utf-8") as f:
-            return [json.loads(line) for line in f if line.strip()]
-    except FileNotFoundError:
-        return []
+    return store.history()
 
 
 @click.command("history", cls=PlanCommand)

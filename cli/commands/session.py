@@ -39,7 +39,7 @@ def session_rows(home: str, active: str | None) -> list[dict[str, Any]]:
     from state.store import Store
 
     rows: list[dict[str, Any]] = []
-    names = sorted(os.listdir(home)) if os.path.isdir(home) else []
+    names = sorted(n for n in os.listdir(home) if n[:1] != ".") if os.path.isdir(home) else []
     for name in names:
         store = Store(os.path.join(home, name))
         if not store.exists("session"):
@@ -69,7 +69,7 @@ def list_command(state_dir: str | None, as_json: bool) -> None:
     from shared.paths import active_session_dir, planner_home
 
     home = planner_home()
-    rows = session_rows(home, active_session_dir())
+    rows = session_rows(home, active_session_dir(strict=True))
     if as_json:
         dump(rows)
         return

@@ -22,7 +22,9 @@ def planned_files(milestone: dict[str, Any]) -> list[str]:
 def build(plan: dict[str, Any], execution: dict[str, Any], root: str) -> dict[str, Any]:
     """reconcile.json: per milestone planned vs changed files, and everything unplanned."""
     base = execution["base_commit"]
-    changed = set(gitinfo.changed_files(root, base)) if base else set()
+    changed = (
+        set(gitinfo.changed_files(root, base, "execution.json:base_commit")) if base else set()
+    )
     status = {m["id"]: m["status"] for m in execution["milestones"]}
     milestones, everything_planned = [], set()
     for m in plan["milestones"]:

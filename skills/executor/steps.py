@@ -109,7 +109,9 @@ class ExecInit(Kind):
         plan, project = ctx.doc("plan"), root(ctx)
         planned = {f for m in plan["milestones"] for f in reconcile.planned_files(m)}
         since = ctx.session["base_commit"]
-        drift = sorted(planned & set(gitinfo.changed_files(project, since))) if since else []
+        where = f"{ctx.store.path('session')}:base_commit"
+        changed = gitinfo.changed_files(project, since, where) if since else []
+        drift = sorted(planned & set(changed))
         runs = [
             {**schema.defaults("execution", "MilestoneRun"), "id": m["id"]}
             for m in plan["milestones"]
@@ -208,10 +210,9 @@ class Reconcile(Kind):
         import json
 
         from state.lifecycle import transition
-        from state.store import write_atomic
 
         data = json.dumps(record(ctx), indent=2, ensure_ascii=False) + "\n"
-        write_atomic(os.path.join(ctx.state_dir, "reconcile.json"), data.encode())
+        tx.put("reconcile.json", data.encode())
         transition(tx.edit("session"), "completed")
 
     def context(self, ctx: Context) -> dict[str, Any]:

@@ -135,7 +135,11 @@ def render_plan_md(ctx: Context) -> str:
     from state.store import write_atomic
 
     path = os.path.join(ctx.state_dir, "plan.md")
-    write_atomic(path, render_plan(ctx.doc("plan")).encode())
+    data = render_plan(ctx.doc("plan")).encode()
+    if ctx.tx is not None:  # in the arrival's transaction: it lands with the rest or not
+        ctx.tx.put("plan.md", data)
+    else:
+        write_atomic(path, data)
     return path
 
 
@@ -234,8 +238,8 @@ class FinalGate(Gate):
         )
         session["review_started_at"] = clock.now()
         if ctx.non_interactive:
-            session["reviews"][-1].update(verdict="approved", by="auto")
-            approve(tx, "auto")
+            approval = approve(tx, "auto")
+            session["reviews"][-1].update(verdict="approved", by="auto", sha256=approval["sha256"])
             tx.note(policy=ctx.policy)
 
     def outcome(self, ctx: Context) -> str:

@@ -78,11 +78,25 @@ def start(workflow: Workflow, flags: dict[str, Any]) -> int:
         raise UsageError("--task starts a new session under .planner/: drop --state-dir")
     if not flags["task"].strip():
         raise UsageError("--task: describe what to plan")
+    try:
+        flags["task"].encode()
+    except UnicodeEncodeError:
+        raise UsageError("--task: not valid Unicode (bytes that are not UTF-8)") from None
     root = project_root()
     settings = config.load(root)
     if flags.get("depth"):
         settings["depth"] = flags["depth"]
     store = session.create(
-        root, flags["task"].strip(), settings, non_interactive=bool(flags.get("non_interactive"))
+        root,
+        flags["task"].strip(),
+        settings,
+        non_interactive=bool(flags.get("non_interactive")),
+        activate=False,
     )
-    return engine.run(workflow, 1, {**flags, "new_session": True}, store=store)
+    try:
+        code = engine.run(workflow, 1, {**flags, "new_session": True}, store=store)
+    except BaseException:
+        session.discard(store)  # a failed step 1 leaves no orphan session
+        raise
+    session.make_active(root, os.path.basename(store.dir))
+    return code

@@ -293,7 +293,9 @@ def test_signed_approval_verifies_and_tampering_fails(project: Path, tmp_path: P
     plan_json.write_text(json.dumps(edited, indent=2))
     session = json.loads((signed / "session.json").read_text())
     session["approval"]["sha256"] = plan_hash(edited)
+    session["reviews"][-1]["sha256"] = plan_hash(edited)  # every record made to agree
     (signed / "session.json").write_text(json.dumps(session, indent=2))
+    (signed / "plan.md").unlink(missing_ok=True)
     done = plan("verify", str(signed), "--format", "github", code=3)
     assert "signature does not verify" in done.stdout
     assert done.stdout.startswith("::error file=.planner/b-signed/session.json,line=")

@@ -201,7 +201,16 @@ def qr(phase: str) -> dict[str, Any]:
 
 
 def freeze(state_dir: Path) -> None:
-    write(state_dir, "plan", builders.plan(frozen_at=builders.LATER))
+    """A plan approved as it is: frozen_at, and the session's approval record of its hash."""
+    from state.approval import plan_hash
+
+    plan = builders.plan(frozen_at=builders.LATER)
+    write(state_dir, "plan", plan)
+    session = json.loads((state_dir / "session.json").read_text())
+    session.update(
+        status="approved", approval={"by": "u", "at": builders.LATER, "sha256": plan_hash(plan)}
+    )
+    write(state_dir, "session", session)
 
 
 @pytest.mark.parametrize("name", sorted(PLANNING_FILES))

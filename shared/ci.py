@@ -381,10 +381,11 @@ def verify(
 def _approval_checks(
     target: Target, plan: Document, session: Document, require_signature: bool, root: str
 ) -> None:
+    from shared.plan_md import render_plan
     from state import signing
     from state.approval import verify as check_approval
 
-    for f in check_approval(plan.doc, session.doc):
+    for f in check_approval(plan.doc, session.doc, target.path, render_plan):
         document = session if f.path.startswith("session.json") else plan
         target.add(document.place(Problem(f.message, f.path, f.fix, f.level)))
     if not target.ok:

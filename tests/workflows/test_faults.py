@@ -1,0 +1,190 @@
+"""Issue 10 on the step scripts: gates and arrivals decide under the lock, frozen means
+approved in every step, values from files never become git options, step 1 leaves no orphan.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import BIN, run
+from tests.workflows.helpers import DESIGN, review, start, state_of, to_approval
+
+
+def at_once(project: Path, command: str, n: int = 16) -> list[int]:
+    """Run `command` n times at the same moment; their exit codes."""
+    argv = shlex.split(command)
+    procs = [
+        subprocess.Popen(
+            [str(BIN / argv[0]), *argv[1:]],
+            cwd=project,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for _ in range(n)
+    ]
+    return [p.wait(timeout=300) for p in procs]
+
+
+def next_of(done: subprocess.CompletedProcess[str]) -> str:
+    assert done.returncode == 0, done.stderr
+    return next(ln[6:] for ln in done.stdout.splitlines() if ln.startswith("NEXT: "))
+
+
+def audit(state: Path) -> list[dict]:
+    return [json.loads(x) for x in (state / "audit.jsonl").read_text().splitlines()]
+
+
+def test_16_identical_gate_runs_apply_once_and_an_arrival_is_recorded_once(project: Path) -> None:
+    agent, out = start(project)
+    state = state_of(out)
+    agent.apply(DESIGN)
+    step4 = out.route()
+    codes = at_once(project, step4)
+    assert codes == [0] * 16
+    assert len([a for a in audit(state) if a.get("step") == "plan-design-qr"]) == 1
+    out = agent.step(step4)  # a re-render: the routing again
+    review(agent, "plan-design", status="FAIL", finding="missing names")
+    codes = at_once(project, out.route("fail"))
+    assert set(codes) == {0}
+    session = json.loads((state / "session.json").read_text())
+    assert session["qr"]["plan-design"]["iteration"] == 2
+    assert session["qr"]["plan-design"]["state"] == "retry"
+
+
+@pytest.fixture(scope="module")
+def approved(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]:
+    """(project, state dir, executor step 1 command): one approved session for this module."""
+    from tests.conftest import git
+
+    root = tmp_path_factory.mktemp("approved") / "project"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "app.py").write_text("def greet(name):\n    return 'hi ' + name\n")
+    (root / "README.md").write_text("# Demo\n")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", ".")
+    git(root, "commit", "-qm", "init")
+    _agent, out = to_approval(root)
+    return root, state_of(out), out.route()
+
+
+@pytest.fixture
+def restored(approved: tuple[Path, Path, str]):  # type: ignore[no-untyped-def]
+    """The approved session, put back as it was after the test."""
+    _, state, _ = approved
+    saved = {p: p.read_bytes() for p in state.rglob("*") if p.is_file()}
+    yield approved
+    for p in list(state.rglob("*")):
+        if p.is_file() and p not in saved:
+            p.unlink()
+    for p, data in saved.items():
+        p.write_bytes(data)
+
+
+@pytest.mark.parametrize("edit", ["frozen_at", "title", "revision"])
+def test_a_plan_changed_after_approval_is_refused_by_writes_verify_and_steps(
+    restored: tuple[Path, Path, str], edit: str
+) -> None:
+    project, state, exec1 = restored
+    plan = json.loads((state / "plan.json").read_text())
+    if edit == "frozen_at":
+        plan["frozen_at"] = None
+    elif edit == "title":
+        plan["overview"]["title"] = "Edited by hand"
+    if edit == "revision":
+        (state / "plan.json").write_bytes((state / "history" / "r2.json").read_bytes())
+    else:
+        (state / "plan.json").write_text(json.dumps(plan, indent=2))
+    before = (state / "plan.json").read_bytes()
+    done = run("plan", "decision", "add", "--decision", "D", "--reasoning", "R", cwd=project)
+    assert done.returncode == 4, done.stderr
+    assert (state / "plan.json").read_bytes() == before
+    done = run("plan", "verify", cwd=project)
+    assert done.returncode == 3 and "changed after approval" in done.stdout + done.stderr
+    done = run(*shlex.split(exec1), cwd=project)
+    assert done.returncode == 3 and "changed after approval" in done.stderr
+
+
+def test_an_executor_step_after_step_1_notices_an_edit(restored: tuple[Path, Path, str]) -> None:
+    project, state, exec1 = restored
+    out = run(*shlex.split(exec1), cwd=project)
+    assert out.returncode == 0, out.stderr
+    nxt = next(ln[6:] for ln in out.stdout.splitlines() if ln.startswith("NEXT: "))
+    plan = json.loads((state / "plan.json").read_text())
+    plan["overview"]["problem"] = "changed after the executor started"
+    (state / "plan.json").write_text(json.dumps(plan, indent=2))
+    for command in (nxt, exec1):  # the next step, and a re-render of step 1
+        done = run(*shlex.split(command), cwd=project)
+        assert done.returncode == 3 and "changed after approval" in done.stderr, done.stderr
+
+
+def test_verify_checks_the_review_round_and_plan_md(restored: tuple[Path, Path, str]) -> None:
+    project, state, _ = restored
+    assert run("plan", "verify", cwd=project).returncode == 0
+    (state / "plan.md").write_text("# edited by hand\n")
+    done = run("plan", "verify", cwd=project)
+    assert done.returncode == 3 and "plan.md" in done.stdout
+    (state / "plan.md").unlink()
+    session = json.loads((state / "session.json").read_text())
+    session["reviews"][-1]["sha256"] = "0" * 64
+    (state / "session.json").write_text(json.dumps(session, indent=2))
+    done = run("plan", "verify", cwd=project)
+    assert done.returncode == 3 and "review round" in done.stdout
+
+
+@pytest.mark.parametrize("where", ["session", "execution"])
+def test_a_base_commit_from_a_file_never_becomes_a_git_option(
+    restored: tuple[Path, Path, str], tmp_path: Path, where: str
+) -> None:
+    project, state, exec1 = restored
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    nxt = exec1
+    if where == "execution":  # to executor step 3 with M-001 done: step 4 reads the base
+        for _ in range(3):
+            nxt = next_of(run(*shlex.split(nxt), cwd=project))
+        assert run("plan", "exec", "done", "M-001", "--evidence", "ok", cwd=project).returncode == 0
+        nxt = next_of(run(*shlex.split(exec1.replace("step 1", "step 3")), cwd=project))
+    doc = json.loads((state / f"{where}.json").read_text())
+    doc["base_commit"] = f"--output={victim}"
+    (state / f"{where}.json").write_text(json.dumps(doc, indent=2))
+    done = run(*shlex.split(nxt), cwd=project)
+    assert victim.read_text() == "precious\n"
+    assert done.returncode == 3 and "base_commit" in done.stderr, done.stderr
+
+
+def test_a_killed_step_1_leaves_no_orphan_session(project: Path) -> None:
+    done = run(
+        "planner",
+        "--step",
+        "1",
+        "--task",
+        "Add a farewell",
+        cwd=project,
+        env={"PLANNER_FAULT": "after-journal"},
+    )
+    assert done.returncode == -9
+    assert run("plan", "list", cwd=project).stdout.startswith("No sessions")
+    done = run("planner", "--step", "1", "--task", "Add a farewell", cwd=project)
+    assert done.returncode == 0, done.stderr
+    assert {p.name for p in (project / ".planner").iterdir()} == {
+        ".gitignore",
+        "ACTIVE",
+        Path(done.stdout.split("STATE_DIR=")[1].split()[0]).name,
+    }
+
+
+def test_an_active_file_naming_a_path_outside_the_project_is_refused(
+    project: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (project / ".planner").mkdir()
+    (project / ".planner" / "ACTIVE").write_text(str(outside) + "\n")
+    for argv in (["plan", "status"], ["planner", "status"], ["plan", "list"]):
+        done = run(*argv, cwd=project)
+        assert done.returncode == 3 and "ACTIVE" in done.stderr, (argv, done.stderr)
