@@ -5,6 +5,8 @@ exists), so it never imports shared/ or state/. `sandbox_note()` is also what `p
 should print (PRODUCT.md §7): "" when a sandbox runs, else the one-line warning.
 """
 
+from __future__ import annotations
+
 import os
 
 PLANNING = frozenset({"discovery", "design", "detailing", "review"})
