@@ -229,7 +229,7 @@ def judge_tool(tool: str, hook: dict, cwd: str, session, project: str, env) -> t
         command = tool_input.get("command", tool_input.get("cmd"))
         if not isinstance(command, str):
             return (MUTATE, "Bash", "has no command string, so the guard cannot check it")
-        return judge_bash(command, session, project, env)
+        return judge_bash(command, session, cwd, project, env)
     if tool in FILE_TOOLS:
         path = tool_input.get(FILE_TOOLS[tool])
         if not isinstance(path, str) or not path:
@@ -240,10 +240,10 @@ def judge_tool(tool: str, hook: dict, cwd: str, session, project: str, env) -> t
     return PASS
 
 
-def judge_bash(command: str, session, project: str, env) -> tuple:
+def judge_bash(command: str, session, cwd: str, project: str, env) -> tuple:
     from cli.guard_own import judge_own
 
-    own = judge_own(command, session, project, env)
+    own = judge_own(command, session, cwd, env)
     if own is not None:
         return own
     from cli.guard_rules import classify_bash

@@ -26,7 +26,7 @@ def mentions_launcher(command: str) -> bool:
     return any(name in command for name in LAUNCHERS)
 
 
-def judge_own(command: str, session, project: str, env):
+def judge_own(command: str, session, cwd: str, env):
     """A verdict for a plain own command (PASS runs it unwrapped), or None when it is not one."""
     if not mentions_launcher(command):
         return None
@@ -38,7 +38,7 @@ def judge_own(command: str, session, project: str, env):
     *feeders, own = commands
     if not all(_plain_feeder(c) for c in feeders) or not _plain(own):
         return None
-    return judge_launcher(own.argv, command, session, project, env)
+    return judge_launcher(own.argv, command, session, cwd)
 
 
 def is_launcher(word: str, env) -> bool:
@@ -70,16 +70,16 @@ def _reads_only(redirect) -> bool:
     return redirect.op in (">", ">>") and redirect.target in SAFE_TARGETS
 
 
-def judge_launcher(argv: list, command: str, session, project: str, env) -> tuple:
+def judge_launcher(argv: list, command: str, session, cwd: str) -> tuple:
     part = " ".join(argv)
     base = argv[0].rsplit("/", 1)[-1]
     words, options = _split(argv[1:])
     for name, value in options:
-        if name == "--state-dir" and not _inside(value, os.path.dirname(session.state_dir)):
+        if name == "--state-dir" and not _inside(cwd, value, os.path.dirname(session.state_dir)):
             return (MUTATE, part, "names a state dir outside the project's .planner/")
         if name == "--non-interactive":
             return (MUTATE, part, PERSON + " (non-interactive approves by itself)", ASK)
-        if name in ("-o", "--output") and not _inside(value, session.state_dir):
+        if name in ("-o", "--output") and not _inside(cwd, value, session.state_dir):
             return (MUTATE, part, "writes outside the session directory")
     if base == "executor" or words[:1] == ["exec"]:
         return (MUTATE, part, "executes the plan, which waits for the person's approval")
@@ -90,7 +90,7 @@ def judge_launcher(argv: list, command: str, session, project: str, env) -> tupl
         or (words[:1] == ["resume"] and words[1:2] not in ([], [session.id]))
     ):
         return (MUTATE, part, PERSON, ASK)
-    if base == "plan" and words[:1] == ["apply"] and _applies_human_act(words, command):
+    if base == "plan" and words[:1] == ["apply"] and _applies_human_act(cwd, words, command):
         return (MUTATE, part, PERSON + " (a batch holding it too)", ASK)
     return PASS
 
@@ -114,22 +114,22 @@ def _split(args: list) -> tuple:
     return words, options
 
 
-def _inside(path: str, folder: str) -> bool:
+def _inside(cwd: str, path: str, folder: str) -> bool:
     try:
-        real = os.path.realpath(os.path.expanduser(path))
+        real = os.path.realpath(os.path.join(cwd, os.path.expanduser(path)))
         root = os.path.realpath(folder)
     except (ValueError, OSError):
         return False
     return real == root or real.startswith(root + os.sep)
 
 
-def _applies_human_act(words: list, command: str) -> bool:
+def _applies_human_act(cwd: str, words: list, command: str) -> bool:
     """Whether a `plan apply` batch may hold a human act: its text (stdin here-doc) or file."""
     text = command
     source = words[1] if len(words) > 1 else "-"
     if source != "-":
         try:
-            with open(source, encoding="utf-8", errors="replace") as f:
+            with open(os.path.join(cwd, source), encoding="utf-8", errors="replace") as f:
                 text += f.read(4 << 20)
         except OSError:
             return True

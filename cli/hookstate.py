@@ -225,7 +225,7 @@ def probe_bwrap(path: str) -> bool:
     """Whether bwrap can build the sandbox here and `/` really is read-only inside it."""
     import subprocess
 
-    script = "if : > /.planner-probe 2>/dev/null; then exit 3; fi; exit 0"
+    script = "touch /.planner-probe 2>/dev/null && exit 3; exit 0"
     argv = [path, *bwrap_options([], "/"), "/bin/sh", "-c", script]
     try:
         done = subprocess.run(argv, capture_output=True, timeout=10, stdin=subprocess.DEVNULL)
