@@ -17,7 +17,7 @@ from cli.guard_tools import MUTATE, PASS, SAFE_TARGETS
 LAUNCHERS = ("plan", "planner", "executor")
 FEEDERS = ("cat", "echo", "printf")
 READ_REDIRECTS = ("<", "<<", "<<-", "<<<")
-HUMAN_WORDS = ("approve", "reject", "accept", "cancel", "fail", "resume")
+HUMAN_OPS = ("qr accept", "review approve", "review reject", "cancel", "fail", "resume")
 PERSON = "is the person's decision, not the agent's"
 ASK = "ask"
 
@@ -42,14 +42,15 @@ def judge_own(command: str, session, cwd: str, env):
 
 
 def is_launcher(word: str, env) -> bool:
-    """`plan` found on a PATH the agent cannot write, or an absolute path to a bin/ launcher."""
+    """`plan` on a PATH of absolute entries (the sandbox keeps them read-only, so nothing can
+    be planted there), or an absolute path to a bin/ launcher."""
     base = word.rsplit("/", 1)[-1]
     if base not in LAUNCHERS:
         return False
     if "/" in word:
         return word.startswith("/") and word.endswith("/bin/" + base) and "/../" not in word
     entries = (env.get("PATH") or "").split(os.pathsep)
-    return all(e.startswith("/") and not e.startswith(("/tmp", "/var/tmp")) for e in entries)
+    return all(e.startswith("/") for e in entries)
 
 
 def _plain(cmd) -> bool:
@@ -133,4 +134,7 @@ def _applies_human_act(cwd: str, words: list, command: str) -> bool:
                 text += f.read(4 << 20)
         except OSError:
             return True
-    return any(word in text for word in HUMAN_WORDS)
+    if "\\u" in text:
+        return True  # a JSON escape could spell an op name the scan below would miss
+    flat = " ".join(text.split())
+    return any(f'"{op}"' in flat for op in HUMAN_OPS)

@@ -249,6 +249,18 @@ def temp_dirs(env) -> list:
     return found
 
 
+def guarded_dirs(env) -> list:
+    """Places outside the project that the sandbox must keep read-only even when they lie
+    under a temp dir: what PATH runs (a planted `plan` there would run unwrapped next time),
+    HOME and its config (git reads ~/.gitconfig for the product's own commands), the plugin."""
+    found = [p for p in (env.get("PATH") or "").split(os.pathsep) if p.startswith("/")]
+    for name in ("HOME", "XDG_CONFIG_HOME", "CLAUDE_PLUGIN_ROOT", "CLAUDE_PLUGIN_DATA"):
+        if (env.get(name) or "").startswith("/"):
+            found.append(env[name])
+    temps = [t + os.sep for t in temp_dirs(env)]
+    return [os.path.realpath(p) for p in found if os.path.realpath(p).startswith(tuple(temps))]
+
+
 def bwrap_options(writable: list, project: str, read_only: tuple = ()) -> list:
     """Everything read-only, temp dirs writable, then the project (and the session) read-only
     again in case they live under a temp dir, then the worktree writable; no capabilities,
@@ -258,7 +270,7 @@ def bwrap_options(writable: list, project: str, read_only: tuple = ()) -> list:
     options = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     for path in temp_dirs(os.environ):
         options += ["--bind", path, path]
-    for path in (project, *read_only):
+    for path in (project, *read_only, *guarded_dirs(os.environ)):
         if path and path != "/" and os.path.isdir(path):
             options += ["--ro-bind", path, path]
     for path in writable:
@@ -285,9 +297,16 @@ def wrap(command: str, session: Session, project: str, env=None):
     if program[0] == "sandbox-exec":
         argv = [program[1], "-p", macos_profile([worktree]), shell, "-c", command]
     else:
-        options = bwrap_options([worktree], project, (os.path.realpath(session.state_dir),))
+        state = os.path.realpath(session.state_dir)
+        options = bwrap_options([worktree], project, (state, os.path.dirname(state)))
         argv = [program[1], *options, "--", shell, "-c", command]
-    return " ".join(map(quote, argv))
+    note = (
+        f"planner: this command ran in the planning sandbox (read-only except {worktree}"
+        " and temp dirs) and failed; if it meant to change the project, record the change"
+        " in the plan instead"
+    )
+    wrapped = " ".join(map(quote, argv))
+    return f"{{ {wrapped}; }} || {{ rc=$?; echo {quote(note)} >&2; (exit $rc); }}"
 
 
 def macos_profile(writable: list) -> str:

@@ -120,7 +120,7 @@ def test_a_launcher_on_a_writable_path_is_not_trusted(project, monkeypatch):
     make_session(project, "s1")
     monkeypatch.setenv("PATH", ".:/usr/bin")
     assert decide(bash("plan status", project))[0] == ASK
-    monkeypatch.setenv("PATH", "/tmp/bin:/usr/bin")
+    monkeypatch.setenv("PATH", "bin:/usr/bin")
     assert decide(bash("plan status", project))[0] == ASK
 
 
@@ -167,3 +167,11 @@ def test_hook_fields_are_read_with_defaults(project):
     payload.update(extra_field={"new": True}, permission_mode=None, hook_event_name=7)
     assert decide(payload)[0] == DENY
     assert decide({"tool_name": "Bash", "tool_input": {"command": "rm x"}})[0] in (DENY, ALLOW)
+
+
+def test_plan_apply_is_asked_only_for_human_ops(project):
+    make_session(project, "s1")
+    fine = '[{"op": "milestone add", "args": {"acceptance": ["approve and accept"]}}]'
+    assert decide(bash(f"plan apply - <<'EOF'\n{fine}\nEOF", project))[0] == ALLOW
+    for batch in ('[{"op": "review  approve"}]', '[{"op": "qr\\u0020accept"}]'):
+        assert decide(bash(f"plan apply - <<'EOF'\n{batch}\nEOF", project))[0] == ASK

@@ -117,10 +117,11 @@ def test_a_write_is_wrapped_and_fails_inside_the_sandbox(env, tmp_path):
     command = wrapped("echo x > README.md; echo y > .planner/s1/session.json", project)
     assert command is None  # a plain redirection is denied by layer 1 already
     command = wrapped("python3 -c \"open('README.md', 'w').write('x')\"", project)
-    assert command and command.startswith(shutil.which("bwrap"))
+    assert command and command.startswith("{ " + shutil.which("bwrap"))
     before = snapshot(project)
     done = run_wrapped(command, project)
     assert done.returncode != 0 and "Read-only file system" in done.stderr
+    assert "planner: this command ran in the planning sandbox" in done.stderr
     assert snapshot(project) == before
     audit = [json.loads(x) for x in (project / ".planner/s1/audit.jsonl").read_text().splitlines()]
     assert audit[-1]["event"] == "sandboxed" and audit[-1]["session"] == "s1"
@@ -143,6 +144,19 @@ def test_the_worktree_and_temp_stay_writable_and_root_cannot_remount(env, tmp_pa
     assert (worktree / "new.txt").read_text() == "ok\n"
     assert "REMOUNTED" not in done.stdout and "Read-only file system" in done.stderr
     assert snapshot(project) == before
+
+
+@needs_bwrap
+def test_path_and_home_under_a_temp_dir_stay_read_only(env, tmp_path, monkeypatch):
+    project = make_project(tmp_path / "p")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    session = hookstate.find_session(str(project), env)
+    script = f"echo x > {bin_dir}/plan; echo x > $HOME/.gitconfig; echo ok > /tmp/pl-$$"
+    done = run_wrapped(hookstate.wrap(script + "; rm /tmp/pl-$$", session, str(project)), project)
+    assert not (bin_dir / "plan").exists() and not (tmp_path / "home" / ".gitconfig").exists()
+    assert done.stderr.count("Read-only file system") == 2
 
 
 @needs_bwrap
@@ -198,7 +212,7 @@ def test_the_guard_wraps_what_layer_one_lets_through(env, tmp_path):
         if label == DENY:
             assert result is None, command
         else:
-            assert result and result.startswith(shutil.which("bwrap")), command
+            assert result and result.startswith("{ " + shutil.which("bwrap")), command
 
 
 def test_without_a_sandbox_the_guard_says_so(env, tmp_path):
