@@ -46,8 +46,8 @@ DENY_HINT = "record this in the plan (plan change add / plan intent add …) ins
 ASK_HINT = "allow it only if it changes nothing, else record it in the plan instead"
 WRITE_HINT = "edit files in the scratch worktree (`plan worktree` prints it), then"
 WRITE_HINT += " `plan change capture`"
-HUMAN_HINT = "this is the person's decision: they run it themselves in their terminal"
-HUMAN_HINT += " (or use the review page, `plan review open`); the agent must not"
+HUMAN_HINT = "the person runs it themselves, in their terminal or on the review page"
+HUMAN_HINT += " (`plan review open`); the agent must not"
 MAX_WRAPPED = 100_000  # bytes of command that still fit one argv word of the sandbox wrapper
 ASK, DENY, SANDBOX = "ask", "deny", "sandbox"
 

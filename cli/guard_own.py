@@ -18,7 +18,7 @@ LAUNCHERS = ("plan", "planner", "executor")
 FEEDERS = ("cat", "echo", "printf")
 READ_REDIRECTS = ("<", "<<", "<<-", "<<<")
 HUMAN_OPS = ("qr accept", "review approve", "review reject", "cancel", "fail", "resume")
-PERSON = "is the person's decision, not the agent's"
+PERSON = "is the person's decision"
 ASK = "ask"
 
 

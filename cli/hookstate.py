@@ -294,19 +294,21 @@ def wrap(command: str, session: Session, project: str, env=None):
         return None
     shell = "/bin/bash" if os.path.exists("/bin/bash") else "/bin/sh"
     worktree = os.path.realpath(session.worktree)
-    if program[0] == "sandbox-exec":
-        argv = [program[1], "-p", macos_profile([worktree]), shell, "-c", command]
-    else:
-        state = os.path.realpath(session.state_dir)
-        options = bwrap_options([worktree], project, (state, os.path.dirname(state)))
-        argv = [program[1], *options, "--", shell, "-c", command]
     note = (
         f"planner: this command ran in the planning sandbox (read-only except {worktree}"
         " and temp dirs) and failed; if it meant to change the project, record the change"
         " in the plan instead"
     )
-    wrapped = " ".join(map(quote, argv))
-    return f"{{ {wrapped}; }} || {{ rc=$?; echo {quote(note)} >&2; (exit $rc); }}"
+    note = "".join(c for c in note if c not in '"$`\\!')
+    trap = f'rc=$?; [ $rc = 0 ] || echo "{note}" >&2'
+    script = f"trap {quote(trap)} EXIT; {command}"
+    if program[0] == "sandbox-exec":
+        argv = [program[1], "-p", macos_profile([worktree]), shell, "-c", script]
+    else:
+        state = os.path.realpath(session.state_dir)
+        options = bwrap_options([worktree], project, (state, os.path.dirname(state)))
+        argv = [program[1], *options, "--", shell, "-c", script]
+    return " ".join(map(quote, argv))
 
 
 def macos_profile(writable: list) -> str:
