@@ -60,7 +60,7 @@ def test_planning_wraps_bash_and_keeps_approval_human(
     readme = (project / "README.md").read_text()
     rc, s = run_claude(tmp_path, "guard_sandbox.json", "--path", isolated_path)
     assert rc == 0 and s["ok"], s["stderr_tail"]
-    (write, wrote), (approve, approved), (active, _), (cat, shown) = results(s)
+    (write, wrote), (approve, approved), (active, _), (_, shown) = results(s)
 
     # The Bash write was rewritten into the sandbox, ran, and failed there, saying why.
     assert write["input"]["command"] == PYTHON_WRITE
@@ -102,7 +102,7 @@ def test_after_approval_the_same_write_goes_through(
     (state / "session.json").write_text(json.dumps(session))
     rc, s = run_claude(tmp_path, "guard_after_approval.json", "--path", isolated_path)
     assert rc == 0 and s["ok"], s["stderr_tail"]
-    [(write, wrote)] = results(s)
+    [(_, wrote)] = results(s)
     assert not wrote["is_error"] and not s["denials"]
     assert (project / "README.md").read_text().endswith("changed")
 
