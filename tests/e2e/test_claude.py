@@ -61,7 +61,7 @@ def test_hooks_json_wires_the_guard_fail_closed_and_the_session_start() -> None:
     [pre] = hooks["PreToolUse"]
     assert pre["matcher"] == "Write|Edit|MultiEdit|NotebookEdit|Bash"
     [guard] = pre["hooks"]
-    assert guard["command"] == 'python3 -S "${CLAUDE_PLUGIN_ROOT}/cli/guard.py"'
+    assert guard["command"] == 'python3 -S -I "${CLAUDE_PLUGIN_ROOT}/cli/guard.py"'
     assert guard["onFailure"] == "block" and guard["timeout"] <= 10
     [start] = hooks["SessionStart"]
     assert start["hooks"][0]["command"].endswith('"${CLAUDE_PLUGIN_ROOT}/cli/session_start.py"')
