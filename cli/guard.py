@@ -241,11 +241,12 @@ def judge_tool(tool: str, hook: dict, cwd: str, session, project: str, env) -> t
 
 
 def judge_bash(command: str, session, cwd: str, project: str, env) -> tuple:
-    from cli.guard_own import judge_own
+    if "plan" in command or "executor" in command:
+        from cli.guard_own import judge_own
 
-    own = judge_own(command, session, cwd, env)
-    if own is not None:
-        return own
+        own = judge_own(command, session, cwd, env)
+        if own is not None:
+            return own
     from cli.guard_rules import classify_bash
 
     verdict = classify_bash(command)

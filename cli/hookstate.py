@@ -14,6 +14,7 @@ CLOSED = frozenset({"completed", "cancelled", "failed"})
 NO_SANDBOX = "planning is guarded by command parsing only; install bubblewrap"
 PROJECT_ENV = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR")
 MAX_SESSION_BYTES = 4 << 20
+PROBE_VERSION = 2  # part of the probe cache key: a changed probe or sandbox runs again
 
 
 class DamagedSession(Exception):
@@ -199,7 +200,7 @@ def sandbox_program(env=None):
         info = os.stat(path)
     except OSError:
         return None
-    key = f"{path} {info.st_mtime_ns} {info.st_size} {os.getuid()}"
+    key = f"v{PROBE_VERSION} {path} {info.st_mtime_ns} {info.st_size} {os.getuid()}"
     cache = os.path.join(_cache_dir(env), "sandbox-probe")
     cached = _read_small(cache)
     if cached and cached.rsplit(" ", 1)[0] == key:
