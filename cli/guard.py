@@ -15,8 +15,9 @@ dialect has no ask. Every deny, ask and sandboxed call is written to the session
 Hook contracts relied on (observed in ../shared/harness): stdin is one JSON object with
 `tool_name`, `tool_input`, `cwd`; Claude Code and Codex read
 `hookSpecificOutput.permissionDecision` "deny"/"ask" with a reason (Codex has no ask) and
-`hookSpecificOutput.updatedInput` without a decision (the rewritten call then goes through the
-normal permission flow); Gemini CLI reads `{"decision": "deny", "reason"}` and
+`hookSpecificOutput.updatedInput` without a decision (Claude Code runs the rewritten call
+through its normal permission flow; Codex 0.169 ignores it and runs the original, so the codex
+dialect never wraps: layer 1 alone, unknown commands denied); Gemini CLI reads `{"decision": "deny", "reason"}` and
 `hookSpecificOutput.tool_input`. Codex's `apply_patch` carries the patch in `tool_input.command`.
 """
 
@@ -116,6 +117,8 @@ def run(raw: bytes, dialect: str = "claude", env=None) -> str:
     if session is None or not session.planning:
         return ""
     cwd = hook.get("cwd") if isinstance(hook.get("cwd"), str) else project
+    if dialect == "codex":
+        env = {**env, "PLANNER_SANDBOX": "off"}  # Codex ignores updatedInput: layer 1 alone
     verdict = judge_tool(tool, hook, cwd, session, project, env)
     if verdict[0] == OK:
         return ""

@@ -227,3 +227,14 @@ def test_without_a_sandbox_the_guard_says_so(env, tmp_path):
     finally:
         del os.environ["PLANNER_SANDBOX"]
     assert "planning is guarded by command parsing only; install bubblewrap" in text
+
+
+@needs_bwrap
+def test_codex_never_gets_a_wrapper_it_would_ignore(env, tmp_path):
+    """Codex 0.169 runs the original command whatever updatedInput says (seen in run-codex)."""
+    project = make_project(tmp_path / "p")
+    payload = {"tool_name": "Bash", "tool_input": {"command": "make"}, "cwd": str(project)}
+    data = json.loads(guard.run(json.dumps(payload).encode(), "codex"))["hookSpecificOutput"]
+    assert data["permissionDecision"] == "deny" and "updatedInput" not in data
+    read_only = {**payload, "tool_input": {"command": "git status"}}
+    assert guard.run(json.dumps(read_only).encode(), "codex") == ""
