@@ -15,10 +15,11 @@ dialect has no ask. Every deny, ask and sandboxed call is written to the session
 Hook contracts relied on (observed in ../shared/harness): stdin is one JSON object with
 `tool_name`, `tool_input`, `cwd`; Claude Code and Codex read
 `hookSpecificOutput.permissionDecision` "deny"/"ask" with a reason (Codex has no ask) and
-`hookSpecificOutput.updatedInput` without a decision (Claude Code runs the rewritten call
-through its normal permission flow; Codex 0.169 ignores it and runs the original, so the codex
-dialect never wraps: layer 1 alone, unknown commands denied); Gemini CLI reads `{"decision": "deny", "reason"}` and
-`hookSpecificOutput.tool_input`. Codex's `apply_patch` carries the patch in `tool_input.command`.
+`hookSpecificOutput.updatedInput` without a decision (Claude Code runs the rewritten
+call through its normal permission flow; Codex 0.169 ignores it and runs the original, so
+the codex dialect never wraps: layer 1 alone, unknown commands denied); Gemini CLI reads
+`{"decision": "deny", "reason"}` and `hookSpecificOutput.tool_input`. Codex's `apply_patch`
+carries the patch in `tool_input.command`.
 """
 
 from __future__ import annotations
@@ -103,7 +104,7 @@ def run(raw: bytes, dialect: str = "claude", env=None) -> str:
     except Malformed as e:
         reason = f"The guard cannot read its input ({e}); denied to be safe."
         return finish(dialect, DENY, reason, planning_session(None, env), "?", "")
-    name = hook.get("tool_name")
+    name: str = hook["tool_name"]
     tool = GEMINI_TOOLS.get(name, "Bash" if name in SHELL_TOOLS else name)
     if tool != "Bash" and tool not in FILE_TOOLS and tool not in PATCH_TOOLS:
         return ""
@@ -116,7 +117,7 @@ def run(raw: bytes, dialect: str = "claude", env=None) -> str:
         return render(dialect, DENY, reason)
     if session is None or not session.planning:
         return ""
-    cwd = hook.get("cwd") if isinstance(hook.get("cwd"), str) else project
+    cwd: str = hook["cwd"] if isinstance(hook.get("cwd"), str) else project
     if dialect == "codex":
         env = {**env, "PLANNER_SANDBOX": "off"}  # Codex ignores updatedInput: layer 1 alone
     verdict = judge_tool(tool, hook, cwd, session, project, env)

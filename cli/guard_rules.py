@@ -159,7 +159,7 @@ def _declare(argv: list, flags: list, depth: int) -> tuple:
 
 def _read(argv: list, flags: list, depth: int) -> tuple:
     """`read`/`mapfile`/`printf -v` assign variables: not the risky ones."""
-    with_arg = ("-a", "-d", "-i", "-n", "-N", "-p", "-t", "-u", "-C", "-c", "-O", "-s")
+    with_arg: tuple[str, ...] = ("-a", "-d", "-i", "-n", "-N", "-p", "-t", "-u", "-C", "-c")
     i, targets = 1, []
     while i < len(argv):
         arg = argv[i]
@@ -324,10 +324,22 @@ def _sudo(argv: list, flags: list, depth: int) -> tuple:
 
 
 XARGS_VALUE = ("-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s")
-XARGS_LONG = ("--arg-file", "--delimiter", "--max-args", "--max-procs", "--max-chars")
+XARGS_LONG: tuple[str, ...] = (
+    "--arg-file",
+    "--delimiter",
+    "--max-args",
+    "--max-procs",
+    "--max-chars",
+)
 XARGS_LONG += ("--process-slot-var",)
 XARGS_OPTIONAL = ("--eof", "--replace", "--max-lines")  # a value only as `--opt=value`
-XARGS_FLAGS = ("--null", "--no-run-if-empty", "--verbose", "--exit", "--interactive")
+XARGS_FLAGS: tuple[str, ...] = (
+    "--null",
+    "--no-run-if-empty",
+    "--verbose",
+    "--exit",
+    "--interactive",
+)
 XARGS_FLAGS += ("--open-tty", "--show-limits", "--help", "--version")
 
 
@@ -451,7 +463,7 @@ def _uniq(argv: list, flags: list, depth: int) -> tuple:
     return dynamic_arguments(argv, flags) or PASS
 
 
-SORT_LONG = ("--output", "--compress-program", "--files0-from", "--random-source")
+SORT_LONG: tuple[str, ...] = ("--output", "--compress-program", "--files0-from", "--random-source")
 SORT_LONG += ("--temporary-directory", "--key", "--field-separator", "--buffer-size")
 SORT_LONG += ("--parallel", "--batch-size", "--sort", "--debug", "--reverse", "--unique")
 SORT_LONG += ("--numeric-sort", "--general-numeric-sort", "--human-numeric-sort", "--check")

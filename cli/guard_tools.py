@@ -104,7 +104,13 @@ CONFIG_ARGS = ("-f", "--file", "--blob", "--type", "--default", "--comment")
 CONFIG_LONG = tuple(o for o in CONFIG_WRITES + CONFIG_READS if o.startswith("--"))
 
 
-GIT_RUNS = ("--upload-pack", "--receive-pack", "--exec", "--open-files-in-pager", "--remote")
+GIT_RUNS: tuple[str, ...] = (
+    "--upload-pack",
+    "--receive-pack",
+    "--exec",
+    "--open-files-in-pager",
+    "--remote",
+)
 GIT_RUNS += ("--ext-diff",)
 
 
@@ -305,7 +311,14 @@ GIT_SUBCOMMANDS = {
 # -- sed -------------------------------------------------------------------------------------
 
 SED_WRITES = "writes a file from its script"
-SED_LONG = ("--expression", "--file", "--in-place", "--line-length", "--null-data", "--quiet")
+SED_LONG: tuple[str, ...] = (
+    "--expression",
+    "--file",
+    "--in-place",
+    "--line-length",
+    "--null-data",
+    "--quiet",
+)
 SED_LONG += ("--silent", "--regexp-extended", "--separate", "--sandbox", "--unbuffered")
 SED_LONG += ("--posix", "--debug", "--follow-symlinks", "--binary", "--zero-terminated")
 SED_LONG += ("--help", "--version")
@@ -570,7 +583,14 @@ for _alias, _same in (("pip3", "pip"), ("apt-get", "apt"), ("dnf", "apt"), ("yum
 PACKAGE_MANAGERS["brew"] = PACKAGE_MANAGERS["apk"] = PACKAGE_MANAGERS["apt"]
 
 
-WRITING_OPTIONS = ("--log", "--logs-dir", "--log-file", "--cache", "--cache-dir", "--target")
+WRITING_OPTIONS: tuple[str, ...] = (
+    "--log",
+    "--logs-dir",
+    "--log-file",
+    "--cache",
+    "--cache-dir",
+    "--target",
+)
 WRITING_OPTIONS += ("--prefix", "--root", "--output", "--report", "--dest", "--outdir", "--out")
 
 
