@@ -3,8 +3,9 @@
 
 Observed with Gemini CLI 0.61: `hookSpecificOutput.tool_input` rewrites the command, so Bash
 runs in the sandbox there. Observed with Codex 0.169: a deny reaches the model as "Command
-blocked by PreToolUse hook"; `updatedInput` is ignored (the original command ran and changed the project), so the codex
-dialect never wraps: layer 1 alone, commands it cannot judge denied, no ask.
+blocked by PreToolUse hook"; `updatedInput` is ignored (the original command ran and changed
+the project), so the codex dialect never wraps: layer 1 alone, commands it cannot judge
+denied, no ask.
 """
 
 from __future__ import annotations
