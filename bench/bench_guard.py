@@ -85,6 +85,19 @@ def one_megabyte(root: Path) -> str:
     return f"1 MB command ({size}): judged in {seconds:.2f} s ({verdict}; target < 1 s)"
 
 
+def awk_program(root: Path) -> str:
+    """A 78 KB awk program (the size that took 12.9 s before the scan was made linear)."""
+    body = "".join(
+        f'$1 ~ /x{i}|y/ {{ n[$2]++; print $1, n[$2] > "/dev/stderr" }}\n' for i in range(1700)
+    )
+    command = "awk '" + body[:78_000] + "' data.csv"
+    start = time.perf_counter()
+    subprocess.run(
+        GUARD, input=hook_input(root, "Bash", {"command": command}), cwd=root, capture_output=True
+    )
+    return f"78 KB awk program: judged in {time.perf_counter() - start:.2f} s (target < 1 s)"
+
+
 def main() -> int:
     count = rounds(200)
     compile_package()
@@ -115,12 +128,14 @@ def main() -> int:
         audited = len((state_dir / "audit.jsonl").read_text().splitlines())
         startup = sandbox_startup(root, count) if shutil.which("bwrap") else "sandbox: no bwrap"
         big = one_megabyte(root)
+        awk = awk_program(root)
     print(ratio_line("guard, parser path", main_ms["guard"], main_ms["baseline"], "<= 1.5x"))
     print("  " + ratio_line("+ sandbox wrap", wrap_ms["guard"], wrap_ms["baseline"], "<= 1.5x"))
     print("  " + ratio_line("deny, audited", deny_ms["guard"], deny_ms["baseline"], "<= 1.5x"))
     print("  " + ratio_line("Write outside", write_ms["guard"], write_ms["baseline"], "<= 1.5x"))
     print(f"  {startup}")
     print(f"  {big}")
+    print(f"  {awk}")
     print(f"  {count} rounds ({audited} audit lines); {environment_note()}")
     return 0
 

@@ -251,15 +251,14 @@ def judge_bash(command: str, session, cwd: str, project: str, env) -> tuple:
         own = judge_own(command, session, cwd, env)
         if own is not None:
             return own
+    if len(command) > MAX_WRAPPED // 4 and len(command.encode("utf-8", "replace")) > MAX_WRAPPED:
+        why = "is too long to judge or to run in the sandbox (over 100 KB); put it in a script"
+        return (MUTATE, command[:60], why + " in the scratch worktree and run that", DENY)
     from cli.guard_rules import classify_bash
 
     verdict = classify_bash(command)
     if verdict[0] == MUTATE or (verdict[0] == UNKNOWN and session.strict):
         return verdict
-    if len(command) > MAX_WRAPPED:
-        if verdict[0] == OK:
-            return verdict
-        return (MUTATE, command, "is too long to run in the sandbox", DENY)
     wrapped = hookstate.wrap(command, session, project, env)
     return (SANDBOX, wrapped) if wrapped else verdict
 

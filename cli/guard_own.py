@@ -28,7 +28,8 @@ def mentions_launcher(command: str) -> bool:
 
 def judge_own(command: str, session, cwd: str, env):
     """A verdict for a plain own command (PASS runs it unwrapped), or None when it is not one."""
-    if not mentions_launcher(command):
+    first = command.lstrip().split(None, 1)[0] if command.strip() else ""
+    if first.rsplit("/", 1)[-1] not in (*LAUNCHERS, *FEEDERS) or not mentions_launcher(command):
         return None
     from cli import shell
 

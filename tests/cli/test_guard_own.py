@@ -175,3 +175,18 @@ def test_plan_apply_is_asked_only_for_human_ops(project):
     assert decide(bash(f"plan apply - <<'EOF'\n{fine}\nEOF", project))[0] == ALLOW
     for batch in ('[{"op": "review  approve"}]', '[{"op": "qr\\u0020accept"}]'):
         assert decide(bash(f"plan apply - <<'EOF'\n{batch}\nEOF", project))[0] == ASK
+
+
+def test_huge_commands_are_judged_at_once(project):
+    """Linear time: a 1 MB command is refused without parsing it; a big here-doc for `plan`
+    (a large diff) is still read, and a 78 KB awk program still gets its verdict."""
+    make_session(project, "s1")
+    decision, reason = decide(bash("ls; " * 250_000, project))
+    assert decision == DENY and "too long" in reason
+    diff = "+x\n" * 200_000
+    command = f"plan change add --intent CI-001 --file a --diff - <<'EOF'\n{diff}EOF"
+    assert decide(bash(command, project))[0] == ALLOW
+    program = "".join(f"$1 ~ /x{i}|y/ {{ n[$2]++; print $1 }}\n" for i in range(2600))
+    assert len(program) > 78_000
+    assert decide(bash(f"awk '{program}' f", project))[0] == ALLOW
+    assert decide(bash(f"awk '{program} system(\"rm x\")' f", project))[0] == DENY
