@@ -271,6 +271,9 @@ def judge_write(tool: str, path: str, cwd: str, session, mode=None) -> tuple:
     except (ValueError, OSError):
         return (MUTATE, f"{tool} {path}", "names a path the guard cannot resolve")
     if target.startswith(root + os.sep) and os.path.isdir(root):
+        if ".git" in target[len(root) :].split(os.sep):
+            why = "writes git's own files in the worktree (they could make git run commands)"
+            return (MUTATE, f"{tool} {path}", why)
         return PASS
     if mode == "plan" and target.endswith(".md"):
         plans = os.path.realpath(os.path.expanduser("~/.claude/plans"))

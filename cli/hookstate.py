@@ -277,6 +277,9 @@ def bwrap_options(writable: list, project: str, read_only: tuple = ()) -> list:
     for path in writable:
         if os.path.isdir(path):
             options += ["--bind", path, path]
+            dot_git = os.path.join(path, ".git")
+            if os.path.exists(dot_git):  # where git finds its config: never rewritten here
+                options += ["--ro-bind", dot_git, dot_git]
     options += ["--unshare-pid", "--new-session", "--die-with-parent", "--cap-drop", "ALL"]
     return options
 

@@ -172,6 +172,14 @@ def test_session_state_is_out_of_reach_of_file_tools(session, project, name):
     assert decide(write(project / ".planner" / "ACTIVE", project))[0] == DENY
 
 
+def test_gits_own_files_in_the_worktree_are_out_of_reach(session, project):
+    worktree = session / "worktree"
+    for target in (".git", ".git/config", "sub/.git/config", "sub/.git"):
+        decision, reason = decide(write(worktree / target, project))
+        assert decision == DENY and "git's own files" in reason
+    assert decide(write(worktree / ".gitignore", project))[0] == ALLOW
+
+
 def test_no_worktree_yet_means_no_file_writes(session, project):
     (session / "worktree").rmdir()
     assert decide(write(session / "worktree" / "a.py", project))[0] == DENY

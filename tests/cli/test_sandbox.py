@@ -160,6 +160,17 @@ def test_path_and_home_under_a_temp_dir_stay_read_only(env, tmp_path, monkeypatc
 
 
 @needs_bwrap
+def test_the_worktrees_git_pointer_is_read_only_in_the_sandbox(env, tmp_path):
+    project = make_project(tmp_path / "p")
+    dot_git = project / ".planner" / "s1" / "worktree" / ".git"
+    dot_git.write_text("gitdir: /somewhere\n")
+    session = hookstate.find_session(str(project), env)
+    done = run_wrapped(hookstate.wrap(f"echo x > {dot_git}", session, str(project)), project)
+    assert "Read-only file system" in done.stderr
+    assert dot_git.read_text() == "gitdir: /somewhere\n"
+
+
+@needs_bwrap
 def test_gemini_gets_the_wrapped_command_as_tool_input(env, tmp_path):
     project = make_project(tmp_path / "p")
     payload = {"tool_name": "run_shell_command", "tool_input": {"command": "make", "x": 1}}
