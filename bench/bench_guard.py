@@ -1,14 +1,18 @@
-"""Guard hook speed as a ratio to `python -c pass` (target <= 1.5x), measured in one run.
+"""Guard hook speed as a ratio to `python -c pass` (target <= 1.5x), measured in one run,
+with the sandbox wrapper's own start-up beside it and the time to judge a 1 MB command.
 
 Run: .venv/bin/python -m bench.bench_guard [--rounds N]
-The hook runs as hooks/hooks.json runs it (`python3 -S cli/guard.py`, JSON on stdin) in a
+The hook runs as hooks/hooks.json runs it (`python3 -S -I cli/guard.py`, JSON on stdin) in a
 temp git project whose active session is planning.
 """
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from bench.common import (
@@ -21,14 +25,14 @@ from bench.common import (
     rounds,
 )
 
-GUARD = [sys.executable, "-S", str(REPO / "cli" / "guard.py")]
+GUARD = [sys.executable, "-S", "-I", str(REPO / "cli" / "guard.py")]
 COMMAND = "git diff --stat HEAD~3 -- src/ | head -50 && rg -n 'def parse' src/ 2>/dev/null | wc -l"
 
 
 def make_project(root: Path) -> Path:
     subprocess.run(["git", "init", "-q"], cwd=root, check=True)
     state_dir = root / ".planner" / "bench-session"
-    state_dir.mkdir(parents=True)
+    (state_dir / "worktree").mkdir(parents=True)
     session = {"id": "bench-session", "status": "design", "config": {"guard": "standard"}}
     (state_dir / "session.json").write_text(json.dumps(session))
     (root / ".planner" / "ACTIVE").write_text("bench-session\n")
@@ -50,9 +54,66 @@ def hook_input(root: Path, tool: str, tool_input: dict) -> bytes:
     return json.dumps(payload).encode()
 
 
+def sandbox_startup(root: Path, count: int) -> str:
+    """Wall time of `true` wrapped as the guard wraps it, against plain `bash -c true`."""
+    sys.path.insert(0, str(REPO))
+    from cli import hookstate
+
+    session = hookstate.find_session(str(root))
+    wrapped = hookstate.wrap("true", session, str(root)) if session else None
+    if wrapped is None:
+        return "sandbox: none here (" + hookstate.NO_SANDBOX + ")"
+    runs = {"plain": ["bash", "-c", "true"], "wrapped": ["bash", "-c", wrapped]}
+    ms = interleaved(runs, max(1, count // 4), cwd=root)
+    extra = ms["wrapped"] - ms["plain"]
+    plain = ms["plain"]
+    return f"sandbox wrapper start-up: +{extra:.1f} ms per Bash call (bash -c true: {plain:.1f} ms)"
+
+
+def one_megabyte(root: Path) -> str:
+    """A 1 MB command (a long pipeline of read-only commands) judged by the hook process."""
+    unit = "git log --oneline -- src/ | grep -c fix && awk '{ print $1 }' data.csv | sort | uniq; "
+    command = unit * (1_000_000 // len(unit))
+    payload = hook_input(root, "Bash", {"command": command})
+    start = time.perf_counter()
+    done = subprocess.run(GUARD, input=payload, capture_output=True, cwd=root)
+    seconds = time.perf_counter() - start
+    verdict = "wrapped" if b"updatedInput" in done.stdout else "allowed"
+    verdict = "denied as too long to judge" if b"too long" in done.stdout else verdict
+    size = f"{len(command):,} chars"
+    return f"1 MB command ({size}): judged in {seconds:.2f} s ({verdict}; target < 1 s)"
+
+
+def awk_program(root: Path) -> str:
+    """A 78 KB awk program (the size that took 12.9 s before the scan was made linear)."""
+    body = "".join(
+        f'$1 ~ /x{i}|y/ {{ n[$2]++; print $1, n[$2] > "/dev/stderr" }}\n' for i in range(1700)
+    )
+    command = "awk '" + body[:78_000] + "' data.csv"
+    start = time.perf_counter()
+    subprocess.run(
+        GUARD, input=hook_input(root, "Bash", {"command": command}), cwd=root, capture_output=True
+    )
+    return f"78 KB awk program: judged in {time.perf_counter() - start:.2f} s (target < 1 s)"
+
+
+def json_cost(count: int) -> str:
+    """What `import json` alone costs the hook (the budget's largest item)."""
+    runs = {"baseline": baseline(), "json": [sys.executable, "-S", "-I", "-c", "import json"]}
+    ms = interleaved(runs, max(1, count // 4))
+    return ratio_line("python -S -I -c 'import json'", ms["json"], ms["baseline"], "for scale")
+
+
 def main() -> int:
     count = rounds(200)
     compile_package()
+    for name in (
+        "PLANNER_SANDBOX",
+        "PLANNER_STATE_DIR",
+        "CLAUDE_PROJECT_DIR",
+        "GEMINI_PROJECT_DIR",
+    ):
+        os.environ.pop(name, None)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp).resolve()
         state_dir = make_project(root)
@@ -60,17 +121,29 @@ def main() -> int:
         denied = hook_input(root, "Bash", {"command": "rm -rf build && " + COMMAND})
         write = hook_input(root, "Write", {"file_path": str(root / "a.py"), "content": "x"})
         check = subprocess.run(GUARD, input=allowed, capture_output=True, cwd=root)
-        if check.stdout or check.stderr or check.returncode:
+        if b"permissionDecision" in check.stdout or check.stderr or check.returncode:
             print(f"the guard did not pass a read-only command: {check}", file=sys.stderr)
             return 1
         runs = {"baseline": baseline(), "guard": GUARD}
+        wrap_ms = interleaved(runs, count, cwd=root, stdin=allowed)
+        os.environ["PLANNER_SANDBOX"] = "off"  # the parser path alone: silence, no wrapper
         main_ms = interleaved(runs, count, cwd=root, stdin=allowed)
         deny_ms = interleaved(runs, max(1, count // 4), cwd=root, stdin=denied)
         write_ms = interleaved(runs, max(1, count // 4), cwd=root, stdin=write)
+        del os.environ["PLANNER_SANDBOX"]
         audited = len((state_dir / "audit.jsonl").read_text().splitlines())
-    print(ratio_line("guard", main_ms["guard"], main_ms["baseline"], "<= 1.5x"))
+        startup = sandbox_startup(root, count) if shutil.which("bwrap") else "sandbox: no bwrap"
+        big = one_megabyte(root)
+        awk = awk_program(root)
+        json_line = json_cost(count)
+    print(ratio_line("guard, parser path", main_ms["guard"], main_ms["baseline"], "<= 1.5x"))
+    print("  " + ratio_line("+ sandbox wrap", wrap_ms["guard"], wrap_ms["baseline"], "<= 1.5x"))
     print("  " + ratio_line("deny, audited", deny_ms["guard"], deny_ms["baseline"], "<= 1.5x"))
     print("  " + ratio_line("Write outside", write_ms["guard"], write_ms["baseline"], "<= 1.5x"))
+    print(f"  {startup}")
+    print(f"  {big}")
+    print(f"  {awk}")
+    print(f"  {json_line}")
     print(f"  {count} rounds ({audited} audit lines); {environment_note()}")
     return 0
 

@@ -1,15 +1,28 @@
-"""The read-only guard: a PreToolUse hook that blocks writes while a plan is being made.
+"""The read-only guard: a PreToolUse hook that keeps the project unchanged while a plan is made.
 
 Standard library only: it runs under `python3 -S` before every tool call, before any
-environment of the package exists.
+environment of the package exists (the project, session and sandbox come from cli/hookstate.py).
 
-Hook contracts relied on (Claude Code hooks reference, Gemini CLI hooks reference, 2026):
-stdin is one JSON object with `tool_name`, `tool_input`, `cwd`, `permission_mode`; exit 0
-with `hookSpecificOutput.permissionDecision` "deny"/"ask" and a reason (Claude Code, Codex,
-which has no "ask"), or `{"decision": "deny", "reason": …}` (Gemini CLI BeforeTool). Silence
-means "no opinion", so the normal permission rules still apply; an explicit allow would skip
-them. Codex's `apply_patch` carries the patch in `tool_input.command` (`*** Update File: p`).
+While the project's active session is planning (PRODUCT.md §7): file tools write only inside
+the session's scratch worktree; a Bash command that certainly writes is denied (layer 1, the
+parser in cli/guard_rules.py); every other one is returned wrapped in an OS sandbox whose
+filesystem is read-only except the worktree and temp dirs (layer 2, `updatedInput`; Gemini:
+`tool_input`), or, with no sandbox here, passes when read-only and is asked about otherwise;
+the product's own commands run unwrapped when written plainly; the person's own acts
+(approve, reject, accept, cancel, resume another session) are asked, or denied where the
+dialect has no ask. Every deny, ask and sandboxed call is written to the session's audit.jsonl.
+
+Hook contracts relied on (observed in ../shared/harness): stdin is one JSON object with
+`tool_name`, `tool_input`, `cwd`; Claude Code and Codex read
+`hookSpecificOutput.permissionDecision` "deny"/"ask" with a reason (Codex has no ask) and
+`hookSpecificOutput.updatedInput` without a decision (Claude Code runs the rewritten
+call through its normal permission flow; Codex 0.169 ignores it and runs the original, so
+the codex dialect never wraps: layer 1 alone, unknown commands denied); Gemini CLI reads
+`{"decision": "deny", "reason"}` and `hookSpecificOutput.tool_input`. Codex's `apply_patch`
+carries the patch in `tool_input.command`.
 """
+
+from __future__ import annotations
 
 import os
 import sys
@@ -20,32 +33,38 @@ if __name__ == "__main__" and not __package__:
 import time
 from json import dumps, loads
 
+from cli import hookstate
 from cli.guard_tools import MUTATE, OK, PASS, UNKNOWN
-from shared import paths
 
 FILE_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path"}
 FILE_TOOLS["NotebookEdit"] = "notebook_path"
 GEMINI_TOOLS = {"run_shell_command": "Bash", "write_file": "Write", "replace": "Edit"}
+SHELL_TOOLS = ("Bash", "shell", "exec_command", "local_shell")
 PATCH_TOOLS = ("apply_patch", "ApplyPatch")
 PATCH_MARKERS = ("*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: ")
 DIALECTS = ("claude", "codex", "gemini")
 HINT = "Planning is read-only until the plan is approved: "
 DENY_HINT = "record this in the plan (plan change add / plan intent add …) instead"
 ASK_HINT = "allow it only if it changes nothing, else record it in the plan instead"
+WRITE_HINT = "edit files in the scratch worktree (`plan worktree` prints it), then"
+WRITE_HINT += " `plan change capture`"
+HUMAN_HINT = "the person runs it themselves, in their terminal or on the review page"
+HUMAN_HINT += " (`plan review open`); the agent must not"
+MAX_WRAPPED = 100_000  # bytes of command that still fit one argv word of the sandbox wrapper
+ASK, DENY, SANDBOX = "ask", "deny", "sandbox"
 
 
 class Malformed(Exception):
     """The hook input is not what any supported harness sends."""
 
 
-class DamagedSession(Exception):
-    """session.json exists but cannot be read as a session."""
+DamagedSession = hookstate.DamagedSession
 
 
 # -- the hook --------------------------------------------------------------------------------
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv=None) -> int:
     dialect = "claude"
     try:
         dialect = parse_dialect(sys.argv[1:] if argv is None else argv)
@@ -58,14 +77,14 @@ def main(argv: list[str] | None = None) -> int:
             traceback.print_exc()
         problem = f"{e.__class__.__name__}: {str(e)[:200]}".replace("\n", " ")
         output = render(
-            dialect, "deny", f"The read-only guard failed ({problem}); denied to be safe."
+            dialect, DENY, f"The read-only guard failed ({problem}); denied to be safe."
         )
     if output:
         os.write(1, (output + "\n").encode("ascii"))
     return 0
 
 
-def parse_dialect(argv: list[str]) -> str:
+def parse_dialect(argv: list) -> str:
     dialect = "claude"
     for i, arg in enumerate(argv):
         if arg == "--dialect" and i + 1 < len(argv):
@@ -77,32 +96,43 @@ def parse_dialect(argv: list[str]) -> str:
     return dialect
 
 
-def run(raw: bytes, dialect: str = "claude") -> str:
+def run(raw: bytes, dialect: str = "claude", env=None) -> str:
     """The hook's whole job: stdin bytes in, the text for stdout out ("" lets the call pass)."""
+    env = os.environ if env is None else env
     try:
         hook = parse_hook(raw)
     except Malformed as e:
         reason = f"The guard cannot read its input ({e}); denied to be safe."
-        return finish(dialect, "deny", reason, planning_dir(os.getcwd()), "?", "")
-    tool = GEMINI_TOOLS.get(hook["tool_name"], hook["tool_name"])
+        return finish(dialect, DENY, reason, planning_session(None, env), "?", "")
+    name: str = hook["tool_name"]
+    tool = GEMINI_TOOLS.get(name, "Bash" if name in SHELL_TOOLS else name)
     if tool != "Bash" and tool not in FILE_TOOLS and tool not in PATCH_TOOLS:
         return ""
-    cwd = hook.get("cwd") or os.getcwd()
+    project = hookstate.project_dir(hook.get("cwd"), env)
     try:
-        session = find_session(cwd)
+        session = hookstate.find_session(project, env)
     except DamagedSession as e:
         reason = f"The session file {e} is damaged, so the guard cannot tell whether planning"
         reason += " is read-only; fix or remove it."
-        return finish(dialect, "deny", reason, os.path.dirname(str(e)), tool, target_of(hook))
-    if session is None:
+        return render(dialect, DENY, reason)
+    if session is None or not session.planning:
         return ""
-    state_dir, strict = session
-    verdict = judge_tool(tool, hook, cwd, state_dir)
+    cwd: str = hook["cwd"] if isinstance(hook.get("cwd"), str) else project
+    if dialect == "codex":
+        env = {**env, "PLANNER_SANDBOX": "off"}  # Codex ignores updatedInput: layer 1 alone
+    verdict = judge_tool(tool, hook, cwd, session, project, env)
     if verdict[0] == OK:
         return ""
-    decision = "deny" if verdict[0] == MUTATE or strict else "ask"
-    reason = explain(verdict, decision, strict, state_dir)
-    return finish(dialect, decision, reason, state_dir, tool, target_of(hook))
+    if verdict[0] == SANDBOX:
+        audit(session, tool, target_of(hook), "sandboxed", "run in the read-only sandbox")
+        return render_wrapped(dialect, hook, verdict[1])
+    decision = (
+        verdict[3]
+        if len(verdict) > 3
+        else (DENY if verdict[0] == MUTATE or session.strict else ASK)
+    )
+    reason = explain(verdict, decision, session)
+    return finish(dialect, decision, reason, session, tool, target_of(hook))
 
 
 def parse_hook(raw: bytes) -> dict:
@@ -120,7 +150,7 @@ def parse_hook(raw: bytes) -> dict:
         raise Malformed("stdin is not a JSON object")
     if not isinstance(hook.get("tool_name"), str) or not hook["tool_name"]:
         raise Malformed("tool_name is missing or not a string")
-    for key, kind in (("tool_input", dict), ("cwd", str), ("permission_mode", str)):
+    for key, kind in (("tool_input", dict), ("cwd", str)):
         if hook.get(key) is not None and not isinstance(hook[key], kind):
             raise Malformed(f"{key} is not a{'n object' if kind is dict else ' string'}")
     return hook
@@ -128,7 +158,7 @@ def parse_hook(raw: bytes) -> dict:
 
 def target_of(hook: dict) -> str:
     tool_input = hook.get("tool_input") or {}
-    for key in ("command", "file_path", "notebook_path"):
+    for key in ("command", "file_path", "notebook_path", "cmd"):
         if isinstance(tool_input.get(key), str):
             return tool_input[key]
     return ""
@@ -138,28 +168,44 @@ def render(dialect: str, decision: str, reason: str) -> str:
     if dialect == "gemini":
         return dumps({"decision": "deny", "reason": reason})
     if dialect == "codex":
-        decision = "deny"
+        decision = DENY
     inner = {"hookEventName": "PreToolUse", "permissionDecision": decision}
     inner["permissionDecisionReason"] = reason
     return dumps({"hookSpecificOutput": inner})
 
 
-def finish(dialect: str, decision: str, reason: str, state_dir, tool: str, target: str) -> str:
+def render_wrapped(dialect: str, hook: dict, command: str) -> str:
+    """The call with its command replaced by the sandboxed one and no decision, so the
+    harness's own permission rules still apply to it."""
+    tool_input = dict(hook.get("tool_input") or {})
+    key = "cmd" if "cmd" in tool_input and "command" not in tool_input else "command"
+    tool_input[key] = command
+    if dialect == "gemini":
+        return dumps(
+            {"hookSpecificOutput": {"hookEventName": "BeforeTool", "tool_input": tool_input}}
+        )
+    return dumps(
+        {"hookSpecificOutput": {"hookEventName": "PreToolUse", "updatedInput": tool_input}}
+    )
+
+
+def finish(dialect: str, decision: str, reason: str, session, tool: str, target: str) -> str:
     if dialect != "claude":
-        decision = "deny"
-    if state_dir:
-        audit(state_dir, tool, target, decision, reason)
+        decision = DENY
+    if session is not None:
+        audit(session, tool, target, decision, reason)
     return render(dialect, decision, reason)
 
 
-def audit(state_dir: str, tool: str, target: str, decision: str, reason: str) -> None:
-    """One line per block, appended in one write(2) on an O_APPEND fd: atomic, no lock."""
-    entry = {"ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "event": "blocked"}
-    entry.update(by="guard", tool=tool, target=target[:500], decision=decision, reason=reason)
+def audit(session, tool: str, target: str, decision: str, reason: str) -> None:
+    """One line per call, appended in one write(2) on an O_APPEND fd: atomic, no lock."""
+    event = "sandboxed" if decision == "sandboxed" else "blocked"
+    entry = {"ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "event": event}
+    entry.update(by="guard", session=session.id, tool=tool, target=target[:500])
+    entry.update(decision=decision, reason=reason)
     try:
-        fd = os.open(
-            os.path.join(state_dir, "audit.jsonl"), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644
-        )
+        path = os.path.join(session.state_dir, "audit.jsonl")
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
     except OSError:
         return
     try:
@@ -170,95 +216,95 @@ def audit(state_dir: str, tool: str, target: str, decision: str, reason: str) ->
         os.close(fd)
 
 
-# -- the session -----------------------------------------------------------------------------
-
-
-def find_session(cwd: str) -> tuple[str, bool] | None:
-    """(state dir, strict) while the active session is planning, else None."""
-    state_dir = paths.resolve_state_dir(cwd=cwd)
-    if not state_dir:
-        return None
-    session_file = os.path.join(state_dir, "session.json")
+def planning_session(cwd, env):
     try:
-        with open(session_file, "rb") as f:
-            raw = f.read()
-    except OSError:
-        return None
-    try:
-        session = loads(raw.decode("utf-8"))
-    except (ValueError, RecursionError):
-        raise DamagedSession(session_file) from None
-    if not isinstance(session, dict) or not isinstance(session.get("status"), str):
-        raise DamagedSession(session_file)
-    if session["status"] not in paths.PLANNING_STATUSES:
-        return None
-    config = session.get("config")
-    return state_dir, isinstance(config, dict) and config.get("guard") == "strict"
-
-
-def planning_dir(cwd: str) -> str | None:
-    try:
-        session = find_session(cwd)
+        session = hookstate.find_session(hookstate.project_dir(cwd, env), env)
     except DamagedSession:
         return None
-    return session[0] if session else None
+    return session if session is not None and session.planning else None
 
 
 # -- the policy ------------------------------------------------------------------------------
 
 
-def judge_tool(tool: str, hook: dict, cwd: str, state_dir: str) -> tuple:
+def judge_tool(tool: str, hook: dict, cwd: str, session, project: str, env) -> tuple:
     tool_input = hook.get("tool_input") or {}
     if tool == "Bash":
-        command = tool_input.get("command")
+        command = tool_input.get("command", tool_input.get("cmd"))
         if not isinstance(command, str):
             return (MUTATE, "Bash", "has no command string, so the guard cannot check it")
-        from cli.guard_rules import classify_bash
-
-        return classify_bash(command)
+        return judge_bash(command, session, cwd, project, env)
     if tool in FILE_TOOLS:
         path = tool_input.get(FILE_TOOLS[tool])
         if not isinstance(path, str) or not path:
             return (MUTATE, tool, "names no file, so the guard cannot check it")
-        return judge_write(tool, path, cwd, state_dir, hook.get("permission_mode"))
+        return judge_write(tool, path, cwd, session, hook.get("permission_mode"))
     if tool in PATCH_TOOLS:
-        return judge_patch(tool_input, cwd, state_dir)
+        return judge_patch(tool_input, cwd, session)
     return PASS
 
 
-def judge_write(tool: str, path: str, cwd: str, state_dir: str, mode) -> tuple:
+def judge_bash(command: str, session, cwd: str, project: str, env) -> tuple:
+    if "plan" in command or "executor" in command:
+        from cli.guard_own import judge_own
+
+        own = judge_own(command, session, cwd, env)
+        if own is not None:
+            return own
+    if len(command) > MAX_WRAPPED // 4 and len(command.encode("utf-8", "replace")) > MAX_WRAPPED:
+        why = "is too long to judge or to run in the sandbox (over 100 KB); put it in a script"
+        return (MUTATE, command[:60], why + " in the scratch worktree and run that", DENY)
+    from cli.guard_rules import classify_bash
+
+    verdict = classify_bash(command)
+    if verdict[0] == MUTATE or (verdict[0] == UNKNOWN and session.strict):
+        return verdict
+    wrapped = hookstate.wrap(command, session, project, env)
+    return (SANDBOX, wrapped) if wrapped else verdict
+
+
+def judge_write(tool: str, path: str, cwd: str, session, mode=None) -> tuple:
+    """File tools write only inside the session's scratch worktree (never its state)."""
     try:
-        target = os.path.realpath(os.path.join(cwd, path))
-        allowed = [os.path.realpath(state_dir)]
-        if mode == "plan":
-            allowed.append(os.path.realpath(os.path.expanduser("~/.claude/plans")))
-    except ValueError:
+        target = os.path.realpath(os.path.join(cwd, os.path.expanduser(path)))
+        root = os.path.realpath(session.worktree)
+    except (ValueError, OSError):
         return (MUTATE, f"{tool} {path}", "names a path the guard cannot resolve")
-    if any(target == root or target.startswith(root.rstrip(os.sep) + os.sep) for root in allowed):
+    if target.startswith(root + os.sep) and os.path.isdir(root):
+        if ".git" in target[len(root) :].split(os.sep):
+            why = "writes git's own files in the worktree (they could make git run commands)"
+            return (MUTATE, f"{tool} {path}", why)
         return PASS
-    return (MUTATE, f"{tool} {path}", "writes outside the session directory")
+    if mode == "plan" and target.endswith(".md"):
+        plans = os.path.realpath(os.path.expanduser("~/.claude/plans"))
+        if target.startswith(plans + os.sep):
+            return PASS  # Claude Code's own plan mode writes its plan file there
+    return (MUTATE, f"{tool} {path}", "writes outside the session's scratch worktree")
 
 
-def judge_patch(tool_input: dict, cwd: str, state_dir: str) -> tuple:
+def judge_patch(tool_input: dict, cwd: str, session) -> tuple:
     patch = tool_input.get("command") or tool_input.get("patch") or tool_input.get("input")
     lines = patch.splitlines() if isinstance(patch, str) else []
     files = [line.split(": ", 1)[1].strip() for line in lines if line.startswith(PATCH_MARKERS)]
     if not files:
         return (MUTATE, "apply_patch", "names no file the guard can check")
     for path in files:
-        verdict = judge_write("apply_patch", path, cwd, state_dir, None)
+        verdict = judge_write("apply_patch", path, cwd, session)
         if verdict[0] != OK:
             return verdict
     return PASS
 
 
-def explain(verdict: tuple, decision: str, strict: bool, state_dir: str) -> str:
-    kind, part, why = verdict
+def explain(verdict: tuple, decision: str, session) -> str:
+    kind, part, why = verdict[:3]
     part = part if len(part) <= 80 else part[:79] + "…"
     part = part.replace("`", "'").replace("\n", " ")
-    first = f"`{part}` {why}" + (" (strict guard)" if kind == UNKNOWN and strict else "")
-    hint = ASK_HINT if decision == "ask" else DENY_HINT
-    return f"{first}. {HINT}{hint}; the session is {state_dir}."
+    strict = kind == UNKNOWN and session.strict
+    first = f"`{part}` {why}" + (" (strict guard)" if strict else "")
+    if (len(verdict) > 3 and verdict[3] != DENY) or "person" in why:
+        return f"{first}. {HUMAN_HINT}; the session is {session.state_dir}."
+    hint = WRITE_HINT if "worktree" in why else ASK_HINT if decision == ASK else DENY_HINT
+    return f"{first}. {HINT}{hint}; the session is {session.state_dir}."
 
 
 if __name__ == "__main__":

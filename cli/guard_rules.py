@@ -4,6 +4,8 @@ Kept out of cli/guard.py because a script run as __main__ is compiled on every c
 an imported module's bytecode is cached: this table would cost the hook ~4 ms each time.
 """
 
+from __future__ import annotations
+
 from cli import shell
 from cli.guard_tools import (
     MUTATE,
@@ -16,6 +18,7 @@ from cli.guard_tools import (
     judge_git,
     judge_package,
     judge_sed,
+    long_option,
     names,
 )
 
@@ -71,10 +74,15 @@ READ_ONLY = names(
 
 DECLARERS = ("export", "declare", "typeset", "local", "readonly")
 RISKY_VARIABLES = names(
-    """PATH BASH_ENV ENV PROMPT_COMMAND PAGER GIT_PAGER MANPAGER LESSOPEN LESSCLOSE EDITOR VISUAL
-    GIT_EDITOR GIT_SEQUENCE_EDITOR GIT_EXTERNAL_DIFF GIT_SSH GIT_SSH_COMMAND GIT_ASKPASS
-    GIT_EXEC_PATH GIT_DIR GIT_WORK_TREE IFS"""
+    """PATH BASH_ENV ENV PROMPT_COMMAND PAGER MANPAGER LESSOPEN LESSCLOSE LESSKEY EDITOR VISUAL
+    BROWSER HOME XDG_CONFIG_HOME XDG_DATA_HOME ZDOTDIR INPUTRC SHELLOPTS BASHOPTS PS4 PS0 PS1
+    PYTHONPATH PYTHONSTARTUP PYTHONHOME PYTHONUSERBASE PYTHONSAFEPATH PYTHONEXECUTABLE
+    PERL5LIB PERL5OPT PERLLIB RUBYLIB RUBYOPT NODE_OPTIONS NODE_PATH SSH_ASKPASS SUDO_ASKPASS
+    CDPATH GLOBIGNORE TERMINFO PLANNER_STATE_DIR PLANNER_PYTHON"""
 )
+RISKY_PREFIXES = ("LD_", "DYLD_", "GIT_", "BASH_FUNC_", "NPM_CONFIG_", "PIP_", "UV_")
+SAFE_PAGERS = ("", "cat", "less", "more", "true", "false", "less -R", "less -FRX")
+DEV_FDS = ("/dev/fd/1", "/dev/fd/2", "/dev/stdout", "/dev/stderr")
 
 
 def classify_bash(command: str, depth: int = 0) -> tuple:
@@ -99,6 +107,8 @@ def judge_command(cmd: shell.Command, depth: int) -> tuple:
         verdict = judge_redirect(redirect)
         if verdict[0]:
             return verdict
+    if cmd.argv[:1] == [shell.ARITHMETIC]:
+        return (UNKNOWN, cmd.argv[1], "evaluates variables as arithmetic, which can run commands")
     worst = judge_assignments(cmd.assignments)
     if cmd.argv:
         verdict = judge_argv(cmd.argv, cmd.flags, depth)
@@ -109,6 +119,8 @@ def judge_command(cmd: shell.Command, depth: int) -> tuple:
 
 def judge_redirect(redirect: shell.Redirect) -> tuple:
     op, target = redirect.op, redirect.target
+    if op in ("<", "<>", "<&") and redirect.fd in ("1", "2") and not _is_fd(target):
+        return (MUTATE, f"{redirect.fd}{op} {target}", "opens a file on an output descriptor")
     writes = op in WRITING_REDIRECTS or (op == ">&" and not _is_fd(target))
     if not writes or (not redirect.flags and _is_safe_target(target)):
         return PASS
@@ -117,10 +129,58 @@ def judge_redirect(redirect: shell.Redirect) -> tuple:
 
 def judge_assignments(assignments: list) -> tuple:
     for word in assignments:
-        name = word.split("=", 1)[0].rstrip("+")
-        if name in RISKY_VARIABLES or name.startswith(("LD_", "DYLD_", "GIT_CONFIG")):
+        name, _, value = word.partition("=")
+        name = name.rstrip("+")
+        if "[" in name:
+            return (UNKNOWN, word, "sets an array item, whose index is evaluated as arithmetic")
+        if name in ("GIT_PAGER", "PAGER", "MANPAGER") and value in SAFE_PAGERS:
+            continue
+        if risky_variable(name):
             return (UNKNOWN, word, f"sets {name}, which can make a command run another")
     return PASS
+
+
+def risky_variable(name: str) -> bool:
+    return name in RISKY_VARIABLES or name.startswith(RISKY_PREFIXES)
+
+
+def _declare(argv: list, flags: list, depth: int) -> tuple:
+    """`export`/`declare`/`local`…: risky names (even without a value), `-i` (arithmetic)."""
+    for arg in argv[1:]:
+        if arg.startswith("-") and "i" in arg[1:] and argv[0] != "export":
+            return (UNKNOWN, " ".join(argv), "declares integers, evaluated as arithmetic")
+        if arg.startswith(("-", "+")):
+            continue
+        verdict = judge_assignments([arg if "=" in arg else arg + "=?"])
+        if verdict[0]:
+            return verdict
+    return dynamic_arguments(argv, flags) or PASS
+
+
+def _read(argv: list, flags: list, depth: int) -> tuple:
+    """`read`/`mapfile`/`printf -v` assign variables: not the risky ones."""
+    with_arg: tuple[str, ...] = ("-a", "-d", "-i", "-n", "-N", "-p", "-t", "-u", "-C", "-c")
+    i, targets = 1, []
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "-v" and argv[0] == "printf":
+            targets.append(argv[i + 1] if i + 1 < len(argv) else "")
+            i += 2
+            continue
+        if arg.startswith("-v") and argv[0] == "printf":
+            targets.append(arg[2:])
+        elif argv[0] == "printf":
+            break
+        elif arg in with_arg:
+            targets += [argv[i + 1]] if arg == "-a" and i + 1 < len(argv) else []
+            i += 1
+        elif not arg.startswith("-"):
+            targets.append(arg)
+        i += 1
+    for name in targets:
+        if "[" in name or risky_variable(name):
+            return (UNKNOWN, " ".join(argv), f"reads into {name}, which can run commands later")
+    return (dynamic_arguments(argv, flags) or PASS) if argv[0] != "printf" else PASS
 
 
 def judge_argv(argv: list, flags: list, depth: int) -> tuple:
@@ -129,21 +189,18 @@ def judge_argv(argv: list, flags: list, depth: int) -> tuple:
     if flags[0] & shell.EXPANDS or not name or (flags[0] & shell.GLOBS and _may_glob(name)):
         return (UNKNOWN, part, "runs a command chosen at run time")
     base = name.rsplit("/", 1)[-1]
-    if "/" in name and any(name.endswith("/bin/" + own) for own in OWN_COMMANDS):
-        return PASS
+    if base in OWN_COMMANDS:
+        why = "runs the product's own command inside a larger command; run it on its own"
+        return (UNKNOWN, part, why)
     if base in MUTATORS:
         return (MUTATE, part, MUTATORS[base])
     if "/" in name and (not name.startswith(SYSTEM_DIRS) or "/../" in name):
         return (UNKNOWN, part, "runs a program the guard does not know")
-    if base in OWN_COMMANDS:
-        return PASS
     rule = RULES.get(base) or (_python if _is_python(base) else None)
     if rule is not None:
         if depth >= MAX_DEPTH:
             return (UNKNOWN, part, "nests commands too deeply to judge")
         return rule(argv, flags, depth)
-    if base in DECLARERS:
-        return judge_assignments([a for a in argv[1:] if shell.is_assignment(a)])
     if base in READ_ONLY:
         return PASS
     return (UNKNOWN, part, "is not known to be read-only")
@@ -171,10 +228,9 @@ def _is_fd(word: str) -> bool:
 
 
 def _is_safe_target(target: str) -> bool:
-    number = target[8:]
-    return target in SAFE_TARGETS or (
-        target.startswith("/dev/fd/") and number.isdigit() and number.isascii()
-    )
+    """/dev/null and the terminal; /dev/fd/N only for 1 and 2 (a higher fd may be a file the
+    command opened for reading, and opening /dev/fd/N for writing re-opens that file)."""
+    return target in SAFE_TARGETS or target in DEV_FDS
 
 
 def _is_python(base: str) -> bool:
@@ -267,21 +323,43 @@ def _sudo(argv: list, flags: list, depth: int) -> tuple:
     return inner(argv, flags, i, depth)
 
 
+XARGS_VALUE = ("-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s")
+XARGS_LONG: tuple[str, ...] = (
+    "--arg-file",
+    "--delimiter",
+    "--max-args",
+    "--max-procs",
+    "--max-chars",
+)
+XARGS_LONG += ("--process-slot-var",)
+XARGS_OPTIONAL = ("--eof", "--replace", "--max-lines")  # a value only as `--opt=value`
+XARGS_FLAGS: tuple[str, ...] = (
+    "--null",
+    "--no-run-if-empty",
+    "--verbose",
+    "--exit",
+    "--interactive",
+)
+XARGS_FLAGS += ("--open-tty", "--show-limits", "--help", "--version")
+
+
 def _xargs(argv: list, flags: list, depth: int) -> tuple:
-    with_arg: tuple[str, ...] = (
-        "-I",
-        "-L",
-        "-n",
-        "-P",
-        "-s",
-        "-d",
-        "-E",
-        "-a",
-        "--arg-file",
-        "--delimiter",
-    )
-    with_arg += ("--max-args", "--max-lines", "--max-procs", "--max-chars", "--eof", "--replace")
-    return inner(argv, flags, _skip_options(argv, 1, with_arg), depth)
+    """GNU xargs: `--max-lines rm` runs rm (the value is optional), `-e`/`-i`/`-l` glue theirs."""
+    i = 1
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            i += 1
+            break
+        if not arg.startswith("-") or arg == "-":
+            break
+        name = long_option(arg, XARGS_LONG + XARGS_OPTIONAL + XARGS_FLAGS)
+        if name == "?" or (arg.startswith("--") and not name):
+            return (UNKNOWN, " ".join(argv), "has an option the guard does not know")
+        takes_next = name in XARGS_LONG and "=" not in arg
+        takes_next = takes_next or (arg in XARGS_VALUE)
+        i += 2 if takes_next else 1
+    return inner(argv, flags, i, depth)
 
 
 def _shell(argv: list, flags: list, depth: int) -> tuple:
@@ -385,8 +463,53 @@ def _uniq(argv: list, flags: list, depth: int) -> tuple:
     return dynamic_arguments(argv, flags) or PASS
 
 
+SORT_LONG: tuple[str, ...] = ("--output", "--compress-program", "--files0-from", "--random-source")
+SORT_LONG += ("--temporary-directory", "--key", "--field-separator", "--buffer-size")
+SORT_LONG += ("--parallel", "--batch-size", "--sort", "--debug", "--reverse", "--unique")
+SORT_LONG += ("--numeric-sort", "--general-numeric-sort", "--human-numeric-sort", "--check")
+
+
+def _sort(argv: list, flags: list, depth: int) -> tuple:
+    part = " ".join(argv)
+    for arg in argv[1:]:
+        if arg == "--":
+            break
+        name = long_option(arg, SORT_LONG)
+        if name == "--output" or "o" in _short_letters(arg, "ktSTo"):
+            return (MUTATE, part, "writes its output to a file")
+        if name in ("--compress-program", "?"):
+            return (UNKNOWN, part, "runs a compression program")
+    return dynamic_arguments(argv, flags) or PASS
+
+
+ARITHMETIC_TESTS = ("-eq", "-ne", "-lt", "-le", "-gt", "-ge")
+
+
+def _double_bracket(argv: list, flags: list, depth: int) -> tuple:
+    """`[[ x -eq 0 ]]` evaluates both sides as arithmetic: only plain numbers are safe."""
+    for k, arg in enumerate(argv):
+        if arg in ARITHMETIC_TESTS:
+            for operand in (argv[k - 1], argv[k + 1] if k + 1 < len(argv) else ""):
+                if not operand.lstrip("-").isdigit():
+                    why = "compares as arithmetic, which evaluates variables and can run commands"
+                    return (UNKNOWN, " ".join(argv), why)
+    return PASS
+
+
+def _file(argv: list, flags: list, depth: int) -> tuple:
+    for arg in argv[1:]:
+        if arg == "--compile" or "C" in _short_letters(arg, "emfFP"):
+            return (MUTATE, " ".join(argv), "compiles a magic file")
+    return dynamic_arguments(argv, flags) or PASS
+
+
 def _tee(argv: list, flags: list, depth: int) -> tuple:
-    files = [a for a in argv[1:] if not a.startswith("-") or a == "-"]
+    files, options = [], True
+    for arg in argv[1:]:
+        if options and arg == "--":
+            options = False
+        elif not options or not arg.startswith("-") or arg == "-":
+            files.append(arg)
     if any(f & shell.EXPANDS for f in flags[1:]) or not all(map(_is_safe_target, files)):
         return (MUTATE, " ".join(argv), "writes files")
     return PASS
@@ -407,7 +530,7 @@ def _python(argv: list, flags: list, depth: int) -> tuple:
         i += 1
     if rest[i : i + 1] == ["-m"] and i + 1 < len(rest):
         if rest[i + 1] in OWN_MODULES:
-            return PASS
+            return (UNKNOWN, " ".join(argv), "runs the product through python; use its launcher")
         if rest[i + 1] == "pip":
             return judge_package(["pip", *rest[i + 2 :]], flags[i + 2 :], depth)
     return (UNKNOWN, " ".join(argv), "runs Python code the guard cannot see")
@@ -445,7 +568,13 @@ RULES = {
     "find": _find,
     "fd": _fd,
     "rg": _rg,
-    "sort": _option_writes("o", ("--output",), "writes its output to a file", "ktSTo"),
+    "sort": _sort,
+    "[[": _double_bracket,
+    "file": _file,
+    "read": _read,
+    "mapfile": _read,
+    "readarray": _read,
+    "printf": _read,
     "uniq": _uniq,
     "tee": _tee,
     "tree": _option_writes("o", (), "writes its output to a file", "LPIHTo"),
@@ -455,6 +584,7 @@ RULES = {
     "hostname": _hostname,
     "perl": _perl,
     "git": judge_git,
+    "let": lambda argv, flags, depth: (UNKNOWN, " ".join(argv), "evaluates arithmetic"),
     "sed": judge_sed,
     "awk": judge_awk,
     "gawk": judge_awk,
@@ -462,3 +592,4 @@ RULES = {
     "nawk": judge_awk,
 }
 RULES.update(dict.fromkeys(PACKAGE_MANAGERS, judge_package))
+RULES.update(dict.fromkeys(DECLARERS, _declare))

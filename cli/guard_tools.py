@@ -4,6 +4,8 @@ A leaf under cli/guard_rules.py (shell-level rules and wrappers), so neither imp
 other; the verdict scale OK < UNKNOWN < MUTATE is defined here for both and for cli/guard.py.
 """
 
+from __future__ import annotations
+
 from cli.shell import EXPANDS
 
 OK, UNKNOWN, MUTATE = 0, 1, 2
@@ -15,6 +17,18 @@ CHANGES = "changes the repository or the working tree"
 def names(text: str) -> frozenset:
     """A set of command names written as one whitespace-separated block."""
     return frozenset(text.split())
+
+
+def long_option(arg: str, known: tuple) -> str:
+    """The long option `arg` names, GNU-style: exact or a unique prefix (`--in` is `--in-place`);
+    "?" when the prefix is ambiguous, "" when it is not a long option of `known` at all."""
+    name = arg.split("=", 1)[0]
+    if not name.startswith("--") or name == "--":
+        return ""
+    if name in known:
+        return name
+    matches = [option for option in known if option.startswith(name)]
+    return matches[0] if len(matches) == 1 else "?" if matches else ""
 
 
 def dynamic_arguments(argv: list, flags: list) -> tuple | None:
@@ -87,19 +101,51 @@ CONFIG_WRITES: tuple[str, ...] = (
 CONFIG_WRITES += ("--remove-section", "--edit", "set", "unset", "rename-section", "edit")
 CONFIG_WRITES += ("remove-section",)
 CONFIG_ARGS = ("-f", "--file", "--blob", "--type", "--default", "--comment")
+CONFIG_LONG = tuple(o for o in CONFIG_WRITES + CONFIG_READS if o.startswith("--"))
+
+
+GIT_RUNS: tuple[str, ...] = (
+    "--upload-pack",
+    "--receive-pack",
+    "--exec",
+    "--open-files-in-pager",
+    "--remote",
+)
+GIT_RUNS += ("--ext-diff",)
 
 
 def judge_git(argv: list, flags: list, depth: int) -> tuple:
+    verdict = _judge_git(argv)
+    if verdict[0] == OK and _git_elsewhere(argv):
+        why = "runs git on another repository, whose configuration may run commands"
+        return (UNKNOWN, " ".join(argv), why)
+    return dynamic_arguments(argv, flags) or verdict
+
+
+GIT_ELSEWHERE = ("--git-dir", "--work-tree", "-C", "--namespace", "--super-prefix")
+
+
+def _git_elsewhere(argv: list) -> bool:
+    """Whether git's global options point it at another repository or work tree."""
+    i = 1
+    while i < len(argv) and argv[i].startswith("-"):
+        if argv[i].split("=", 1)[0] in GIT_ELSEWHERE:
+            return True
+        i += 2 if argv[i] in GIT_GLOBAL_WITH_ARG else 1
+    return False
+
+
+def _judge_git(argv: list) -> tuple:
     part = " ".join(argv)
-    verdict = dynamic_arguments(argv, flags)
-    if verdict:
-        return verdict
     i = 1
     while i < len(argv) and argv[i].startswith("-"):
         arg = argv[i]
-        if arg == "--config-env" or arg.startswith("--exec-path="):
+        name = arg.split("=", 1)[0]
+        if (name in ("--config-env", "--exec-path") and "=" in arg) or arg == "--config-env":
             return (UNKNOWN, part, "changes how git runs its helpers")
         if arg == "-c" and not _safe_git_setting(argv[i + 1] if i + 1 < len(argv) else ""):
+            return (UNKNOWN, part, "sets git configuration that can run commands")
+        if arg.startswith("-c") and arg != "-c" and not _safe_git_setting(arg[2:]):
             return (UNKNOWN, part, "sets git configuration that can run commands")
         if arg in ("--version", "--help", "-h", "--exec-path", "--html-path", "--man-path"):
             return PASS
@@ -107,13 +153,22 @@ def judge_git(argv: list, flags: list, depth: int) -> tuple:
     if i >= len(argv):
         return PASS
     sub, rest = argv[i], argv[i + 1 :]
-    if any(a == "--output" or a.startswith("--output=") for a in rest):
-        return (MUTATE, part, "writes its output to a file")
+    if any(a in ("--help", "-h") for a in rest):
+        return PASS
+    for arg in rest:
+        if arg == "--":
+            break
+        if long_option(arg, GIT_RUNS):
+            return (UNKNOWN, part, "names a program for git to run")
+        if arg.startswith("-O") or (sub == "ls-remote" and arg.startswith("-u")):
+            return (UNKNOWN, part, "names a program for git to run")
+        if arg.split("=", 1)[0] in ("--output", "--outp", "--outpu") or (
+            sub == "archive" and arg.startswith("-o")
+        ):
+            return (MUTATE, part, "writes its output to a file")
     if sub in GIT_SUBCOMMANDS:
         why = GIT_SUBCOMMANDS[sub](rest)
         return PASS if why is None else (MUTATE, part, why)
-    if sub == "grep" and any(a in ("-O", "--open-files-in-pager") for a in rest):
-        return (UNKNOWN, part, "opens files in a program the guard cannot see")
     if sub in GIT_READ:
         return PASS
     if sub in GIT_WRITE:
@@ -129,11 +184,15 @@ def _safe_git_setting(setting: str) -> bool:
     return key.startswith(GIT_SAFE_CONFIG)
 
 
-def _verbs(reads: tuple, bare_reads: bool = True):
-    """A git subcommand with verbs (`git stash list`): read-only verbs pass, others write."""
+def _verbs(reads: tuple, bare_reads: bool = True, with_value: tuple = ()):
+    """A git subcommand with verbs (`git stash list`): the verb comes first (after options
+    that take a value, such as `notes --ref R`); read-only verbs pass, others write."""
 
     def rule(rest: list) -> str | None:
-        verb = next((a for a in rest if not a.startswith("-")), None)
+        i = 0
+        while i < len(rest) and rest[i].startswith("-") and bare_reads:
+            i += 2 if rest[i] in with_value else 1
+        verb = rest[i] if i < len(rest) else None
         if verb in reads or (verb is None and bare_reads):
             return None
         return CHANGES
@@ -156,7 +215,7 @@ def _creates_ref(rest: list, writes: tuple, write_letters: str, creates: str) ->
         name = arg.split("=", 1)[0]
         if skip:
             skip = False
-        elif arg in ("-l", "--list", "-v", "--verify"):
+        elif arg in ("-l", "--list") or (arg in ("-v", "--verify") and creates == "creates a tag"):
             listing = True
         elif name in writes:
             return CHANGES
@@ -177,10 +236,10 @@ def _git_config(rest: list) -> str | None:
         name = arg.split("=", 1)[0]
         if skip:
             skip = False
-        elif name in CONFIG_WRITES:
-            return "changes git configuration"
         elif name in CONFIG_READS:
             return None
+        elif name in CONFIG_WRITES or long_option(arg, CONFIG_LONG) in (*CONFIG_WRITES, "?"):
+            return "changes git configuration"
         elif arg in CONFIG_ARGS:
             skip = True
         elif not arg.startswith("-"):
@@ -196,7 +255,39 @@ def _unless(*read_options: str, why: str = CHANGES):
 
 
 def _git_archive(rest: list) -> str | None:
-    return "writes an archive file" if "-o" in rest else None
+    return "writes an archive file" if any(a.startswith("-o") for a in rest) else None
+
+
+def _last(reading: str, writing: str, why: str):
+    """Read-only when the last of the two options given is `reading`."""
+
+    def rule(rest: list) -> str | None:
+        given = [a for a in rest if a in (reading, writing)]
+        return None if given and given[-1] == reading else why
+
+    return rule
+
+
+def _git_apply(rest: list) -> str | None:
+    if any(long_option(a, ("--apply", "--allow-empty")) == "--apply" for a in rest):
+        return CHANGES
+    reads = ("--check", "--stat", "--numstat", "--summary")
+    return None if any(a in reads for a in rest) else CHANGES
+
+
+def _git_clean(rest: list) -> str | None:
+    """Dry run when the last of -n/--dry-run/--no-dry-run says so (`-nd` counts as -n)."""
+    dry = False
+    for arg in rest:
+        if arg == "--":
+            break
+        if arg in ("-i", "--interactive") or (arg[:1] == "-" and arg[1:2] != "-" and "i" in arg):
+            return "cleans files interactively"
+        if arg == "--dry-run" or (arg[:1] == "-" and arg[1:2] != "-" and "n" in arg):
+            dry = True
+        elif arg == "--no-dry-run":
+            dry = False
+    return None if dry else CHANGES
 
 
 GIT_SUBCOMMANDS = {
@@ -205,14 +296,14 @@ GIT_SUBCOMMANDS = {
     "config": _git_config,
     "stash": _verbs(("list", "show"), bare_reads=False),
     "worktree": _verbs(("list",)),
-    "notes": _verbs(("list", "show")),
+    "notes": _verbs(("list", "show"), with_value=("--ref",)),
     "submodule": _verbs(("status", "summary")),
     "remote": _verbs(("show", "get-url")),
     "reflog": _verbs(("show", "exists")),
     "bisect": _verbs(("log", "visualize", "view")),
-    "format-patch": _unless("--stdout", why="writes patch files"),
-    "apply": _unless("--check", "--stat", "--numstat", "--summary"),
-    "clean": _unless("-n", "--dry-run"),
+    "format-patch": _last("--stdout", "--no-stdout", why="writes patch files"),
+    "apply": _git_apply,
+    "clean": _git_clean,
     "archive": _git_archive,
 }
 
@@ -220,6 +311,17 @@ GIT_SUBCOMMANDS = {
 # -- sed -------------------------------------------------------------------------------------
 
 SED_WRITES = "writes a file from its script"
+SED_LONG: tuple[str, ...] = (
+    "--expression",
+    "--file",
+    "--in-place",
+    "--line-length",
+    "--null-data",
+    "--quiet",
+)
+SED_LONG += ("--silent", "--regexp-extended", "--separate", "--sandbox", "--unbuffered")
+SED_LONG += ("--posix", "--debug", "--follow-symlinks", "--binary", "--zero-terminated")
+SED_LONG += ("--help", "--version")
 SED_RUNS = "runs shell commands from its script"
 
 
@@ -233,6 +335,9 @@ def judge_sed(argv: list, flags: list, depth: int) -> tuple:
         if arg == "--":
             operands += argv[i + 1 :]
             break
+        name = long_option(arg, SED_LONG) or name
+        if name == "?":
+            return (UNKNOWN, part, "has an ambiguous option")
         if name == "--in-place":
             return (MUTATE, part, "edits files in place")
         if name in ("--expression", "--file", "--line-length"):
@@ -240,7 +345,7 @@ def judge_sed(argv: list, flags: list, depth: int) -> tuple:
             i += 0 if eq else 1
             scripts += [value] if name == "--expression" else []
             unseen = unseen or name == "--file"
-        elif arg == "--sandbox":
+        elif name == "--sandbox":
             sandbox = True
         elif arg.startswith("-") and not arg.startswith("--") and len(arg) > 1:
             letter, value = _short_option(arg, "efl")
@@ -316,7 +421,6 @@ def _skip_delimited(text: str, i: int, delimiter: str) -> int:
 
 AWK_WITH_ARG = ("-v", "-F", "--assign", "--field-separator", "-e", "--source")
 AWK_WRITING = ("-d", "-o", "-p", "--dump-variables", "--pretty-print", "--profile")
-AWK_OPERANDS = (")", "]", "$")
 
 
 def judge_awk(argv: list, flags: list, depth: int) -> tuple:
@@ -348,51 +452,68 @@ def judge_awk(argv: list, flags: list, depth: int) -> tuple:
 
 
 def awk_program_writes(program: str) -> str | None:
-    """Why an awk program writes or runs commands (`print > f`, `| "cmd"`, `system()`)."""
+    """Why an awk program writes or runs commands (`print > f`, `| "cmd"`, `system()`), in one
+    pass over its tokens. A command given as a constant string is judged like a Bash command
+    (`"ls" | getline`, `print | "sort"` are read-only); any other is not known."""
     tokens = _awk_tokens(program)
+    in_print, depth = False, 0
     for k, token in enumerate(tokens):
         if token == "system" and tokens[k + 1 : k + 2] == ["("]:
-            return "runs a shell command"
-        if token == "|" and "getline" in tokens[k + 1 : k + 3]:
-            return "runs a shell command"
-        if token in ("print", "printf"):
-            why = _print_destination(tokens, k + 1)
+            why = _awk_command(tokens[k + 2 : k + 4], ")")
             if why:
                 return why
-    return None
-
-
-def _print_destination(tokens: list, k: int) -> str | None:
-    depth = 0
-    while k < len(tokens):
-        token = tokens[k]
-        if token in ("(", "["):
+        elif token == "|" and "getline" in tokens[k + 1 : k + 3]:
+            why = _awk_command(tokens[k - 1 : k], "") if k else "runs a shell command"
+            if why:
+                return why
+        elif token in ("print", "printf"):
+            in_print, depth = True, 0
+        elif not in_print:
+            continue
+        elif token in ("(", "["):
             depth += 1
         elif token in (")", "]"):
             depth -= 1
         elif depth <= 0 and token in (";", "}", "\n"):
-            return None
+            in_print = False
         elif depth <= 0 and token == "|":
-            return "pipes into a shell command"
+            why = _awk_command(tokens[k + 1 : k + 3], "")
+            if why:
+                return "pipes into a shell command" if why == AWK_RUNS else why
         elif depth <= 0 and token == ">":
-            k += 1 + (tokens[k + 1 : k + 2] == [">"])
-            target = tokens[k] if k < len(tokens) else ""
+            j = k + 1 + (tokens[k + 1 : k + 2] == [">"])
+            target = tokens[j] if j < len(tokens) else ""
             if not (target.startswith('"') and target[1:] in SAFE_TARGETS):
                 return "writes a file"
-        k += 1
     return None
 
 
+AWK_RUNS = "runs a shell command"
+
+
+def _awk_command(tokens: list, closer: str) -> str | None:
+    """None when the command is one constant string that the guard judges read-only."""
+    if not tokens or not tokens[0].startswith('"'):
+        return AWK_RUNS
+    if closer and tokens[1:2] != [closer]:
+        return AWK_RUNS
+    from cli.guard_rules import classify_bash
+
+    kind, _, why = classify_bash(tokens[0][1:], 1)
+    return None if kind == OK else AWK_RUNS if kind == UNKNOWN else why
+
+
 def _awk_tokens(text: str) -> list:
-    """Words, one-char punctuation and strings (as `"` + body); regex literals are skipped."""
+    """Words, one-char punctuation and strings (as `"` + body). Regex literals are read as
+    code, not skipped: telling `/` the divisor from a regex start differs between awks, and
+    a skipped "regex" could hide `system(`; a false alarm costs only a sandboxed run."""
     tokens: list[str] = []
     i, n = 0, len(text)
     while i < n:
         c = text[i]
-        if c == '"' or (c == "/" and _regex_may_start(tokens)):
+        if c == '"':
             j = _skip_delimited(text, i + 1, c)
-            if c == '"':
-                tokens.append('"' + text[i + 1 : j - 1])
+            tokens.append('"' + text[i + 1 : j - 1])
             i = j
         elif c == "#":
             while i < n and text[i] != "\n":
@@ -410,13 +531,6 @@ def _awk_tokens(text: str) -> list:
                 tokens.append(c)
             i += 1
     return tokens
-
-
-def _regex_may_start(tokens: list) -> bool:
-    if not tokens:
-        return True
-    last = tokens[-1]
-    return not (last in AWK_OPERANDS or last[0] == '"' or last[0].isalnum() or last[0] == "_")
 
 
 # -- package managers ------------------------------------------------------------------------
@@ -446,7 +560,7 @@ PACKAGE_MANAGERS = {
     "bun": (_words(_INSTALLS, "a,init,create"), _words(_LISTS)),
     "cargo": (
         _words("install,uninstall,add,remove,rm,update,new,init,fix,publish"),
-        _words(_LISTS, "tree,metadata,pkgid,locate-project,version"),
+        _words(_LISTS, "pkgid,locate-project,version"),
     ),
     "apt": (_words(_SYSTEM), _words(_LISTS, "policy,madison,depends,rdepends")),
     "uv": (_words(_UV_WRITES), _words(_UV_READS)),
@@ -469,11 +583,30 @@ for _alias, _same in (("pip3", "pip"), ("apt-get", "apt"), ("dnf", "apt"), ("yum
 PACKAGE_MANAGERS["brew"] = PACKAGE_MANAGERS["apk"] = PACKAGE_MANAGERS["apt"]
 
 
+WRITING_OPTIONS: tuple[str, ...] = (
+    "--log",
+    "--logs-dir",
+    "--log-file",
+    "--cache",
+    "--cache-dir",
+    "--target",
+)
+WRITING_OPTIONS += ("--prefix", "--root", "--output", "--report", "--dest", "--outdir", "--out")
+
+
 def judge_package(argv: list, flags: list, depth: int) -> tuple:
     part = " ".join(argv)
     writes, reads = PACKAGE_MANAGERS[argv[0].rsplit("/", 1)[-1]]
     words = [a for a in argv[1:] if not a.startswith("-")]
     options = [a for a in argv[1:] if a.startswith("-")]
+    for option in options:
+        name = option.split("=", 1)[0]
+        if name in WRITING_OPTIONS or name.startswith(("--log", "--cache")):
+            return (MUTATE, part, "writes files named by its options (logs, caches, output)")
+    if argv[0].endswith("cargo") and words[:1] in (["tree"], ["metadata"]):
+        if "--locked" in options or "--frozen" in options:
+            return PASS
+        return (MUTATE, part, "may create or update Cargo.lock (add --locked)")
     for verb in (" ".join(words[:2]), words[0] if words else options[0] if options else ""):
         if verb in writes:
             return (MUTATE, part, "installs, removes or updates packages")

@@ -4,8 +4,12 @@ Plain text on stdout, which Claude Code and Codex add to the agent's context, so
 starts, resumes or compacts picks up where it was (PRODUCT.md §7); `--dialect gemini` wraps it
 in the JSON Gemini CLI requires (hookSpecificOutput.additionalContext). No session, or a
 finished one: nothing is printed. Read-only (timeouts are applied by the next real command,
-not here), standard library only, and it always exits 0: a hook must never break a session.
+not here), standard library only (cli/hookstate.py, never shared/ or state/), and it always
+exits 0: a hook must never break a session. While planning it also says whether shell commands
+run in the read-only sandbox or are guarded by command parsing only.
 """
+
+from __future__ import annotations
 
 import os
 import sys
@@ -13,39 +17,33 @@ import sys
 if __name__ == "__main__" and not __package__:
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-CLOSED = frozenset({"completed", "cancelled", "failed"})
 HEADER = "planner: an active session (run the NEXT command to continue; `plan status` for more)"
 
 
-def hook_cwd(raw: bytes) -> str:
-    """The `cwd` field of the hook JSON, else the process's own directory."""
+def hook_cwd(raw: bytes):
+    """The `cwd` field of the hook JSON, else None."""
     try:
         import json
 
         cwd = json.loads(raw).get("cwd") if raw.strip() else None
-    except Exception:  # malformed input still gets the status of the process's directory
+    except Exception:  # malformed input still gets the status of the project
         cwd = None
-    return cwd if isinstance(cwd, str) and cwd else os.getcwd()
+    return cwd if isinstance(cwd, str) and cwd else None
 
 
-def report(cwd: str) -> str:
-    """The text to print for the project that holds cwd ("" when there is nothing to resume)."""
-    from shared import paths
+def report(cwd) -> str:
+    """The text to print for the project (see cli/hookstate.py for how it is found), or ""
+    when there is nothing to resume."""
+    from cli import hookstate
 
-    state_dir = paths.resolve_state_dir(cwd=cwd)
-    if not state_dir or not os.path.isfile(os.path.join(state_dir, "session.json")):
-        return ""
-    from shared.status import session_status, status_text
-    from state.store import Store
-
+    start = hookstate.project_dir(cwd)
     try:
-        summary = session_status(Store(state_dir))
-    except Exception as e:  # a damaged session is worth saying, never worth a traceback
-        problem = getattr(e, "message", None) or f"{type(e).__name__}: {e}"
-        return f"planner: the active session {state_dir} cannot be read: {problem}"
-    if summary["status"] in CLOSED:
+        session = hookstate.find_session(start)
+    except hookstate.DamagedSession as e:
+        return f"planner: the active session {os.path.dirname(str(e))} cannot be read: {e}"
+    if session is None or session.status in hookstate.CLOSED:
         return ""
-    return f"{HEADER}\n{status_text(summary)}"
+    return f"{HEADER}\n{hookstate.status_text(session)}"
 
 
 def render(text: str, dialect: str) -> str:
@@ -57,7 +55,7 @@ def render(text: str, dialect: str) -> str:
     return json.dumps({"hookSpecificOutput": context})
 
 
-def parse_dialect(args: list[str]) -> str:
+def parse_dialect(args: list) -> str:
     """`--dialect claude|codex|gemini` (or `--dialect=…`); claude and codex read plain text."""
     for i, arg in enumerate(args):
         if arg == "--dialect" and i + 1 < len(args):
@@ -67,7 +65,7 @@ def parse_dialect(args: list[str]) -> str:
     return "claude"
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv=None) -> int:
     dialect = parse_dialect(sys.argv[1:] if argv is None else argv)
     try:
         raw = sys.stdin.buffer.read() if sys.stdin is not None else b""

@@ -5,9 +5,14 @@ before every tool call and those imports alone eat its time budget; shlex also k
 $(…), here-docs or `|`.
 """
 
+from __future__ import annotations
+
 from cli.shell_lex import EXPANDS, GLOBS, Lexer, ParseError, is_name
 
-__all__ = ["EXPANDS", "GLOBS", "Command", "ParseError", "Redirect", "is_assignment", "parse"]
+__all__ = ["ARITHMETIC", "EXPANDS", "GLOBS", "Command", "ParseError", "Redirect", "parse"]
+__all__ += ["is_assignment", "pipeline"]
+
+ARITHMETIC = "((arithmetic))"  # argv[0] of the pseudo-command noted for arithmetic on names
 
 MAX_NESTING = 50
 _NOT_A_COMMAND = frozenset(("then", "elif", "else", "fi", "do", "done", "esac", "}", "in"))
@@ -59,6 +64,24 @@ def parse(text: str) -> tuple[list[Command], str | None]:
     return found, None
 
 
+def pipeline(text: str):
+    """The simple commands of `text` when it is one pipeline of simple commands (`a | b`, a
+    here-doc allowed, nothing else: no `;`, `&&`, compound commands or substitutions), else None.
+    """
+    found: list[Command] = []
+    parser = _Parser(text, found, 0)
+    try:
+        parser.parse_all()
+    except (ParseError, RecursionError):
+        return None
+    except Exception:  # a parser bug must read as "not simple", never as a crash
+        return None
+    ops = parser.ops
+    if any(op != "|" for op in ops if op != "\n") or len(found) != ops.count("|") + 1:
+        return None
+    return found
+
+
 def is_assignment(word: str) -> bool:
     """`NAME=…`, `NAME+=…` or `NAME[i]=…` with a valid shell identifier as NAME."""
     eq = word.find("=")
@@ -77,6 +100,7 @@ class _Parser(Lexer):
     def __init__(self, text: str, found: list, depth: int) -> None:
         super().__init__(text)
         self.found, self.depth = found, depth
+        self.ops: list[str] = []  # list, and-or and pipe operators and compound words, in order
 
     # -- grammar ---------------------------------------------------------------------------
 
@@ -96,7 +120,7 @@ class _Parser(Lexer):
                 if tok[1] in stop_ops:
                     return
                 if tok[1] in ("\n", ";", "&"):
-                    self.take()
+                    self.ops.append(self.take()[1])
                     continue
             elif kind == "word" and not tok[2] and tok[1] in stop_words:
                 return
@@ -105,16 +129,16 @@ class _Parser(Lexer):
     def parse_and_or(self) -> None:
         self.parse_pipeline()
         while self.peek_op() in ("&&", "||"):
-            self.take()
+            self.ops.append(self.take()[1])
             self.skip_newlines()
             self.parse_pipeline()
 
     def parse_pipeline(self) -> None:
         if self.peek_word() == "!":
-            self.take()
+            self.ops.append(self.take()[1])
         self.parse_command()
         while self.peek_op() in ("|", "|&"):
-            self.take()
+            self.ops.append(self.take()[1])
             self.skip_newlines()
             self.parse_command()
 
@@ -125,8 +149,10 @@ class _Parser(Lexer):
         tok = self.peek()
         word = self.peek_word()
         if tok[0] == "op" and tok[1] == "(":
+            self.ops.append("(")
             self.parse_subshell()
         elif word in _COMPOUND:
+            self.ops.append(word)
             _COMPOUND[word](self)
         elif word in _NOT_A_COMMAND:
             raise ParseError(f"unexpected `{word}`")
@@ -159,6 +185,7 @@ class _Parser(Lexer):
                 argv.append(tok[1])
                 flags.append(tok[3])
                 if len(argv) == 1 and not redirects and self.peek_op() == "(":
+                    self.ops.append("()")
                     return self.parse_function_body()
         if argv or redirects or assignments:
             self.found.append(Command(argv, flags, redirects, assignments))
@@ -300,6 +327,9 @@ class _Parser(Lexer):
         self.want_delimiter = saved
         buf.append(self.s[begin : self.i])
         return EXPANDS
+
+    def note_arithmetic(self, text: str) -> None:
+        self.found.append(Command([ARITHMETIC, text], [0, 0], [], []))
 
     def nested(self, text: str, expansions_only: bool = False) -> None:
         if self.depth + 1 > MAX_NESTING:

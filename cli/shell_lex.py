@@ -2,11 +2,14 @@
 their quotes removed and flags saying what bash may still do to them, and here-doc bodies.
 """
 
+from __future__ import annotations
+
 EXPANDS = 1  # the word holds $var, ${…}, $(…), `…` or <(…): its value is known only at run time
 GLOBS = 2  # the word holds an unquoted * ? [ or {: bash may turn it into other words
 
 _META = " \t\n;&|()<>"
 _OPERATORS = (";;&", "&>>", ";;", ";&", "&&", "||", "|&", "&>", ";", "&", "|", "(", ")")
+_OPERATORS_BY_CHAR = {c: tuple(op for op in _OPERATORS if op[0] == c) for c in ";&|()"}
 _REDIRECTS = ("<<<", "<<-", "<<", "<>", "<&", "<", ">>", ">|", ">&", ">")
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "f": "\f", "v": "\v"}
 _ESCAPES.update({"e": "\x1b", "E": "\x1b", "\\": "\\", "'": "'", '"': '"', "?": "?"})
@@ -39,6 +42,11 @@ class Lexer:
 
     def nested(self, text: str, expansions_only: bool = False) -> None:
         """Text the parser reads as commands of its own (a here-doc body, `…`)."""
+        raise NotImplementedError
+
+    def note_arithmetic(self, text: str) -> None:
+        """Arithmetic on names (`$((x))`, `${a[i]}`): bash expands a name's value as an
+        expression, and `a[$(cmd)]` inside that value runs cmd."""
         raise NotImplementedError
 
     # -- token helpers ---------------------------------------------------------------------
@@ -90,7 +98,7 @@ class Lexer:
         s, n = self.s, self.n
         while self.i < n:
             c = s[self.i]
-            if c in " \t":
+            if c == " " or c == "\t":
                 self.i += 1
             elif c == "\\" and s.startswith("\n", self.i + 1):
                 self.i += 2
@@ -112,8 +120,9 @@ class Lexer:
         return _EOF
 
     def lex_operator(self) -> tuple:
-        for op in _OPERATORS:
-            if self.s.startswith(op, self.i):
+        ahead = self.s[self.i : self.i + 3]
+        for op in _OPERATORS_BY_CHAR[ahead[0]]:
+            if ahead.startswith(op):
                 self.i += len(op)
                 return ("redir", op, None) if op[-1] == ">" else ("op", op)
         raise ParseError("unknown operator")  # unreachable: lex() only sends operator chars
@@ -144,6 +153,9 @@ class Lexer:
         while self.i < n:
             c = s[self.i]
             if c in _META:
+                if c == "(" and buf and buf[-1] in "?*+@!":
+                    flags |= GLOBS | self.extglob(buf)
+                    continue
                 if c not in "<>" or not s.startswith("(", self.i + 1):
                     break
                 flags |= self.substitution(buf, self.i + 2)
@@ -184,6 +196,26 @@ class Lexer:
             self.heredocs.append((word, self.want_delimiter == "<<-", quoted))
             self.want_delimiter = None
         return ("word", word, quoted, flags)
+
+    def extglob(self, buf: list) -> int:
+        """`!(…)`, `@(…)`, `*(…)`…: with extglob on, a pattern up to its `)`, never `<<`."""
+        s, depth, j = self.s, 0, self.i
+        while j < self.n:
+            c = s[j]
+            if c == "\\":
+                j += 2
+                continue
+            depth += c == "("
+            depth -= c == ")"
+            j += 1
+            if depth == 0:
+                break
+        else:
+            raise ParseError("unterminated extended glob")
+        buf.append(s[self.i : j])
+        self.nested(s[self.i + 1 : j - 1], expansions_only=True)
+        self.i = j
+        return EXPANDS if "$" in s[self.i : j] or "`" in s[self.i : j] else 0
 
     def double_quoted(self, buf: list) -> int:
         s, n = self.s, self.n
@@ -232,6 +264,8 @@ class Lexer:
         if nxt == "(":
             if not (s.startswith("(", start + 2) and self.arithmetic(start + 3)):
                 self.substitution([], start + 2)
+        elif nxt == "[":
+            self.old_arithmetic(start + 2)
         elif nxt == "{":
             self.parameter(start + 2)
         elif nxt and (nxt in "@*#?$!-" or is_name(nxt) or nxt.isdigit()):
@@ -257,12 +291,31 @@ class Lexer:
                 if depth:
                     depth -= 1
                 elif s.startswith(")", j + 1):
-                    self.nested(s[start:j], expansions_only=True)
+                    self.arithmetic_text(s[start:j])
                     self.i = j + 2
                     return True
                 else:
                     return False
         return False
+
+    def old_arithmetic(self, start: int) -> None:
+        """`$[ … ]`, bash's old arithmetic: to the matching `]`, never a `<<` here-doc."""
+        s, depth = self.s, 0
+        for j in range(start, self.n):
+            if s[j] == "[":
+                depth += 1
+            elif s[j] == "]":
+                if not depth:
+                    self.i = j + 1
+                    self.arithmetic_text(s[start:j])
+                    return
+                depth -= 1
+        raise ParseError("unterminated $[")
+
+    def arithmetic_text(self, text: str) -> None:
+        self.nested(text, expansions_only=True)
+        if any(c.isalpha() or c == "_" or c == "$" for c in text):
+            self.note_arithmetic(text)
 
     def parameter(self, start: int) -> None:
         """`${…}`: skipped to its `}`, but a `$(…)` inside (`${x:-$(cmd)}`) still counts."""
@@ -272,6 +325,8 @@ class Lexer:
             c = s[self.i]
             if c == "}":
                 self.i += 1
+                if "[" in s[start : self.i]:
+                    self.note_arithmetic(s[start - 2 : self.i])
                 return
             if c == "\\":
                 self.i += 2

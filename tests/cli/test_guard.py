@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from cli import guard
 from cli.guard_rules import classify_bash
-from tests.cli.guard_corpus import ALLOW, ASK, CORPUS, DENY
+from tests.cli.guard_corpus import ALLOW, ASK, CORPUS, DENY, OWN
 
 GUARD = Path(__file__).resolve().parents[2] / "cli" / "guard.py"
 KIND_TO_LABEL = {guard.OK: ALLOW, guard.UNKNOWN: ASK, guard.MUTATE: DENY}
@@ -21,7 +21,7 @@ KIND_TO_LABEL = {guard.OK: ALLOW, guard.UNKNOWN: ASK, guard.MUTATE: DENY}
 
 def make_session(root: Path, name: str, status: str = "design", guard_mode: str = "standard"):
     state_dir = root / ".planner" / name
-    state_dir.mkdir(parents=True)
+    (state_dir / "worktree").mkdir(parents=True)
     session = {"id": name, "status": status, "config": {"guard": guard_mode}}
     (state_dir / "session.json").write_text(json.dumps(session))
     (root / ".planner" / "ACTIVE").write_text(name + "\n")
@@ -41,6 +41,9 @@ def home(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.delenv("PLANNER_STATE_DIR", raising=False)
     monkeypatch.delenv("PLANNER_DEBUG", raising=False)
+    for name in ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PLANNER_SANDBOX", "off")  # layer 1 alone; tests/cli/test_sandbox.py
     return home
 
 
@@ -119,19 +122,24 @@ def test_corpus_classification(command, label):
     assert KIND_TO_LABEL[verdict[0]] == label, verdict
 
 
+LAYER_ONE = [(c, label) for c, label in CORPUS if (c, label) not in OWN]
+
+
 def test_corpus_through_the_hook_in_process(session, project):
-    for command, label in CORPUS:
+    for command, label in LAYER_ONE:
         decision, reason = decide(bash(command, project))
         assert decision == label, (command, reason)
         if decision != ALLOW:
             assert "Planning is read-only" in reason and str(session) in reason
-    blocked = [label for _, label in CORPUS if label != ALLOW]
+    blocked = [label for _, label in LAYER_ONE if label != ALLOW]
     lines = audit_lines(session)
     assert len(lines) == len(blocked)
     assert [line["decision"] for line in lines] == blocked
 
 
-@pytest.mark.parametrize(("command", "label"), CORPUS[::6], ids=[c[:40] for c, _ in CORPUS[::6]])
+@pytest.mark.parametrize(
+    ("command", "label"), LAYER_ONE[::6], ids=[c[:40] for c, _ in LAYER_ONE[::6]]
+)
 def test_corpus_sample_through_the_script(session, project, command, label):
     result = run_script(bash(command, project), cwd=project)
     assert parse_output(result.stdout)[0] == label
@@ -148,27 +156,54 @@ def test_deny_reason_names_the_offending_part_and_what_to_do(session, project):
 
 
 @pytest.mark.parametrize("tool", ["Write", "Edit", "MultiEdit", "NotebookEdit"])
-def test_file_tools_write_only_inside_the_session(session, project, tool):
-    assert decide(write(session / "notes.md", project, tool))[0] == ALLOW
-    assert decide(write(session / "sub" / "new.md", project, tool))[0] == ALLOW
-    decision, reason = decide(write(project / "src" / "app.py", project, tool))
-    assert decision == DENY
-    assert "outside the session directory" in reason
+def test_file_tools_write_only_inside_the_worktree(session, project, tool):
+    worktree = session / "worktree"
+    assert decide(write(worktree / "src" / "app.py", project, tool))[0] == ALLOW
+    for target in (project / "src" / "app.py", session / "notes.md", worktree):
+        decision, reason = decide(write(target, project, tool))
+        assert decision == DENY
+        assert "outside the session's scratch worktree" in reason and "plan worktree" in reason
+
+
+@pytest.mark.parametrize("name", ["session.json", "plan.json", "audit.jsonl", "history/r1.json"])
+def test_session_state_is_out_of_reach_of_file_tools(session, project, name):
+    assert decide(write(session / name, project))[0] == DENY
+    assert decide(write(session / "worktree" / ".." / name, project, "Edit"))[0] == DENY
+    assert decide(write(project / ".planner" / "ACTIVE", project))[0] == DENY
+
+
+def test_gits_own_files_in_the_worktree_are_out_of_reach(session, project):
+    worktree = session / "worktree"
+    for target in (".git", ".git/config", "sub/.git/config", "sub/.git"):
+        decision, reason = decide(write(worktree / target, project))
+        assert decision == DENY and "git's own files" in reason
+    assert decide(write(worktree / ".gitignore", project))[0] == ALLOW
+
+
+def test_no_worktree_yet_means_no_file_writes(session, project):
+    (session / "worktree").rmdir()
+    assert decide(write(session / "worktree" / "a.py", project))[0] == DENY
 
 
 def test_relative_paths_resolve_against_the_hook_cwd(session, project):
-    assert decide(write("notes.md", session))[0] == ALLOW
-    assert decide(write(".planner/s1/notes.md", project))[0] == ALLOW
+    worktree = session / "worktree"
+    assert decide(write("notes.md", worktree))[0] == ALLOW
+    assert decide(write(".planner/s1/worktree/notes.md", project))[0] == ALLOW
     assert decide(write("notes.md", project))[0] == DENY
+    assert decide(write("../session.json", worktree))[0] == DENY
 
 
-def test_dot_dot_and_symlink_escapes_are_denied(session, project):
-    assert decide(write(f"{session}/../../src/app.py", project))[0] == DENY
-    assert decide(write(f"{session}/../s1/ok.md", project))[0] == ALLOW
+def test_dot_dot_tilde_and_symlink_escapes_are_denied(session, project, home):
+    worktree = session / "worktree"
+    assert decide(write(f"{worktree}/../../../src/app.py", project))[0] == DENY
+    assert decide(write(f"{worktree}/../worktree/ok.md", project))[0] == ALLOW
     outside = project / "src"
     outside.mkdir()
-    (session / "link").symlink_to(outside)
-    assert decide(write(session / "link" / "app.py", project))[0] == DENY
+    (worktree / "link").symlink_to(outside)
+    assert decide(write(worktree / "link" / "app.py", project))[0] == DENY
+    (worktree / "state").symlink_to(session / "session.json")
+    assert decide(write(worktree / "state", project))[0] == DENY
+    assert decide(write("~/.bashrc", project))[0] == DENY
 
 
 def test_plan_mode_may_write_claude_plans(session, project, home):
@@ -193,7 +228,8 @@ def test_codex_apply_patch_is_judged_by_its_files(session, project):
         body = f"*** Begin Patch\n*** Update File: {path}\n@@\n-a\n+b\n*** End Patch\n"
         return {"tool_name": "apply_patch", "tool_input": {"command": body}, "cwd": str(project)}
 
-    assert decide(patch(session / "notes.md"), "codex")[0] == ALLOW
+    assert decide(patch(session / "worktree" / "notes.md"), "codex")[0] == ALLOW
+    assert decide(patch(session / "session.json"), "codex")[0] == DENY
     assert decide(patch("src/app.py"), "codex")[0] == DENY
 
 
@@ -244,8 +280,12 @@ def test_a_session_made_by_the_store_is_guarded(project):
     store = sessions.create(str(project), "Add a farewell", {"guard": "strict"}, False)
     decision, reason = decide(bash("make", project))
     assert decision == DENY and "strict" in reason and store.dir in reason
-    assert decide(write(Path(store.dir) / "notes.md", project))[0] == ALLOW
+    assert decide(write(Path(store.dir) / "notes.md", project))[0] == DENY
     assert audit_lines(Path(store.dir))[-1]["by"] == "guard"
+    assert (
+        audit_lines(Path(store.dir))[-1]["session"]
+        == json.loads((Path(store.dir) / "session.json").read_text())["id"]
+    )
 
 
 def test_damaged_session_file_fails_closed(session, project):
@@ -298,7 +338,7 @@ def test_gemini_dialect_shape_and_tool_names(session, project):
     for tool in ("write_file", "replace"):
         outside = {"tool_name": tool, "tool_input": {"file_path": str(project / "a.py")}}
         assert gemini({**outside, "cwd": str(project)})[0] == DENY
-        inside = {"tool_name": tool, "tool_input": {"file_path": str(session / "a.md")}}
+        inside = {"tool_name": tool, "tool_input": {"file_path": str(session / "worktree/a")}}
         assert gemini({**inside, "cwd": str(project)})[0] == ALLOW
     assert gemini({"tool_name": "read_file", "tool_input": {}, "cwd": str(project)})[0] == ALLOW
 
@@ -353,7 +393,8 @@ def test_each_block_appends_exactly_one_audit_line(session, project):
         lines = audit_lines(session)
         assert len(lines) == number
         line = lines[-1]
-        assert set(line) == {"ts", "event", "by", "tool", "target", "decision", "reason"}
+        keys = {"ts", "event", "by", "session", "tool", "target", "decision", "reason"}
+        assert set(line) == keys and line["session"] == "s1"
         assert line["event"] == "blocked" and line["by"] == "guard"
         assert line["decision"] == decision and line["reason"] == reason
         assert line["ts"].endswith("Z") and len(line["ts"]) == 20

@@ -6,6 +6,8 @@ from hypothesis import strategies as st
 
 from cli import shell
 
+ARITH = shell.ARITHMETIC
+
 
 def argvs(text):
     commands, error = shell.parse(text)
@@ -37,7 +39,7 @@ def redirects(text):
         ("{ a; b; }", [["a"], ["b"]]),
         ("if a; then b; elif c; then d; else e; fi", [["a"], ["b"], ["c"], ["d"], ["e"]]),
         ("for x in 1 2; do a $x; done", [["a", "$x"]]),
-        ("for ((i=0; i<3; i++)); do a; done", [["a"]]),
+        ("for ((i=0; i<3; i++)); do a; done", [[ARITH, "i=0; i<3; i++"], ["a"]]),
         ("while a; do b; done", [["a"], ["b"]]),
         ("until a; do b; done", [["a"], ["b"]]),
         ("case $x in a|b) c;; (d) e;; *) ;; esac", [["c"], ["e"]]),
@@ -45,7 +47,11 @@ def redirects(text):
         ("function f { a; }", [["a"]]),
         ("! a | b", [["a"], ["b"]]),
         ("[[ a < b && ( c ) ]]", [["[[", "a", "<", "b", "&&", "(", "c", ")", "]]"]]),
-        ("(( x = 1 + 2 ))", []),
+        ("(( x = 1 + 2 ))", [[ARITH, " x = 1 + 2 "]]),
+        ("(( 1 + 2 ))", []),
+        ("echo $[1<<2]\nrm -rf src", [["echo", "$[1<<2]"], ["rm", "-rf", "src"]]),
+        ("ls !(<<EOF)\nrm x\nEOF", [["ls", "!(<<EOF)"], ["rm", "x"], ["EOF"]]),
+        ("echo ${a[$i]}", [[ARITH, "${a[$i]}"], ["echo", "${a[$i]}"]]),
         ("echo $((1 + (2 * 3)))", [["echo", "$((1 + (2 * 3)))"]]),
         ("A=1 B=2 cmd arg", [["cmd", "arg"]]),
         ("A=(1 2 3)", [[]]),

@@ -61,7 +61,7 @@ def test_hooks_json_wires_the_guard_fail_closed_and_the_session_start() -> None:
     [pre] = hooks["PreToolUse"]
     assert pre["matcher"] == "Write|Edit|MultiEdit|NotebookEdit|Bash"
     [guard] = pre["hooks"]
-    assert guard["command"] == 'python3 -S "${CLAUDE_PLUGIN_ROOT}/cli/guard.py"'
+    assert guard["command"] == 'python3 -S -I "${CLAUDE_PLUGIN_ROOT}/cli/guard.py"'
     assert guard["onFailure"] == "block" and guard["timeout"] <= 10
     [start] = hooks["SessionStart"]
     assert start["hooks"][0]["command"].endswith('"${CLAUDE_PLUGIN_ROOT}/cli/session_start.py"')
@@ -217,8 +217,8 @@ def test_planning_is_read_only_until_the_plan_is_approved(
     assert [(a["tool"], a["decision"]) for a in blocked] == [("Write", "deny"), ("Bash", "deny")]
     assert blocked[0]["target"] == str(project / "src" / "app.py")
 
-    # Writes inside the session directory were allowed: the diff file the plan records.
-    assert (state / "diffs" / "app.diff").exists()
+    # Shell commands other than the product's own ran in the sandbox, on record.
+    assert any(a["event"] == "sandboxed" for a in audit) or not shutil.which("bwrap")
 
     # The frozen plan, then the same Write is allowed and lands.
     plan = json.loads((state / "plan.json").read_text())
@@ -226,7 +226,7 @@ def test_planning_is_read_only_until_the_plan_is_approved(
     session = json.loads((state / "session.json").read_text())
     assert session["status"] == "executing" and session["approval"]["by"] == "auto"
     writes = [r for r in s["tool_results"] if r["name"] == "Write"]
-    assert [w["is_error"] for w in writes] == [True, False, False]
+    assert [w["is_error"] for w in writes] == [True, False]
     assert (project / "src" / "app.py").read_text() == FAREWELL_APP
     assert len(s["hook_denials"]) == 2
 
