@@ -265,8 +265,10 @@ def guarded_dirs(env) -> list:
 def bwrap_options(writable: list, project: str, read_only: tuple = ()) -> list:
     """Everything read-only, temp dirs writable, then the project (and the session) read-only
     again in case they live under a temp dir, then the worktree writable; no capabilities,
-    an own PID namespace (no ptrace of processes outside), a new terminal session (no TIOCSTI
-    into the person's terminal), and nothing left running when the command ends.
+    an own PID namespace (no ptrace of processes outside), an own network namespace (no
+    loopback to this machine: the review page's approval, `plan review open`, stays out of
+    the agent's reach), a new terminal session (no TIOCSTI into the person's terminal), and
+    nothing left running when the command ends.
     """
     options = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     for path in temp_dirs(os.environ):
@@ -280,7 +282,8 @@ def bwrap_options(writable: list, project: str, read_only: tuple = ()) -> list:
             dot_git = os.path.join(path, ".git")
             if os.path.exists(dot_git):  # where git finds its config: never rewritten here
                 options += ["--ro-bind", dot_git, dot_git]
-    options += ["--unshare-pid", "--new-session", "--die-with-parent", "--cap-drop", "ALL"]
+    options += ["--unshare-pid", "--unshare-net", "--new-session", "--die-with-parent"]
+    options += ["--cap-drop", "ALL"]
     return options
 
 
@@ -321,7 +324,7 @@ def macos_profile(writable: list) -> str:
     """
     allow = " ".join(f'(subpath "{os.path.realpath(p)}")' for p in writable)
     return (
-        "(version 1)(allow default)(deny file-write*)"
+        "(version 1)(allow default)(deny file-write*)(deny network*)"
         f'(allow file-write* {allow} (subpath "/private/tmp") (subpath "/private/var/folders")'
         ' (literal "/dev/null") (literal "/dev/tty") (regex #"^/dev/fd/"))'
     )

@@ -128,6 +128,27 @@ def test_a_write_is_wrapped_and_fails_inside_the_sandbox(env, tmp_path):
 
 
 @needs_bwrap
+def test_the_sandbox_cannot_reach_a_server_on_this_machine(env, tmp_path):
+    """The review page listens on 127.0.0.1: from the sandbox an agent cannot approve in it."""
+    import http.server
+    import threading
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_port}/"
+        fetch = f"python3 -c \"import urllib.request; urllib.request.urlopen('{url}')\""
+        assert subprocess.run(["bash", "-c", fetch], capture_output=True).returncode == 0
+        project = make_project(tmp_path / "p")
+        command = wrapped(fetch, project)
+        assert command and command.startswith(shutil.which("bwrap"))
+        done = run_wrapped(command, project)
+        assert done.returncode != 0 and "Connection refused" in done.stderr
+    finally:
+        server.shutdown()
+
+
+@needs_bwrap
 def test_the_worktree_and_temp_stay_writable_and_root_cannot_remount(env, tmp_path):
     project = make_project(tmp_path / "p")
     worktree = project / ".planner" / "s1" / "worktree"
