@@ -259,3 +259,36 @@ def test_a_version_bump_makes_it_anew(
     [new] = environments(data)
     assert new != old and not old.exists()
     assert made_from(data)["plugin_version"] == "0.1.1"
+
+
+@pytest.fixture(scope="module")
+def uv_only(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A directory holding only `uv` (installed with pip from the registry)."""
+    root = tmp_path_factory.mktemp("uv")
+    subprocess.run([sys.executable, "-m", "venv", str(root / "venv")], check=True, timeout=300)
+    done = subprocess.run(
+        [str(root / "venv" / "bin" / "python"), "-m", "pip", "install", "--quiet", "uv"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if done.returncode != 0:
+        pytest.skip(f"cannot install uv: {done.stderr.strip()[-300:]}")
+    (root / "bin").mkdir()
+    (root / "bin" / "uv").symlink_to(root / "venv" / "bin" / "uv")
+    return root / "bin"
+
+
+def test_uv_makes_it_when_on_path(
+    plugin: Path, isolated_path: str, uv_only: Path, tmp_path: Path
+) -> None:
+    data = tmp_path / "data"
+    path = f"{uv_only}{os.pathsep}{isolated_path}"
+    rc, out, err = finish(
+        launch(plugin, "plan", "schema", "plan", cwd=new_repo(tmp_path / "p"), path=path, data=data)
+    )
+    assert rc == 0 and json.loads(out)["title"], err
+    assert "with uv" in err and "with pip" not in err
+    assert f"$ {uv_only / 'uv'} venv" in (data / "bootstrap.log").read_text()
+    [env] = environments(data)
+    assert not (env / "bin" / "pip").exists()  # uv's venv: no pip inside, none needed
