@@ -1,7 +1,7 @@
 """The plugin's own Python environment: made on first use, then every launcher runs in it.
 
 Standard library only, run as `python3 -S -I hooks/bootstrap.py` (by the bin/ launchers and
-the SessionStart hook) before any environment exists; it must parse on old Pythons so that it
+the SessionStart hook) before any environment exists; it must parse on Python 3.8+ so that it
 can say they are too old.
 
 Where: `$PLANNER_DATA_DIR`, else `$CLAUDE_PLUGIN_DATA` (Claude Code), else
@@ -83,7 +83,10 @@ def quick_key() -> str:
     """The plugin folder and the stat() of the files wanted() reads: unchanged means same."""
     lines = [ROOT]
     for rel in ("pyproject.toml", os.path.join(".claude-plugin", "plugin.json")):
-        st = os.stat(os.path.join(ROOT, rel))
+        try:
+            st = os.stat(os.path.join(ROOT, rel))
+        except OSError:
+            return ""  # matches nothing: wanted() then says what is missing
         lines.append(f"{rel} {st.st_size} {st.st_mtime_ns}")
     return "\n".join(lines) + "\n"
 
@@ -94,18 +97,18 @@ def current(data: str) -> str | None:
     The files are parsed (wanted()) only when their stat() changed since the last match, e.g.
     after a checkout; a match then refreshes the key.
     """
-    import json
-
     env = os.path.join(data, "venv")
     if not os.path.exists(os.path.join(env, "bin", "python")):
         return None
     key = quick_key()
     try:
         with open(os.path.join(env, KEY), encoding="utf-8") as f:
-            if f.read() == key:
+            if key and f.read() == key:
                 return env
     except OSError:
         pass
+    import json
+
     try:
         with open(os.path.join(env, STAMP), encoding="utf-8") as f:
             if json.load(f) != wanted():
@@ -315,14 +318,22 @@ def run(launcher: str, args: list[str]) -> int:
                 "import sys; sys.path[0] = sys.argv[1]; sys.argv = sys.argv[2:]\n"
                 f"from {module} import {func}\nsys.exit({func}())"
             )
-            os.execvp(chosen, [chosen, "-c", runner, ROOT, name, *args])
+            try:
+                os.execvp(chosen, [chosen, "-c", runner, ROOT, name, *args])
+            except OSError as e:
+                say(name, f"cannot run PLANNER_PYTHON={chosen} ({e.strerror})")
+                return 2
         env = ensure(name)
     except Failure as e:
         say(name, f"cannot create its Python environment: {e.what}; fix: {e.fix}")
         return 2
     script = os.path.join(env, "bin", name)
-    os.execv(script, [script, *args])
-    return 1  # not reached
+    try:
+        os.execv(script, [script, *args])
+    except OSError as e:
+        rebuild = os.path.join(ROOT, "hooks", "bootstrap.py")
+        say(name, f"cannot run {script} ({e.strerror}); fix: python3 {rebuild} rebuild")
+    return 2
 
 
 def session_start() -> int:
