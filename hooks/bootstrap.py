@@ -5,9 +5,10 @@ the SessionStart hook) before any environment exists; it must parse on Python 3.
 can say they are too old.
 
 Where: `$PLANNER_DATA_DIR`, else `$CLAUDE_PLUGIN_DATA` (Claude Code), else
-`${XDG_DATA_HOME:-~/.local/share}/planner`. In it, `venv` is a symlink to the environment in
-use (`venv-<version>-<token>/`, which records what it was made from in `planner-env.json`),
-`venv.lock` serialises the builders and `bootstrap.log` keeps the installers' output.
+`${XDG_DATA_HOME:-~/.local/share}/planner/<plugin folder name>-<crc32 of its path>`. In it,
+`venv` is a symlink to the environment in use (`venv-<version>-<token>/`, which records what
+it was made from in `planner-env.json`), `venv.lock` serialises the builders and
+`bootstrap.log` keeps the installers' output.
 
     bootstrap.py run NAME [ARGS...]   run `NAME` (planner, executor, plan) in the environment
     bootstrap.py session-start        the SessionStart hook: start a build in the background
@@ -47,12 +48,17 @@ class Failure(Exception):
 
 
 def data_dir() -> str:
+    """Where the environment lives. The shared fallback has one dir per plugin folder, so two
+    clones (or worktrees) on one machine never replace each other's environment."""
     for name in ("PLANNER_DATA_DIR", "CLAUDE_PLUGIN_DATA"):
         if os.environ.get(name):
             return os.path.abspath(os.environ[name])
+    import zlib
+
     xdg = os.environ.get("XDG_DATA_HOME", "")
     base = xdg if os.path.isabs(xdg) else os.path.expanduser("~/.local/share")
-    return os.path.join(base, "planner")
+    folder = f"{os.path.basename(ROOT)}-{zlib.crc32(ROOT.encode()):08x}"
+    return os.path.join(base, "planner", folder)
 
 
 def wanted() -> dict:

@@ -155,3 +155,25 @@ def test_the_project_directory_cannot_shadow_the_package(project: Path, path: st
         (project / package / "__init__.py").write_text("raise SystemExit('shadowed')\n")
     out = ok(launch("planner", "--step", "1", "--task", "x", cwd=project, path=path))
     assert out.startswith("PLANNER 1/11")
+
+
+def test_the_data_dir_is_chosen_in_the_documented_order(tmp_path: Path, isolated_path: str) -> None:
+    def where(**env: str) -> str:
+        done = subprocess.run(
+            ["python3", "-S", "-I", str(REPO / "hooks" / "bootstrap.py"), "where"],
+            env=clean_env(isolated_path, **env),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout.splitlines()[0].removeprefix("data: ")
+
+    xdg = where(XDG_DATA_HOME=str(tmp_path / "xdg"))
+    # One dir per plugin folder under the shared fallback: clones do not replace each other's.
+    assert Path(xdg).parent == tmp_path / "xdg" / "planner"
+    assert Path(xdg).name.startswith(REPO.name + "-")
+    claude = where(XDG_DATA_HOME=str(tmp_path), CLAUDE_PLUGIN_DATA=str(tmp_path / "claude"))
+    assert claude == str(tmp_path / "claude")
+    mine = where(CLAUDE_PLUGIN_DATA=str(tmp_path / "claude"), PLANNER_DATA_DIR=str(tmp_path / "p"))
+    assert mine == str(tmp_path / "p")
