@@ -190,7 +190,13 @@ def ensure(prefix: str, rebuild: bool = False) -> str:
             with open(failed, encoding="utf-8") as f:
                 raise Failure(*f.read().split("\n")[:2])
         try:
-            return build(data, wanted(), prefix)
+            try:
+                return build(data, wanted(), prefix)
+            except OSError as e:  # the data dir itself: full, read-only, a file in the way
+                where = e.filename or data
+                raise Failure(
+                    f"cannot write {where} ({e.strerror})", "free it or set PLANNER_DATA_DIR"
+                ) from None
         except Failure as e:
             with open(failed, "w", encoding="utf-8") as f:
                 f.write(f"{e.what}\n{e.fix}\n")
@@ -216,9 +222,12 @@ def build(data: str, want: dict, prefix: str) -> str:
         with open(os.path.join(env, STAMP), "w", encoding="utf-8") as f:
             json.dump(want, f, indent=1)
         write_key(env, quick_key())
+        in_use = os.path.join(data, "venv")
+        if os.path.isdir(in_use) and not os.path.islink(in_use):  # made by hand: replace it
+            shutil.rmtree(in_use)
         link = os.path.join(data, f".venv-link-{secrets.token_hex(4)}")
         os.symlink(name, link)
-        os.replace(link, os.path.join(data, "venv"))  # atomic: old or new, never neither
+        os.replace(link, in_use)  # atomic: the old environment or the new one, never neither
         if os.path.exists(os.path.join(data, FAILED)):
             os.unlink(os.path.join(data, FAILED))
     except BaseException:
