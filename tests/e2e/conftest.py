@@ -70,9 +70,35 @@ def isolated_path(bare_python: Path) -> str:
     return os.pathsep.join(dict.fromkeys(dirs))
 
 
+@pytest.fixture(scope="session")
+def plugin_data(tmp_path_factory: pytest.TempPathFactory, isolated_path: str) -> Path:
+    """A data dir holding the environment the launchers make for this checkout (made once).
+
+    Pass it as PLANNER_DATA_DIR; tests/e2e/test_bootstrap.py tests how it is made.
+    """
+    data = tmp_path_factory.mktemp("plugin-data")
+    made = subprocess.run(
+        ["python3", "-S", "-I", str(REPO / "hooks" / "bootstrap.py"), "ensure"],
+        env=clean_env(isolated_path, PLANNER_DATA_DIR=str(data)),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert made.returncode == 0, made.stderr
+    return data
+
+
+@pytest.fixture
+def plugin_environment(plugin_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The launchers (and the SessionStart bootstrap) use the environment made once, not one
+    of their own per run (test_claude_bootstrap.py makes a fresh one)."""
+    monkeypatch.setenv("PLANNER_DATA_DIR", str(plugin_data))
+
+
 def clean_env(path: str, **extra: str) -> dict[str, str]:
     """The environment a step script sees: no planner variables, no CI, no active venv."""
-    drop = ("PLANNER_STATE_DIR", "PLANNER_PYTHON", "CI", "VIRTUAL_ENV", "PYTHONPATH")
+    drop = ("PLANNER_STATE_DIR", "PLANNER_PYTHON", "PLANNER_DATA_DIR", "CI", "VIRTUAL_ENV")
+    drop += ("PYTHONPATH", "CLAUDE_PLUGIN_DATA", "CLAUDE_ENV_FILE", "XDG_DATA_HOME")
     env = {k: v for k, v in os.environ.items() if k not in drop}
     env["PATH"] = path
     env.update(extra)

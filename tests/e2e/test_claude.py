@@ -21,7 +21,7 @@ import pytest
 from tests.conftest import REPO
 from tests.e2e.conftest import clean_env, run_claude
 
-pytestmark = pytest.mark.claude
+pytestmark = [pytest.mark.claude, pytest.mark.usefixtures("plugin_environment")]
 
 SKILLS = ("planner:planner", "planner:executor")
 ORIGINAL_APP = "def greet(name):\n    return 'hi ' + name\n"
@@ -121,9 +121,7 @@ def test_skills_ref_validates_each_skill(tmp_path: Path) -> None:
 
 
 def run(tmp_path: Path, scenario: str, isolated_path: str, *extra: str, timeout: int = 180):
-    # `plan` is a click application: the launchers run the package with this test run's
-    # Python (PLANNER_PYTHON); the hooks still run on the bare python3 found on PATH.
-    python = f"PLANNER_PYTHON={sys.executable}"
+    data = "PLANNER_DATA_DIR=" + os.environ["PLANNER_DATA_DIR"]
     rc, summary = run_claude(
         tmp_path,
         scenario,
@@ -132,7 +130,7 @@ def run(tmp_path: Path, scenario: str, isolated_path: str, *extra: str, timeout:
         "--env",
         "CI=1",
         "--env",
-        python,
+        data,
         *extra,
         timeout=timeout,
     )
@@ -154,8 +152,9 @@ def test_the_plugin_and_both_skills_load(
     assert str(REPO / "skills" / "planner") in body and "planner --step 1" in body
     # No console scripts on PATH: the plugin's bin/ launchers are what the agent runs.
     assert which["text"].split() == [str(REPO / "bin" / n) for n in ("planner", "executor", "plan")]
-    [start] = [h for h in s["hook_responses"] if h["hook_event"] == "SessionStart"]
-    assert start["exit_code"] == 0 and start["stdout"] == ""  # no session yet
+    starts = [h for h in s["hook_responses"] if h["hook_event"] == "SessionStart"]
+    assert len(starts) == 2  # the session's status and the plugin's environment (ready)
+    assert all(h["exit_code"] == 0 and h["stdout"] == "" for h in starts)  # no session yet
 
 
 def test_session_start_shows_where_the_session_stands(
@@ -164,7 +163,7 @@ def test_session_start_shows_where_the_session_stands(
     started = subprocess.run(
         [str(REPO / "bin" / "planner"), "--step", "1", "--task", "Add a farewell"],
         cwd=project,
-        env=clean_env(isolated_path),
+        env=clean_env(isolated_path, PLANNER_DATA_DIR=os.environ["PLANNER_DATA_DIR"]),
         capture_output=True,
         text=True,
         timeout=60,
@@ -172,7 +171,7 @@ def test_session_start_shows_where_the_session_stands(
     assert started.returncode == 0, started.stderr
     state = started.stdout.split("STATE_DIR=", 1)[1].split()[0]
     s = run(tmp_path, "resume.json", isolated_path)
-    [start] = [h for h in s["hook_responses"] if h["hook_event"] == "SessionStart"]
+    [start] = [h for h in s["hook_responses"] if h["hook_event"] == "SessionStart" and h["stdout"]]
     assert start["exit_code"] == 0
     assert f"STATE_DIR={state}" in start["stdout"]
     assert f"planner --step 2 --state-dir {state}" in start["stdout"]

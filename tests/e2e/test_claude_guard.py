@@ -21,6 +21,7 @@ from tests.e2e.conftest import run_claude
 
 pytestmark = [
     pytest.mark.claude,
+    pytest.mark.usefixtures("plugin_environment"),
     pytest.mark.skipif(
         shutil.which("bwrap") is None,
         reason="bubblewrap is not installed (apt-get install -y bubblewrap; .ci/run does it)",

@@ -1,0 +1,422 @@
+"""The plugin's own Python environment: made on first use, then every launcher runs in it.
+
+Standard library only, run as `python3 -S -I hooks/bootstrap.py` (by the bin/ launchers and
+the SessionStart hook) before any environment exists; it must parse on Python 3.8+ so that it
+can say they are too old.
+
+Where: `$PLANNER_DATA_DIR`, else `$CLAUDE_PLUGIN_DATA` (Claude Code), else
+`${XDG_DATA_HOME:-~/.local/share}/planner/<plugin folder name>-<crc32 of its path>`. In it,
+`venv` is a symlink to the environment in use (`venv-<version>-<token>/`, which records what
+it was made from in `planner-env.json`), `venv.lock` serialises the builders and
+`bootstrap.log` keeps the installers' output.
+
+    bootstrap.py run NAME [ARGS...]   run `NAME` (planner, executor, plan) in the environment
+    bootstrap.py session-start        the SessionStart hook: start a build in the background
+    bootstrap.py ensure | rebuild     make the environment if needed | make it anew
+    bootstrap.py where                print the data directory and the environment in use
+
+An environment is made with `uv` when it is on PATH (`uv venv` + `uv pip install`), else with
+`python3 -m venv` + pip, in a new directory beside the link; the link is then replaced
+atomically (rename), all under an exclusive lock, so concurrent first launches make it once and
+nothing ever runs a half-made environment. It is made anew when the plugin's version, its
+declared dependencies or its folder change. The plugin folder is installed editable: the code
+that runs is always the plugin folder Claude Code manages, never a stale copy.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from contextlib import contextmanager
+
+# The launchers' fast path (an environment is ready) imports nothing else: every `planner`
+# call pays for this file's start-up, so the other modules are imported where they are used.
+
+ROOT = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+STAMP = "planner-env.json"  # what the environment was made from (see wanted())
+FAILED = "venv.failed"  # why the last build failed, for the processes that waited for it
+KEY = "planner-env.key"  # the plugin files' stat() when STAMP last matched them: the fast check
+LOCK_WAIT_S = 900  # longer than any build; a dead holder's lock is released by the kernel
+
+
+class Failure(Exception):
+    """The environment cannot be made: what failed, and the command that fixes it."""
+
+    def __init__(self, what: str, fix: str) -> None:
+        super().__init__(what)
+        self.what, self.fix = what, fix
+
+
+def data_dir() -> str:
+    """Where the environment lives. The shared fallback has one dir per plugin folder, so two
+    clones (or worktrees) on one machine never replace each other's environment."""
+    for name in ("PLANNER_DATA_DIR", "CLAUDE_PLUGIN_DATA"):
+        if os.environ.get(name):
+            return os.path.abspath(os.environ[name])
+    import zlib
+
+    xdg = os.environ.get("XDG_DATA_HOME", "")
+    base = xdg if os.path.isabs(xdg) else os.path.expanduser("~/.local/share")
+    folder = f"{os.path.basename(ROOT)}-{zlib.crc32(ROOT.encode()):08x}"
+    return os.path.join(base, "planner", folder)
+
+
+def wanted() -> dict:
+    """What an environment for this plugin folder is made from; a change means a new one."""
+    import json
+    import tomllib  # after the version check: 3.11+
+
+    try:
+        with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
+            project = tomllib.load(f)["project"]
+        with open(os.path.join(ROOT, ".claude-plugin", "plugin.json"), encoding="utf-8") as f:
+            plugin_version = json.load(f)["version"]
+    except (OSError, ValueError, KeyError) as e:
+        raise Failure(
+            f"{ROOT} is not a whole planner plugin folder ({type(e).__name__}: {e})",
+            "reinstall the plugin",
+        ) from None
+    return {
+        "plugin_version": plugin_version,
+        "package_version": project["version"],
+        "dependencies": project.get("dependencies", []),
+        "scripts": project.get("scripts", {}),
+        "root": ROOT,
+    }
+
+
+def quick_key() -> str:
+    """The plugin folder and the stat() of the files wanted() reads: unchanged means same."""
+    lines = [ROOT]
+    for rel in ("pyproject.toml", os.path.join(".claude-plugin", "plugin.json")):
+        try:
+            st = os.stat(os.path.join(ROOT, rel))
+        except OSError:
+            return ""  # matches nothing: wanted() then says what is missing
+        lines.append(f"{rel} {st.st_size} {st.st_mtime_ns}")
+    return "\n".join(lines) + "\n"
+
+
+def current(data: str) -> str | None:
+    """The environment in use if it was made for this plugin folder and still has its Python.
+
+    The files are parsed (wanted()) only when their stat() changed since the last match, e.g.
+    after a checkout; a match then refreshes the key.
+    """
+    env = os.path.join(data, "venv")
+    if not os.path.exists(os.path.join(env, "bin", "python")):
+        return None
+    key = quick_key()
+    try:
+        with open(os.path.join(env, KEY), encoding="utf-8") as f:
+            if key and f.read() == key:
+                return env
+    except OSError:
+        pass
+    import json
+
+    try:
+        with open(os.path.join(env, STAMP), encoding="utf-8") as f:
+            if json.load(f) != wanted():
+                return None
+    except (OSError, ValueError):
+        return None
+    write_key(env, key)
+    return env
+
+
+def write_key(env: str, key: str) -> None:
+    tmp = os.path.join(env, f".{KEY}.{os.getpid()}")
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(key)
+        os.replace(tmp, os.path.join(env, KEY))
+    except OSError:
+        pass  # only the fast check is lost: the next launch parses the files again
+
+
+def say(prefix: str, message: str) -> None:
+    print(f"{prefix}: {message}", file=sys.stderr, flush=True)
+
+
+@contextmanager
+def locked(data: str, prefix: str):
+    import fcntl
+    import time
+
+    fd = os.open(os.path.join(data, "venv.lock"), os.O_RDWR | os.O_CREAT, 0o644)
+    waited = 0.0  # when it began to wait for another process, if it did
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            say(prefix, "waiting for another process that is creating the Python environment…")
+            waited = time.time()
+            deadline = time.monotonic() + LOCK_WAIT_S
+            while True:
+                time.sleep(0.2)
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        raise Failure(
+                            f"waited {LOCK_WAIT_S} s for the process holding "
+                            f"{data}/venv.lock (see {data}/bootstrap.log)",
+                            "stop that process, then run the command again",
+                        ) from None
+        yield waited
+    finally:
+        os.close(fd)
+
+
+def ensure(prefix: str, rebuild: bool = False) -> str:
+    """The environment for this plugin folder, made first if it is missing or out of date."""
+    data = data_dir()
+    env = current(data)
+    if env and not rebuild:
+        return env
+    try:
+        os.makedirs(data, exist_ok=True)
+    except OSError as e:
+        raise Failure(f"cannot create {data} ({e.strerror})", "set PLANNER_DATA_DIR") from None
+    with locked(data, prefix) as waited:
+        env = current(data)
+        if env and not rebuild:  # made by the process we waited for
+            return env
+        failed = os.path.join(data, FAILED)
+        if waited and os.path.exists(failed) and os.path.getmtime(failed) >= waited - 1:
+            # the build we waited for failed just now: say why rather than fail again slowly
+            with open(failed, encoding="utf-8") as f:
+                raise Failure(*f.read().split("\n")[:2])
+        try:
+            try:
+                return build(data, wanted(), prefix)
+            except OSError as e:  # the data dir itself: full, read-only, a file in the way
+                where = e.filename or data
+                raise Failure(
+                    f"cannot write {where} ({e.strerror})", "free it or set PLANNER_DATA_DIR"
+                ) from None
+        except Failure as e:
+            with open(failed, "w", encoding="utf-8") as f:
+                f.write(f"{e.what}\n{e.fix}\n")
+            raise
+
+
+def build(data: str, want: dict, prefix: str) -> str:
+    import json
+    import secrets
+    import shutil
+    import time
+
+    name = f"venv-{want['plugin_version']}-{secrets.token_hex(4)}"
+    env = os.path.join(data, name)
+    log_path = os.path.join(data, "bootstrap.log")
+    started = time.monotonic()
+    say(prefix, f"creating its Python environment in {env} (log: {log_path})…")
+    try:
+        with open(log_path, "a", encoding="utf-8") as log:
+            log.write(f"\n== {time.strftime('%Y-%m-%dT%H:%M:%S')} {env} from {ROOT}\n")
+            log.flush()
+            install(env, log, log_path, prefix)
+        with open(os.path.join(env, STAMP), "w", encoding="utf-8") as f:
+            json.dump(want, f, indent=1)
+        write_key(env, quick_key())
+        in_use = os.path.join(data, "venv")
+        if os.path.isdir(in_use) and not os.path.islink(in_use):  # made by hand: replace it
+            shutil.rmtree(in_use)
+        link = os.path.join(data, f".venv-link-{secrets.token_hex(4)}")
+        os.symlink(name, link)
+        os.replace(link, in_use)  # atomic: the old environment or the new one, never neither
+        if os.path.exists(os.path.join(data, FAILED)):
+            os.unlink(os.path.join(data, FAILED))
+    except BaseException:
+        shutil.rmtree(env, ignore_errors=True)
+        raise
+    for other in os.listdir(data):  # earlier environments and leftovers of killed builds
+        if other != name and other.startswith(("venv-", ".venv-link-")):
+            path = os.path.join(data, other)
+            if os.path.islink(path):
+                os.unlink(path)
+            else:
+                shutil.rmtree(path, ignore_errors=True)
+    say(prefix, f"Python environment ready ({time.monotonic() - started:.0f} s)")
+    return os.path.join(data, "venv")
+
+
+def install(env: str, log, log_path: str, prefix: str) -> None:
+    """A venv at `env` with the plugin folder installed (editable) and its dependencies."""
+    import shlex
+    import shutil
+
+    again = f"then run: python3 {shlex.quote(os.path.join(ROOT, 'hooks', 'bootstrap.py'))} rebuild"
+    python = os.path.join(env, "bin", "python")
+    uv = shutil.which("uv")
+    if uv:
+        say(prefix, "installing the package and its dependencies with uv…")
+        try:
+            step(
+                "uv venv",
+                [uv, "venv", "--quiet", "--python", sys.executable, env],
+                log,
+                log_path,
+                again,
+            )
+            step(
+                "uv pip install",
+                [uv, "pip", "install", "--python", python, "-e", ROOT],
+                log,
+                log_path,
+                again,
+            )
+            return
+        except Failure as e:
+            log.write(f"== uv failed ({e.what}); trying python3 -m venv and pip\n")
+            shutil.rmtree(env, ignore_errors=True)
+    try:
+        step("python3 -m venv", [sys.executable, "-m", "venv", env], log, log_path, again)
+    except Failure as e:
+        raise Failure(
+            e.what,
+            "install the venv module (Debian/Ubuntu: apt-get install python3-venv) or uv, " + again,
+        ) from None
+    say(prefix, "installing the package and its dependencies with pip…")
+    pip = [python, "-m", "pip", "install", "--disable-pip-version-check", "--no-input"]
+    step("pip install", [*pip, "-e", ROOT], log, log_path, again)
+
+
+def step(what: str, cmd: list[str], log, log_path: str, again: str) -> None:
+    """Run one install step with its output in the log; a failure names its first error."""
+    import shlex
+    import subprocess
+
+    log.write("$ " + shlex.join(cmd) + "\n")
+    log.flush()
+    start = log.tell()
+    try:
+        done = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+    except OSError as e:
+        raise Failure(f"{what} cannot run ({e.strerror})", again) from None
+    if done.returncode != 0:
+        with open(log_path, encoding="utf-8", errors="replace") as f:
+            f.seek(start)
+            lines = [ln.strip() for ln in f.read().splitlines() if ln.strip()]
+        first = [ln for ln in lines if ln.startswith("ERROR:")] or [
+            ln for ln in lines if ln.lower().startswith("error")
+        ]
+        reason = (first or lines or ["no output"])[0][:200]
+        raise Failure(
+            f"{what} failed (exit {done.returncode}): {reason} (log: {log_path})",
+            "check the network or the package index (pip config list), " + again,
+        )
+
+
+def too_old() -> str | None:
+    if sys.version_info < (3, 11):  # noqa: UP036 (this file runs on old Pythons to say so)
+        return f"needs Python 3.11 or newer (this is {sys.version_info[0]}.{sys.version_info[1]})"
+    return None
+
+
+def run(launcher: str, args: list[str]) -> int:
+    """A launcher: exec NAME in the environment (made first if needed)."""
+    name = os.path.basename(os.path.realpath(launcher))
+    chosen = os.environ.get("PLANNER_PYTHON")
+    old = too_old()
+    if old:
+        fix = "set PLANNER_PYTHON to one" if chosen else "install it, or set PLANNER_PYTHON"
+        say(name, f"{old}; {fix}")
+        return 2
+    try:
+        if chosen:  # an interpreter that has the dependencies: run this plugin folder's code
+            module, func = wanted()["scripts"][name].split(":")
+            runner = (
+                "import sys; sys.path[0] = sys.argv[1]; sys.argv = sys.argv[2:]\n"
+                f"from {module} import {func}\nsys.exit({func}())"
+            )
+            try:
+                os.execvp(chosen, [chosen, "-c", runner, ROOT, name, *args])
+            except OSError as e:
+                say(name, f"cannot run PLANNER_PYTHON={chosen} ({e.strerror})")
+                return 2
+        env = ensure(name)
+    except Failure as e:
+        say(name, f"cannot create its Python environment: {e.what}; fix: {e.fix}")
+        return 2
+    script = os.path.join(env, "bin", name)
+    try:
+        os.execv(script, [script, *args])
+    except OSError as e:
+        rebuild = os.path.join(ROOT, "hooks", "bootstrap.py")
+        say(name, f"cannot run {script} ({e.strerror}); fix: python3 {rebuild} rebuild")
+    return 2
+
+
+def session_start() -> int:
+    """SessionStart hook: fail open, never wait; a missing environment is made in the background.
+
+    Claude Code waits for the hook (up to its timeout, then kills its process group), so the
+    build runs detached in its own session with its output in the log. The data dir is handed
+    to the agent's shell (CLAUDE_ENV_FILE), where Claude Code does not set CLAUDE_PLUGIN_DATA.
+    """
+    import shlex
+    import subprocess
+
+    try:
+        if os.environ.get("PLANNER_PYTHON"):
+            return 0
+        if too_old():
+            say("planner", f"{too_old()}; the launchers will not run (set PLANNER_PYTHON)")
+            return 0
+        data = data_dir()
+        env_file = os.environ.get("CLAUDE_ENV_FILE")
+        chosen = os.environ.get("PLANNER_DATA_DIR") or os.environ.get("CLAUDE_PLUGIN_DATA")
+        if env_file and chosen:
+            with open(env_file, "a", encoding="utf-8") as f:
+                f.write(f"export PLANNER_DATA_DIR={shlex.quote(data)}\n")
+        if current(data):
+            return 0
+        wanted()  # a plugin folder it cannot read is reported here, not in the log
+        os.makedirs(data, exist_ok=True)
+        log_path = os.path.join(data, "bootstrap.log")
+        with open(log_path, "a", encoding="utf-8") as log:
+            subprocess.Popen(
+                [sys.executable, "-S", "-I", os.path.realpath(__file__), "ensure"],
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                start_new_session=True,
+                env={**os.environ, "PLANNER_DATA_DIR": data},
+            )
+        say("planner", f"creating its Python environment in the background (log: {log_path})")
+    except Failure as e:  # fail open: the first launcher tries again and reports
+        say("planner", f"SessionStart did not start the environment build: {e.what}; continuing")
+    except Exception as e:
+        say("planner", f"SessionStart did not start the environment build ({e!r}); continuing")
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    command = argv[0] if argv else ""
+    if command == "run" and len(argv) >= 2:
+        return run(argv[1], argv[2:])
+    if command == "session-start":
+        return session_start()
+    if command in ("ensure", "rebuild", "where"):
+        if too_old():
+            say("planner", f"{too_old()}; install it, or set PLANNER_PYTHON")
+            return 2
+        if command == "where":
+            print(f"data: {data_dir()}\nvenv: {current(data_dir()) or '(none yet)'}")
+            return 0
+        try:
+            print(ensure("planner", rebuild=command == "rebuild"))
+        except Failure as e:
+            say("planner", f"cannot create its Python environment: {e.what}; fix: {e.fix}")
+            return 2
+        return 0
+    say("bootstrap.py", "usage: run NAME [ARGS...] | session-start | ensure | rebuild | where")
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

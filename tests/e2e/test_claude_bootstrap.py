@@ -1,0 +1,98 @@
+"""The plugin in the real Claude Code with nothing installed: no PLANNER_PYTHON, a fresh
+plugin data dir (each harness run has its own HOME, so CLAUDE_PLUGIN_DATA is new). The
+SessionStart hook starts making the environment, the launchers wait for it or make it, and
+a quick plan is walked to frozen by its routing lines. Slow: one real install per run.
+
+The harness lets nothing out of the machine but its fake API (its proxy refuses the rest),
+so pip installs from a wheelhouse downloaded from the registry just before (PIP_NO_INDEX,
+PIP_FIND_LINKS): the same wheels, the same pip, no network during the run.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+from tests.e2e.conftest import run_claude
+
+pytestmark = pytest.mark.claude
+
+
+@pytest.fixture(scope="module")
+def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The declared dependencies and the build backend, downloaded with pip."""
+    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())
+    wanted = [*pyproject["build-system"]["requires"], *pyproject["project"]["dependencies"]]
+    where = tmp_path_factory.mktemp("wheelhouse")
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "download", "--quiet", "--dest", str(where), *wanted],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if done.returncode != 0:
+        pytest.skip(f"cannot download the dependencies: {done.stderr.strip()[-300:]}")
+    return where
+
+
+def test_a_quick_plan_to_frozen_in_the_environment_the_plugin_makes(
+    harness: Path,
+    claude_bin: str,
+    project: Path,
+    isolated_path: str,
+    tmp_path: Path,
+    wheelhouse: Path,
+) -> None:
+    rc, s = run_claude(
+        tmp_path,
+        "quick_plan.json",
+        "--path",
+        isolated_path,
+        "--env",
+        "CI=1",
+        "--env",
+        "PIP_NO_INDEX=1",
+        "--env",
+        f"PIP_FIND_LINKS={wheelhouse}",
+        "--keep-home",
+        timeout=600,
+    )
+    assert rc == 0 and s["ok"], (rc, s["stderr_tail"], s["requests"])
+
+    # The hook handed the build to the background and returned; nothing failed the session.
+    mine = [h for h in s["hook_responses"] if "Python environment" in h["stderr"]]
+    assert [h["exit_code"] for h in mine] == [0]
+    assert "in the background" in mine[0]["stderr"]
+
+    results = {r["tool_use_id"]: r for r in s["tool_results"]}
+    steps = [
+        (c["input"]["command"], results[c["id"]]["text"])
+        for c in s["tool_calls"]
+        if c["name"] == "Bash" and c["id"] in results
+    ]
+    assert steps[0][0] == "planner --step 1 --task 'Add a farewell' --depth quick"
+    # The first step waited for the build the hook started (its progress is on stderr,
+    # which the Bash tool shows before the step's own output).
+    print(steps[0][1][:600])
+    headers = [m for _, out in steps for m in re.findall(r"^PLANNER \d+/11", out, re.M)]
+    assert headers == [f"PLANNER {n}/11" for n in (1, 2, 3, 4, 5, 11)]
+    for command, out in steps:
+        assert not out.startswith("Exit code"), (command, out)
+    state = Path(steps[0][1].split("STATE_DIR=")[1].split()[0])
+    assert state.parent == project / ".planner"
+    plan = json.loads((state / "plan.json").read_text())
+    session = json.loads((state / "session.json").read_text())
+    assert plan["frozen_at"] and session["approval"]["by"] == "auto"
+
+    # The environment is in Claude Code's data dir for the plugin, made once.
+    data = Path(s["run"]["home"]) / ".claude" / "plugins" / "data" / "planner-inline"
+    made = json.loads((data / "venv" / "planner-env.json").read_text())
+    assert made["plugin_version"] and (data / "venv" / "bin" / "planner").exists()
+    assert (data / "bootstrap.log").read_text().count("\n== ") == 1
