@@ -122,7 +122,16 @@ def test_skills_ref_validates_each_skill(tmp_path: Path) -> None:
 
 def run(tmp_path: Path, scenario: str, isolated_path: str, *extra: str, timeout: int = 180):
     rc, summary = run_claude(
-        tmp_path, scenario, "--path", isolated_path, "--env", "CI=1", *extra, timeout=timeout
+        tmp_path,
+        scenario,
+        "--path",
+        isolated_path,
+        "--env",
+        "CI=1",
+        "--env",
+        f"PLANNER_PYTHON={sys.executable}",  # the step scripts need jinja2 and click (§2.1)
+        *extra,
+        timeout=timeout,
     )
     assert rc == 0 and summary["ok"], (rc, summary["stderr_tail"], summary["requests"])
     return summary
@@ -152,7 +161,7 @@ def test_session_start_shows_where_the_session_stands(
     started = subprocess.run(
         [str(REPO / "bin" / "planner"), "--step", "1", "--task", "Add a farewell"],
         cwd=project,
-        env=clean_env(isolated_path),
+        env=clean_env(isolated_path, PLANNER_PYTHON=sys.executable),
         capture_output=True,
         text=True,
         timeout=60,
