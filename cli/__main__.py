@@ -2,10 +2,13 @@
 
 import sys
 
+from cli import workflows
+
 
 def main() -> int:
     from cli.main import main as plan_main
 
+    workflows.register_all()  # `plan status` shows where the session's workflow leads
     return plan_main()
 
 

@@ -6,20 +6,19 @@ transaction; running the step the session is at again only re-renders: nothing i
 
 from __future__ import annotations
 
+import json
 import os
 import sys
+from typing import Any
 
+from shared.kinds import Gate
 from shared.paths import open_session
 from shared.routing import Routing, command
-from shared.workflow import KINDS, Context, Kind, Step, Workflow
+from shared.workflow import Context, Kind, Step, Workflow, workflow_named
 from state import clock
-from state.errors import PreconditionFailed, Refused, UsageError
+from state.errors import Finding, PreconditionFailed, Refused, UsageError
 from state.lifecycle import transition
 from state.store import CLOSED_STATUSES, Store
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
 SHARED_TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
 
@@ -35,11 +34,9 @@ def open_for_steps(store: Store) -> dict[str, Any]:
 
 def current_routing(store: Store, session: dict[str, Any]) -> Routing:
     """Where the step the session is at leads now (it can change: the executor's waves)."""
-    from skills import workflows
-
-    workflow = workflows(session["workflow"])[0]()
+    workflow = workflow_named(session["workflow"])
     step = workflow.step(session["step"])
-    return KINDS[step.kind].routing(Context(workflow, step, store, session, {}))
+    return step.kind().routing(Context(workflow, step, store, session, {}))
 
 
 def routing_targets(routing: Routing) -> list[tuple[str, int]]:
@@ -72,16 +69,14 @@ def mode(workflow: Workflow, step: Step, store: Store, session: dict[str, Any]) 
     )
 
 
-def _next_finding(nxt: str) -> Any:
-    from state.errors import Finding
-
+def _next_finding(nxt: str) -> Finding:
     return Finding("session.json", "run the step the routing names", nxt)
 
 
 def run(workflow: Workflow, number: int, flags: dict[str, Any], store: Store | None = None) -> int:
     """Run step `number` of `workflow` and print it; returns the exit code."""
     step = workflow.step(number)
-    step_kind = KINDS[step.kind]
+    step_kind = step.kind()
     if store is None:
         store = open_session(flags.get("state_dir"))
     session = open_for_steps(store)
@@ -101,8 +96,6 @@ def run(workflow: Workflow, number: int, flags: dict[str, Any], store: Store | N
 
 
 def _check_same_verdict(step_kind: Kind, ctx: Context, verdict: str | None) -> None:
-    from shared.kinds import Gate
-
     recorded = step_kind.outcome(ctx) if isinstance(step_kind, Gate) else None
     if verdict and recorded not in (None, "none", verdict):
         raise PreconditionFailed(
@@ -126,7 +119,7 @@ def arrive(ctx: Context, step_kind: Kind) -> Routing:
         if ctx.step.status:
             transition(session, ctx.step.status)
         for action in ctx.step.on_arrive:
-            ctx.workflow.actions[action](ctx, tx)
+            action(ctx, tx)
         step_kind.arrive(ctx, tx)
         routing = step_kind.routing(ctx)
         reached = session["reached"]
@@ -155,7 +148,7 @@ def user_words(session: dict[str, Any], context: dict[str, Any] | None) -> dict[
 
 
 def print_step(ctx: Context, step_kind: Kind, routing: Routing) -> None:
-    from shared.render import render
+    from shared.render import render  # jinja2: only printing a step needs it, not `plan status`
 
     step = ctx.step
     variables = {
@@ -170,8 +163,6 @@ def print_step(ctx: Context, step_kind: Kind, routing: Routing) -> None:
     }
     prompt = render(step.template, variables, ctx.workflow.templates).strip()
     if ctx.flags.get("format") == "json":
-        import json
-
         record = {
             "workflow": ctx.workflow.name,
             "step": step.number,
