@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -28,11 +27,12 @@ FORMAT = click.Choice(["text", "json"])
 
 
 def version() -> str:
+    import tomllib
+    from importlib import metadata  # ~2x `python -c pass` to import: only for --version
+
     try:
         return metadata.version("planner")
     except metadata.PackageNotFoundError:  # run from a checkout by the plugin's bin/ launchers
-        import tomllib
-
         pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
         return str(tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["version"])
 

@@ -9,8 +9,8 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
+from sample.agent import Agent
 from shared.routing import quote
-from tests.e2e.agent import Agent
 from tests.workflows.helpers import (
     DESIGN,
     DOCS_ONLY,
