@@ -1,7 +1,7 @@
 """The planner: eleven steps from a task to an approved, frozen plan (PRODUCT.md §5).
 
-Read the table to read the workflow. Kinds execute / qr / gate come from shared/kinds.py,
-the planner's own (init, discovery, docs-execute, final-gate) from kinds.py beside this.
+Read the table to read the workflow. Kinds Execute / Review / Gate come from shared/kinds.py;
+the planner's own kinds, requirements, actions and skip rules from kinds.py beside this.
 """
 
 from __future__ import annotations
