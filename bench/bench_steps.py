@@ -1,5 +1,6 @@
-"""Step scripts: wall time as a ratio to `python -c pass`, and the characters printed by the
-full happy path of both workflows with every role instruction.
+"""Step scripts: a first arrival and a re-render as ratios to `python -c pass` (target <= 8x),
+and the characters printed by the full happy path of both workflows with every role
+instruction.
 
 Arrivals record state, so each is timed by restoring a snapshot of the session taken just
 before it; re-renders are timed as they are, through the installed console scripts (whose
@@ -14,14 +15,15 @@ import shlex
 import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 
+from bench.agent import Agent
 from bench.common import BIN, REPO, baseline, compile_package, environment_note, rounds
-from tests.e2e.agent import Agent
-from tests.plans import FAREWELL_DIFF as DIFF  # the sample plan the tests use too
-from tests.workflows.helpers import DESIGN
+from bench.sample import DESIGN
+from bench.sample import FAREWELL_DIFF as DIFF  # the sample plan the tests use too
 
 
 class Session:
@@ -29,7 +31,8 @@ class Session:
 
     def __init__(self, project: Path, snapshots: Path):
         self.project, self.snapshots = project, snapshots
-        self.agent = Agent(project, env={"CI": "1"})  # the tests' scripted agent
+        # the scripted agent the tests use; bin/ launchers run this interpreter (it has the deps)
+        self.agent = Agent(project, env={"CI": "1", "PLANNER_PYTHON": sys.executable})
         self.state: Path | None = None
         self.steps: list[tuple[str, Path | None, str]] = []  # command, snapshot, output
         self.roles: list[str] = []
@@ -179,14 +182,14 @@ def main() -> None:
     for label, *times in rows:
         print(f"  {label:<28}" + "   ".join(f"{ms:6.1f} ms {ms / base:4.2f}x" for ms in times))
     for what, values in (
-        ("console scripts, arrivals and re-renders", [ms for row in rows for ms in row[1:3]]),
-        ("console scripts, re-renders", [row[2] for row in rows]),
-        ("bin/ launchers, re-renders", [row[3] for row in rows]),
+        ("first arrival", [row[1] for row in rows]),
+        ("step re-render", [row[2] for row in rows]),
+        ("step re-render through bin/", [row[3] for row in rows]),
     ):
         median = statistics.median(values)
         print(
-            f"step wall time, {what}: median {median:.1f} ms vs python -c pass {base:.1f} ms"
-            f" = {median / base:.2f}x, slowest {max(values) / base:.2f}x (target <= 2.5x)"
+            f"{what}: median {median:.1f} ms vs python -c pass {base:.1f} ms"
+            f" = {median / base:.2f}x, slowest {max(values) / base:.2f}x (target <= 8x)"
         )
 
 

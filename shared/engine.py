@@ -6,21 +6,21 @@ transaction; running the step the session is at again only re-renders: nothing i
 
 from __future__ import annotations
 
+import json
 import os
 import sys
+from typing import TYPE_CHECKING, Any
 
+from shared.kinds import Gate
 from shared.paths import open_session
 from shared.routing import Routing, command
-from shared.workflow import KINDS, Context, Kind, Step, Workflow
+from shared.workflow import Context, Kind, Step, Workflow, workflow_named
 from state import clock
-from state.errors import PreconditionFailed, Refused, UsageError
+from state.errors import Finding, PreconditionFailed, Refused, UsageError
 from state.lifecycle import transition
 from state.store import CLOSED_STATUSES, Store
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
-
     from state.store import Transaction
 
 SHARED_TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
@@ -40,11 +40,9 @@ def _refuse_closed(store: Store, session: dict[str, Any]) -> dict[str, Any]:
 
 def current_routing(store: Store, session: dict[str, Any]) -> Routing:
     """Where the step the session is at leads now (it can change: the executor's waves)."""
-    from skills import workflows
-
-    workflow = workflows(session["workflow"])[0]()
+    workflow = workflow_named(session["workflow"])
     step = workflow.step(session["step"])
-    return KINDS[step.kind].routing(Context(workflow, step, store, session, {}))
+    return step.kind().routing(Context(workflow, step, store, session, {}))
 
 
 def routing_targets(routing: Routing) -> list[tuple[str, int]]:
@@ -77,9 +75,7 @@ def mode(workflow: Workflow, step: Step, store: Store, session: dict[str, Any]) 
     )
 
 
-def _next_finding(nxt: str) -> Any:
-    from state.errors import Finding
-
+def _next_finding(nxt: str) -> Finding:
     return Finding("session.json", "run the step the routing names", nxt)
 
 
@@ -91,7 +87,7 @@ def run(workflow: Workflow, number: int, flags: dict[str, Any], store: Store | N
     run 16 times at once arrives once. The prompt is printed after the commit.
     """
     step = workflow.step(number)
-    step_kind = KINDS[step.kind]
+    step_kind = step.kind()
     if store is None:
         store = open_session(flags.get("state_dir"))
     label = f"{workflow.name} step {number}"
@@ -124,8 +120,6 @@ def _check_approved(tx: Transaction) -> None:
 
     reason = tampered(tx.read("session"), tx.read_or_none("plan"))
     if reason:
-        from state.errors import Finding
-
         raise PreconditionFailed(
             f"{tx.store.path('plan')}: {reason}",
             [Finding("plan.json", reason, "restore plan.json from history/ (plan verify)")],
@@ -133,8 +127,6 @@ def _check_approved(tx: Transaction) -> None:
 
 
 def _check_same_verdict(step_kind: Kind, ctx: Context, verdict: str | None) -> None:
-    from shared.kinds import Gate
-
     recorded = step_kind.outcome(ctx) if isinstance(step_kind, Gate) else None
     if verdict and recorded not in (None, "none", verdict):
         raise PreconditionFailed(
@@ -158,7 +150,7 @@ def arrive(ctx: Context, step_kind: Kind) -> Routing:
     if ctx.step.status:
         transition(session, ctx.step.status)
     for action in ctx.step.on_arrive:
-        ctx.workflow.actions[action](ctx, tx)
+        action(ctx, tx)
     step_kind.arrive(ctx, tx)
     routing = step_kind.routing(ctx)
     reached = session["reached"]
@@ -184,7 +176,7 @@ def user_words(session: dict[str, Any], context: dict[str, Any] | None) -> dict[
 
 
 def print_step(ctx: Context, step_kind: Kind, routing: Routing) -> None:
-    from shared.render import render
+    from shared.render import render  # jinja2: only printing a step needs it, not `plan status`
 
     step = ctx.step
     variables = {
@@ -199,8 +191,6 @@ def print_step(ctx: Context, step_kind: Kind, routing: Routing) -> None:
     }
     prompt = render(step.template, variables, ctx.workflow.templates).strip()
     if ctx.flags.get("format") == "json":
-        import json
-
         record = {
             "workflow": ctx.workflow.name,
             "step": step.number,

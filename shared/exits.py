@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable
+from state.errors import PlannerError
 
 
 def report(prog: str, message: str, findings: list | None = None) -> None:
@@ -35,8 +34,6 @@ def _huge_number_option() -> str:
 
 def run_main(prog: str, body: Callable[[], int | None]) -> int:
     """Run an entry point; PlannerError → its exit code, anything else → 1."""
-    from state.errors import PlannerError
-
     try:
         return body() or 0
     except PlannerError as e:

@@ -3,15 +3,14 @@ items), gate (the verdict is checked against the record and routes the loop)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from shared import qr
 from shared.routing import Routing, command
-from shared.workflow import Context, Kind, kind
+from shared.workflow import Context, Kind
 from state.store import report_name
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
-
     from state.store import Transaction
 
 
@@ -19,11 +18,8 @@ def loop(ctx: Context) -> dict[str, Any]:
     return qr.loop_of(ctx.session, ctx.step.phase or "")
 
 
-@kind
 class Execute(Kind):
     """A role does the phase's work; after a failed gate the prompt lists what to fix."""
-
-    name = "execute"
 
     def context(self, ctx: Context) -> dict[str, Any]:
         state = loop(ctx)
@@ -34,11 +30,8 @@ class Execute(Kind):
         return {"iteration": state["iteration"], "fix_items": fix}
 
 
-@kind
 class Review(Kind):
     """The reviewer judges the phase; what the validator can check is recorded first."""
-
-    name = "qr"
 
     def arrive(self, ctx: Context, tx: Transaction) -> None:
         state = loop(ctx)
@@ -59,11 +52,8 @@ class Review(Kind):
         return Routing(if_pass=ctx.argv(gate, "pass"), if_fail=ctx.argv(gate, "fail"))
 
 
-@kind
 class Gate(Kind):
     """Checks the verdict against qr-{phase}.json and moves the loop on, back, or to the user."""
-
-    name = "gate"
 
     def needs_verdict(self, ctx: Context) -> bool:
         return True

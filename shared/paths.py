@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 
+from state.project import project_root as project_root  # part of this module's interface
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from state.store import Store
@@ -18,19 +20,6 @@ STATE_DIR_ENV = "PLANNER_STATE_DIR"
 
 # Session statuses during which planning is read-only (PRODUCT.md §6.5, §7).
 PLANNING_STATUSES = frozenset({"discovery", "design", "detailing", "review"})
-
-
-def project_root(cwd: str | None = None) -> str:
-    """The git root above cwd (a `.git` entry, directory or file), else cwd itself."""
-    start = os.path.abspath(cwd or os.getcwd())
-    here = start
-    while True:
-        if os.path.exists(os.path.join(here, ".git")):
-            return here
-        parent = os.path.dirname(here)
-        if parent == here:
-            return start
-        here = parent
 
 
 def planner_home(cwd: str | None = None) -> str:

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import os
+from typing import Any
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
+from shared.render import render
 
 TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
 
 
 def render_plan(plan: dict[str, Any]) -> str:
-    from shared.render import render
-
     return render("plan.md.j2", {"plan": plan}, [TEMPLATES]).strip() + "\n"

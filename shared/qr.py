@@ -8,13 +8,13 @@ for the user to accept the findings on record.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from state.errors import Finding, PreconditionFailed
+from state.qr_ops import add_item, open_report
 from state.store import report_name
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
-
     from state.store import Transaction
 
 OPEN = ("FAIL", "TODO")
@@ -39,8 +39,6 @@ def record_mechanical_items(
     A validator item is identified by its check and scope, so re-running the checks updates
     it (FAIL while the problem is there, PASS once fixed) and ids are never reused.
     """
-    from state.qr_ops import add_item, open_report
-
     report = open_report(tx, phase)
     new_round = report["iteration"] < iteration
     report["iteration"] = max(report["iteration"], iteration)

@@ -32,7 +32,10 @@ def live_next(store: Store, session: dict[str, Any]) -> str:
     if session["status"] in ("cancelled", "failed"):
         return f"(none: the session is {session['status']}: {session['reason']})"
     from shared.engine import current_routing
+    from shared.workflow import registered
 
+    if registered(session["workflow"]) is None:  # a hook: it loads no workflow table
+        return session["next_command"] or ""
     return "\n".join(current_routing(store, session).lines())
 
 

@@ -1,100 +1,71 @@
-"""What a workflow is made of: a table of Steps, each of a Kind that knows how to act.
+"""What a workflow is made of: a table of Steps, each of a Kind that knows how to act, and
+the registry through which the entry points hand the engine its workflows.
 
 A Kind is a small class: what must hold to arrive (check), what arriving records
 (arrive), what its template sees (context) and where it leads (routing). The engine walks
-any table; workflows register their own kinds.
+any table; a row names its kind, requirements, actions and skip rules as objects.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
 from shared.routing import Routing, step_argv
+from state.errors import Finding, PreconditionFailed, UsageError
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
-    from typing import Any
-
-    from state.errors import Finding
     from state.store import Store, Transaction
 
-KINDS: dict[str, Kind] = {}
+Requirement = Callable[["Context"], list[Finding]]  # what must hold to arrive at a step
+Action = Callable[["Context", "Transaction"], None]  # what arriving at a step records
+SkipRule = Callable[["Context"], bool]  # whether the step is left out
 
 
+@dataclass(frozen=True)
 class Step:
     """One row of a workflow table."""
 
-    __slots__ = (
-        "kind",
-        "name",
-        "number",
-        "on_arrive",
-        "on_fail",
-        "phase",
-        "requires",
-        "role",
-        "skip",
-        "status",
-        "template",
-    )
-
-    def __init__(
-        self,
-        number: int,
-        name: str,
-        kind: str,
-        template: str,
-        role: str | None = None,
-        phase: str | None = None,
-        skip: tuple[str, ...] = (),
-        on_fail: int | None = None,
-        status: str | None = None,
-        requires: tuple[str, ...] = (),
-        on_arrive: tuple[str, ...] = (),
-    ):
-        self.number, self.name, self.kind, self.template = number, name, kind, template
-        self.requires = requires  # names of the workflow's checks that must pass to arrive
-        self.on_arrive = on_arrive  # names of the workflow's actions that arriving runs
-        self.status = status  # the session status arriving here sets
-        self.role = role  # who does the work: architect, developer, technical-writer, …
-        self.phase = phase  # the QR phase the step executes, reviews or gates
-        self.skip = skip  # names of the workflow's skip rules that leave this step out
-        self.on_fail = on_fail  # where a failed gate sends the session back
+    number: int
+    name: str
+    kind: type[Kind]
+    template: str
+    role: str | None = None  # who does the work: architect, developer, technical-writer, …
+    phase: str | None = None  # the QR phase the step executes, reviews or gates
+    skip: tuple[SkipRule, ...] = ()  # rules that leave this step out
+    on_fail: int | None = None  # where a failed gate sends the session back
+    status: str | None = None  # the session status arriving here sets
+    requires: tuple[Requirement, ...] = ()  # what must hold to arrive
+    on_arrive: tuple[Action, ...] = ()  # what arriving records, before the kind's own arrive
 
 
+@dataclass
 class Workflow:
-    def __init__(
-        self,
-        name: str,
-        title: str,
-        steps: tuple[Step, ...],
-        templates: list[str],
-        skip_rules: dict[str, Callable[[Context], bool]],
-        checks: dict[str, Callable[[Context], list[Finding]]],
-        requirements: dict[str, Callable[[Context], list[Finding]]],
-        actions: dict[str, Callable[[Context, Transaction], None]] | None = None,
-    ):
-        self.name, self.title, self.steps = name, title, steps
-        self.templates = templates  # template search path: the workflow's dir, then shared
-        self.skip_rules = skip_rules
-        self.checks = checks  # QR phase -> what the validator checks before the reviewer
-        self.requirements = requirements  # name -> what must hold to arrive at a step
-        self.actions = actions or {}  # name -> what arriving at a step records
-        self.by_number = {s.number: s for s in steps}
+    name: str
+    title: str
+    steps: tuple[Step, ...]
+    templates: list[str]  # template search path: the workflow's dir, then shared
+    checks: dict[str, Requirement]  # QR phase -> what the validator checks before the reviewer
+    start: Callable[[Workflow, dict[str, Any]], int] | None = None  # step 1 with --task
+    by_number: dict[int, Step] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.by_number = {s.number: s for s in self.steps}
 
     def mechanical_checks(self, ctx: Context) -> list[Finding]:
         return self.checks[ctx.step.phase or ""](ctx)
 
     def unmet(self, ctx: Context) -> list[Finding]:
         """What the step requires and the session does not have yet."""
-        return [f for name in ctx.step.requires for f in self.requirements[name](ctx)]
+        return [f for requirement in ctx.step.requires for f in requirement(ctx)]
 
     @property
     def total(self) -> int:
         return len(self.steps)
 
     def step(self, number: int) -> Step:
-        from state.errors import UsageError
-
         if number not in self.by_number:
             raise UsageError(f"--step: {self.name} has steps 1 to {self.total}, not {number}")
         return self.by_number[number]
@@ -105,11 +76,34 @@ class Workflow:
         for step in self.steps:
             if step.number <= number:
                 continue
-            if any(self.skip_rules[rule](ctx) for rule in step.skip):
+            if any(rule(ctx) for rule in step.skip):
                 skipped.append(step)
                 continue
             return step, skipped
         return None, skipped
+
+
+# The workflows by name, as the entry points register them: a function that returns the
+# workflow, so a process loads only the tables it uses.
+_REGISTERED: dict[str, Callable[[], Workflow]] = {}
+
+
+def register(name: str, load: Callable[[], Workflow]) -> None:
+    """Make workflow `name` known to the engine (the entry points in cli/ do this)."""
+    _REGISTERED[name] = load
+
+
+def registered(name: str) -> Workflow | None:
+    """The workflow registered as `name`, or None when this process registered none such."""
+    load = _REGISTERED.get(name)
+    return load() if load else None
+
+
+def workflow_named(name: str) -> Workflow:
+    found = registered(name)
+    if found is None:
+        raise UsageError(f"no workflow named {name!r} is registered in this process")
+    return found
 
 
 class Context:
@@ -131,8 +125,6 @@ class Context:
     def doc(self, name: str) -> dict[str, Any]:
         found = self.doc_or_none(name)
         if found is None:
-            from state.errors import PreconditionFailed
-
             raise PreconditionFailed(f"{self.store.path(name)}: not found")
         return found
 
@@ -158,8 +150,6 @@ class Context:
     @property
     def policy(self) -> str:
         """Why nobody is asked (PRODUCT.md §6.4), or "" when the session is interactive."""
-        import os
-
         if self.flags.get("non_interactive") or self.session["non_interactive"]:
             return "--non-interactive"
         if not self.config["interactive"]:
@@ -179,8 +169,6 @@ class Context:
 
 class Kind:
     """The base every step kind extends; the defaults suit a step that only prints a prompt."""
-
-    name = "prompt"
 
     def needs_verdict(self, ctx: Context) -> bool:
         """Whether the step is run with --qr-status pass|fail."""
@@ -210,9 +198,3 @@ def skipped_note(skipped: list[Step]) -> str:
         return ""
     names = ", ".join(f"{s.number} {s.name}" for s in skipped)
     return f"Skipping step{'s' if len(skipped) > 1 else ''} {names}."
-
-
-def kind(cls: type[Kind]) -> type[Kind]:
-    """Register a step kind by its name."""
-    KINDS[cls.name] = cls()
-    return cls

@@ -39,7 +39,7 @@ def context_add(tx: Transaction, a: dict[str, Any]) -> None:
 
 def context_scan(tx: Transaction, a: dict[str, Any]) -> None:
     """Find the project's documents, the files changed since REF and the kinds of change."""
-    from shared.paths import project_root
+    from state.project import project_root
     from state.scan import scan
 
     session = tx.read("session")

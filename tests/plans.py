@@ -6,16 +6,7 @@ one documentation milestone, everything every phase of validation asks for.
 
 from __future__ import annotations
 
-FAREWELL_DIFF = """\
---- a/src/app.py
-+++ b/src/app.py
-@@ -1,2 +1,5 @@
- def greet(name):
-     return 'hi ' + name
-+
-+def farewell(name):
-+    return 'bye ' + name
-"""
+from bench.sample import FAREWELL_DIFF as FAREWELL_DIFF
 
 README_DIFF = """\
 --- a/README.md

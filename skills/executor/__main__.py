@@ -1,15 +1,8 @@
-"""`executor` (python -m skills.executor): the 9-step execution workflow."""
+"""`python -m skills.executor`: the `executor` step script (its entry point is cli/steps.py)."""
 
 import sys
 
-
-def main() -> int:
-    from shared.stepcli import main as step_main
-    from skills import workflows
-
-    load, start = workflows("executor")
-    return step_main("executor", load, start)
-
+from cli.steps import executor as main
 
 if __name__ == "__main__":
     sys.exit(main())

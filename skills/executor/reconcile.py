@@ -3,12 +3,10 @@ facts the implementation reviews start from."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from state import gitinfo
 from state.errors import Finding
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
 
 def planned_files(milestone: dict[str, Any]) -> list[str]:

@@ -1,15 +1,8 @@
-"""`planner` (python -m skills.planner): the 11-step planning workflow."""
+"""`python -m skills.planner`: the `planner` step script (its entry point is cli/steps.py)."""
 
 import sys
 
-
-def main() -> int:
-    from shared.stepcli import main as step_main
-    from skills import workflows
-
-    load, start = workflows("planner")
-    return step_main("planner", load, start)
-
+from cli.steps import planner as main
 
 if __name__ == "__main__":
     sys.exit(main())

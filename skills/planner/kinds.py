@@ -4,16 +4,23 @@ kinds of steps 1, 2, 9 and 11 (session start, discovery, docs, review and approv
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING, Any
 
 from shared.kinds import Execute, Gate
+from shared.paths import project_root
 from shared.routing import Routing, step_argv
-from shared.workflow import Context, Kind, kind
+from shared.workflow import Context, Kind
+from state import clock
+from state.approval import approve
+from state.choice_ops import pick, unpicked
+from state.errors import Finding
+from state.lifecycle import transition
+from state.question_ops import assume, state_of
+from state.scan import scan
+from state.store import write_atomic
+from state.validate import validate
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
-
-    from state.errors import Finding
     from state.store import Transaction
 
 
@@ -33,8 +40,6 @@ def docs_only(ctx: Context) -> bool:
 
 
 def goal(ctx: Context) -> list[Finding]:
-    from state.errors import Finding
-
     if ctx.doc("context")["task_spec"]["goal"].strip():
         return []
     return [Finding("context.json:task_spec.goal", "empty", "plan context set --goal G")]
@@ -49,8 +54,6 @@ def questions_waiting(ctx: Context) -> int:
 
 
 def questions(ctx: Context) -> list[Finding]:
-    from state.errors import Finding
-
     waiting = questions_waiting(ctx)
     if not waiting:
         return []
@@ -65,9 +68,6 @@ def questions(ctx: Context) -> list[Finding]:
 
 
 def choices(ctx: Context) -> list[Finding]:
-    from state.choice_ops import unpicked
-    from state.errors import Finding
-
     if ctx.non_interactive:
         return []
     return [
@@ -85,7 +85,6 @@ def choices(ctx: Context) -> list[Finding]:
 
 def answer_by_policy(ctx: Context, tx: Transaction) -> None:
     """Leaving discovery non-interactively: open questions take their recommended option."""
-    from state.question_ops import assume
 
     if not ctx.non_interactive:
         return
@@ -100,7 +99,6 @@ def answer_by_policy(ctx: Context, tx: Transaction) -> None:
 
 def pick_by_policy(ctx: Context, tx: Transaction) -> None:
     """Leaving design non-interactively: choices take their recommended option, "auto"."""
-    from state.choice_ops import pick, unpicked
 
     if not ctx.non_interactive:
         return
@@ -119,9 +117,6 @@ def validator_findings(phase: str) -> Any:
     """The mechanical checks of a planning phase: `plan validate --phase …`."""
 
     def findings(ctx: Context) -> list[Finding]:
-        from shared.paths import project_root
-        from state.validate import validate
-
         context = ctx.doc_or_none("context")
         known = {q["id"] for q in context["questions"]} if context else None
         return validate(ctx.doc("plan"), phase, project_root(ctx.state_dir), known)
@@ -131,8 +126,7 @@ def validator_findings(phase: str) -> Any:
 
 def render_plan_md(ctx: Context) -> str:
     """plan.md beside plan.json, rendered from it; returns its path."""
-    from shared.plan_md import render_plan
-    from state.store import write_atomic
+    from shared.plan_md import render_plan  # jinja2, not needed to find a session's routing
 
     path = os.path.join(ctx.state_dir, "plan.md")
     data = render_plan(ctx.doc("plan")).encode()
@@ -146,35 +140,24 @@ def render_plan_md(ctx: Context) -> str:
 # ---------------------------------------------------------------- kinds
 
 
-@kind
 class Init(Kind):
     """Step 1: the session was just created (see steps.start()); say where it lives."""
-
-    name = "init"
 
     def arrive(self, ctx: Context, tx: Transaction) -> None:
         if ctx.policy:
             tx.note(policy=ctx.policy, interactive=False)  # §6.4: the policy is on record
 
 
-@kind
 class Discovery(Kind):
     """Step 2: the scan, the task spec, and questions; it repeats until enough are answered."""
 
-    name = "discovery"
-
     def arrive(self, ctx: Context, tx: Transaction) -> None:
-        from shared.paths import project_root
-        from state.scan import scan
-
         if not ctx.doc("context")["gathered"]["scanned_at"]:
             tx.edit("context")["gathered"] = scan(
                 project_root(ctx.state_dir), None, ctx.session["task"]
             )
 
     def context(self, ctx: Context) -> dict[str, Any]:
-        from state.question_ops import state_of
-
         context = ctx.doc("context")
         return {
             "gathered": context["gathered"]["summary"],
@@ -189,22 +172,16 @@ class Discovery(Kind):
         return super().routing(ctx)
 
 
-@kind
 class DocsExecute(Execute):
     """Step 9: the technical writer documents each milestone; plan.md is rendered on arrival."""
-
-    name = "docs-execute"
 
     def arrive(self, ctx: Context, tx: Transaction) -> None:
         render_plan_md(ctx)
 
 
-@kind
 class FinalGate(Gate):
     """Step 11: the docs gate; on pass the plan must be valid, then the user reviews it (or,
     non-interactively, it is approved as "auto") and it is frozen."""
-
-    name = "final-gate"
 
     def needs_verdict(self, ctx: Context) -> bool:
         return not quick(ctx)  # quick depth comes from step 5, with no docs review
@@ -216,10 +193,6 @@ class FinalGate(Gate):
         return [f for f in validator_findings(phase)(ctx) if f.level == "error"]
 
     def arrive(self, ctx: Context, tx: Transaction) -> None:
-        from state import clock
-        from state.approval import approve
-        from state.lifecycle import transition
-
         if not quick(ctx):
             super().arrive(ctx, tx)
             if self.outcome(ctx) == "fail":

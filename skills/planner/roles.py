@@ -4,21 +4,19 @@ from __future__ import annotations
 
 import os
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from state.store import Store
+from shared import qr
+from shared.engine import SHARED_TEMPLATES, user_words
+from shared.render import render
+from shared.workflow import workflow_named
+from state.store import Store
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "roles")
+ROLES = ("architect", "developer", "technical-writer", "quality-reviewer")
 
 
 def role_prompt(role: str, store: Store) -> str:
-    from shared import qr
-    from shared.engine import SHARED_TEMPLATES, user_words
-    from shared.render import render
-    from skills import workflows
-
     session = store.read("session")
-    workflow = workflows(session["workflow"])[0]()
+    workflow = workflow_named(session["workflow"])
     phase = workflow.step(session["step"]).phase or ""
     iteration = qr.loop_of(session, phase)["iteration"] if phase else 1
     variables = {

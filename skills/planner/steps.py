@@ -1,79 +1,68 @@
 """The planner: eleven steps from a task to an approved, frozen plan (PRODUCT.md §5).
 
-Read the table to read the workflow. Kinds execute / qr / gate come from shared/kinds.py,
-the planner's own (init, discovery, docs-execute, final-gate) from kinds.py beside this.
+Read the table to read the workflow. Kinds Execute / Review / Gate come from shared/kinds.py;
+the planner's own kinds, requirements, actions and skip rules from kinds.py beside this.
 """
 
 from __future__ import annotations
 
 import os
+from typing import Any
 
-from shared import kinds as _shared_kinds  # noqa: F401  (registers execute, qr, gate)
+from shared import config, engine
 from shared.engine import SHARED_TEMPLATES
+from shared.kinds import Execute, Gate, Review
+from shared.paths import project_root
 from shared.workflow import Step, Workflow
-from skills.planner import kinds as k
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
+from skills.planner.kinds import (
+    Discovery,
+    DocsExecute,
+    FinalGate,
+    Init,
+    answer_by_policy,
+    choices,
+    docs_only,
+    goal,
+    pick_by_policy,
+    questions,
+    quick,
+    validator_findings,
+)
+from state import session
+from state.errors import UsageError
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-QUICK, DOCS_ONLY = "quick", "docs_only"
 
 # fmt: off
 STEPS = (
-    #    n   name                   kind            template                        role
-    Step(1,  "plan-init",           "init",         "01-plan-init.j2",              status="discovery"),
-    Step(2,  "context-verify",      "discovery",    "02-context-verify.j2",         status="discovery"),
-    Step(3,  "plan-design-execute", "execute",      "03-plan-design-execute.j2",    role="architect",
-         phase="plan-design", status="design", requires=("goal", "questions"),
-         on_arrive=("answer_by_policy",)),
-    Step(4,  "plan-design-qr",      "qr",           "04-plan-design-qr.j2",         role="quality-reviewer",
-         phase="plan-design", requires=("choices",), on_arrive=("pick_by_policy",)),
-    Step(5,  "plan-design-qr-gate", "gate",         "05-plan-design-qr-gate.j2",
+    #    n   name                   kind         template                        role
+    Step(1,  "plan-init",           Init,        "01-plan-init.j2",              status="discovery"),
+    Step(2,  "context-verify",      Discovery,   "02-context-verify.j2",         status="discovery"),
+    Step(3,  "plan-design-execute", Execute,     "03-plan-design-execute.j2",    role="architect",
+         phase="plan-design", status="design", requires=(goal, questions),
+         on_arrive=(answer_by_policy,)),
+    Step(4,  "plan-design-qr",      Review,      "04-plan-design-qr.j2",         role="quality-reviewer",
+         phase="plan-design", requires=(choices,), on_arrive=(pick_by_policy,)),
+    Step(5,  "plan-design-qr-gate", Gate,        "05-plan-design-qr-gate.j2",
          phase="plan-design", on_fail=3),
-    Step(6,  "plan-code-execute",   "execute",      "06-plan-code-execute.j2",      role="developer",
-         phase="plan-code", status="detailing", skip=(QUICK, DOCS_ONLY)),
-    Step(7,  "plan-code-qr",        "qr",           "07-plan-code-qr.j2",           role="quality-reviewer",
-         phase="plan-code", skip=(QUICK, DOCS_ONLY)),
-    Step(8,  "plan-code-qr-gate",   "gate",         "08-plan-code-qr-gate.j2",
-         phase="plan-code", on_fail=6, skip=(QUICK, DOCS_ONLY)),
-    Step(9,  "plan-docs-execute",   "docs-execute", "09-plan-docs-execute.j2",      role="technical-writer",
-         phase="plan-docs", status="detailing", skip=(QUICK,)),
-    Step(10, "plan-docs-qr",        "qr",           "10-plan-docs-qr.j2",           role="quality-reviewer",
-         phase="plan-docs", skip=(QUICK,)),
-    Step(11, "plan-docs-qr-gate",   "final-gate",   "11-plan-docs-qr-gate.j2",
+    Step(6,  "plan-code-execute",   Execute,     "06-plan-code-execute.j2",      role="developer",
+         phase="plan-code", status="detailing", skip=(quick, docs_only)),
+    Step(7,  "plan-code-qr",        Review,      "07-plan-code-qr.j2",           role="quality-reviewer",
+         phase="plan-code", skip=(quick, docs_only)),
+    Step(8,  "plan-code-qr-gate",   Gate,        "08-plan-code-qr-gate.j2",
+         phase="plan-code", on_fail=6, skip=(quick, docs_only)),
+    Step(9,  "plan-docs-execute",   DocsExecute, "09-plan-docs-execute.j2",      role="technical-writer",
+         phase="plan-docs", status="detailing", skip=(quick,)),
+    Step(10, "plan-docs-qr",        Review,      "10-plan-docs-qr.j2",           role="quality-reviewer",
+         phase="plan-docs", skip=(quick,)),
+    Step(11, "plan-docs-qr-gate",   FinalGate,   "11-plan-docs-qr-gate.j2",
          phase="plan-docs", on_fail=9),
 )
 # fmt: on
 
-WORKFLOW = Workflow(
-    "planner",
-    "PLANNER",
-    STEPS,
-    [os.path.join(HERE, "templates"), SHARED_TEMPLATES],
-    skip_rules={QUICK: k.quick, DOCS_ONLY: k.docs_only},
-    checks={
-        "plan-design": k.validator_findings("design"),
-        "plan-code": k.validator_findings("code"),
-        "plan-docs": k.validator_findings("docs"),
-    },
-    requirements={"goal": k.goal, "questions": k.questions, "choices": k.choices},
-    actions={"answer_by_policy": k.answer_by_policy, "pick_by_policy": k.pick_by_policy},
-)
-
-
-def load() -> Workflow:
-    return WORKFLOW
-
 
 def start(workflow: Workflow, flags: dict[str, Any]) -> int:
     """Step 1 with --task: a new session under .planner/ of the project, made ACTIVE."""
-    from shared import config, engine
-    from shared.paths import project_root
-    from state import session
-    from state.errors import UsageError
-
     if flags.get("state_dir"):
         raise UsageError("--task starts a new session under .planner/: drop --state-dir")
     if not flags["task"].strip():
@@ -100,3 +89,17 @@ def start(workflow: Workflow, flags: dict[str, Any]) -> int:
         raise
     session.make_active(root, os.path.basename(store.dir))
     return code
+
+
+PLANNER = Workflow(
+    "planner",
+    "PLANNER",
+    STEPS,
+    [os.path.join(HERE, "templates"), SHARED_TEMPLATES],
+    checks={
+        "plan-design": validator_findings("design"),
+        "plan-code": validator_findings("code"),
+        "plan-docs": validator_findings("docs"),
+    },
+    start=start,
+)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.e2e.agent import Agent, Output
+from bench.agent import Agent, Output
 from tests.workflows.helpers import DESIGN as FAREWELL_DESIGN
 from tests.workflows.helpers import add_farewell_change
 

@@ -4,34 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.e2e.agent import Agent, Output
-from tests.plans import FAREWELL_DIFF
+from bench.agent import Agent, Output
+from bench.sample import DESIGN as DESIGN
+from bench.sample import FAREWELL_DIFF
 
-DESIGN = [
-    {
-        "op": "overview set",
-        "args": {"title": "Farewell", "problem": "No goodbye.", "approach": "Add farewell()."},
-    },
-    {"op": "decision add", "args": {"decision": "Mirror greet()", "reasoning": "Obvious."}},
-    {
-        "op": "milestone add",
-        "args": {
-            "name": "Farewell",
-            "file": ["src/app.py"],
-            "acceptance": ["farewell('x') == 'bye x'"],
-        },
-    },
-    {
-        "op": "intent add",
-        "args": {
-            "milestone": "$3",
-            "file": "src/app.py",
-            "function": "farewell",
-            "behavior": "Return 'bye ' + name",
-            "decision": ["$2"],
-        },
-    },
-]
 DOCS_ONLY = [
     {
         "op": "overview set",

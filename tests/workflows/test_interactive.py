@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pexpect
 
+from bench.agent import Agent
 from tests.conftest import BIN
-from tests.e2e.agent import Agent
 from tests.workflows.helpers import DESIGN, add_farewell_change, judge_todo, review, state_of
 
 QUESTIONS = """Here are my questions:

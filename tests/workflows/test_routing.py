@@ -9,8 +9,8 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bench.agent import Agent
 from shared.routing import quote
-from tests.e2e.agent import Agent
 from tests.workflows.helpers import (
     DESIGN,
     DOCS_ONLY,
@@ -177,3 +177,22 @@ def test_no_session_and_bad_flags_exit_2(project: Path) -> None:
     agent.shell("executor --step 1 --task t", code=2)
     assert "--task and --depth" in agent.shell("planner --step 2 --depth quick", code=2).stderr
     agent.shell("planner --step 1 --task '  '", code=2)
+
+
+def test_usage_errors_name_the_option(project: Path) -> None:
+    agent = Agent(project)
+    swallowed = agent.shell("planner --step 8 --state-dir --qr-status fail", code=2).stderr
+    assert swallowed == "planner: --state-dir took --qr-status as its value: give it one first\n"
+    assert "--qr-status" in agent.shell("planner --step 5 --qr-status maybe", code=2).stderr
+    assert "--bogus" in agent.shell("executor --step 2 --bogus", code=2).stderr
+    assert "--step" in agent.shell("executor --step x", code=2).stderr
+    assert agent.shell("planner", code=2).stdout.startswith("Usage: planner")
+
+
+def test_version_and_help(project: Path) -> None:
+    agent = Agent(project)
+    for script in ("planner", "executor"):
+        assert agent.shell(f"{script} --version").stdout.startswith(f"{script} 0.")
+        assert "--state-dir" in agent.shell(f"{script} --help").stdout
+    assert "--task" in agent.shell("planner --help").stdout
+    assert "--task" not in agent.shell("executor --help").stdout

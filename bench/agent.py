@@ -1,4 +1,4 @@
-"""A scripted agent for end-to-end tests: it runs the exact commands the steps print.
+"""A scripted agent for the tests and the benchmarks: it runs the exact commands the steps print.
 
 Routing lines are run through a real shell from the project directory, as a harness
 would; the agent's own work goes through `plan` commands.
@@ -9,9 +9,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
-from tests.conftest import BIN
+from shared.routing import quote
+
+BIN = Path(sys.executable).parent  # the console scripts of the Python running this
 
 
 class Output:
@@ -78,6 +81,4 @@ class Agent:
 
 
 def _quote(word: str) -> str:
-    from shared.routing import quote
-
     return quote(word)

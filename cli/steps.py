@@ -1,0 +1,203 @@
+"""The step scripts `planner` and `executor` (PRODUCT.md §4) as click commands: a step by
+number, `next`, `status` and `role`. The workflows are registered with the engine here."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from cli import hookstate, workflows
+from shared import engine
+from shared.exits import report, run_main
+from shared.paths import open_session
+from shared.status import session_status, status_text
+from shared.workflow import workflow_named
+from skills.planner.roles import ROLES, role_prompt
+from state.errors import UsageError
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+STATE_DIR_HELP = "The session's directory (default: $PLANNER_STATE_DIR, else .planner/ACTIVE)."
+VERDICT = click.Choice(["pass", "fail"])
+FORMAT = click.Choice(["text", "json"])
+
+
+def version() -> str:
+    import tomllib
+    from importlib import metadata  # ~2x `python -c pass` to import: only for --version
+
+    try:
+        return metadata.version("planner")
+    except metadata.PackageNotFoundError:  # run from a checkout by the plugin's bin/ launchers
+        pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+        return str(tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["version"])
+
+
+def show_version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value:
+        click.echo(f"{ctx.info_name} {version()}")
+        ctx.exit(0)
+
+
+def not_an_option(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """`--state-dir --qr-status fail`: say which option swallowed which, not what follows."""
+    if value and value.startswith("--") and value.split("=")[0] in option_names(ctx):
+        raise click.UsageError(f"{param.opts[0]} took {value} as its value: give it one first")
+    return value
+
+
+def option_names(ctx: click.Context) -> set[str]:
+    command = ctx.command
+    names = {opt for p in command.params for opt in p.opts}
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            names.update(opt for p in sub.params for opt in p.opts)
+    return names
+
+
+def state_dir_option() -> Callable[[Any], Any]:
+    return click.option("--state-dir", metavar="DIR", callback=not_an_option, help=STATE_DIR_HELP)
+
+
+def step_script(name: str) -> click.Group:
+    """The `planner` or `executor` command: its workflow is looked up when a step runs."""
+    starts = name == "planner"
+
+    @click.group(
+        name=name,
+        invoke_without_command=True,
+        context_settings=CONTEXT,
+        help=f"Run the {name} workflow one step at a time: each step prints what to do and "
+        "the exact command to run next.",
+    )
+    @click.option(
+        "--version",
+        is_flag=True,
+        expose_value=False,
+        is_eager=True,
+        callback=show_version,
+        help="Show the version and exit.",
+    )
+    @click.option("--step", type=int, metavar="N", help="The step to run (see the routing lines).")
+    @state_dir_option()
+    @click.option("--qr-status", type=VERDICT, help="The review's verdict, at a gate step.")
+    @click.option("--format", "format_", type=FORMAT, help="text (default) or one JSON object.")
+    @click.option("--non-interactive", is_flag=True, help="Nobody is asked: recommended answers.")
+    @click.pass_context
+    def group(ctx: click.Context, step: int | None, format_: str | None, **flags: Any) -> int:
+        if ctx.invoked_subcommand is not None:
+            if step is not None:
+                raise click.UsageError(f"--step and {ctx.invoked_subcommand}: give one of them")
+            return 0
+        if step is None:
+            raise click.UsageError(f"--step N is required, N a step number (see {name} --help)")
+        flags.update(step=step, format=format_)
+        workflow = workflow_named(name)
+        if workflow.start is not None and step == 1 and flags.get("task") is not None:
+            return workflow.start(workflow, flags)
+        if flags.get("task") is not None or flags.get("depth") is not None:
+            raise UsageError("--task and --depth start a session: only with --step 1")
+        return engine.run(workflow, step, flags)
+
+    if starts:
+        click.option(
+            "--depth",
+            type=click.Choice(["quick", "standard"]),
+            help="How much planning the task needs (with --task).",
+        )(group)
+        click.option(
+            "--task", metavar="TEXT", callback=not_an_option, help="Start a session: what to plan."
+        )(group)
+
+    @group.command(name="next", context_settings=CONTEXT)
+    @state_dir_option()
+    @click.option("--qr-status", type=VERDICT, help="Which way a gate's review went.")
+    @click.option("--format", "format_", type=FORMAT, help="text (default) or one JSON object.")
+    def run_next(state_dir: str | None, qr_status: str | None, format_: str | None) -> int:
+        """Run the command the session's routing names now (IF PASS / IF FAIL by --qr-status)."""
+        store = open_session(state_dir)
+        routing = engine.current_routing(store, engine.open_for_steps(store)).as_record()
+        if "next" in routing:
+            target = routing["next"]
+        elif routing and qr_status:
+            target = routing[f"if_{qr_status}"]
+        elif routing:
+            raise UsageError("the last step routes by verdict: give --qr-status pass|fail")
+        else:
+            raise UsageError("nothing to run next: the workflow is done")
+        if format_ == "json" and target[0] != "plan":
+            target = [*target, "--format", "json"]
+        return run_argv(target)
+
+    @group.command(context_settings=CONTEXT)
+    @state_dir_option()
+    @click.option("--json", "as_json", is_flag=True, help="One JSON object.")
+    def status(state_dir: str | None, as_json: bool) -> int:
+        """Where the session stands and what to run next."""
+        summary = session_status(open_session(state_dir))
+        if summary["status"] in hookstate.PLANNING and hookstate.sandbox_note():
+            summary["guard"] = hookstate.sandbox_note()  # no bubblewrap: said while planning
+        if as_json:
+            sys.stdout.write(json.dumps(summary, indent=2) + "\n")
+        else:
+            guard = [summary["guard"]] if summary.get("guard") else []
+            sys.stdout.write("\n".join([status_text(summary), *guard]) + "\n")
+        return 0
+
+    @group.command(context_settings=CONTEXT)
+    @click.argument("role", metavar="|".join(ROLES))
+    @state_dir_option()
+    def role(role: str, state_dir: str | None) -> int:
+        """The role's own instructions, for the step the session is at."""
+        if role not in ROLES:
+            raise UsageError(f"role: {role!r} is not one of {', '.join(ROLES)}")
+        sys.stdout.write(role_prompt(role, open_session(state_dir)) + "\n")
+        return 0
+
+    return group
+
+
+def invoke(name: str, argv: list[str]) -> int:
+    """Run step script `name` with argv in this process; click's errors become exit 2."""
+    command = step_script(name)
+    if not argv:  # nothing asked: the help, and a usage error
+        sys.stdout.write(command.get_help(click.Context(command, info_name=name)) + "\n")
+        return 2
+    try:
+        result = command.main(argv, prog_name=name, standalone_mode=False)
+    except click.UsageError as e:
+        report(name, e.format_message())
+        return 2
+    except click.exceptions.Exit as e:
+        return e.exit_code
+    except click.Abort:
+        report(name, "interrupted")
+        return 130
+    return result if isinstance(result, int) else 0
+
+
+def run_argv(argv: list[str]) -> int:
+    """Run a routed command (planner …, executor …, plan …) in this process."""
+    if argv[0] == "plan":
+        from cli.main import dispatch  # the `plan` CLI, loaded only when a route names it
+
+        return int(dispatch(argv[1:]) or 0)
+    return invoke(argv[0], argv[1:])
+
+
+def main(name: str) -> int:
+    """The entry point of a step script."""
+    workflows.register_all()
+    return run_main(name, lambda: invoke(name, sys.argv[1:]))
+
+
+def planner() -> int:
+    return main("planner")
+
+
+def executor() -> int:
+    return main("executor")

@@ -1,0 +1,23 @@
+"""The workflows the entry points hand the engine (PRODUCT.md §2.2: shared/ never imports
+skills/). Each is loaded when first used, so `plan status` loads only the session's table."""
+
+from __future__ import annotations
+
+from shared.workflow import Workflow, register
+
+
+def planner() -> Workflow:
+    from skills.planner.steps import PLANNER
+
+    return PLANNER
+
+
+def executor() -> Workflow:
+    from skills.executor.steps import EXECUTOR
+
+    return EXECUTOR
+
+
+def register_all() -> None:
+    register("planner", planner)
+    register("executor", executor)

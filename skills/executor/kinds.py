@@ -1,0 +1,165 @@
+"""The executor's own parts: what its steps require and the kinds of steps 1, 2, 3 and 9
+(initialisation against the approved plan, loading, implementing wave by wave, reconciling)."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import TYPE_CHECKING, Any
+
+from shared.kinds import Execute
+from shared.paths import project_root
+from shared.routing import Routing
+from shared.workflow import Context, Kind, Requirement
+from skills.executor import reconcile
+from state import clock, gitinfo, schema
+from state.approval import verify
+from state.errors import Finding
+from state.lifecycle import transition
+from state.plan_ops import find
+from state.validate import completeness
+
+if TYPE_CHECKING:
+    from state.store import Transaction
+
+
+def root(ctx: Context) -> str:
+    return project_root(ctx.state_dir)
+
+
+def all_done(ctx: Context) -> list[Finding]:
+    return [
+        Finding(
+            f"execution.json:{m['id']}",
+            f"milestone is {m['status']}",
+            f"plan exec done {m['id']} --evidence E",
+        )
+        for m in ctx.doc("execution")["milestones"]
+        if m["status"] != "done"
+    ]
+
+
+def record(ctx: Context) -> dict[str, Any]:
+    return reconcile.build(ctx.doc("plan"), ctx.doc("execution"), root(ctx))
+
+
+def review_findings(docs: bool) -> Requirement:
+    def findings(ctx: Context) -> list[Finding]:
+        return reconcile.findings(record(ctx), ctx.doc("plan"), docs)
+
+    return findings
+
+
+class ExecInit(Kind):
+    """Step 1: the plan is frozen and approved as is; record the base commit and any drift."""
+
+    def check(self, ctx: Context) -> list[Finding]:
+        problems = verify(ctx.doc("plan"), ctx.session)
+        if not problems and gitinfo.head_commit(root(ctx)) is None:
+            problems.append(
+                Finding(
+                    root(ctx),
+                    "not a git repository with a commit: the executor reconciles against git",
+                    "git init && git commit",
+                )
+            )
+        return problems
+
+    def arrive(self, ctx: Context, tx: Transaction) -> None:
+        plan, project = ctx.doc("plan"), root(ctx)
+        planned = {f for m in plan["milestones"] for f in reconcile.planned_files(m)}
+        since = ctx.session["base_commit"]
+        where = f"{ctx.store.path('session')}:base_commit"
+        changed = gitinfo.changed_files(project, since, where) if since else []
+        drift = sorted(planned & set(changed))
+        runs = [
+            {**schema.defaults("execution", "MilestoneRun"), "id": m["id"]}
+            for m in plan["milestones"]
+        ]
+        tx.edit_or_create(
+            "execution",
+            {
+                **schema.defaults("execution"),
+                "base_commit": gitinfo.head_commit(project),
+                "started_at": clock.now(),
+                "drift": drift,
+                "stale_diffs": stale_diffs(plan, project),
+                "milestones": runs,
+            },
+        )
+
+    def context(self, ctx: Context) -> dict[str, Any]:
+        execution = ctx.doc("execution")
+        approval = ctx.session["approval"] or {"sha256": ""}
+        return {
+            "title": ctx.doc("plan")["overview"]["title"],
+            "base": execution["base_commit"],
+            "drift": execution["drift"],
+            "short_sha": approval["sha256"][:12],
+        }
+
+
+def stale_diffs(plan: dict[str, Any], project: str) -> list[str]:
+    """Planned diffs that no longer apply to the files as they are now."""
+
+    return [f.line() for f in completeness(plan, "code", project) if ".diff" in f.path]
+
+
+class Load(Kind):
+    """Step 2: read the plan; the waves, and the diffs step 1 found no longer apply."""
+
+    def context(self, ctx: Context) -> dict[str, Any]:
+        return {
+            "diagram": ctx.doc("plan")["milestone_dependencies"]["diagram_ascii"],
+            "problems": ctx.doc("execution")["stale_diffs"],
+        }
+
+
+class Implement(Execute):
+    """Step 3: the developer implements the first wave that is not done; it repeats per wave."""
+
+    def current(self, ctx: Context) -> tuple[int, list[str], bool]:
+        """(wave number, its milestone ids, whether later waves still wait); (0, [], False) at
+        the end."""
+        status = {m["id"]: m["status"] for m in ctx.doc("execution")["milestones"]}
+        waves = ctx.doc("plan")["milestone_dependencies"]["waves"]
+        for index, wave in enumerate(waves):
+            if any(status.get(mid) != "done" for mid in wave["milestones"]):
+                return wave["wave"], wave["milestones"], index + 1 < len(waves)
+        return 0, [], False
+
+    def context(self, ctx: Context) -> dict[str, Any]:
+        number, ids, _ = self.current(ctx)
+        plan = ctx.doc("plan")
+        status = {m["id"]: m["status"] for m in ctx.doc("execution")["milestones"]}
+        milestones = []
+        for mid in ids:
+            m = find(plan, mid)
+            milestones.append(
+                {
+                    "id": mid,
+                    "name": m["name"],
+                    "status": status.get(mid),
+                    "changes": [c["id"] for c in m["code_changes"]],
+                    "tests": m["tests"]["files"],
+                }
+            )
+        return {**super().context(ctx), "wave": number, "milestones": milestones}
+
+    def routing(self, ctx: Context) -> Routing:
+        _, _, later = self.current(ctx)
+        return Routing(next=ctx.argv(3)) if later else super().routing(ctx)
+
+
+class Reconcile(Kind):
+    """Step 9: reconcile.json from git and execution.json; the session is completed."""
+
+    def arrive(self, ctx: Context, tx: Transaction) -> None:
+        data = json.dumps(record(ctx), indent=2, ensure_ascii=False) + "\n"
+        tx.put("reconcile.json", data.encode())  # lands with the arrival or not at all
+        transition(tx.edit("session"), "completed")
+
+    def context(self, ctx: Context) -> dict[str, Any]:
+        path = os.path.join(ctx.state_dir, "reconcile.json")
+        with open(path, encoding="utf-8") as f:
+            return {"path": path, "table": reconcile.table(json.load(f))}

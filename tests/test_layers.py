@@ -1,0 +1,115 @@
+"""Imports point down (cli → skills → shared → state) and state/, shared/ and skills/ hold no
+import cycle (PRODUCT.md §2.2). Every import counts: at the top, inside a function, or only
+for the type checker."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from tests.conftest import REPO
+
+LAYERS = ("state", "shared", "skills", "cli")  # each may import only those before it
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(REPO).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def modules() -> dict[str, Path]:
+    return {
+        module_name(path): path for layer in LAYERS for path in sorted((REPO / layer).rglob("*.py"))
+    }
+
+
+def imports(name: str, path: Path, known: set[str]) -> set[str]:
+    """The package modules `name` imports (`from pkg import mod` counts as pkg.mod)."""
+    found: set[str] = set()
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*parent, base] if base else parent)
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+    return {m for m in found if m in known and m != name}
+
+
+def graph() -> dict[str, set[str]]:
+    found = modules()
+    return {name: imports(name, path, set(found)) for name, path in found.items()}
+
+
+def layer(module: str) -> int:
+    if module.endswith(".__main__"):  # `python -m skills.planner`: an entry point, like cli/
+        return LAYERS.index("cli")
+    return LAYERS.index(module.split(".")[0])
+
+
+def test_imports_point_down() -> None:
+    upward = sorted(
+        f"{name} imports {target}"
+        for name, targets in graph().items()
+        for target in targets
+        if layer(target) > layer(name)
+    )
+    assert not upward, "\n".join(upward)
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in edges.get(node, ()):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(edges):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_import_cycles_below_cli() -> None:
+    edges = {
+        name: {t for t in targets if layer(t) < layer("cli")}
+        for name, targets in graph().items()
+        if layer(name) < layer("cli")
+    }
+    found = cycles(edges)
+    assert not found, "\n".join(" ↔ ".join(cycle) for cycle in found)
+
+
+def test_the_checks_see_a_cycle_and_an_upward_import() -> None:
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert layer("cli.main") > layer("shared.engine") > layer("state.store")
+    edges = graph()
+    assert "state.store" in edges["shared.engine"]  # the parser sees what the engine imports
