@@ -20,6 +20,7 @@ from cli.guard_tools import (
     judge_sed,
     long_option,
     names,
+    register_bash_classifier,
 )
 
 MAX_DEPTH = 20
@@ -593,3 +594,4 @@ RULES = {
 }
 RULES.update(dict.fromkeys(PACKAGE_MANAGERS, judge_package))
 RULES.update(dict.fromkeys(DECLARERS, _declare))
+register_bash_classifier(classify_bash)

@@ -489,6 +489,13 @@ def awk_program_writes(program: str) -> str | None:
 
 
 AWK_RUNS = "runs a shell command"
+_classify_bash: list = []  # guard_rules registers its classify_bash: awk's commands are Bash
+
+
+def register_bash_classifier(classify) -> None:
+    """How a command an awk program runs is judged (guard_rules.classify_bash, passed in so
+    that this module does not import the one that imports it)."""
+    _classify_bash[:] = [classify]
 
 
 def _awk_command(tokens: list, closer: str) -> str | None:
@@ -497,9 +504,7 @@ def _awk_command(tokens: list, closer: str) -> str | None:
         return AWK_RUNS
     if closer and tokens[1:2] != [closer]:
         return AWK_RUNS
-    from cli.guard_rules import classify_bash
-
-    kind, _, why = classify_bash(tokens[0][1:], 1)
+    kind, _, why = _classify_bash[0](tokens[0][1:], 1)
     return None if kind == OK else AWK_RUNS if kind == UNKNOWN else why
 
 

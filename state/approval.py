@@ -5,9 +5,8 @@ Canonical content is plan.json without frozen_at, keys sorted, no whitespace, UT
 
 from __future__ import annotations
 
-import json
-
 from state import clock
+from state.content import plan_hash
 from state.errors import Finding
 from state.lifecycle import transition
 
@@ -17,14 +16,6 @@ if TYPE_CHECKING:
     from typing import Any
 
     from state.store import Transaction
-
-
-def plan_hash(plan: dict[str, Any]) -> str:
-    import hashlib  # loads OpenSSL: ~0.2x `python -c pass` that most commands never need
-
-    content = {k: v for k, v in plan.items() if k != "frozen_at"}
-    text = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def approve(tx: Transaction, by: str) -> dict[str, Any]:

@@ -11,6 +11,7 @@ import json
 import os
 
 from state import clock, journal, schema
+from state.content import plan_hash
 from state.errors import DamagedFile, Finding, PreconditionFailed, Refused, UsageError
 from state.history import HISTORY_DIR, HISTORY_INDEX, REV, entries, index_bytes, next_revision
 from state.lock import locked
@@ -158,8 +159,6 @@ def tampered(session: dict[str, Any] | None, plan: dict[str, Any] | None) -> str
     approval = (session or {}).get("approval")
     if not approval or plan is None:
         return ""
-    from state.approval import plan_hash
-
     actual = plan_hash(plan)
     if actual != approval.get("sha256"):
         return (

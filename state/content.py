@@ -1,0 +1,16 @@
+"""The canonical content of a plan and its sha256: what an approval binds (PRODUCT.md §6.3).
+
+Canonical content is plan.json without frozen_at, keys sorted, no whitespace, UTF-8.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+
+def plan_hash(plan: dict[str, Any]) -> str:
+    content = {k: v for k, v in plan.items() if k != "frozen_at"}
+    text = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()
