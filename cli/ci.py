@@ -97,6 +97,8 @@ def emit(run: Run, fmt: str) -> int:
     if code and run.targets:
         bad = [t for t in run.targets if not t.ok]
         sys.stderr.write(f"plan {run.command}: {len(bad)} of {len(run.targets)} failed\n")
+    elif code and fmt != "text" and run.problems:  # the reason in one line, as every command
+        sys.stderr.write(f"plan {run.command}: {run.problems[0].text()}\n")
     return code
 
 
