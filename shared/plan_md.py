@@ -11,7 +11,9 @@ if TYPE_CHECKING:
 TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
 
 
-def render_plan(plan: dict[str, Any]) -> str:
+def render_plan(plan: dict[str, Any], reviews: list[dict[str, Any]] | None = None) -> str:
+    """plan.md; `reviews` (session.json's rounds) adds the review section with the feedback."""
     from shared.render import render
 
-    return render("plan.md.j2", {"plan": plan}, [TEMPLATES]).strip() + "\n"
+    decided = [r for r in reviews or [] if r["verdict"] != "submitted"]
+    return render("plan.md.j2", {"plan": plan, "reviews": decided}, [TEMPLATES]).strip() + "\n"

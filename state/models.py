@@ -292,12 +292,21 @@ class QRLoop(Strict):
     gate: list[str] = []  # the gate command that passes once findings are accepted
 
 
+class ReviewComment(Strict):
+    """A reviewer's remark anchored to a plan item (DL-003, M-002) or a line of a change's diff."""
+
+    anchor: Annotated[str, Field(pattern=r"^[A-Za-z]+-\d+$")]
+    line: Annotated[int, Field(ge=1)] | None = None  # a line of CC-nnn's diff (1-based)
+    text: Annotated[str, Field(min_length=1)]
+
+
 class Review(Strict):
     round: Annotated[int, Field(ge=1)]
     verdict: Literal["submitted", "approved", "rejected"]
     at: Timestamp
     by: str | None = None
     feedback: str | None = None
+    comments: list[ReviewComment] = []
     sha256: str | None = None
     revision: str | None = None
 

@@ -135,7 +135,7 @@ def render_plan_md(ctx: Context) -> str:
     from state.store import write_atomic
 
     path = os.path.join(ctx.state_dir, "plan.md")
-    write_atomic(path, render_plan(ctx.doc("plan")).encode())
+    write_atomic(path, render_plan(ctx.doc("plan"), ctx.doc("session")["reviews"]).encode())
     return path
 
 
