@@ -61,7 +61,7 @@ def status(a: dict[str, Any]) -> None:
 
 @reader("show", Param("id", positional=True, metavar="[ID]"))
 def show(a: dict[str, Any]) -> None:
-    """The plan (an outline, or all of it with --json), or one item by id."""
+    """The plan (an outline with the review rounds, or all of it with --json), or one item."""
     plan = open_store(a["state_dir"]).read("plan")
     if a["id"]:
         from state.plan_ops import find
@@ -70,7 +70,22 @@ def show(a: dict[str, Any]) -> None:
     elif a["json"]:
         dump(plan)
     else:
-        out(outline(plan))
+        store = open_store(a["state_dir"])
+        out("\n".join([outline(plan), *review_lines(store.read("session")["reviews"])]))
+
+
+def review_lines(reviews: list[dict[str, Any]]) -> list[str]:
+    """The decided review rounds with their feedback and anchored comments."""
+    lines: list[str] = []
+    for r in reviews:
+        if r["verdict"] == "submitted":
+            continue
+        said = f": {r['feedback']}" if r.get("feedback") else ""
+        lines.append(f"Review round {r['round']} {r['verdict']}{said}")
+        for c in r.get("comments") or []:
+            line = f" line {c['line']}" if c.get("line") else ""
+            lines.append(f"  on {c['anchor']}{line}: {c['text']}")
+    return lines
 
 
 def outline(plan: dict[str, Any]) -> str:
@@ -276,7 +291,8 @@ def render(a: dict[str, Any]) -> None:
     from shared.plan_md import render_plan
     from state.store import write_atomic
 
-    text = render_plan(open_store(a["state_dir"]).read("plan"))
+    store = open_store(a["state_dir"])
+    text = render_plan(store.read("plan"), store.read("session")["reviews"])
     if a["output"]:
         write_atomic(os.path.abspath(a["output"]), text.encode())
     else:
@@ -436,3 +452,37 @@ def resume(a: dict[str, Any]) -> None:
     make_active(project_root(store.dir), os.path.basename(store.dir))
     summary = session_status(store)
     out(json.dumps(summary, indent=2) if a["json"] else status_text(summary))
+
+
+@reader(
+    "review open",
+    Param("port", type=int, default=0, metavar="N", help="Port on 127.0.0.1 (default: any free)."),
+    Param("no_browser", switch=True, help="Print the URL only; do not open a browser."),
+)
+def review_open(a: dict[str, Any]) -> None:
+    """Serve the plan's review page on 127.0.0.1 (a new secret URL each run) until Ctrl-C."""
+    from cli.review_page.serve import open_page
+
+    if not 0 <= a["port"] <= 65535:
+        raise UsageError(f"--port {a['port']}: not a port (0 to 65535)")
+    open_page(open_store(a["state_dir"]), a["port"], not a["no_browser"], out_flush)
+
+
+@reader(
+    "review wait",
+    Param("timeout", default="0", metavar="DURATION", help='e.g. "90s", "30m"; 0: no limit.'),
+)
+def review_wait(a: dict[str, Any]) -> None:
+    """Block until the person decides on the review page; print the routing line (exit 3 when
+    the time runs out with the plan still in review)."""
+    from cli.review_page.serve import wait_for_verdict
+    from shared.config import duration
+    from shared.routing import command
+
+    argv = wait_for_verdict(open_store(a["state_dir"]), duration(a["timeout"], "--timeout"))
+    out(f"NEXT: {command(argv)}")
+
+
+def out_flush(text: str) -> None:
+    out(text)
+    sys.stdout.flush()
