@@ -38,7 +38,7 @@ POLL_SECONDS = 0.25  # how often the event stream looks at the session's files
 HEARTBEAT_SECONDS = 15.0
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
-    "img-src 'self'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'"
+    "img-src 'self' data:; form-action 'none'; frame-ancestors 'none'; base-uri 'none'"
 )
 
 
@@ -183,7 +183,7 @@ def create_app(state_dir: str, token: str, csrf: str, port: int) -> Starlette:
         for c in body.get("comments") or []:
             if not isinstance(c, dict) or not isinstance(c.get("text"), str):
                 return JSONResponse({"error": "a comment needs anchor and text"}, 400)
-            line = f":{int(c['line'])}" if c.get("line") else ""
+            line = f":{c['line']}" if isinstance(c.get("line"), int) and c["line"] > 0 else ""
             comments.append(f"{c.get('anchor', '')}{line}: {c['text']}")
         return await verdict(
             request, "review reject", {"feedback": feedback or None, "comment": comments}
