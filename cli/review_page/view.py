@@ -101,12 +101,14 @@ def audit(store: Store) -> list[dict[str, Any]]:
 def since_last_round(
     store: Store, plan: dict[str, Any], reviews: list[dict[str, Any]]
 ) -> dict[str, Any] | None:
-    """The semantic diff from what the last decided review round saw to the plan now."""
-    decided = [r for r in reviews if r["verdict"] != "submitted" and r.get("revision")]
-    if not decided:
+    """The semantic diff from what the last rejected review round saw to the plan now: what
+    the agent changed for the person (the freeze itself is not news)."""
+    rejected = [r for r in reviews if r["verdict"] == "rejected" and r.get("revision")]
+    if not rejected:
         return None
-    last = decided[-1]
+    last = rejected[-1]
     changes = semantic_diff(store.revision(last["revision"]), plan)
+    changes = [c for c in changes if c.what != "frozen_at"]
     return {
         "round": last["round"],
         "revision": last["revision"],

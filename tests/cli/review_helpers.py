@@ -38,9 +38,10 @@ def to_review(project: Path, env: dict[str, str] | None = None) -> tuple[Agent, 
     return agent, agent.step(out.route("pass"))  # 11
 
 
-def back_to_review(agent: Agent, rejected_route: str) -> Output:
-    """After a rejection: the agent runs steps 3 to 11 again, re-judging what it must."""
-    out = agent.step(agent.step(rejected_route).route())  # 3, 4
+def back_to_review(agent: Agent, design: Output) -> Output:
+    """After a rejection and the revision at step 3 (`design`): steps 4 to 11 again,
+    re-judging what the reviewers must."""
+    out = agent.step(design.route())  # 4
     judge_todo(agent, out, "plan-design")
     out = agent.step(agent.step(out.route("pass")).route())  # 5, 6
     out = agent.step(out.route())  # 7

@@ -120,7 +120,18 @@
     });
   });
 
+  // One reload at a time; changes that arrive meanwhile fold into one more.
+  let loading = null;
+  let again = false;
   async function reload() {
+    if (loading) { again = true; return loading; }
+    loading = (async () => {
+      do { again = false; await load(); } while (again);
+    })();
+    try { await loading; } finally { loading = null; }
+  }
+
+  async function load() {
     const response = await fetch("content?token=" + q());
     if (!response.ok) return;
     const html = await response.text();
