@@ -215,3 +215,50 @@ def test_wait_returns_the_executor_line_once_approved(store: Store) -> None:
     waited = run("plan", "review", "wait", "--state-dir", store.dir, cwd=Path(store.dir))
     assert waited.returncode == 0
     assert waited.stdout == f"NEXT: executor --step 1 --state-dir {store.dir}\n"
+
+
+def test_history_compares_two_revisions_by_meaning(client: TestClient, store: Store) -> None:
+    run_op(store, "risk add", {"risk": "Log noise", "mitigation": "debug level"})
+    page = client.get(f"/?token={TOKEN}").text
+    assert 'id="compare-form"' in page and 'id="audit-search"' in page
+    compared = client.get(f"/compare?token={TOKEN}&a=r1&b=current")
+    assert compared.status_code == 200
+    assert "added" in compared.text and 'href="#R-001"' in compared.text
+    assert client.get(f"/compare?token={TOKEN}&a=r999").status_code == 400
+
+
+def test_the_server_listens_on_loopback_and_streams_changes(store: Store) -> None:
+    """Real HTTP against uvicorn: the printed URL works, and a plan command is an event."""
+    import http.client
+    import subprocess
+    from urllib.parse import urlsplit
+
+    from tests.conftest import BIN
+
+    server = subprocess.Popen(
+        [str(BIN / "plan"), "review", "open", "--no-browser", "--state-dir", store.dir],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None
+        url = urlsplit(server.stdout.readline().strip())
+        assert url.hostname == "127.0.0.1" and url.query.startswith("token=")
+        connection = http.client.HTTPConnection("127.0.0.1", url.port, timeout=20)
+        connection.request("GET", f"/events?{url.query}")
+        events = connection.getresponse()
+        assert events.status == 200
+        assert events.headers["content-type"].startswith("text/event-stream")
+        assert events.readline() == b"retry: 1000\n"
+        run("plan", "risk", "add", "--risk", "R", "--mitigation", "M", "--state-dir", store.dir,
+            cwd=Path(store.dir))  # fmt: skip
+        lines = [events.readline() for _ in range(2)]
+        assert b"event: change\n" in lines
+        connection.close()
+        bare = http.client.HTTPConnection("127.0.0.1", url.port, timeout=20)
+        bare.request("GET", "/")
+        assert bare.getresponse().status == 403
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
