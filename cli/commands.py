@@ -465,7 +465,8 @@ def review_open(a: dict[str, Any]) -> None:
 
     if not 0 <= a["port"] <= 65535:
         raise UsageError(f"--port {a['port']}: not a port (0 to 65535)")
-    open_page(open_store(a["state_dir"]), a["port"], not a["no_browser"], out_flush)
+    say = (lambda url: out_flush(json.dumps({"url": url}))) if a["json"] else out_flush
+    open_page(open_store(a["state_dir"]), a["port"], not a["no_browser"], say)
 
 
 @reader(
@@ -480,7 +481,7 @@ def review_wait(a: dict[str, Any]) -> None:
     from shared.routing import command
 
     argv = wait_for_verdict(open_store(a["state_dir"]), duration(a["timeout"], "--timeout"))
-    out(f"NEXT: {command(argv)}")
+    out(json.dumps({"next": command(argv)}) if a["json"] else f"NEXT: {command(argv)}")
 
 
 def out_flush(text: str) -> None:

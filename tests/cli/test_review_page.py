@@ -215,6 +215,8 @@ def test_wait_returns_the_executor_line_once_approved(store: Store) -> None:
     waited = run("plan", "review", "wait", "--state-dir", store.dir, cwd=Path(store.dir))
     assert waited.returncode == 0
     assert waited.stdout == f"NEXT: executor --step 1 --state-dir {store.dir}\n"
+    as_json = run("plan", "review", "wait", "--json", "--state-dir", store.dir, cwd=Path(store.dir))
+    assert json.loads(as_json.stdout) == {"next": f"executor --step 1 --state-dir {store.dir}"}
 
 
 def test_history_compares_two_revisions_by_meaning(client: TestClient, store: Store) -> None:
