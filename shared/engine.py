@@ -171,7 +171,7 @@ def user_words(session: dict[str, Any], context: dict[str, Any] | None) -> dict[
     questions = (context or {"questions": []})["questions"]
     return {
         "answers": [q for q in questions if q["answer"] is not None],
-        "feedback": [r for r in session["reviews"] if r.get("feedback")],
+        "feedback": [r for r in session["reviews"] if r.get("feedback") or r.get("comments")],
     }
 
 

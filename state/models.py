@@ -456,6 +456,17 @@ class QRLoop(Strict):
     """The gate command that passes once findings are accepted."""
 
 
+class ReviewComment(Strict):
+    """A reviewer's remark anchored to a plan item (DL-003, M-002) or a line of a change's diff."""
+
+    anchor: Annotated[str, Field(pattern=r"^[A-Za-z]+-\d+$")]
+    """The id of the item the remark is on: DL-003, M-002, CC-004, Q-001."""
+    line: Annotated[int, Field(ge=1)] | None = None
+    """A line of the change's diff (1-based), for a CC- anchor."""
+    text: Annotated[str, Field(min_length=1)]
+    """The remark."""
+
+
 class Review(Strict):
     round: Annotated[int, Field(ge=1)]
     """The review round, from 1."""
@@ -467,6 +478,8 @@ class Review(Strict):
     """Who gave it."""
     feedback: str | None = None
     """The user's words on a rejection."""
+    comments: list[ReviewComment] = []
+    """Remarks anchored to items or diff lines (the review page, plan review reject --comment)."""
     sha256: str | None = None
     """The hash of the plan content the verdict was on."""
     revision: str | None = None

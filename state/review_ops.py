@@ -9,10 +9,11 @@ arguments; state/ parses none.
 from __future__ import annotations
 
 import os
+import re
 
 from state import clock
-from state.approval import approve
-from state.errors import Refused
+from state.approval import approve, plan_hash
+from state.errors import Refused, UsageError
 from state.lifecycle import transition
 from state.store import report_name
 
@@ -44,9 +45,56 @@ def close_round(session: dict[str, Any], **fields: Any) -> None:
     session["reviews"][-1].update(at=clock.now(), **fields)
 
 
+class StaleApproval(Refused):
+    """The plan changed after the person saw it: the approval would bind content unseen."""
+
+
+COMMENT = re.compile(r"\s*([A-Za-z]+-\d+)(?::(\d+))?\s*[:=]\s*(\S.*)", re.DOTALL)
+
+
+def parse_comment(text: str) -> dict[str, Any]:
+    """`DL-003: text` or `CC-004:7: text` (line 7 of the change's diff) as a comment record."""
+    match = COMMENT.fullmatch(text)
+    if not match:
+        raise UsageError(
+            f"--comment {text[:40]!r}: expected 'ID: text' or 'CC-nnn:LINE: text' "
+            "(e.g. 'DL-003: why not a dict?', 'CC-004:7: off by one')"
+        )
+    anchor, line, words = match.groups()
+    return {"anchor": anchor.upper(), "line": int(line) if line else None, "text": words.strip()}
+
+
+def check_comment(tx: Transaction, comment: dict[str, Any]) -> dict[str, Any]:
+    """The comment, once its anchor names an item of the plan (or a question) and its line
+    a line of that change's diff; UsageError otherwise."""
+    from state.plan_ops import find
+
+    anchor, line = comment["anchor"], comment["line"]
+    if anchor.startswith("Q-"):
+        context = tx.read_or_none("context") or {"questions": []}
+        if not any(q["id"] == anchor for q in context["questions"]):
+            raise UsageError(f"--comment: context.json has no {anchor}")
+        item: dict[str, Any] = {}
+    else:
+        item = find(tx.read("plan"), anchor)
+    if line is not None:
+        if not anchor.startswith("CC-"):
+            raise UsageError(f"--comment {anchor}:{line}: only a code change (CC-) has lines")
+        count = len(item["diff"].splitlines())
+        if not 1 <= line <= count:
+            raise UsageError(f"--comment {anchor}:{line}: its diff has lines 1 to {count}")
+    return comment
+
+
 def review_approve(tx: Transaction, a: dict[str, Any]) -> None:
     """The user approves the plan in review: record who, when and its sha256, then freeze."""
     session = in_review(tx)
+    expected = a.get("expect_sha256")
+    if expected and plan_hash(tx.read("plan")) != expected:
+        raise StaleApproval(
+            f"plan.json changed since it was shown (sha256 {expected[:12]}… is no longer "
+            "the plan's): reload it, review the changes, then approve"
+        )
     by = a["by"] or os.environ.get("USER") or "user"
     approval = approve(tx, by)
     if a["sign"]:
@@ -58,10 +106,15 @@ def review_approve(tx: Transaction, a: dict[str, Any]) -> None:
 
 
 def review_reject(tx: Transaction, a: dict[str, Any]) -> None:
-    """The user rejects the plan: back to design with the feedback; max_rejects cancels."""
+    """The user rejects the plan: back to design with the feedback and the comments, each
+    anchored to an item; max_rejects cancels."""
     session = in_review(tx)
+    feedback = (a["feedback"] or "").strip()
+    comments = [check_comment(tx, parse_comment(c)) for c in a.get("comment") or []]
+    if not feedback and not comments:
+        raise UsageError("review reject: --feedback or --comment is required and may not be empty")
     session["rejects"] += 1
-    close_round(session, verdict="rejected", feedback=a["feedback"])
+    close_round(session, verdict="rejected", feedback=feedback or None, comments=comments)
     limit = session["config"]["max_rejects"]
     if session["rejects"] >= limit:
         transition(session, "cancelled")

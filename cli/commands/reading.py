@@ -19,8 +19,9 @@ if TYPE_CHECKING:
 @click.command("show", cls=PlanCommand)
 @click.argument("id", required=False, metavar="[ID]")
 def show_command(id: str | None, state_dir: str | None, as_json: bool) -> None:
-    """The plan (an outline, or all of it with --json), or one item by id."""
-    plan = open_store(state_dir).read("plan")
+    """The plan (an outline with the review rounds, or all of it with --json), or one item."""
+    store = open_store(state_dir)
+    plan = store.read("plan")
     if id:
         from state.plan_ops import find
 
@@ -28,7 +29,21 @@ def show_command(id: str | None, state_dir: str | None, as_json: bool) -> None:
     elif as_json:
         dump(plan)
     else:
-        out(outline(plan))
+        out("\n".join([outline(plan), *review_lines(store.read("session")["reviews"])]))
+
+
+def review_lines(reviews: list[dict[str, Any]]) -> list[str]:
+    """The decided review rounds with their feedback and anchored comments."""
+    lines: list[str] = []
+    for r in reviews:
+        if r["verdict"] == "submitted":
+            continue
+        said = f": {r['feedback']}" if r.get("feedback") else ""
+        lines.append(f"Review round {r['round']} {r['verdict']}{said}")
+        for c in r.get("comments") or []:
+            line = f" line {c['line']}" if c.get("line") else ""
+            lines.append(f"  on {c['anchor']}{line}: {c['text']}")
+    return lines
 
 
 def outline(plan: dict[str, Any]) -> str:
@@ -66,7 +81,7 @@ def render_command(output: str | None, state_dir: str | None, as_json: bool) -> 
     from state.outputs import write_render
 
     store = open_store(state_dir)
-    text = render_plan(store.read("plan"))
+    text = render_plan(store.read("plan"), store.read("session")["reviews"])
     if output:  # while planning only inside the session (state/outputs.py)
         write_render(store, output, text)
     else:

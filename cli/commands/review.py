@@ -3,6 +3,8 @@ phase, recorded through state/review_ops.py and state/qr_ops.py."""
 
 from __future__ import annotations
 
+import json
+import sys
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -29,16 +31,67 @@ def review_command() -> None:
 @click.option(
     "--sign", is_flag=True, help="Sign the approved sha256 with your git signing key (ssh or gpg)."
 )
+@click.option(
+    "--expect-sha256",
+    metavar="SHA256",
+    help="Refuse unless the plan still has this hash (the content the person saw).",
+)
 def review_approve(tx: Transaction, a: dict[str, Any]) -> None:
     """The user approves the plan in review: record who, when and its sha256, then freeze."""
     review_ops.review_approve(tx, a)
 
 
 @review_command.command("reject", cls=Operation)
-@click.option("--feedback", required=True, type=TEXT, help="The user's words.")
+@click.option("--feedback", help="The user's words (this or --comment is required).")
+@click.option(
+    "--comment",
+    multiple=True,
+    metavar="'ID: TEXT'",
+    help="A comment on one item, 'DL-003: why?', or on a line of a change, 'CC-004:7: …'.",
+)
 def review_reject(tx: Transaction, a: dict[str, Any]) -> None:
-    """The user rejects the plan: back to design with the feedback; max_rejects cancels."""
+    """The user rejects the plan: back to design with the feedback and the comments;
+    max_rejects cancels."""
     review_ops.review_reject(tx, a)
+
+
+@review_command.command("open")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=0,
+    show_default=True,
+    help="Port on 127.0.0.1 (0: any free one).",
+)
+@click.option("--no-browser", is_flag=True, help="Print the URL only; do not open a browser.")
+def review_open(port: int, no_browser: bool, state_dir: str | None, as_json: bool) -> None:
+    """Serve the plan's review page on 127.0.0.1 (a new secret URL each run) until Ctrl-C."""
+    from cli.review_page.serve import open_page
+
+    def say(url: str) -> None:
+        out(json.dumps({"url": url}) if as_json else url)
+        sys.stdout.flush()
+
+    open_page(open_store(state_dir), port, not no_browser, say)
+
+
+@review_command.command("wait")
+@click.option(
+    "--timeout",
+    default="0",
+    show_default=True,
+    metavar="DURATION",
+    help='How long to wait, e.g. "90s", "30m"; 0: no limit.',
+)
+def review_wait(timeout: str, state_dir: str | None, as_json: bool) -> None:
+    """Block until the person decides on the review page; print the routing line (exit 3 when
+    the time runs out with the plan still in review)."""
+    from cli.review_page.serve import wait_for_verdict
+    from shared.config import duration
+    from shared.routing import command
+
+    argv = wait_for_verdict(open_store(state_dir), duration(timeout, "--timeout"))
+    out(json.dumps({"next": command(argv)}) if as_json else f"NEXT: {command(argv)}")
 
 
 @click.group("qr", cls=PlanGroup)

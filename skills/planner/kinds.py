@@ -129,7 +129,7 @@ def render_plan_md(ctx: Context) -> str:
     from shared.plan_md import render_plan  # jinja2, not needed to find a session's routing
 
     path = os.path.join(ctx.state_dir, "plan.md")
-    data = render_plan(ctx.doc("plan")).encode()
+    data = render_plan(ctx.doc("plan"), ctx.session["reviews"]).encode()
     if ctx.tx is not None:  # in the arrival's transaction: it lands with the rest or not
         ctx.tx.put("plan.md", data)
     else:

@@ -1,0 +1,231 @@
+"""The review page's web app (PRODUCT.md §14): shows a session's plan and records the person's
+verdict through the same state operations as `plan review approve|reject`.
+
+Every request must name the run's token, come to 127.0.0.1 with the right Host and, when it
+says where it comes from, the right Origin; every POST carries the page's CSRF token.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import os
+
+from markdown_it import MarkdownIt
+from markupsafe import Markup
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, StreamingResponse
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.templating import Jinja2Templates
+
+from cli.review_page import view
+from state import review_ops
+from state.errors import PlannerError, UsageError
+from state.review_ops import StaleApproval
+from state.store import Store
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+    from typing import Any
+
+    from starlette.types import ASGIApp, Receive, Scope, Send
+
+    from state.store import Transaction
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+POLL_SECONDS = 0.25  # how often the event stream looks at the session's files
+HEARTBEAT_SECONDS = 15.0
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+    "img-src 'self' data:; form-action 'none'; frame-ancestors 'none'; base-uri 'none'"
+)
+
+
+class Secrets:
+    """What a request must carry: the run's token (in the URL) and, for a POST, the CSRF token."""
+
+    def __init__(self, token: str, csrf: str, port: int):
+        self.token, self.csrf, self.port = token, csrf, port
+        self.hosts = {f"127.0.0.1:{port}", f"localhost:{port}"}
+        self.origins = {f"http://{host}" for host in self.hosts}
+
+    def refusal(self, request: Request) -> str:
+        """Why the request is refused ("" when it is not)."""
+        if request.headers.get("host", "") not in self.hosts:
+            return "wrong Host"
+        if not hmac.compare_digest(request.query_params.get("token", ""), self.token):
+            return "missing or wrong token"
+        origin = request.headers.get("origin")
+        if origin is not None and origin not in self.origins:
+            return "wrong Origin"
+        if request.method not in ("GET", "HEAD"):
+            if origin is None:
+                return "a POST must say its Origin"
+            if not hmac.compare_digest(request.headers.get("x-csrf-token", ""), self.csrf):
+                return "missing or wrong CSRF token"
+        return ""
+
+
+class Gate:
+    """ASGI middleware: refuse (403) what Secrets refuses; add the security headers."""
+
+    def __init__(self, app: ASGIApp, secrets: Secrets):
+        self.app, self.secrets = app, secrets
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        reason = self.secrets.refusal(Request(scope))
+        if reason:
+            await PlainTextResponse(f"403 Forbidden: {reason}", 403)(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [
+                    *message.get("headers", []),
+                    (b"content-security-policy", CSP.encode()),
+                    (b"x-content-type-options", b"nosniff"),
+                    (b"referrer-policy", b"no-referrer"),
+                    (b"cache-control", b"no-store"),
+                ]
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+def markdown() -> Any:
+    """Plan text as markdown with raw HTML escaped: plan text is never trusted as HTML."""
+    md = MarkdownIt("commonmark", {"html": False, "linkify": False})
+
+    def render(text: str | None) -> Markup:
+        return Markup(md.render(text or ""))
+
+    return render
+
+
+VERDICTS = {"review approve": review_ops.review_approve, "review reject": review_ops.review_reject}
+
+
+def record_verdict(store: Store, name: str, args: dict[str, Any]) -> Transaction:
+    """The person's verdict through the same state operation and transaction as the CLI's
+    `plan review approve|reject` (the page adds nothing of its own)."""
+    defaults: dict[str, Any] = {
+        "by": None,
+        "sign": False,
+        "expect_sha256": None,
+        "feedback": None,
+        "comment": [],
+    }
+    with store.transaction(name) as tx:
+        VERDICTS[name](tx, {**defaults, **args})
+    return tx
+
+
+def create_app(state_dir: str, token: str, csrf: str, port: int) -> Starlette:
+    """The app for one session and one run's secrets."""
+    store = Store(state_dir)
+    templates = Jinja2Templates(directory=os.path.join(HERE, "templates"))
+    templates.env.filters["md"] = markdown()
+    secrets = Secrets(token, csrf, port)
+
+    def render(request: Request, name: str, model: dict[str, Any]) -> HTMLResponse:
+        page = {**model, "token": token, "csrf": csrf}
+        response = templates.TemplateResponse(request, name, page)
+        response.headers["x-plan-sha256"] = model["sha256"]
+        return response
+
+    async def index(request: Request) -> HTMLResponse:
+        return render(request, "page.html", view.page_model(store))
+
+    async def content(request: Request) -> HTMLResponse:
+        return render(request, "_content.html", view.page_model(store))
+
+    async def compare(request: Request) -> HTMLResponse:
+        rev_a = request.query_params.get("a", "")
+        rev_b = request.query_params.get("b", "current")
+        try:
+            changes = view.compare(store, rev_a, rev_b)
+        except PlannerError as e:
+            return HTMLResponse(f"<p>{Markup.escape(e.message)}</p>", 400)
+        return templates.TemplateResponse(
+            request, "_changes.html", {"changes": changes, "a": rev_a, "b": rev_b}
+        )
+
+    async def events(request: Request) -> StreamingResponse:
+        async def stream() -> AsyncIterator[str]:
+            seen = view.signature(store)
+            quiet = 0.0
+            yield "retry: 1000\n\n"
+            while not await request.is_disconnected():
+                await asyncio.sleep(POLL_SECONDS)
+                now = view.signature(store)
+                if now != seen:
+                    seen, quiet = now, 0.0
+                    yield "event: change\ndata: changed\n\n"
+                quiet += POLL_SECONDS
+                if quiet >= HEARTBEAT_SECONDS:
+                    quiet = 0.0
+                    yield ": still here\n\n"
+
+        return StreamingResponse(stream(), media_type="text/event-stream")
+
+    async def verdict(request: Request, name: str, args: dict[str, Any]) -> JSONResponse:
+        try:
+            tx = await asyncio.to_thread(record_verdict, store, name, args)
+        except StaleApproval as e:
+            return JSONResponse({"error": e.message, "stale": True}, 409)
+        except PlannerError as e:
+            return JSONResponse({"error": e.message}, 400 if isinstance(e, UsageError) else 409)
+        from shared.routing import command
+
+        return JSONResponse(
+            {"next": command(tx.next_argv) if tx.next_argv else "", "told": tx.told}
+        )
+
+    async def approve(request: Request) -> JSONResponse:
+        body = await json_body(request)
+        sha = body.get("sha256")
+        if not isinstance(sha, str) or len(sha) != 64:
+            return JSONResponse({"error": "the page's plan hash (sha256) is missing"}, 400)
+        by = body.get("by") if isinstance(body.get("by"), str) and body["by"].strip() else None
+        return await verdict(request, "review approve", {"by": by, "expect_sha256": sha})
+
+    async def request_changes(request: Request) -> JSONResponse:
+        body = await json_body(request)
+        feedback = body.get("feedback") if isinstance(body.get("feedback"), str) else ""
+        comments = []
+        for c in body.get("comments") or []:
+            if not isinstance(c, dict) or not isinstance(c.get("text"), str):
+                return JSONResponse({"error": "a comment needs anchor and text"}, 400)
+            line = f":{c['line']}" if isinstance(c.get("line"), int) and c["line"] > 0 else ""
+            comments.append(f"{c.get('anchor', '')}{line}: {c['text']}")
+        return await verdict(
+            request, "review reject", {"feedback": feedback or None, "comment": comments}
+        )
+
+    app = Starlette(
+        routes=[
+            Route("/", index),
+            Route("/content", content),
+            Route("/compare", compare),
+            Route("/events", events),
+            Route("/approve", approve, methods=["POST"]),
+            Route("/request-changes", request_changes, methods=["POST"]),
+            Mount("/static", StaticFiles(directory=os.path.join(HERE, "static")), name="static"),
+        ]
+    )
+    app.add_middleware(Gate, secrets=secrets)
+    return app
+
+
+async def json_body(request: Request) -> dict[str, Any]:
+    try:
+        body = await request.json()
+    except ValueError:
+        return {}
+    return body if isinstance(body, dict) else {}

@@ -1,0 +1,93 @@
+"""`plan review open`: serve the page on 127.0.0.1 with fresh secrets; `plan review wait`:
+block until the person decides, then give the routing line for their verdict."""
+
+from __future__ import annotations
+
+import secrets
+import socket
+import sys
+import time
+
+from state.errors import PreconditionFailed, Refused
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from state.store import Store
+
+HOST = "127.0.0.1"  # never another interface: the page can approve a plan
+
+
+def bind(port: int) -> socket.socket:
+    """A listening socket on 127.0.0.1 (port 0: any free one)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((HOST, port))
+    except OSError as e:
+        sock.close()
+        raise PreconditionFailed(f"--port {port}: cannot listen on {HOST} ({e.strerror})") from None
+    sock.listen(64)
+    return sock
+
+
+def open_page(store: Store, port: int, open_browser: bool, say: Callable[[str], None]) -> None:
+    """Serve the session's review page until interrupted; print its URL first."""
+    import uvicorn
+
+    from cli.review_page.app import create_app
+
+    sock = bind(port)
+    port = sock.getsockname()[1]
+    token, csrf = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
+    url = f"http://{HOST}:{port}/?token={token}"
+    app = create_app(store.dir, token, csrf, port)
+    say(url)
+    sys.stderr.write(
+        f"Serving the review page of {store.dir} at {url}\n"
+        "Only this URL opens it (the token is new each run). Stop with Ctrl-C.\n"
+    )
+    if open_browser:
+        import webbrowser
+
+        webbrowser.open(url)
+    config = uvicorn.Config(
+        app, log_level="warning", timeout_graceful_shutdown=1, lifespan="off", access_log=False
+    )
+    uvicorn.Server(config).run(sockets=[sock])
+
+
+def wait_for_verdict(store: Store, timeout: int, poll: float = 0.2) -> list[str]:
+    """The routing argv once the open review round is decided (timeout 0: no limit).
+
+    PreconditionFailed (exit 3) when no plan is in review or the time runs out;
+    Refused (exit 4) when the verdict cancelled the session.
+    """
+    session = store.read("session")
+    if session["approval"]:
+        return executor(store)
+    if session["status"] != "review":
+        raise PreconditionFailed(
+            f"{store.path('session')}: status {session['status']}: no plan in review to wait "
+            "for (planner step 11 puts it there)"
+        )
+    round_number = len(session["reviews"])
+    deadline = time.monotonic() + timeout if timeout else None
+    while session["status"] == "review" and len(session["reviews"]) == round_number:
+        if deadline is not None and time.monotonic() >= deadline:
+            raise PreconditionFailed(
+                f"no verdict within {timeout}s: the plan is still in review "
+                "(run plan review wait again, or ask in the chat)"
+            )
+        time.sleep(poll)
+        session = store.read("session")
+    if session["approval"]:
+        return executor(store)
+    if session["status"] == "design":
+        return ["planner", "--step", "3", "--state-dir", store.dir]
+    raise Refused(f"the session is {session['status']}: {session.get('reason') or 'no reason'}")
+
+
+def executor(store: Store) -> list[str]:
+    return ["executor", "--step", "1", "--state-dir", store.dir]

@@ -1,0 +1,140 @@
+"""What the review page shows, read from a session in one pass: the plan with its hash, the
+context, QR reports, history and audit trail, and what changed since the last review round."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from state.approval import plan_hash
+from state.diff import diff as semantic_diff
+from state.qr_ops import PHASES
+from state.store import AUDIT_FILE, HISTORY_DIR, HISTORY_INDEX, report_name
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from state.store import Store
+
+AUDIT_LIMIT = 500  # the newest lines; `plan log` has them all
+
+
+def page_model(store: Store) -> dict[str, Any]:
+    """Everything the page renders; `sha256` is the hash of exactly the plan shown."""
+    session, plan = store.read("session"), store.read("plan")
+    context = store.read_or_none("context")
+    reviews = session["reviews"]
+    return {
+        "session": session,
+        "plan": plan,
+        "sha256": plan_hash(plan),
+        "context": context,
+        "task_spec": (context or {}).get("task_spec") or {},
+        "questions": (context or {}).get("questions") or [],
+        "milestones": [milestone_view(m) for m in plan["milestones"]],
+        "qr": [(phase, store.read_or_none(report_name(phase))) for phase in PHASES],
+        "history": history(store),
+        "rounds": [r for r in reviews if r.get("revision")],
+        "audit": audit(store),
+        "since": since_last_round(store, plan, reviews),
+        "in_review": session["status"] == "review",
+    }
+
+
+def milestone_view(milestone: dict[str, Any]) -> dict[str, Any]:
+    """A milestone with each intent's code changes and their diff lines classified."""
+    intents = []
+    for intent in milestone["code_intents"]:
+        changes = [
+            {**c, "lines": diff_lines(c["diff"])}
+            for c in milestone["code_changes"]
+            if c["intent_ref"] == intent["id"]
+        ]
+        intents.append({**intent, "changes": changes})
+    return {**milestone, "intents": intents}
+
+
+def diff_lines(diff: str) -> list[tuple[int, str, str]]:
+    """(line number from 1, kind, text): kind is add, del, hunk, file or ctx."""
+    out = []
+    for number, text in enumerate(diff.splitlines(), 1):
+        if text.startswith(("+++", "---")):
+            kind = "file"
+        elif text.startswith("@@"):
+            kind = "hunk"
+        elif text.startswith("+"):
+            kind = "add"
+        elif text.startswith("-"):
+            kind = "del"
+        else:
+            kind = "ctx"
+        out.append((number, kind, text))
+    return out
+
+
+def history(store: Store) -> list[dict[str, Any]]:
+    try:
+        with open(os.path.join(store.dir, HISTORY_DIR, HISTORY_INDEX), encoding="utf-8") as f:
+            return [json.loads(line) for line in f if line.strip()]
+    except FileNotFoundError:
+        return []
+
+
+def audit(store: Store) -> list[dict[str, Any]]:
+    try:
+        with open(os.path.join(store.dir, AUDIT_FILE), encoding="utf-8") as f:
+            lines = f.readlines()[-AUDIT_LIMIT:]
+    except FileNotFoundError:
+        return []
+    records = []
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict):
+            records.append(record)
+    return records[::-1]
+
+
+def since_last_round(
+    store: Store, plan: dict[str, Any], reviews: list[dict[str, Any]]
+) -> dict[str, Any] | None:
+    """The semantic diff from what the last rejected review round saw to the plan now: what
+    the agent changed for the person (the freeze itself is not news)."""
+    rejected = [r for r in reviews if r["verdict"] == "rejected" and r.get("revision")]
+    if not rejected:
+        return None
+    last = rejected[-1]
+    changes = semantic_diff(store.revision(last["revision"]), plan)
+    changes = [c for c in changes if c.what != "frozen_at"]
+    return {
+        "round": last["round"],
+        "revision": last["revision"],
+        "changes": changes,
+        "ids": {c.what for c in changes},
+    }
+
+
+def compare(store: Store, rev_a: str, rev_b: str) -> list[Any]:
+    """The semantic diff between two revisions (r3, or "current")."""
+
+    def load(rev: str) -> dict[str, Any]:
+        return store.read("plan") if rev == "current" else store.revision(rev)
+
+    return semantic_diff(load(rev_a), load(rev_b))
+
+
+def signature(store: Store) -> tuple[tuple[str, int, int], ...]:
+    """Modification times and sizes of the session's files: a change means "reload"."""
+    names = ["session.json", "plan.json", "context.json", "execution.json", AUDIT_FILE]
+    names += [f"{report_name(p)}.json" for p in PHASES]
+    found = []
+    for name in names:
+        try:
+            st = os.stat(os.path.join(store.dir, name))
+        except OSError:
+            continue
+        found.append((name, st.st_mtime_ns, st.st_size))
+    return tuple(found)

@@ -1,0 +1,271 @@
+"""The review page's refusals (token, Host, Origin, CSRF, stale approval, plan text as HTML)
+and its verdicts through the review operations, with starlette's TestClient on a real
+session in review; `plan review reject --comment` and `plan review wait` as subprocesses."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+
+from cli.commands.apply import apply_batch
+from cli.main import plan as plan_group
+from cli.review_page.app import create_app
+from state.approval import plan_hash
+from state.store import Store
+from tests.cli.review_helpers import to_review
+from tests.conftest import git, run
+
+TOKEN, CSRF, PORT = "t0ken-for-tests", "csrf-for-tests", 8123
+ORIGIN = f"http://127.0.0.1:{PORT}"
+
+
+@pytest.fixture(scope="module")
+def in_review(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A session at step 11, made once; each test works on a copy."""
+    project = tmp_path_factory.mktemp("review") / "project"
+    (project / "src").mkdir(parents=True)
+    (project / "src" / "app.py").write_text("def greet(name):\n    return 'hi ' + name\n")
+    (project / "README.md").write_text("# Demo\n")
+    git(project, "init", "-q", "-b", "main")
+    git(project, "add", ".")
+    git(project, "commit", "-qm", "init")
+    _, out = to_review(project)
+    return Path(out.state_dir)
+
+
+def run_op(store: Store, name: str, args: dict) -> list[str]:
+    """One `plan` operation through the same click command `plan apply` runs."""
+    return apply_batch(store, plan_group, [{"op": name, "args": args}])
+
+
+@pytest.fixture
+def store(in_review: Path, tmp_path: Path) -> Store:
+    copy = tmp_path / "session"
+    shutil.copytree(in_review, copy)
+    return Store(str(copy))
+
+
+@pytest.fixture
+def client(store: Store) -> TestClient:
+    return TestClient(create_app(store.dir, TOKEN, CSRF, PORT), base_url=ORIGIN)
+
+
+def post(client: TestClient, path: str, body: dict, **headers: str) -> object:
+    sent = {"origin": ORIGIN, "x-csrf-token": CSRF, **headers}
+    return client.post(f"{path}?token={TOKEN}", json=body, headers=sent)
+
+
+def test_the_page_shows_the_plan_and_the_hash_it_shows(client: TestClient, store: Store) -> None:
+    page = client.get(f"/?token={TOKEN}")
+    assert page.status_code == 200
+    assert "Farewell" in page.text and "CC-001" in page.text and "Q-001" in page.text
+    assert page.headers["x-plan-sha256"] == plan_hash(store.read("plan"))
+    assert "default-src 'none'" in page.headers["content-security-policy"]
+    assert client.get(f"/static/page.js?token={TOKEN}").status_code == 200
+
+
+@pytest.mark.parametrize(
+    "path", ["/", "/?token=", "/?token=wrong", "/static/page.js", "/events", "/content"]
+)
+def test_no_token_or_a_wrong_one_is_refused(client: TestClient, path: str) -> None:
+    refused = client.get(path)
+    assert refused.status_code == 403
+    assert "token" in refused.text
+
+
+@pytest.mark.parametrize("host", ["evil.example", f"evil.example:{PORT}", "127.0.0.1:9999"])
+def test_a_wrong_host_is_refused(client: TestClient, host: str) -> None:
+    refused = client.get(f"/?token={TOKEN}", headers={"host": host})  # DNS rebinding
+    assert (refused.status_code, refused.text) == (403, "403 Forbidden: wrong Host")
+
+
+def test_a_wrong_origin_is_refused(client: TestClient, store: Store) -> None:
+    evil = {"origin": "http://evil.example"}
+    assert client.get(f"/?token={TOKEN}", headers=evil).status_code == 403
+    sha = plan_hash(store.read("plan"))
+    refused = post(client, "/approve", {"sha256": sha}, **evil)
+    assert (refused.status_code, refused.text) == (403, "403 Forbidden: wrong Origin")
+    assert store.read("session")["status"] == "review"
+
+
+@pytest.mark.parametrize("csrf", [None, "", "wrong"])
+def test_a_post_without_the_csrf_token_is_refused(
+    client: TestClient, store: Store, csrf: str | None
+) -> None:
+    headers = {"origin": ORIGIN} if csrf is None else {"origin": ORIGIN, "x-csrf-token": csrf}
+    sha = plan_hash(store.read("plan"))
+    for path, body in (("/approve", {"sha256": sha}), ("/request-changes", {"feedback": "x"})):
+        refused = client.post(f"{path}?token={TOKEN}", json=body, headers=headers)
+        assert (refused.status_code, refused.text) == (
+            403,
+            "403 Forbidden: missing or wrong CSRF token",
+        )
+    assert store.read("session")["status"] == "review"
+
+
+def test_a_post_without_origin_is_refused(client: TestClient, store: Store) -> None:
+    sha = plan_hash(store.read("plan"))
+    refused = client.post(
+        f"/approve?token={TOKEN}", json={"sha256": sha}, headers={"x-csrf-token": CSRF}
+    )
+    assert refused.status_code == 403
+    assert store.read("session")["status"] == "review"
+
+
+def test_a_stale_approval_is_refused_with_a_reload_prompt(client: TestClient, store: Store) -> None:
+    shown = client.get(f"/?token={TOKEN}").headers["x-plan-sha256"]
+    run_op(store, "risk add", {"risk": "Log noise", "mitigation": "debug level"})
+    stale = post(client, "/approve", {"sha256": shown, "by": "ann"})
+    assert stale.status_code == 409
+    assert stale.json()["stale"] is True and "reload" in stale.json()["error"]
+    assert store.read("session")["status"] == "review"
+
+    now = client.get(f"/content?token={TOKEN}")
+    assert "R-001" in now.text
+    approved = post(client, "/approve", {"sha256": now.headers["x-plan-sha256"], "by": "ann"})
+    assert approved.status_code == 200
+    assert approved.json()["next"] == f"executor --step 1 --state-dir {store.dir}"
+    session = store.read("session")
+    assert session["status"] == "approved"
+    assert (
+        session["approval"]["sha256"]
+        == now.headers["x-plan-sha256"]
+        == plan_hash(store.read("plan"))
+    )
+    assert session["approval"]["by"] == "ann" and session["reviews"][-1]["verdict"] == "approved"
+
+
+def test_plan_text_is_escaped_never_html(client: TestClient, store: Store) -> None:
+    run_op(
+        store,
+        "decision add",
+        {
+            "decision": "<script>alert('decision')</script>",
+            "reasoning": "<img src=x onerror=alert(1)> and [a link](javascript:alert(2))",
+        },
+    )
+    page = client.get(f"/?token={TOKEN}").text
+    assert "<script>alert" not in page and "<img src=x" not in page
+    assert "&lt;script&gt;alert(&#39;decision&#39;)&lt;/script&gt;" in page
+    assert "&lt;img src=x onerror=alert(1)&gt;" in page
+    assert 'href="javascript:' not in page
+
+
+def test_request_changes_records_structured_comments(client: TestClient, store: Store) -> None:
+    comments = [
+        {"anchor": "DL-001", "line": None, "text": "Why mirror greet()?"},
+        {"anchor": "CC-001", "line": 7, "text": "Name it goodbye"},
+    ]
+    done = post(client, "/request-changes", {"feedback": "Log farewells", "comments": comments})
+    assert done.status_code == 200, done.text
+    assert done.json()["next"] == f"planner --step 3 --state-dir {store.dir}"
+    session = store.read("session")
+    assert session["status"] == "design"
+    last = session["reviews"][-1]
+    assert (last["verdict"], last["feedback"]) == ("rejected", "Log farewells")
+    assert last["comments"] == comments
+
+    shown = run("plan", "show", "--state-dir", store.dir, cwd=Path(store.dir)).stdout
+    assert "Review round 1 rejected: Log farewells" in shown
+    assert "  on CC-001 line 7: Name it goodbye" in shown
+    prompt = run("planner", "--step", "3", "--state-dir", store.dir, cwd=Path(store.dir)).stdout
+    assert "on DL-001: Why mirror greet()?" in prompt
+    assert "on CC-001 line 7: Name it goodbye" in prompt
+    rendered = run("plan", "render", "--state-dir", store.dir, cwd=Path(store.dir)).stdout
+    assert "## Review" in rendered and "- on CC-001 line 7: Name it goodbye" in rendered
+
+
+@pytest.mark.parametrize(
+    ("comment", "error"),
+    [
+        ({"anchor": "DL-099", "text": "x"}, "no DL-099"),
+        ({"anchor": "DL-001", "line": 2, "text": "x"}, "only a code change"),
+        ({"anchor": "CC-001", "line": 99, "text": "x"}, "lines 1 to 8"),
+    ],
+)
+def test_a_comment_must_name_a_real_item(
+    client: TestClient, store: Store, comment: dict, error: str
+) -> None:
+    refused = post(client, "/request-changes", {"feedback": "x", "comments": [comment]})
+    assert refused.status_code == 400 and error in refused.json()["error"]
+    assert store.read("session")["status"] == "review"
+
+
+def test_the_cli_takes_comments_and_wait_prints_the_routing(store: Store) -> None:
+    cwd, at = Path(store.dir), ["--state-dir", store.dir]
+    waited = run("plan", "review", "wait", "--timeout", "1s", *at, cwd=cwd)
+    assert waited.returncode == 3 and "no verdict within 1s" in waited.stderr
+    assert run("plan", "review", "reject", "--comment", "M-001 no id", *at, cwd=cwd).returncode == 2
+    rejected = run(
+        "plan", "review", "reject", *at,
+        "--comment", "DL-001: why?", "--comment", "CC-001:8: return a constant", cwd=cwd,
+    )  # fmt: skip
+    assert rejected.returncode == 0, rejected.stderr
+    reviews = json.loads((cwd / "session.json").read_text())["reviews"]
+    assert reviews[-1]["feedback"] is None
+    assert reviews[-1]["comments"] == [
+        {"anchor": "DL-001", "line": None, "text": "why?"},
+        {"anchor": "CC-001", "line": 8, "text": "return a constant"},
+    ]
+    after = run("plan", "review", "wait", *at, cwd=cwd)
+    assert after.returncode == 3 and "no plan in review" in after.stderr
+
+
+def test_wait_returns_the_executor_line_once_approved(store: Store) -> None:
+    run_op(store, "review approve", {"by": "ann", "expect_sha256": plan_hash(store.read("plan"))})
+    waited = run("plan", "review", "wait", "--state-dir", store.dir, cwd=Path(store.dir))
+    assert waited.returncode == 0
+    assert waited.stdout == f"NEXT: executor --step 1 --state-dir {store.dir}\n"
+    as_json = run("plan", "review", "wait", "--json", "--state-dir", store.dir, cwd=Path(store.dir))
+    assert json.loads(as_json.stdout) == {"next": f"executor --step 1 --state-dir {store.dir}"}
+
+
+def test_history_compares_two_revisions_by_meaning(client: TestClient, store: Store) -> None:
+    run_op(store, "risk add", {"risk": "Log noise", "mitigation": "debug level"})
+    page = client.get(f"/?token={TOKEN}").text
+    assert 'id="compare-form"' in page and 'id="audit-search"' in page
+    compared = client.get(f"/compare?token={TOKEN}&a=r1&b=current")
+    assert compared.status_code == 200
+    assert "added" in compared.text and 'href="#R-001"' in compared.text
+    assert client.get(f"/compare?token={TOKEN}&a=r999").status_code == 400
+
+
+def test_the_server_listens_on_loopback_and_streams_changes(store: Store) -> None:
+    """Real HTTP against uvicorn: the printed URL works, and a plan command is an event."""
+    import http.client
+    import subprocess
+    from urllib.parse import urlsplit
+
+    from tests.conftest import BIN
+
+    server = subprocess.Popen(
+        [str(BIN / "plan"), "review", "open", "--no-browser", "--state-dir", store.dir],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None
+        url = urlsplit(server.stdout.readline().strip())
+        assert url.hostname == "127.0.0.1" and url.query.startswith("token=")
+        connection = http.client.HTTPConnection("127.0.0.1", url.port, timeout=20)
+        connection.request("GET", f"/events?{url.query}")
+        events = connection.getresponse()
+        assert events.status == 200
+        assert events.headers["content-type"].startswith("text/event-stream")
+        assert events.readline() == b"retry: 1000\n"
+        run("plan", "risk", "add", "--risk", "R", "--mitigation", "M", "--state-dir", store.dir,
+            cwd=Path(store.dir))  # fmt: skip
+        lines = [events.readline() for _ in range(2)]
+        assert b"event: change\n" in lines
+        connection.close()
+        bare = http.client.HTTPConnection("127.0.0.1", url.port, timeout=20)
+        bare.request("GET", "/")
+        assert bare.getresponse().status == 403
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
