@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import time
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -117,7 +118,9 @@ def test_a_made_environment_is_used_as_is(
     made = made_from(data)
     assert made["plugin_version"] == "0.1.0" and made["root"] == str(plugin)
     declared = {d.split(">")[0].split("<")[0] for d in made["dependencies"]}
-    assert declared == {"pydantic", "click", "jinja2", "filelock"}
+    pyproject = tomllib.loads((plugin / "pyproject.toml").read_text())
+    wanted = {d.split(">")[0].split("<")[0] for d in pyproject["project"]["dependencies"]}
+    assert declared == wanted and {"pydantic", "click", "jinja2", "filelock"} <= declared
     for name in NAMES:
         rc, _, err = finish(
             launch(
