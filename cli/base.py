@@ -50,11 +50,13 @@ class Operation(PlanCommand):
 
     def invoke(self, ctx: click.Context) -> int:
         store = open_store(ctx.params["state_dir"])
+        args = arguments(ctx.params)
         with store.transaction(operation_name(ctx)) as tx:
-            tx.created.extend(self.run(tx, arguments(ctx.params)))
+            tx.created.extend(self.run(tx, args))
         for line in tx.told:
             sys.stderr.write(line + "\n")
-        emit_ids(tx.created, ctx.params["as_json"], tx.next_argv)
+        changed = [] if tx.created else changed_ids(ctx, args)
+        emit_ids(tx.created, ctx.params["as_json"], tx.next_argv, changed)
         return 0
 
     def run(self, tx: Transaction, args: dict[str, Any]) -> list[str]:
@@ -68,6 +70,21 @@ class Operation(PlanCommand):
                         "from bytes that are not UTF-8); nothing was written"
                     )
         return self.callback(tx, args) or []
+
+
+EDITS = ("set", "answer")  # commands that change an item in place print the item's id
+
+
+def changed_ids(ctx: click.Context, args: dict[str, Any]) -> list[str]:
+    """What a `set` or `answer` command changed: the item's id (DL-001, qa-002, Q-001), else
+    its milestone (`doc set`), else the section (`context`, `overview`, `knowledge`), as
+    `plan show` reads it."""
+    if ctx.info_name not in EDITS:
+        return []
+    for key in ("id", "milestone"):
+        if isinstance(args.get(key), str):
+            return [args[key]]
+    return [ctx.parent.info_name] if ctx.parent and ctx.parent.info_name else []
 
 
 def is_unicode(text: str) -> bool:
@@ -148,17 +165,25 @@ def dump(value: Any) -> None:
     out(json.dumps(value, indent=2, ensure_ascii=False))
 
 
-def emit_ids(ids: list[str], as_json: bool, next_argv: list[str] | None = None) -> None:
-    """Created ids on stdout; the next command (when there is one) on stderr, or in the JSON."""
+def emit_ids(
+    ids: list[str],
+    as_json: bool,
+    next_argv: list[str] | None = None,
+    changed: list[str] | None = None,
+) -> None:
+    """Created ids on stdout (else the id a `set` changed); the next command (when there is
+    one) on stderr, or in the JSON."""
     from shared.routing import command
 
     if as_json:
         record: dict[str, Any] = {"ids": ids}
+        if changed:
+            record["changed"] = changed
         if next_argv:
             record["next"] = command(next_argv)
         out(json.dumps(record))
         return
-    if ids:
-        out("\n".join(ids))
+    if ids or changed:
+        out("\n".join(ids or changed or []))
     if next_argv:
         sys.stderr.write(f"NEXT: {command(next_argv)}\n")

@@ -117,23 +117,29 @@ def choice_command() -> None:
     "(repeatable).",
 )
 def choice_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
-    """Record a design choice (D-NNN) for the user to pick from."""
+    """Record a design choice (D-NNN) for the user to pick from.
+
+    Prints the choice id, then one line per option as D-NNN/OPT-X (`plan choice pick` and
+    `plan show` take that form); --json gives the same list under "ids"."""
     return choice_ops.choice_add(tx, a)
 
 
 @choice_command.command("import", cls=Operation)
 @click.argument("source", type=FILE_TEXT, metavar="FILE|-")
 def choice_import(tx: Transaction, a: dict[str, Any]) -> list[str]:
-    """Record the choices an LLM wrote as JSON (a list, or {"choices": [...]}, fenced or not)."""
+    """Record the choices an LLM wrote as JSON (a list, or {"choices": [...]}, fenced or not).
+
+    Prints each choice id followed by its options as D-NNN/OPT-X, as `choice add` does."""
     return choice_ops.choice_import(tx, a)
 
 
 @choice_command.command("pick", cls=Operation)
 @click.argument("id", metavar="D-n")
-@click.argument("option", metavar="OPT-X")
+@click.argument("option", metavar="OPT-X", required=False)
 @click.option("--rationale", required=True, type=TEXT, help="Why this option, in the user's terms.")
 def choice_pick(tx: Transaction, a: dict[str, Any]) -> list[str]:
-    """Pick an option: writes the decision and the other options as rejected alternatives."""
+    """Pick an option (D-001 OPT-B, or D-001/OPT-B): writes the decision and the other
+    options as rejected alternatives."""
     return choice_ops.choice_pick(tx, a)
 
 
