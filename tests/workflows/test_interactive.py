@@ -155,6 +155,8 @@ def test_the_interactive_path(project: Path, tmp_path: Path) -> None:
     approved = agent.shell(f"{review_step.if_pass} --by ann")
     assert "NEXT: executor --step 1" in approved.stderr
     session = json.loads((state / "session.json").read_text())
+    sha = session["approval"]["sha256"]
+    assert f"approved and frozen: sha256 {sha} (by ann)\nNEXT: executor" in approved.stderr
     assert session["status"] == "approved" and session["approval"]["by"] == "ann"
     assert [r["verdict"] for r in session["reviews"]] == ["rejected", "approved"]
     assert json.loads((state / "plan.json").read_text())["frozen_at"]
