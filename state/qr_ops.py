@@ -16,10 +16,30 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from state.store import Transaction
+    from state.store import Store, Transaction
 
 PHASES = ("plan-design", "plan-code", "plan-docs", "impl-code", "impl-docs")
 SEVERITIES = ("MUST", "SHOULD", "COULD")
+
+
+def find_item(store: Store, item_id: str, phase: str | None) -> dict[str, Any]:
+    """Review item `item_id` of `phase`, or of the one phase that has it (else UsageError)."""
+    phases = [phase] if phase else [p for p in PHASES if store.exists(report_name(p))]
+    if phase and phase not in PHASES:
+        raise UsageError(f"--phase: must be one of {', '.join(PHASES)}")
+    found = [
+        {"phase": p, **item}
+        for p in phases
+        if store.exists(report_name(p))
+        for item in store.read(report_name(p))["items"]
+        if item["id"] == item_id
+    ]
+    if len(found) > 1:
+        where = ", ".join(f["phase"] for f in found)
+        raise UsageError(f"{item_id}: in several phases ({where}); give --phase")
+    if not found:
+        raise UsageError(f"no review item {item_id}" + (f" in {phase}" if phase else ""))
+    return found[0]
 
 
 def loop_iteration(tx: Transaction, phase: str) -> int:

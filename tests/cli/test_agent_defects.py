@@ -52,3 +52,21 @@ def test_set_and_answer_print_the_id_they_changed(
     plan("milestone", "add", "--name", "M")
     plan("qr", "add", "--phase", "plan-design", "--check", "c")
     assert plan.ids(*args) == [changed]
+
+
+def test_plan_show_reads_questions_choices_options_context_and_review_items(plan: Plan) -> None:
+    plan("question", "add", "--category", "scope", "--kind", "yes_no", "--text", "Wave too?")
+    plan(*STORE_CHOICE)
+    plan("context", "set", "--goal", "Say goodbye")
+    plan("qr", "add", "--phase", "plan-design", "--check", "decisions cite questions")
+    plan("qr", "add", "--phase", "plan-code", "--check", "diffs apply")
+    assert plan.json("show", "Q-001")["text"] == "Wave too?"
+    assert plan.json("show", "D-001")["topic"] == "Store"
+    assert plan.json("show", "D-001/OPT-B")["name"] == "postgres"
+    assert plan.json("show", "context")["task_spec"]["goal"] == "Say goodbye"
+    item = plan.json("show", "qa-001", "--phase", "plan-code")
+    assert (item["phase"], item["check"]) == ("plan-code", "diffs apply")
+    assert "give --phase" in plan("show", "qa-001", code=2).stderr
+    assert "no review item qa-009" in plan("show", "qa-009", code=2).stderr
+    assert "has no option OPT-C" in plan("show", "D-001/OPT-C", code=2).stderr
+    assert "Q-, qa-, or context" in plan("show", "X-001", code=2).stderr
