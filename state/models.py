@@ -395,6 +395,9 @@ class QRItem(Strict):
     """validator (from plan validate) or reviewer."""
     iteration: Annotated[int, Field(ge=1)] = 1
     """The review iteration that added it."""
+    judged: str | None = None
+    """For a PASS: the sha256 of what its scope held when it passed (an item and its
+    changes, or a file's intents and changes); when that content changes, back to TODO."""
 
 
 class Acceptance(Strict):

@@ -70,3 +70,74 @@ def test_plan_show_reads_questions_choices_options_context_and_review_items(plan
     assert "no review item qa-009" in plan("show", "qa-009", code=2).stderr
     assert "has no option OPT-C" in plan("show", "D-001/OPT-C", code=2).stderr
     assert "Q-, qa-, or context" in plan("show", "X-001", code=2).stderr
+
+
+def farewell_change(plan: Plan, project_diff: str) -> None:
+    plan("milestone", "add", "--name", "Farewell", "--file", "src/app.py")
+    plan("intent", "add", "--milestone", "M-001", "--file", "src/app.py", "--behavior", "bye")
+    plan("change", "add", "--intent", "CI-001", "--file", "src/app.py", "--diff", "-",
+         input=project_diff)  # fmt: skip
+
+
+DIFF = """--- a/src/app.py
++++ b/src/app.py
+@@ -1,2 +1,5 @@
+ def greet(name):
+     return 'hi ' + name
++
++def farewell(name):
++    return '{word} ' + name
+"""
+
+
+def test_qr_add_records_the_verdict_in_one_command(plan: Plan) -> None:
+    assert plan.ids(
+        "qr", "add", "--phase", "plan-code", "--check", "c", "--status", "FAIL",
+        "--finding", "wrong file",
+    ) == ["qa-001"]  # fmt: skip
+    item = plan.json("show", "qa-001")
+    assert (item["status"], item["finding"]) == ("FAIL", "wrong file")
+    done = plan("qr", "add", "--phase", "plan-code", "--check", "c", "--status", "FAIL", code=2)
+    assert "--status FAIL needs --finding" in done.stderr
+    batch = [
+        {"op": "qr add", "args": {"phase": "plan-code", "check": "d", "status": "PASS"}},
+        {"op": "qr set", "args": {"id": "qa-001", "phase": "plan-code", "status": "PASS"}},
+    ]
+    assert plan.ids("apply", "-", input=json.dumps(batch)) == ["qa-002"]
+    assert [i["status"] for i in plan.json("qr", "show", "--phase", "plan-code")["items"]] == [
+        "PASS",
+        "PASS",
+    ]
+
+
+def statuses(plan: Plan, phase: str) -> dict[str, str]:
+    return {i["id"]: i["status"] for i in plan.json("qr", "show", "--phase", phase)["items"]}
+
+
+def test_a_pass_goes_back_to_todo_when_what_it_judged_changes(plan: Plan) -> None:
+    farewell_change(plan, DIFF.format(word="bye"))
+    plan("decision", "add", "--decision", "d", "--reasoning", "r")
+    for scope in ("CC-001", "src/app.py", "M-001", "CI-001", "DL-001", "*"):
+        plan("qr", "add", "--phase", "plan-code", "--check", "ok", "--scope", scope,
+             "--status", "PASS")  # fmt: skip
+    plan("qr", "add", "--phase", "plan-design", "--check", "ok", "--scope", "CC-001")
+    plan("qr", "set", "qa-001", "--phase", "plan-design", "--status", "PASS")
+    plan("decision", "set", "DL-001", "--reasoning", "unrelated to the change")
+    assert statuses(plan, "plan-code")["qa-005"] == "TODO"  # DL-001 itself changed
+    plan("qr", "set", "qa-005", "--phase", "plan-code", "--status", "PASS")
+
+    done = plan("change", "set", "CC-001", "--diff", "-", input=DIFF.format(word="ciao"))
+    assert "qa-001 (plan-code) is TODO again: CC-001 changed after it passed" in done.stderr
+    assert statuses(plan, "plan-code") == {
+        "qa-001": "TODO",  # the change
+        "qa-002": "TODO",  # its file
+        "qa-003": "TODO",  # its milestone
+        "qa-004": "TODO",  # its intent
+        "qa-005": "PASS",  # a decision it does not touch
+        "qa-006": "PASS",  # * is not tracked
+    }
+    assert statuses(plan, "plan-design") == {"qa-001": "TODO"}  # every phase that passed it
+    # judged again: PASS stays until the next change
+    plan("qr", "set", "qa-001", "--phase", "plan-code", "--status", "PASS")
+    plan("overview", "set", "--title", "Farewell")
+    assert statuses(plan, "plan-code")["qa-001"] == "PASS"
