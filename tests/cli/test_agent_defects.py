@@ -141,3 +141,17 @@ def test_a_pass_goes_back_to_todo_when_what_it_judged_changes(plan: Plan) -> Non
     plan("qr", "set", "qa-001", "--phase", "plan-code", "--status", "PASS")
     plan("overview", "set", "--title", "Farewell")
     assert statuses(plan, "plan-code")["qa-001"] == "PASS"
+
+
+def test_milestone_set_edits_one_requirement_criterion_or_file(plan: Plan) -> None:
+    plan("milestone", "add", "--name", "M", "--requirement", "one", "--requirement", "tow",
+         "--requirement", "three", "--acceptance", "a", "--file", "x.py")  # fmt: skip
+    plan("milestone", "set", "M-001", "--remove-requirement", "2", "--add-requirement", "two",
+         "--add-acceptance", "b", "--remove-file", "1", "--add-file", "y.py")  # fmt: skip
+    m = plan.json("show", "M-001")
+    assert m["requirements"] == ["one", "three", "two"]
+    assert (m["acceptance_criteria"], m["files"]) == (["a", "b"], ["y.py"])
+    done = plan("milestone", "set", "M-001", "--remove-acceptance", "3", code=2)
+    assert "--remove-acceptance 3: M-001 has 2 acceptance_criteria (counting from 1)" in done.stderr
+    plan("milestone", "set", "M-001", "--requirement", "only")  # still replaces the list
+    assert plan.json("show", "M-001")["requirements"] == ["only"]
