@@ -6,7 +6,9 @@ import json
 
 import pytest
 
-from tests.conftest import Plan
+from tests.conftest import REPO, Plan
+
+TEMPLATES = str(REPO / "shared" / "templates")
 
 STORE_CHOICE = [
     "choice",
@@ -155,3 +157,61 @@ def test_milestone_set_edits_one_requirement_criterion_or_file(plan: Plan) -> No
     assert "--remove-acceptance 3: M-001 has 2 acceptance_criteria (counting from 1)" in done.stderr
     plan("milestone", "set", "M-001", "--requirement", "only")  # still replaces the list
     assert plan.json("show", "M-001")["requirements"] == ["only"]
+
+
+def add_store_question(plan: Plan, kind: str = "choice") -> None:
+    options = ["--option", "sqlite", "--option", "postgres server"] if kind == "choice" else []
+    plan("question", "add", "--category", "technical", "--kind", kind, "--text", "Which?",
+         *options)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "text, answer, condition",
+    [
+        ("1", "sqlite", None),
+        ("b", "postgres server", None),
+        ("OPT-B", "postgres server", None),
+        ("Postgres Server", "postgres server", None),
+        ("1 - and also accept a bare number", "sqlite", "and also accept a bare number"),
+        ("B) if ops agree", "postgres server", "if ops agree"),
+        ("sqlite, for now", "sqlite", "for now"),
+    ],
+)
+def test_a_choice_answer_resolves_to_an_option_and_keeps_the_rest(
+    plan: Plan, text: str, answer: str, condition: str | None
+) -> None:
+    add_store_question(plan)
+    assert plan.ids("question", "answer", "Q-001", text) == ["Q-001"]
+    q = plan.json("show", "Q-001")
+    assert (q["answer"], q["condition"]) == (answer, condition)
+
+
+@pytest.mark.parametrize("text", ["whatever the team uses", "a bare number", "c", "3"])
+def test_a_choice_answer_naming_no_option_is_refused_with_the_options(
+    plan: Plan, text: str
+) -> None:
+    add_store_question(plan)
+    done = plan("question", "answer", "Q-001", text, code=2)
+    assert "1) sqlite, 2) postgres server" in done.stderr or "1 to 2" in done.stderr
+
+
+def test_a_yes_no_answer_with_a_condition_is_yes_and_the_condition(plan: Plan) -> None:
+    add_store_question(plan, "yes_no")
+    plan("question", "answer", "Q-001", "yes, but only for admins")
+    q = plan.json("show", "Q-001")
+    assert (q["answer"], q["condition"]) == ("yes", "but only for admins")
+    plan("question", "answer", "Q-001", "n")
+    assert plan.json("show", "Q-001")["condition"] is None
+
+
+def test_the_condition_is_shown_with_the_users_words() -> None:
+    from shared.render import render
+
+    q = {"id": "Q-001", "text": "Wave too?", "answer": "yes", "assumed": False}
+
+    def user(**fields: object) -> str:
+        return render("_user.j2", {"answers": [{**q, **fields}], "feedback": []}, [TEMPLATES])
+
+    text = user(condition="but only for admins")
+    assert "Q-001 Wave too? -> yes\n     on condition: but only for admins\n" in text
+    assert "condition" not in user(condition=None) + user()
