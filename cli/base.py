@@ -150,6 +150,21 @@ class Text(click.ParamType):
         return value
 
 
+class QRPhase(click.Choice):
+    """A review phase; design, code and docs mean the planning ones (plan-design, …), as
+    `plan validate --phase` spells them."""
+
+    def __init__(self) -> None:
+        from state.qr_ops import PHASES
+
+        super().__init__(PHASES)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and value in ("design", "code", "docs"):
+            value = f"plan-{value}"
+        return super().convert(value, param, ctx)
+
+
 FILE_TEXT = FileText()
 TEXT = Text()
 

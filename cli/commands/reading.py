@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from cli.base import PlanCommand, dump, open_store, out
+from cli.base import PlanCommand, QRPhase, dump, open_store, out
 from state.errors import UsageError
 
 if TYPE_CHECKING:
@@ -23,7 +23,7 @@ SECTIONS = {"overview": "overview", "knowledge": "invisible_knowledge", "waves":
 @click.argument("id", required=False, metavar="[ID]")
 @click.option(
     "--phase",
-    metavar="PHASE",
+    type=QRPhase(),
     help="The review phase of a qa-NNN item (needed when several phases have that id).",
 )
 def show_command(id: str | None, phase: str | None, state_dir: str | None, as_json: bool) -> None:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from cli.base import TEXT, Operation, PlanGroup, dump, open_store, out
+from cli.base import TEXT, Operation, QRPhase, PlanGroup, dump, open_store, out
 from state import qr_ops, review_ops
 from state.errors import UsageError
 
@@ -15,7 +15,10 @@ if TYPE_CHECKING:
     from state.store import Transaction
 
 PHASE = click.option(
-    "--phase", required=True, type=click.Choice(qr_ops.PHASES), help="The review phase."
+    "--phase",
+    required=True,
+    type=QRPhase(),
+    help="The review phase (design, code, docs stand for plan-design, plan-code, plan-docs).",
 )
 
 

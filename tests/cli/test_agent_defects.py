@@ -215,3 +215,12 @@ def test_the_condition_is_shown_with_the_users_words() -> None:
     text = user(condition="but only for admins")
     assert "Q-001 Wave too? -> yes\n     on condition: but only for admins\n" in text
     assert "condition" not in user(condition=None) + user()
+
+
+def test_phase_names_are_accepted_in_both_spellings(plan: Plan) -> None:
+    plan("qr", "add", "--phase", "code", "--check", "c")
+    assert plan.json("qr", "show", "--phase", "plan-code")["items"][0]["check"] == "c"
+    assert plan.json("show", "qa-001", "--phase", "code")["phase"] == "plan-code"
+    short = plan("validate", "--phase", "design", code=3).stdout
+    assert plan("validate", "--phase", "plan-design", code=3).stdout == short
+    assert "plan-design" in plan("qr", "add", "--help").stdout
