@@ -44,6 +44,28 @@ class PlanCommand(click.Command):
         extra = [p for p in common_params() if p.name not in own]
         super().__init__(name, params=[*(params or []), *extra], **kw)
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        swallowed_option(self, args)
+        return super().parse_args(ctx, args)
+
+
+def swallowed_option(command: click.Command, args: list[str]) -> None:
+    """`--decision --reasoning x`: say that --decision took --reasoning as its value, rather
+    than what click would say next (an extra argument x, --reasoning missing). As the step
+    scripts do (cli/steps.py); `--decision=--reasoning` still gives that value on purpose."""
+    takes_value = {
+        opt
+        for p in command.params
+        if isinstance(p, click.Option) and not p.is_flag and not p.count
+        for opt in p.opts
+    }
+    names = {opt for p in command.params for opt in (*p.opts, *p.secondary_opts)}
+    for word, following in zip(args, args[1:]):
+        if word == "--":
+            return
+        if word in takes_value and following.split("=", 1)[0] in names:
+            raise click.UsageError(f"{word} took {following} as its value: give it one first")
+
 
 class Operation(PlanCommand):
     """A command that changes the session: its function runs inside one store transaction."""

@@ -224,3 +224,19 @@ def test_phase_names_are_accepted_in_both_spellings(plan: Plan) -> None:
     short = plan("validate", "--phase", "design", code=3).stdout
     assert plan("validate", "--phase", "plan-design", code=3).stdout == short
     assert "plan-design" in plan("qr", "add", "--help").stdout
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["decision", "add", "--decision", "--reasoning", "x"], "--decision took --reasoning"),
+        (["milestone", "add", "--name", "M", "--file", "--doc-only"], "--file took --doc-only"),
+        (["qr", "add", "--phase", "--check=c"], "--phase took --check=c"),
+    ],
+)
+def test_a_usage_error_names_the_option_that_swallowed_the_next(
+    plan: Plan, args: list[str], message: str
+) -> None:
+    done = plan(*args, code=2)
+    assert f"{message} as its value" in done.stderr
+    assert plan.ids("decision", "add", "--decision=--reasoning", "--reasoning", "r") == ["DL-001"]
