@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from cli.base import TEXT, Operation, QRPhase, PlanGroup, dump, open_store, out
+from cli.base import TEXT, Operation, PlanGroup, QRPhase, dump, open_store, out
 from state import qr_ops, review_ops
 from state.errors import UsageError
 

@@ -240,3 +240,22 @@ def test_a_usage_error_names_the_option_that_swallowed_the_next(
     done = plan(*args, code=2)
     assert f"{message} as its value" in done.stderr
     assert plan.ids("decision", "add", "--decision=--reasoning", "--reasoning", "r") == ["DL-001"]
+
+
+def test_apply_help_lists_every_operation_and_its_argument_keys(plan: Plan) -> None:
+    from click.testing import CliRunner
+
+    from cli.commands.apply import operations
+    from cli.main import plan as root
+
+    text = plan("apply", "--help").stdout
+    assert "constraint add      type*, description*, source" in text
+    assert "milestone set" in text and "add_requirement[]" in text
+    import click
+
+    every = operations(click.Context(root), root)
+    assert len(every) > 30 and all(f"  {name} " in text for name in every)
+    assert CliRunner().invoke(root, ["apply", "--help"]).exit_code == 0
+    batch = [{"op": "constraint add", "args": {"constraint": "x"}}]
+    done = plan("apply", "-", input=json.dumps(batch), code=2)
+    assert "unknown argument 'constraint' (known: type, description, source)" in done.stderr
