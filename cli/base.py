@@ -7,6 +7,7 @@ options as lists) and returns the ids it created; `plan apply` calls the same fu
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 from typing import TYPE_CHECKING, Any
@@ -60,7 +61,7 @@ def swallowed_option(command: click.Command, args: list[str]) -> None:
         for opt in p.opts
     }
     names = {opt for p in command.params for opt in (*p.opts, *p.secondary_opts)}
-    for word, following in zip(args, args[1:]):
+    for word, following in itertools.pairwise(args):
         if word == "--":
             return
         if word in takes_value and following.split("=", 1)[0] in names:
