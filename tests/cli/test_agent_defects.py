@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
+import pexpect
 import pytest
 
-from tests.conftest import REPO, Plan
+from tests.conftest import BIN, REPO, Plan
 
 TEMPLATES = str(REPO / "shared" / "templates")
 
@@ -259,3 +262,60 @@ def test_apply_help_lists_every_operation_and_its_argument_keys(plan: Plan) -> N
     batch = [{"op": "constraint add", "args": {"constraint": "x"}}]
     done = plan("apply", "-", input=json.dumps(batch), code=2)
     assert "unknown argument 'constraint' (known: type, description, source)" in done.stderr
+
+
+def terminal(project: Path) -> pexpect.spawn:
+    env = {**{k: v for k, v in os.environ.items() if k != "CI"}, "TERM": "xterm"}
+    return pexpect.spawn(
+        str(BIN / "plan"), ["ask"], cwd=str(project), encoding="utf-8", timeout=30, env=env
+    )
+
+
+def test_plan_ask_edits_lines_takes_the_default_counts_echoes_and_asks_choices(
+    plan: Plan, project: Path
+) -> None:
+    plan("question", "add", "--category", "scope", "--kind", "text", "--text", "Name?")
+    plan("question", "add", "--category", "scope", "--kind", "yes_no", "--text", "Wave?",
+         "--recommended", "1")  # fmt: skip
+    plan(*STORE_CHOICE)
+    child = terminal(project)
+    child.expect(r"\(1/3\) Q-001")
+    child.expect("Enter skips > ")
+    child.send("helo\x1b[Dl\r")  # left arrow, then insert: the line is edited, not stored
+    child.expect("recorded: hello")
+    child.expect(r"\(2/3\) Q-002")
+    child.expect(r"Enter takes \[1\] > ")
+    child.sendline("")  # Enter: the recommended option
+    child.expect("recorded: yes")
+    child.expect(r"\(3/3\) D-001 design choice: Store")
+    child.expect(r"2\) OPT-B postgres")
+    child.expect(r"Enter takes \[1\] > ")
+    child.sendline("b, for the ops team")
+    child.expect("why this option")
+    child.sendline("")
+    child.expect("recorded: D-001 OPT-B postgres")
+    child.expect("3 answered, 0 skipped, 0 still open")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert plan.json("show", "Q-001")["answer"] == "hello"
+    assert plan.json("show", "Q-002")["answer"] == "yes"
+    choice = plan.json("show", "D-001")
+    assert (choice["picked"], choice["rationale"]) == ("OPT-B", "for the ops team")
+
+
+def test_plan_ask_ctrl_c_keeps_the_answers_and_exits_130(plan: Plan, project: Path) -> None:
+    for text in ("One?", "Two?"):
+        plan("question", "add", "--category", "scope", "--kind", "yes_no", "--text", text)
+    child = terminal(project)
+    child.expect("Enter skips > ")
+    child.sendline("yes, but only on Fridays")
+    child.expect(r"recorded: yes \(condition: but only on Fridays\)")
+    child.expect(r"\(2/2\) Q-002")
+    child.sendintr()
+    child.expect("Stopped; the answers given so far are saved.")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 130
+    assert plan.json("show", "Q-001")["condition"] == "but only on Fridays"
+    assert plan.json("show", "Q-002")["answer"] is None
