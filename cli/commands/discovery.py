@@ -97,6 +97,7 @@ def question_list(state_dir: str | None, as_json: bool) -> None:
     lines = [
         f"{q['id']} [{question_ops.state_of(q)}] {q['text']}"
         + (f" -> {q['answer']}" if q["answer"] else "")
+        + (f" (condition: {q['condition']})" if q.get("condition") else "")
         for q in questions
     ]
     out("\n".join(lines) or "No questions yet.")

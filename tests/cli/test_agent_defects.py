@@ -203,6 +203,8 @@ def test_a_yes_no_answer_with_a_condition_is_yes_and_the_condition(plan: Plan) -
     plan("question", "answer", "Q-001", "yes, but only for admins")
     q = plan.json("show", "Q-001")
     assert (q["answer"], q["condition"]) == ("yes", "but only for admins")
+    listed = plan("question", "list").stdout
+    assert "-> yes (condition: but only for admins)" in listed
     plan("question", "answer", "Q-001", "n")
     assert plan.json("show", "Q-001")["condition"] is None
 
