@@ -7,6 +7,7 @@ options as lists) and returns the ids it created; `plan apply` calls the same fu
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 from typing import TYPE_CHECKING, Any
@@ -44,17 +45,41 @@ class PlanCommand(click.Command):
         extra = [p for p in common_params() if p.name not in own]
         super().__init__(name, params=[*(params or []), *extra], **kw)
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        swallowed_option(self, args)
+        return super().parse_args(ctx, args)
+
+
+def swallowed_option(command: click.Command, args: list[str]) -> None:
+    """`--decision --reasoning x`: say that --decision took --reasoning as its value, rather
+    than what click would say next (an extra argument x, --reasoning missing). As the step
+    scripts do (cli/steps.py); `--decision=--reasoning` still gives that value on purpose."""
+    takes_value = {
+        opt
+        for p in command.params
+        if isinstance(p, click.Option) and not p.is_flag and not p.count
+        for opt in p.opts
+    }
+    names = {opt for p in command.params for opt in (*p.opts, *p.secondary_opts)}
+    for word, following in itertools.pairwise(args):
+        if word == "--":
+            return
+        if word in takes_value and following.split("=", 1)[0] in names:
+            raise click.UsageError(f"{word} took {following} as its value: give it one first")
+
 
 class Operation(PlanCommand):
     """A command that changes the session: its function runs inside one store transaction."""
 
     def invoke(self, ctx: click.Context) -> int:
         store = open_store(ctx.params["state_dir"])
+        args = arguments(ctx.params)
         with store.transaction(operation_name(ctx)) as tx:
-            tx.created.extend(self.run(tx, arguments(ctx.params)))
+            tx.created.extend(self.run(tx, args))
         for line in tx.told:
             sys.stderr.write(line + "\n")
-        emit_ids(tx.created, ctx.params["as_json"], tx.next_argv)
+        changed = [] if tx.created else changed_ids(ctx, args)
+        emit_ids(tx.created, ctx.params["as_json"], tx.next_argv, changed)
         return 0
 
     def run(self, tx: Transaction, args: dict[str, Any]) -> list[str]:
@@ -67,7 +92,26 @@ class Operation(PlanCommand):
                         f"--{name.replace('_', '-')}: not valid Unicode (a lone surrogate, e.g. "
                         "from bytes that are not UTF-8); nothing was written"
                     )
-        return self.callback(tx, args) or []
+        ids = self.callback(tx, args) or []
+        from state.qr_ops import reopen_changed
+
+        reopen_changed(tx)  # a reviewer's PASS on what this changed is TODO again
+        return ids
+
+
+EDITS = ("set", "answer")  # commands that change an item in place print the item's id
+
+
+def changed_ids(ctx: click.Context, args: dict[str, Any]) -> list[str]:
+    """What a `set` or `answer` command changed: the item's id (DL-001, qa-002, Q-001), else
+    its milestone (`doc set`), else the section (`context`, `overview`, `knowledge`), as
+    `plan show` reads it."""
+    if ctx.info_name not in EDITS:
+        return []
+    for key in ("id", "milestone"):
+        if isinstance(args.get(key), str):
+            return [args[key]]
+    return [ctx.parent.info_name] if ctx.parent and ctx.parent.info_name else []
 
 
 def is_unicode(text: str) -> bool:
@@ -129,6 +173,21 @@ class Text(click.ParamType):
         return value
 
 
+class QRPhase(click.Choice):
+    """A review phase; design, code and docs mean the planning ones (plan-design, …), as
+    `plan validate --phase` spells them."""
+
+    def __init__(self) -> None:
+        from state.qr_ops import PHASES
+
+        super().__init__(PHASES)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and value in ("design", "code", "docs"):
+            value = f"plan-{value}"
+        return super().convert(value, param, ctx)
+
+
 FILE_TEXT = FileText()
 TEXT = Text()
 
@@ -148,17 +207,25 @@ def dump(value: Any) -> None:
     out(json.dumps(value, indent=2, ensure_ascii=False))
 
 
-def emit_ids(ids: list[str], as_json: bool, next_argv: list[str] | None = None) -> None:
-    """Created ids on stdout; the next command (when there is one) on stderr, or in the JSON."""
+def emit_ids(
+    ids: list[str],
+    as_json: bool,
+    next_argv: list[str] | None = None,
+    changed: list[str] | None = None,
+) -> None:
+    """Created ids on stdout (else the id a `set` changed); the next command (when there is
+    one) on stderr, or in the JSON."""
     from shared.routing import command
 
     if as_json:
         record: dict[str, Any] = {"ids": ids}
+        if changed:
+            record["changed"] = changed
         if next_argv:
             record["next"] = command(next_argv)
         out(json.dumps(record))
         return
-    if ids:
-        out("\n".join(ids))
+    if ids or changed:
+        out("\n".join(ids or changed or []))
     if next_argv:
         sys.stderr.write(f"NEXT: {command(next_argv)}\n")

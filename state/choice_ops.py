@@ -67,12 +67,15 @@ def make_choice(topic: Any, options: Any, where: str) -> dict[str, Any]:
 
 
 def record(tx: Transaction, choices: list[dict[str, Any]]) -> list[str]:
+    """Add choices with new ids; per choice its id, then each option as D-NNN/OPT-X (what
+    `plan choice pick` and `plan show` take)."""
     items = tx.edit("plan")["planning_context"]["choices"]
     ids = []
     for choice in choices:
         choice = {"id": tx.new_id("plan", "D", items), **choice}
         items.append(choice)
         ids.append(choice["id"])
+        ids += [f"{choice['id']}/{o['id']}" for o in choice["options"]]
     return ids
 
 
@@ -135,7 +138,10 @@ def pick(tx: Transaction, choice: dict[str, Any], option_id: str, rationale: str
 
 def choice_pick(tx: Transaction, a: dict[str, Any]) -> list[str]:
     """Pick an option: writes the decision and the other options as rejected alternatives."""
-    return pick(tx, find(tx.edit("plan"), a["id"]), a["option"], a["rationale"])
+    choice_id, _, option = a["id"].partition("/")  # D-001 OPT-B, or D-001/OPT-B alone
+    if bool(option) == bool(a["option"]):
+        raise UsageError("choice pick: give D-n OPT-X, or D-n/OPT-X as choice add printed it")
+    return pick(tx, find(tx.edit("plan"), choice_id), option or a["option"], a["rationale"])
 
 
 def unpicked(plan: dict[str, Any]) -> list[dict[str, Any]]:

@@ -324,7 +324,10 @@ class Question(Strict):
     asked_at: Timestamp
     """When it was asked (UTC, ISO 8601)."""
     answer: str | None = None
-    """The user's answer, once given."""
+    """The user's answer, once given (a choice's option label, yes or no, or the text)."""
+    condition: str | None = None
+    """What the user attached to the answer ("yes, but only for admins": but only for
+    admins), shown with the answer wherever the user's words are."""
     answered_at: Timestamp | None = None
     """When it was answered."""
     skipped: bool = False
@@ -395,6 +398,9 @@ class QRItem(Strict):
     """validator (from plan validate) or reviewer."""
     iteration: Annotated[int, Field(ge=1)] = 1
     """The review iteration that added it."""
+    judged: str | None = None
+    """For a PASS: the sha256 of what its scope held when it passed (an item and its
+    changes, or a file's intents and changes); when that content changes, back to TODO."""
 
 
 class Acceptance(Strict):

@@ -256,10 +256,40 @@ def milestone_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
     return [item["id"]]
 
 
+# `milestone set --add-X T / --remove-X N`: (option name, what it is), field from MILESTONE_FIELDS
+ITEM_EDITS = (
+    ("requirement", "requirement"),
+    ("acceptance", "acceptance criterion"),
+    ("file", "file"),
+)
+
+
+def edit_items(milestone: dict[str, Any], a: dict[str, Any]) -> bool:
+    """Remove the 1-based positions given (as the list was), then append; True if any given."""
+    given = False
+    for name, _ in ITEM_EDITS:
+        field = MILESTONE_FIELDS[name]
+        removed = sorted(set(a.get(f"remove_{name}") or []), reverse=True)
+        for n in removed:
+            if n > len(milestone[field]):
+                raise UsageError(
+                    f"--remove-{name} {n}: {milestone['id']} has {len(milestone[field])} "
+                    f"{MILESTONE_FIELDS[name]} (counting from 1)"
+                )
+            del milestone[field][n - 1]
+        added = [v for v in a.get(f"add_{name}") or [] if v.strip()]
+        milestone[field] += added
+        given |= bool(removed or added)
+    return given
+
+
 def milestone_set(tx: Transaction, a: dict[str, Any]) -> None:
-    """Change a milestone; a repeatable option replaces its list (given as '' it clears it)."""
+    """Change a milestone; a repeatable option replaces its list (given as '' it clears it);
+    --add-X appends and --remove-X N drops the N-th (1-based) requirement, criterion or file."""
     plan = tx.edit("plan")
-    require_some(update(find(plan, a["id"]), a, MILESTONE_FIELDS), "milestone set")
+    milestone = find(plan, a["id"])
+    given = update(milestone, a, MILESTONE_FIELDS)
+    require_some(edit_items(milestone, a) or given, "milestone set")
     refresh_waves(plan)
 
 

@@ -107,6 +107,7 @@ def make_question(data: dict[str, Any], where: str) -> dict[str, Any]:
         "recommended": _recommended(data.get("recommended"), options, where),
         "asked_at": clock.now(),
         "answer": None,
+        "condition": None,
         "answered_at": None,
         "skipped": False,
         "assumed": False,
@@ -190,38 +191,89 @@ def find_question(context: dict[str, Any], qid: str) -> dict[str, Any]:
     raise UsageError(f"context.json: no question {qid}")
 
 
-def normal_answer(q: dict[str, Any], text: str) -> str:
-    """The answer as recorded: a choice's label (by number or label), yes/no, or the text."""
+SEPARATORS = " \t-–—:;,.)"
+
+
+def normal_answer(q: dict[str, Any], text: str) -> tuple[str, str | None]:
+    """The answer as recorded and its condition: a choice's option label (from a number,
+    a letter, OPT-X or the label, with the rest of the text as the condition), yes/no
+    (likewise: "yes, but only for admins"), or a text answer's text."""
     text = text.strip()
     if not text:
         raise UsageError(f"{q['id']}: the answer is empty (use --skip to skip)")
-    if q["kind"] == "yes_no":
-        if text.lower() in YES + NO:
-            return "yes" if text.lower() in YES else "no"
-        raise UsageError(f"{q['id']}: answer yes or no, not {text!r}")
+    if q["kind"] == "text":
+        return text, None
     labels = [o["label"] for o in q["options"]]
-    if text.isdecimal() and labels:
-        if not 1 <= int(text) <= len(labels):
-            raise UsageError(f"{q['id']}: {text} is not an option number (1 to {len(labels)})")
-        return labels[int(text) - 1]
-    return next((label for label in labels if label.lower() == text.lower()), text)
+    found = pick_option(q, labels, text)
+    if found is None:
+        numbered = ", ".join(f"{n}) {label}" for n, label in enumerate(labels, 1))
+        if q["kind"] == "yes_no":
+            raise UsageError(f"{q['id']}: answer yes or no, not {text!r}")
+        raise UsageError(
+            f"{q['id']}: {text!r} is not one of the options: {numbered} (answer with a "
+            "number, a letter, OPT-X or the label; words after it are kept as a condition)"
+        )
+    label, rest = found
+    return label, rest.strip(SEPARATORS) or None
+
+
+def pick_option(q: dict[str, Any], labels: list[str], text: str) -> tuple[str, str] | None:
+    """(option label, the text after it), or None when the text names no option."""
+    import re
+
+    lowered = text.lower()
+    for label in sorted(labels, key=len, reverse=True):  # the label itself, then words
+        if lowered.startswith(label.lower()) and (
+            len(text) == len(label) or not text[len(label)].isalnum()
+        ):
+            return label, text[len(label) :]
+    if q["kind"] == "yes_no":
+        word = re.match(r"(\w+)(.*)$", text, re.S)
+        if word and word.group(1).lower() in YES + NO:
+            return ("yes" if word.group(1).lower() in YES else "no"), word.group(2)
+        return None
+    number = re.match(r"(\d+)(?![\w])(.*)$", text, re.S)
+    if number:
+        n = int(number.group(1))
+        if not 1 <= n <= len(labels):
+            raise UsageError(f"{q['id']}: {n} is not an option number (1 to {len(labels)})")
+        return labels[n - 1], number.group(2)
+    # a letter (b, B), OPT-B: alone, or followed by a separator such as "b) …" or "B - …"
+    letter = re.match(r"(?:OPT-)?([A-Za-z])(?:$|[\s]*[-–—:;,.)](.*)$)", text, re.S | re.I)
+    if letter:
+        n = ord(letter.group(1).upper()) - ord("A")
+        if n < len(labels):
+            return labels[n], letter.group(2) or ""
+    return None
 
 
 def set_answer(
-    q: dict[str, Any], answer: str | None, skipped: bool = False, assumed: bool = False
+    q: dict[str, Any],
+    answer: str | None,
+    skipped: bool = False,
+    assumed: bool = False,
+    condition: str | None = None,
 ) -> None:
-    q.update(answer=answer, skipped=skipped, assumed=assumed, answered_at=clock.now())
+    q.update(
+        answer=answer,
+        condition=condition,
+        skipped=skipped,
+        assumed=assumed,
+        answered_at=clock.now(),
+    )
 
 
 def question_answer(tx: Transaction, a: dict[str, Any]) -> None:
-    """Record the user's answer (a choice by number or label; y/n), or --skip."""
+    """Record the user's answer (a choice by number, letter or label; y/n; words after it
+    are the answer's condition), or --skip."""
     q = find_question(tx.edit("context"), a["id"])
     if a["skip"] == (a["text"] is not None):
         raise UsageError("question answer: give the answer TEXT or --skip, not both or neither")
     if a["skip"]:
         set_answer(q, None, skipped=True)
     else:
-        set_answer(q, normal_answer(q, a["text"]))
+        answer, condition = normal_answer(q, a["text"])
+        set_answer(q, answer, condition=condition)
 
 
 def assume(context: dict[str, Any], q: dict[str, Any], why: str) -> None:

@@ -102,6 +102,7 @@ def review_approve(tx: Transaction, a: dict[str, Any]) -> None:
 
         approval["signature"] = sign(session["project_root"], session["id"], approval["sha256"])
     close_round(session, verdict="approved", by=by, sha256=approval["sha256"])
+    tx.tell(f"approved and frozen: sha256 {approval['sha256']} (by {by})")
     tx.next_argv = ["executor", "--step", "1", "--state-dir", tx.store.dir]
 
 

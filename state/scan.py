@@ -75,8 +75,11 @@ READ_FIRST = {
     "auth": "security", "security": "security", "ui": "design",
     "api": "architecture design", "database": "architecture design", "infra": "architecture design",
     "tests": "contributing", "ci": "contributing", "dependencies": "contributing",
-    "docs": "contributing",
+    "docs": "contributing docs-site",
 }  # fmt: skip
+# A documentation site's configuration: mkdocs, and sphinx's conf.py beside its sources.
+DOCS_SITE = ("mkdocs.yml", "mkdocs.yaml")
+DOC_DIRS = ("/docs/", "/doc/")
 
 
 def scan(root: str, base: str | None, task: str = "") -> dict[str, Any]:
@@ -119,11 +122,14 @@ def scan_summary(context: dict[str, Any]) -> str:
 
 
 def document_kind(path: str) -> str | None:
-    """readme, agents, architecture, security, contributing, adr or design; None otherwise."""
+    """readme, agents, architecture, security, contributing, adr, design, docs (pages under
+    docs/), or docs-site (mkdocs.yml, sphinx's docs/conf.py); None otherwise."""
     name = os.path.basename(path)
     lower = name.lower()
     stem, ext = os.path.splitext(lower)
     where = "/" + path.lower()
+    if lower in DOCS_SITE or (lower == "conf.py" and any(d in where for d in DOC_DIRS)):
+        return "docs-site"
     if ext not in DOC_EXTS or lower.startswith("."):
         return None
     if lower in ("claude.md", "agents.md"):
@@ -137,6 +143,8 @@ def document_kind(path: str) -> str | None:
         return "adr"
     if "DESIGN" in name or "/docs/design/" in where or ("/docs/" in where and "design" in stem):
         return "design"
+    if ext in (".md", ".markdown", ".rst", ".adoc") and any(d in where for d in DOC_DIRS):
+        return "docs"
     return None
 
 

@@ -16,7 +16,10 @@ if TYPE_CHECKING:
     from typing import Any
 
 PHASES = ("design", "code", "docs", "final")
-PLACEHOLDER = re.compile(r"\b(?:TBD|TODO)\b|\?\?\?")
+# A placeholder word standing alone: not part of a path or file name (TODO.txt, docs/TODO).
+PLACEHOLDER = re.compile(r"(?<![\w./\\-])(?:TBD|TODO|FIXME|XXX)(?![\w/\\-]|\.\w)|\?\?\?")
+# Fields that hold paths or code, not prose: a file may be called TODO.txt, code may say TODO.
+NOT_PROSE = ("id", "timestamp", "created_at", "frozen_at", "plan_id", "file", "files", "diff")
 
 
 def _where(path: str, item_id: str) -> str:
@@ -267,11 +270,12 @@ def meaning(plan: dict[str, Any]) -> list[Finding]:
     """Placeholders left in text, items with empty text, risks with no mitigation."""
     found = []
     for path, text in _texts(plan, ""):
-        if PLACEHOLDER.search(text):
+        match = PLACEHOLDER.search(text)
+        if match:
             found.append(
                 Finding(
                     path,
-                    f"placeholder left in {_excerpt(text)}",
+                    f"placeholder {match.group()!r} left in {_excerpt(text)}",
                     "replace it with the real content (plan … set)",
                 )
             )
@@ -316,7 +320,7 @@ def meaning(plan: dict[str, Any]) -> list[Finding]:
 
 
 def _texts(node: Any, path: str) -> Iterator[tuple[str, str]]:
-    """Every human-written string with its path; diffs contribute only their added lines."""
+    """Every human-written string with its path; paths, diffs, ids and times are not prose."""
     if isinstance(node, str):
         yield path, node
     elif isinstance(node, list):
@@ -325,14 +329,7 @@ def _texts(node: Any, path: str) -> Iterator[tuple[str, str]]:
             yield from _texts(item, f"{path}[{key}]")
     elif isinstance(node, dict):
         for key, value in node.items():
-            if key == "diff" and isinstance(value, str):
-                added = "\n".join(
-                    line
-                    for line in value.splitlines()
-                    if line.startswith("+") and not line.startswith("+++")
-                )
-                yield f"{path}.diff", added
-            elif key not in ("id", "timestamp", "created_at", "frozen_at", "plan_id"):
+            if key not in NOT_PROSE:
                 yield from _texts(value, f"{path}.{key}" if path else key)
 
 

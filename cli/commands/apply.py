@@ -21,7 +21,35 @@ if TYPE_CHECKING:
     from state.store import Store
 
 
-@click.command("apply", cls=PlanCommand)
+class ApplyCommand(PlanCommand):
+    """`plan apply`, whose help lists every operation and its argument keys, read from the
+    commands themselves so that it cannot go stale."""
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        root = ctx.find_root().command
+        assert isinstance(root, click.Group)
+        parent = batch_context(root)
+        rows = [
+            (name, argument_keys(find_operation(parent, name, "")))
+            for name in operations(parent, root)
+        ]
+        with formatter.section("Operations and their argument keys (* required, [] a list)"):
+            formatter.write_dl(rows)
+        super().format_epilog(ctx, formatter)
+
+
+def argument_keys(command: Operation) -> str:
+    """An operation's "args" keys: `name*` when required, `file[]` when repeatable."""
+    keys = []
+    for p in command.params:
+        if not p.expose_value or p.name in COMMON or p.name is None:
+            continue
+        mark = "[]" if getattr(p, "multiple", False) else ""
+        keys.append(p.name + mark + ("*" if p.required else ""))
+    return ", ".join(keys) or "(none)"
+
+
+@click.command("apply", cls=ApplyCommand)
 @click.argument("source", type=FILE_TEXT, metavar="FILE|-")
 def apply_command(source: str, state_dir: str | None, as_json: bool) -> None:
     """Apply a JSON list of operations, all or nothing; "$K" is the id the K-th op created.

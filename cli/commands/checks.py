@@ -25,7 +25,8 @@ FORMAT = click.option(
 @click.option(
     "--phase",
     metavar="design|code|docs|final",
-    help="Also check that the plan is complete for this phase.",
+    help="Also check that the plan is complete for this phase (plan-design, plan-code and "
+    "plan-docs, as `plan qr` spells them, are accepted too).",
 )
 @FORMAT
 @EVERY
@@ -54,6 +55,8 @@ def validate_command(
 def _phase(phase: str | None) -> str | None:
     from state.validate import PHASES
 
+    if phase is not None and phase.removeprefix("plan-") in PHASES[:3]:
+        phase = phase.removeprefix("plan-")
     if phase is not None and phase not in PHASES:
         raise UsageError(f"--phase: must be one of {', '.join(PHASES)}")
     return phase

@@ -3,6 +3,7 @@ recorded through state/context_ops.py, question_ops.py and choice_ops.py."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -96,6 +97,7 @@ def question_list(state_dir: str | None, as_json: bool) -> None:
     lines = [
         f"{q['id']} [{question_ops.state_of(q)}] {q['text']}"
         + (f" -> {q['answer']}" if q["answer"] else "")
+        + (f" (condition: {q['condition']})" if q.get("condition") else "")
         for q in questions
     ]
     out("\n".join(lines) or "No questions yet.")
@@ -117,23 +119,29 @@ def choice_command() -> None:
     "(repeatable).",
 )
 def choice_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
-    """Record a design choice (D-NNN) for the user to pick from."""
+    """Record a design choice (D-NNN) for the user to pick from.
+
+    Prints the choice id, then one line per option as D-NNN/OPT-X (`plan choice pick` and
+    `plan show` take that form); --json gives the same list under "ids"."""
     return choice_ops.choice_add(tx, a)
 
 
 @choice_command.command("import", cls=Operation)
 @click.argument("source", type=FILE_TEXT, metavar="FILE|-")
 def choice_import(tx: Transaction, a: dict[str, Any]) -> list[str]:
-    """Record the choices an LLM wrote as JSON (a list, or {"choices": [...]}, fenced or not)."""
+    """Record the choices an LLM wrote as JSON (a list, or {"choices": [...]}, fenced or not).
+
+    Prints each choice id followed by its options as D-NNN/OPT-X, as `choice add` does."""
     return choice_ops.choice_import(tx, a)
 
 
 @choice_command.command("pick", cls=Operation)
 @click.argument("id", metavar="D-n")
-@click.argument("option", metavar="OPT-X")
+@click.argument("option", metavar="OPT-X", required=False)
 @click.option("--rationale", required=True, type=TEXT, help="Why this option, in the user's terms.")
 def choice_pick(tx: Transaction, a: dict[str, Any]) -> list[str]:
-    """Pick an option: writes the decision and the other options as rejected alternatives."""
+    """Pick an option (D-001 OPT-B, or D-001/OPT-B): writes the decision and the other
+    options as rejected alternatives."""
     return choice_ops.choice_pick(tx, a)
 
 
@@ -145,67 +153,141 @@ def open_questions(store: Store) -> list[dict[str, Any]]:
     return [q for q in context["questions"] if q["answer"] is None and not q["skipped"]]
 
 
-def prompt(q: dict[str, Any]) -> str:
-    lines = [f"{q['id']} ({q['category']}) {q['text']}"]
+def open_choices(store: Store) -> list[dict[str, Any]]:
+    plan = store.read_or_none("plan")
+    return choice_ops.unpicked(plan) if plan else []
+
+
+def prompt(q: dict[str, Any], progress: str) -> tuple[str, str]:
+    """The question's lines, and the input line: the recommended option is Enter's default."""
+    lines = [f"({progress}) {q['id']} ({q['category']}) {q['text']}"]
     if q["why"]:
         lines.append(f"   why it matters: {q['why']}")
-    if q["kind"] == "choice":
+    default = ""
+    if q["kind"] == "choice" or q["recommended"]:
         for n, option in enumerate(q["options"], 1):
             mark = "  (recommended)" if option["label"] == q["recommended"] else ""
             extra = f": {option['description']}" if option["description"] else ""
             lines.append(f"   {n}) {option['label']}{extra}{mark}")
+            default = f" [{n}]" if mark else default
     hint = {"choice": "number or text", "yes_no": "y/n", "text": "your answer"}[q["kind"]]
-    if q["recommended"]:
-        hint += f", recommended: {q['recommended']}"
-    return "\n".join(lines) + f"\n   [{hint}; Enter skips] > "
+    enter = "Enter takes" if default else "Enter skips"
+    return "\n".join(lines) + "\n", f"   {hint}; {enter}{default} > "
 
 
-def record_answer(store: Store, qid: str, text: str | None) -> None:
+def ask(first: str, line: str) -> str:
+    """One answer read with line editing (arrow keys move, never become the answer)."""
+    sys.stdout.write(first)
+    sys.stdout.flush()
+    return input(line).strip()
+
+
+def record_answer(store: Store, qid: str, text: str | None) -> dict[str, Any]:
     """One answer (or a skip, for None) in its own transaction, so Ctrl-C keeps it."""
     with store.transaction("question answer") as tx:
         question_ops.question_answer(tx, {"id": qid, "text": text, "skip": text is None})
+        return dict(question_ops.find_question(tx.read("context"), qid))
 
 
-def answer_one(store: Store, q: dict[str, Any]) -> str:
-    """Ask until the answer is acceptable; returns "answered" or "skipped"."""
+def answer_one(store: Store, q: dict[str, Any], progress: str) -> str:
+    """Ask until the answer is acceptable; Enter takes the recommended option, if any, else
+    skips. Returns "answered" or "skipped"."""
     from state.errors import UsageError
 
+    first, line = prompt(q, progress)
     while True:
-        text = input(prompt(q)).strip()
+        text = ask(first, line)
+        first = ""
+        if not text and q["recommended"]:
+            text = q["recommended"]
         if not text:
             record_answer(store, q["id"], None)
+            sys.stdout.write("   recorded: skipped\n")
             return "skipped"
         try:
             question_ops.normal_answer(q, text)
         except UsageError as e:
             sys.stdout.write(f"   {e.message.split(': ', 1)[-1]}\n")
             continue
-        record_answer(store, q["id"], text)
+        done = record_answer(store, q["id"], text)
+        condition = f" (condition: {done['condition']})" if done["condition"] else ""
+        sys.stdout.write(f"   recorded: {done['answer']}{condition}\n")
         return "answered"
 
 
+def pick_one(store: Store, choice: dict[str, Any], progress: str) -> str:
+    """A design choice: an option (Enter takes the recommended one), then the rationale."""
+    from state.errors import UsageError
+
+    lines = [f"({progress}) {choice['id']} design choice: {choice['topic']}"]
+    default = 1
+    for n, o in enumerate(choice["options"], 1):
+        mark = "  (recommended)" if o["recommended"] else ""
+        default = n if o["recommended"] else default
+        extra = f": {o['description']}" if o["description"] else ""
+        lines.append(f"   {n}) {o['id']} {o['name']}{extra}{mark}")
+        lines += [f"        + {pro}" for pro in o["pros"]] + [f"        - {c}" for c in o["cons"]]
+    first = "\n".join(lines) + "\n"
+    names = [o["name"] for o in choice["options"]]
+    while True:
+        text = ask(first, f"   option; Enter takes [{default}] > ") or str(default)
+        first = ""
+        try:
+            found = question_ops.pick_option({"id": choice["id"], "kind": "choice"}, names, text)
+        except UsageError as e:
+            found, text = None, e.message.split(": ", 1)[-1]
+        if found:
+            break
+        sys.stdout.write(f"   not an option: {text} (1 to {len(names)}, a letter or the name)\n")
+    option = choice["options"][names.index(found[0])]
+    why = ask("", "   why this option (Enter: the user's pick at plan ask) > ")
+    rationale = why or found[1].strip(question_ops.SEPARATORS) or "the user's pick at plan ask"
+    with store.transaction("choice pick") as tx:
+        args = {"id": choice["id"], "option": option["id"], "rationale": rationale}
+        choice_ops.choice_pick(tx, args)
+    sys.stdout.write(f"   recorded: {choice['id']} {option['id']} {option['name']}\n")
+    return "answered"
+
+
+def no_terminal(waiting: list[dict[str, Any]], choices: list[dict[str, Any]]) -> str:
+    listed = [f"  {q['id']} {q['text']}" for q in waiting]
+    listed += [f"  {c['id']} {c['topic']}" for c in choices]
+    return (
+        "No terminal here to ask on. Ask the user, then record each answer:\n"
+        '  plan question answer Q-n "answer"   or   plan question answer Q-n --skip\n'
+        '  plan choice pick D-n/OPT-X --rationale "the user\'s reason"\n'
+        "Open questions and choices:\n" + "\n".join(listed)
+    )
+
+
 @click.command("ask", cls=PlanCommand)
-def ask_command(state_dir: str | None, as_json: bool) -> None:
-    """Ask the open questions at this terminal; Enter skips, Ctrl-C stops and keeps answers."""
+def ask_command(state_dir: str | None, as_json: bool) -> int:
+    """Ask the open questions, then the design choices, at this terminal.
+
+    Arrow keys edit the line; Enter takes the recommended option (shown as [N]) or skips a
+    question without one; words after an option are kept as its condition. Ctrl-C stops,
+    keeps what was answered and exits 130."""
     store = open_store(state_dir)
-    waiting = open_questions(store)
-    if not waiting:
+    waiting, choices = open_questions(store), open_choices(store)
+    if not waiting and not choices:
         out("No open questions.")
-        return
+        return 0
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
-        listed = "\n".join(f"  {q['id']} {q['text']}" for q in waiting)
-        out(
-            f"No terminal here to ask on. Ask the user, then record each answer:\n"
-            f'  plan question answer Q-n "answer"   or   plan question answer Q-n --skip\n'
-            f"Open questions:\n{listed}"
-        )
-        return
-    counts = {"answered": 0, "skipped": 0}
+        out(no_terminal(waiting, choices))
+        return 0
+    with contextlib.suppress(ImportError):  # without readline (some platforms): plain input()
+        import readline  # noqa: F401  (input() then edits the line: arrows, history)
+    total, counts, code = len(waiting) + len(choices), {"answered": 0, "skipped": 0}, 0
     try:
-        for q in waiting:
-            counts[answer_one(store, q)] += 1
+        for n, q in enumerate(waiting, 1):
+            counts[answer_one(store, q, f"{n}/{total}")] += 1
             sys.stdout.write("\n")
-    except (KeyboardInterrupt, EOFError):
+        for n, choice in enumerate(choices, len(waiting) + 1):
+            counts[pick_one(store, choice, f"{n}/{total}")] += 1
+            sys.stdout.write("\n")
+    except (KeyboardInterrupt, EOFError) as e:
         sys.stdout.write("\nStopped; the answers given so far are saved.\n")
-    left = len(open_questions(store))
+        code = 130 if isinstance(e, KeyboardInterrupt) else 0
+    left = len(open_questions(store)) + len(open_choices(store))
     out(f"{counts['answered']} answered, {counts['skipped']} skipped, {left} still open.")
+    return code

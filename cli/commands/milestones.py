@@ -64,12 +64,33 @@ def milestone_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
     return plan_ops.milestone_add(tx, a)
 
 
+def item_edits(f: Callable[..., Any]) -> Callable[..., Any]:
+    """--add-X TEXT and --remove-X N (1-based) for requirements, acceptance criteria, files."""
+    for name, what in reversed(plan_ops.ITEM_EDITS):
+        f = click.option(
+            f"--remove-{name}",
+            multiple=True,
+            type=click.IntRange(min=1),
+            metavar="N",
+            help=f"Remove the {what} at position N, counting from 1 (repeatable).",
+        )(f)
+        f = click.option(
+            f"--add-{name}",
+            multiple=True,
+            help=f"Append a {what}, keeping the others (repeatable).",
+        )(f)
+    return f
+
+
 @milestone_command.command("set", cls=Operation)
 @ID
 @click.option("--name", help="The milestone's new name.")
 @milestone_options
+@item_edits
 def milestone_set(tx: Transaction, a: dict[str, Any]) -> None:
-    """Change a milestone; a repeatable option replaces its list (given as '' it clears it)."""
+    """Change a milestone. A repeatable option (--requirement …) replaces its whole list
+    (given as '' it clears it); --add-requirement T appends and --remove-requirement N
+    (1-based) drops one, and the same for --*-acceptance and --*-file."""
     plan_ops.milestone_set(tx, a)
 
 

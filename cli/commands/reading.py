@@ -9,27 +9,40 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from cli.base import PlanCommand, dump, open_store, out
+from cli.base import PlanCommand, QRPhase, dump, open_store, out
 from state.errors import UsageError
 
 if TYPE_CHECKING:
     from state.store import Store
 
 
+SECTIONS = {"overview": "overview", "knowledge": "invisible_knowledge", "waves": None}
+
+
 @click.command("show", cls=PlanCommand)
 @click.argument("id", required=False, metavar="[ID]")
-def show_command(id: str | None, state_dir: str | None, as_json: bool) -> None:
-    """The plan (an outline with the review rounds, or all of it with --json), or one item."""
-    store = open_store(state_dir)
-    plan = store.read("plan")
-    if id:
-        from state.plan_ops import find
+@click.option(
+    "--phase",
+    type=QRPhase(),
+    help="The review phase of a qa-NNN item (needed when several phases have that id).",
+)
+def show_command(id: str | None, phase: str | None, state_dir: str | None, as_json: bool) -> None:
+    """The plan (an outline with the review rounds, or all of it with --json), or one item.
 
-        dump(find(plan, id))
+    ID: a plan id (DL-, RA-, C-, R-, D-, M-, CI-, CC-), an option (D-001/OPT-B), a question
+    (Q-001), a review item (qa-001, with --phase when several phases have it), or a section:
+    context (context.json), overview, knowledge. Items are printed as JSON."""
+    store = open_store(state_dir)
+    if id:
+        dump(lookup(store, id.strip(), phase))
     elif as_json:
-        dump(plan)
+        dump(store.read("plan"))
     else:
-        out("\n".join([outline(plan), *review_lines(store.read("session")["reviews"])]))
+        out(
+            "\n".join(
+                [outline(store.read("plan")), *review_lines(store.read("session")["reviews"])]
+            )
+        )
 
 
 def review_lines(reviews: list[dict[str, Any]]) -> list[str]:
@@ -44,6 +57,36 @@ def review_lines(reviews: list[dict[str, Any]]) -> list[str]:
             line = f" line {c['line']}" if c.get("line") else ""
             lines.append(f"  on {c['anchor']}{line}: {c['text']}")
     return lines
+
+
+def lookup(store: Store, item_id: str, phase: str | None) -> Any:
+    """What `plan show ID` prints: the item, option, question, review item or section."""
+    from state.plan_ops import find
+    from state.qr_ops import find_item
+
+    if item_id == "context":
+        return store.read("context")
+    if item_id in SECTIONS:
+        return store.read("plan")[SECTIONS[item_id] or "milestone_dependencies"]
+    if item_id.startswith("Q-"):
+        from state.question_ops import find_question
+
+        return find_question(store.read("context"), item_id)
+    if item_id.startswith("qa-"):
+        return find_item(store, item_id, phase)
+    choice_id, _, option = item_id.partition("/")
+    if choice_id.split("-", 1)[0] not in ("DL", "RA", "C", "R", "D", "M", "CI", "CC"):
+        raise UsageError(
+            f"{item_id}: not an id plan show reads (DL-, RA-, C-, R-, D-, D-n/OPT-X, M-, CI-, "
+            "CC-, Q-, qa-, or context, overview, knowledge, waves)"
+        )
+    item = find(store.read("plan"), choice_id)
+    if not option:
+        return item
+    for o in item.get("options", []) if choice_id.startswith("D-") else []:
+        if o["id"] == option:
+            return o
+    raise UsageError(f"plan.json: {choice_id} has no option {option}")
 
 
 def outline(plan: dict[str, Any]) -> str:

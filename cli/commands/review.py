@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from cli.base import TEXT, Operation, PlanGroup, dump, open_store, out
+from cli.base import TEXT, Operation, PlanGroup, QRPhase, dump, open_store, out
 from state import qr_ops, review_ops
 from state.errors import UsageError
 
@@ -17,7 +17,10 @@ if TYPE_CHECKING:
     from state.store import Transaction
 
 PHASE = click.option(
-    "--phase", required=True, type=click.Choice(qr_ops.PHASES), help="The review phase."
+    "--phase",
+    required=True,
+    type=QRPhase(),
+    help="The review phase (design, code, docs stand for plan-design, plan-code, plan-docs).",
 )
 
 
@@ -112,8 +115,20 @@ def qr_command() -> None:
     show_default=True,
     help="How much a failure blocks the gate.",
 )
+@click.option(
+    "--status",
+    type=click.Choice(["TODO", "PASS", "FAIL"]),
+    default="TODO",
+    show_default=True,
+    help="The verdict, when the item is judged as it is recorded.",
+)
+@click.option("--finding", help="What is wrong (required with FAIL).")
 def qr_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
-    """Record a review item (qa-NNN, status TODO) for a phase."""
+    """Record a review item (qa-NNN) for a phase, and with --status its verdict at once.
+
+    --scope names what the item judges: an id (CC-004, CI-002, M-001, DL-003) or a file
+    (src/app.py). A PASS goes back to TODO when that content changes later; items scoped
+    * are not tracked."""
     return qr_ops.qr_add(tx, a)
 
 
@@ -125,7 +140,10 @@ def qr_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
 )
 @click.option("--finding", help="What is wrong (required with FAIL).")
 def qr_set(tx: Transaction, a: dict[str, Any]) -> None:
-    """Judge a review item: PASS, or FAIL with the finding."""
+    """Judge a review item: PASS, or FAIL with the finding.
+
+    A PASS records a hash of what the item's scope holds; when a later change edits that
+    (an id, or a file's intents and changes), the item is TODO again."""
     qr_ops.qr_set(tx, a)
 
 

@@ -283,6 +283,8 @@ def test_defaults_are_filled_as_on_the_command_line() -> None:
         "check": "c",
         "scope": "*",
         "severity": "MUST",
+        "status": "TODO",
+        "finding": None,
     }
     assert recorded("milestone add", {"name": "n"}) == {
         "name": "n",

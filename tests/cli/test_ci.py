@@ -47,7 +47,7 @@ DL-007, which does not exist (fix: plan risk set R-001 --decision DL-n)
 title=plan validate milestones[M-001].depends_on::refers to milestone M-009, which does not \
 exist (fix: plan milestone set M-001 --depends M-n)
 ::error file=.planner/b-invalid%2C100%25%3Ax/plan.json,line=5,col=16,\
-title=plan validate overview.title::placeholder left in 'Ship 100%25 TBD' \
+title=plan validate overview.title::placeholder 'TBD' left in 'Ship 100%25 TBD' \
 (fix: replace it with the real content (plan … set))
 """
 

@@ -98,7 +98,6 @@ def test_a_question_on_record_is_refused_as_a_duplicate(plan: Plan) -> None:
     [
         ("choice", ["sqlite", "postgres"], "2", "postgres"),
         ("choice", ["sqlite", "postgres"], "SQLite", "sqlite"),
-        ("choice", ["sqlite", "postgres"], "whatever the team uses", "whatever the team uses"),
         ("yes_no", [], "Y", "yes"),
         ("yes_no", [], "no", "no"),
         ("text", [], " admins only ", "admins only"),

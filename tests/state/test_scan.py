@@ -43,7 +43,7 @@ DOCUMENTS = [
 ]
 NOT_DOCUMENTS = [
     "CHANGELOG.md",
-    "docs/guide.md",
+    "docs/guide.txt",
     "src/security.py",
     "docs/adr/.gitkeep",
     "node_modules/pkg/README.md",
@@ -60,6 +60,20 @@ def test_documents_are_found_and_ignored_or_vendored_ones_are_not(project: Path)
     write(project, "docs/adr/0004-untracked.md")  # untracked but not ignored: found
     found = scan(str(project), None)["documents"]
     assert found == [*DOCUMENTS[:10], "docs/adr/0004-untracked.md", *DOCUMENTS[10:]]
+
+
+def test_documentation_sites_are_found(project: Path) -> None:
+    """docs/ pages, mkdocs.yml and a sphinx source tree (issue 12: the scan missed them)."""
+    site = ["mkdocs.yml", "docs/conf.py", "docs/index.rst", "docs/usage.md", "doc/api.md"]
+    write(project, *site, "docs/source/conf.py", "src/conf.py", "docs/notes.txt")
+    commit(project)
+    found = scan(str(project), None)["documents"]
+    assert found == ["README.md", *site[:1], *sorted(site[1:]), "docs/source/conf.py"]
+    git(project, "rm", "-q", "docs/usage.md")
+    write(project, "docs/usage.md", text="# new usage\n")
+    gathered = scan(str(project), None)
+    assert "docs" in gathered["change_types"]
+    assert "mkdocs.yml" in gathered["relevant_documents"]["docs"]
 
 
 def test_documents_outside_git_are_walked_to_a_depth_limit(tmp_path: Path) -> None:

@@ -56,26 +56,31 @@ def ask_in_terminal(project: Path) -> str:
         cwd=str(project),
         encoding="utf-8",
         timeout=30,
-        env={k: v for k, v in os.environ.items() if k != "CI"},
+        env={**{k: v for k, v in os.environ.items() if k != "CI"}, "TERM": "xterm"},
     )
-    child.expect(r"Q-001 \(scope\) Which greeting styles")
+    child.expect(r"\(1/4\) Q-001 \(scope\) Which greeting styles")
     child.expect(r"1\) Farewell only  \(recommended\)")
-    child.expect("Enter skips")
+    child.expect(r"Enter takes \[1\] > ")
     child.sendline("7")  # not an option number: asked again
-    child.expect("Enter skips")
+    child.expect("7 is not an option number")
+    child.expect("Enter takes")
     child.sendline("2")
-    child.expect("Q-002")
-    child.expect(r"\[y/n, recommended: no; Enter skips\] > ")
+    child.expect("recorded: Farewell and wave")
+    child.expect(r"\(2/4\) Q-002")
+    child.expect(r"y/n; Enter takes \[2\] > ")
     child.sendline("maybe")
     child.expect("answer yes or no")
     child.sendline("y")
+    child.expect("recorded: yes")
     child.expect("Q-003")
-    child.sendline("")  # Enter: skipped
+    child.expect("Enter skips > ")
+    child.sendline("")  # Enter, no option recommended: skipped
     child.expect("Q-004")
+    child.expect("Enter takes")
     child.sendintr()  # Ctrl-C keeps what was answered
     child.expect(pexpect.EOF)
     child.close()
-    assert child.exitstatus == 0, child.before
+    assert child.exitstatus == 130, child.before
     return child.before or ""
 
 
@@ -155,6 +160,8 @@ def test_the_interactive_path(project: Path, tmp_path: Path) -> None:
     approved = agent.shell(f"{review_step.if_pass} --by ann")
     assert "NEXT: executor --step 1" in approved.stderr
     session = json.loads((state / "session.json").read_text())
+    sha = session["approval"]["sha256"]
+    assert f"approved and frozen: sha256 {sha} (by ann)\nNEXT: executor" in approved.stderr
     assert session["status"] == "approved" and session["approval"]["by"] == "ann"
     assert [r["verdict"] for r in session["reviews"]] == ["rejected", "approved"]
     assert json.loads((state / "plan.json").read_text())["frozen_at"]

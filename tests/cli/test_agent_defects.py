@@ -1,0 +1,323 @@
+"""The CLI defects two agent trials and a person at a terminal hit (issue 12), one test each."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from tests.conftest import BIN, REPO, Plan
+
+TEMPLATES = str(REPO / "shared" / "templates")
+
+STORE_CHOICE = [
+    "choice",
+    "add",
+    "--topic",
+    "Store",
+    "--option-json",
+    '{"name": "sqlite", "recommended": true}',
+    "--option-json",
+    '{"name": "postgres", "cons": ["a server"]}',
+]
+
+
+def test_choice_add_prints_the_option_ids_with_the_choice(plan: Plan) -> None:
+    assert plan.ids(*STORE_CHOICE) == ["D-001", "D-001/OPT-A", "D-001/OPT-B"]
+    assert plan.json(*STORE_CHOICE)["ids"] == ["D-002", "D-002/OPT-A", "D-002/OPT-B"]
+    # the printed form is what choice pick takes
+    assert plan.ids("choice", "pick", "D-001/OPT-B", "--rationale", "ops has one") == [
+        "DL-001",
+        "RA-001",
+    ]
+    assert plan.ids("choice", "pick", "D-002", "OPT-A", "--rationale", "simple")[0] == "DL-002"
+    assert "D-n/OPT-X" in plan("choice", "pick", "D-001", "--rationale", "r", code=2).stderr
+
+
+@pytest.mark.parametrize(
+    "args, changed",
+    [
+        (["overview", "set", "--title", "T"], "overview"),
+        (["context", "set", "--goal", "G"], "context"),
+        (["decision", "set", "DL-001", "--reasoning", "better"], "DL-001"),
+        (["question", "answer", "Q-001", "yes"], "Q-001"),
+        (["milestone", "set", "M-001", "--name", "N"], "M-001"),
+        (["doc", "set", "--milestone", "M-001", "--module-comment", "c"], "M-001"),
+        (["qr", "set", "qa-001", "--phase", "plan-design", "--status", "PASS"], "qa-001"),
+    ],
+)
+def test_set_and_answer_print_the_id_they_changed(
+    plan: Plan, args: list[str], changed: str
+) -> None:
+    plan("decision", "add", "--decision", "d", "--reasoning", "r")
+    plan("question", "add", "--category", "scope", "--kind", "yes_no", "--text", "Q?")
+    plan("milestone", "add", "--name", "M")
+    plan("qr", "add", "--phase", "plan-design", "--check", "c")
+    assert plan.ids(*args) == [changed]
+
+
+def test_plan_show_reads_questions_choices_options_context_and_review_items(plan: Plan) -> None:
+    plan("question", "add", "--category", "scope", "--kind", "yes_no", "--text", "Wave too?")
+    plan(*STORE_CHOICE)
+    plan("context", "set", "--goal", "Say goodbye")
+    plan("qr", "add", "--phase", "plan-design", "--check", "decisions cite questions")
+    plan("qr", "add", "--phase", "plan-code", "--check", "diffs apply")
+    assert plan.json("show", "Q-001")["text"] == "Wave too?"
+    assert plan.json("show", "D-001")["topic"] == "Store"
+    assert plan.json("show", "D-001/OPT-B")["name"] == "postgres"
+    assert plan.json("show", "context")["task_spec"]["goal"] == "Say goodbye"
+    item = plan.json("show", "qa-001", "--phase", "plan-code")
+    assert (item["phase"], item["check"]) == ("plan-code", "diffs apply")
+    assert "give --phase" in plan("show", "qa-001", code=2).stderr
+    assert "no review item qa-009" in plan("show", "qa-009", code=2).stderr
+    assert "has no option OPT-C" in plan("show", "D-001/OPT-C", code=2).stderr
+    assert "Q-, qa-, or context" in plan("show", "X-001", code=2).stderr
+
+
+def farewell_change(plan: Plan, project_diff: str) -> None:
+    plan("milestone", "add", "--name", "Farewell", "--file", "src/app.py")
+    plan("intent", "add", "--milestone", "M-001", "--file", "src/app.py", "--behavior", "bye")
+    plan("change", "add", "--intent", "CI-001", "--file", "src/app.py", "--diff", "-",
+         input=project_diff)  # fmt: skip
+
+
+DIFF = """--- a/src/app.py
++++ b/src/app.py
+@@ -1,2 +1,5 @@
+ def greet(name):
+     return 'hi ' + name
++
++def farewell(name):
++    return '{word} ' + name
+"""
+
+
+def test_qr_add_records_the_verdict_in_one_command(plan: Plan) -> None:
+    assert plan.ids(
+        "qr", "add", "--phase", "plan-code", "--check", "c", "--status", "FAIL",
+        "--finding", "wrong file",
+    ) == ["qa-001"]  # fmt: skip
+    item = plan.json("show", "qa-001")
+    assert (item["status"], item["finding"]) == ("FAIL", "wrong file")
+    done = plan("qr", "add", "--phase", "plan-code", "--check", "c", "--status", "FAIL", code=2)
+    assert "--status FAIL needs --finding" in done.stderr
+    batch = [
+        {"op": "qr add", "args": {"phase": "plan-code", "check": "d", "status": "PASS"}},
+        {"op": "qr set", "args": {"id": "qa-001", "phase": "plan-code", "status": "PASS"}},
+    ]
+    assert plan.ids("apply", "-", input=json.dumps(batch)) == ["qa-002"]
+    assert [i["status"] for i in plan.json("qr", "show", "--phase", "plan-code")["items"]] == [
+        "PASS",
+        "PASS",
+    ]
+
+
+def statuses(plan: Plan, phase: str) -> dict[str, str]:
+    return {i["id"]: i["status"] for i in plan.json("qr", "show", "--phase", phase)["items"]}
+
+
+def test_a_pass_goes_back_to_todo_when_what_it_judged_changes(plan: Plan) -> None:
+    farewell_change(plan, DIFF.format(word="bye"))
+    plan("decision", "add", "--decision", "d", "--reasoning", "r")
+    for scope in ("CC-001", "src/app.py", "M-001", "CI-001", "DL-001", "*"):
+        plan("qr", "add", "--phase", "plan-code", "--check", "ok", "--scope", scope,
+             "--status", "PASS")  # fmt: skip
+    plan("qr", "add", "--phase", "plan-design", "--check", "ok", "--scope", "CC-001")
+    plan("qr", "set", "qa-001", "--phase", "plan-design", "--status", "PASS")
+    plan("decision", "set", "DL-001", "--reasoning", "unrelated to the change")
+    assert statuses(plan, "plan-code")["qa-005"] == "TODO"  # DL-001 itself changed
+    plan("qr", "set", "qa-005", "--phase", "plan-code", "--status", "PASS")
+
+    done = plan("change", "set", "CC-001", "--diff", "-", input=DIFF.format(word="ciao"))
+    assert "qa-001 (plan-code) is TODO again: CC-001 changed after it passed" in done.stderr
+    assert statuses(plan, "plan-code") == {
+        "qa-001": "TODO",  # the change
+        "qa-002": "TODO",  # its file
+        "qa-003": "TODO",  # its milestone
+        "qa-004": "TODO",  # its intent
+        "qa-005": "PASS",  # a decision it does not touch
+        "qa-006": "PASS",  # * is not tracked
+    }
+    assert statuses(plan, "plan-design") == {"qa-001": "TODO"}  # every phase that passed it
+    # judged again: PASS stays until the next change
+    plan("qr", "set", "qa-001", "--phase", "plan-code", "--status", "PASS")
+    plan("overview", "set", "--title", "Farewell")
+    assert statuses(plan, "plan-code")["qa-001"] == "PASS"
+
+
+def test_milestone_set_edits_one_requirement_criterion_or_file(plan: Plan) -> None:
+    plan("milestone", "add", "--name", "M", "--requirement", "one", "--requirement", "tow",
+         "--requirement", "three", "--acceptance", "a", "--file", "x.py")  # fmt: skip
+    plan("milestone", "set", "M-001", "--remove-requirement", "2", "--add-requirement", "two",
+         "--add-acceptance", "b", "--remove-file", "1", "--add-file", "y.py")  # fmt: skip
+    m = plan.json("show", "M-001")
+    assert m["requirements"] == ["one", "three", "two"]
+    assert (m["acceptance_criteria"], m["files"]) == (["a", "b"], ["y.py"])
+    done = plan("milestone", "set", "M-001", "--remove-acceptance", "3", code=2)
+    assert "--remove-acceptance 3: M-001 has 2 acceptance_criteria (counting from 1)" in done.stderr
+    plan("milestone", "set", "M-001", "--requirement", "only")  # still replaces the list
+    assert plan.json("show", "M-001")["requirements"] == ["only"]
+
+
+def add_store_question(plan: Plan, kind: str = "choice") -> None:
+    options = ["--option", "sqlite", "--option", "postgres server"] if kind == "choice" else []
+    plan("question", "add", "--category", "technical", "--kind", kind, "--text", "Which?",
+         *options)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "text, answer, condition",
+    [
+        ("1", "sqlite", None),
+        ("b", "postgres server", None),
+        ("OPT-B", "postgres server", None),
+        ("Postgres Server", "postgres server", None),
+        ("1 - and also accept a bare number", "sqlite", "and also accept a bare number"),
+        ("B) if ops agree", "postgres server", "if ops agree"),
+        ("sqlite, for now", "sqlite", "for now"),
+    ],
+)
+def test_a_choice_answer_resolves_to_an_option_and_keeps_the_rest(
+    plan: Plan, text: str, answer: str, condition: str | None
+) -> None:
+    add_store_question(plan)
+    assert plan.ids("question", "answer", "Q-001", text) == ["Q-001"]
+    q = plan.json("show", "Q-001")
+    assert (q["answer"], q["condition"]) == (answer, condition)
+
+
+@pytest.mark.parametrize("text", ["whatever the team uses", "a bare number", "c", "3"])
+def test_a_choice_answer_naming_no_option_is_refused_with_the_options(
+    plan: Plan, text: str
+) -> None:
+    add_store_question(plan)
+    done = plan("question", "answer", "Q-001", text, code=2)
+    assert "1) sqlite, 2) postgres server" in done.stderr or "1 to 2" in done.stderr
+
+
+def test_a_yes_no_answer_with_a_condition_is_yes_and_the_condition(plan: Plan) -> None:
+    add_store_question(plan, "yes_no")
+    plan("question", "answer", "Q-001", "yes, but only for admins")
+    q = plan.json("show", "Q-001")
+    assert (q["answer"], q["condition"]) == ("yes", "but only for admins")
+    listed = plan("question", "list").stdout
+    assert "-> yes (condition: but only for admins)" in listed
+    plan("question", "answer", "Q-001", "n")
+    assert plan.json("show", "Q-001")["condition"] is None
+
+
+def test_the_condition_is_shown_with_the_users_words() -> None:
+    from shared.render import render
+
+    q = {"id": "Q-001", "text": "Wave too?", "answer": "yes", "assumed": False}
+
+    def user(**fields: object) -> str:
+        return render("_user.j2", {"answers": [{**q, **fields}], "feedback": []}, [TEMPLATES])
+
+    text = user(condition="but only for admins")
+    assert "Q-001 Wave too? -> yes\n     on condition: but only for admins\n" in text
+    assert "condition" not in user(condition=None) + user()
+
+
+def test_phase_names_are_accepted_in_both_spellings(plan: Plan) -> None:
+    plan("qr", "add", "--phase", "code", "--check", "c")
+    assert plan.json("qr", "show", "--phase", "plan-code")["items"][0]["check"] == "c"
+    assert plan.json("show", "qa-001", "--phase", "code")["phase"] == "plan-code"
+    short = plan("validate", "--phase", "design", code=3).stdout
+    assert plan("validate", "--phase", "plan-design", code=3).stdout == short
+    assert "plan-design" in plan("qr", "add", "--help").stdout
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["decision", "add", "--decision", "--reasoning", "x"], "--decision took --reasoning"),
+        (["milestone", "add", "--name", "M", "--file", "--doc-only"], "--file took --doc-only"),
+        (["qr", "add", "--phase", "--check=c"], "--phase took --check=c"),
+    ],
+)
+def test_a_usage_error_names_the_option_that_swallowed_the_next(
+    plan: Plan, args: list[str], message: str
+) -> None:
+    done = plan(*args, code=2)
+    assert f"{message} as its value" in done.stderr
+    assert plan.ids("decision", "add", "--decision=--reasoning", "--reasoning", "r") == ["DL-001"]
+
+
+def test_apply_help_lists_every_operation_and_its_argument_keys(plan: Plan) -> None:
+    from click.testing import CliRunner
+
+    from cli.commands.apply import operations
+    from cli.main import plan as root
+
+    text = plan("apply", "--help").stdout
+    assert "constraint add      type*, description*, source" in text
+    assert "milestone set" in text and "add_requirement[]" in text
+    import click
+
+    every = operations(click.Context(root), root)
+    assert len(every) > 30 and all(f"  {name} " in text for name in every)
+    assert CliRunner().invoke(root, ["apply", "--help"]).exit_code == 0
+    batch = [{"op": "constraint add", "args": {"constraint": "x"}}]
+    done = plan("apply", "-", input=json.dumps(batch), code=2)
+    assert "unknown argument 'constraint' (known: type, description, source)" in done.stderr
+
+
+def terminal(project: Path) -> pexpect.spawn:
+    env = {**{k: v for k, v in os.environ.items() if k != "CI"}, "TERM": "xterm"}
+    return pexpect.spawn(
+        str(BIN / "plan"), ["ask"], cwd=str(project), encoding="utf-8", timeout=30, env=env
+    )
+
+
+def test_plan_ask_edits_lines_takes_the_default_counts_echoes_and_asks_choices(
+    plan: Plan, project: Path
+) -> None:
+    plan("question", "add", "--category", "scope", "--kind", "text", "--text", "Name?")
+    plan("question", "add", "--category", "scope", "--kind", "yes_no", "--text", "Wave?",
+         "--recommended", "1")  # fmt: skip
+    plan(*STORE_CHOICE)
+    child = terminal(project)
+    child.expect(r"\(1/3\) Q-001")
+    child.expect("Enter skips > ")
+    child.send("helo\x1b[Dl\r")  # left arrow, then insert: the line is edited, not stored
+    child.expect("recorded: hello")
+    child.expect(r"\(2/3\) Q-002")
+    child.expect(r"Enter takes \[1\] > ")
+    child.sendline("")  # Enter: the recommended option
+    child.expect("recorded: yes")
+    child.expect(r"\(3/3\) D-001 design choice: Store")
+    child.expect(r"2\) OPT-B postgres")
+    child.expect(r"Enter takes \[1\] > ")
+    child.sendline("b, for the ops team")
+    child.expect("why this option")
+    child.sendline("")
+    child.expect("recorded: D-001 OPT-B postgres")
+    child.expect("3 answered, 0 skipped, 0 still open")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert plan.json("show", "Q-001")["answer"] == "hello"
+    assert plan.json("show", "Q-002")["answer"] == "yes"
+    choice = plan.json("show", "D-001")
+    assert (choice["picked"], choice["rationale"]) == ("OPT-B", "for the ops team")
+
+
+def test_plan_ask_ctrl_c_keeps_the_answers_and_exits_130(plan: Plan, project: Path) -> None:
+    for text in ("One?", "Two?"):
+        plan("question", "add", "--category", "scope", "--kind", "yes_no", "--text", text)
+    child = terminal(project)
+    child.expect("Enter skips > ")
+    child.sendline("yes, but only on Fridays")
+    child.expect(r"recorded: yes \(condition: but only on Fridays\)")
+    child.expect(r"\(2/2\) Q-002")
+    child.sendintr()
+    child.expect("Stopped; the answers given so far are saved.")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 130
+    assert plan.json("show", "Q-001")["condition"] == "but only on Fridays"
+    assert plan.json("show", "Q-002")["answer"] is None
