@@ -397,13 +397,16 @@ def _approval_checks(
 
 
 def _session_file(directory: str, name: str, session: dict[str, Any]) -> dict[str, Any] | None:
-    """A file of the session beside plan.json, for rendering plan.md: None when it is missing
-    or unreadable (then plan.md is judged without it; validate reports the damage)."""
+    """A file of the session beside plan.json, read as the store reads it, for rendering
+    plan.md: None when it is missing or damaged (validate reports the damage)."""
+    from state import store
+
     if name == "session":
         return session
-    try:
-        with open(os.path.join(directory, f"{name}.json"), encoding="utf-8") as f:
-            found = json.load(f)
-    except (OSError, ValueError):
+    path = os.path.join(directory, f"{name}.json")
+    if not os.path.exists(path):
         return None
-    return found if isinstance(found, dict) else None
+    try:
+        return store.load(path, store.schema_name(name))
+    except PlannerError:
+        return None
