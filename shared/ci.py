@@ -381,11 +381,12 @@ def verify(
 def _approval_checks(
     target: Target, plan: Document, session: Document, require_signature: bool, root: str
 ) -> None:
-    from shared.plan_md import render_plan
+    from shared.plan_md import for_session
     from state import signing
     from state.approval import verify as check_approval
 
-    for f in check_approval(plan.doc, session.doc, target.path, render_plan):
+    render = for_session(lambda name: _session_file(target.path, name, session.doc))
+    for f in check_approval(plan.doc, session.doc, target.path, render):
         document = session if f.path.startswith("session.json") else plan
         target.add(document.place(Problem(f.message, f.path, f.fix, f.level)))
     if not target.ok:
@@ -393,3 +394,19 @@ def _approval_checks(
     approval = session.doc.get("approval") or {}
     for message, fix in signing.check(session.doc, approval, root, require_signature):
         target.add(session.place(Problem(message, "approval.signature", fix)))
+
+
+def _session_file(directory: str, name: str, session: dict[str, Any]) -> dict[str, Any] | None:
+    """A file of the session beside plan.json, read as the store reads it, for rendering
+    plan.md: None when it is missing or damaged (validate reports the damage)."""
+    from state import store
+
+    if name == "session":
+        return session
+    path = os.path.join(directory, f"{name}.json")
+    if not os.path.exists(path):
+        return None
+    try:
+        return store.load(path, store.schema_name(name))
+    except PlannerError:
+        return None

@@ -87,7 +87,7 @@ def refuse_pass(
             Finding(
                 name,
                 "missing: the review has not run",
-                f"plan qr add --phase {phase} --check C --state-dir '{state_dir}'",
+                f"run the review step, then: plan qr add --phase {phase} --check C",
             )
         ]
     if loop["state"] == "accepted":
@@ -96,7 +96,7 @@ def refuse_pass(
         Finding(
             f"{name}:{i['id']}",
             f"{i['severity']} item is {i['status']}: {i['check']}",
-            f"plan qr set {i['id']} --phase {phase} --status PASS, or {fail_argv}",
+            recheck(i, phase, fail_argv),
         )
         for i in open_items(report, loop["iteration"])
     ]
@@ -109,6 +109,15 @@ def refuse_pass(
             )
         )
     return found
+
+
+def recheck(item: dict[str, Any], phase: str, fail_argv: str) -> str:
+    """What clears an open item: the finding fixed, then the reviewer's own verdict; never a
+    nudge to flip it."""
+    record = f"plan qr set {item['id']} --phase {phase} --status VERDICT [--finding F]"
+    if item["status"] == "TODO":
+        return f"the reviewer checks it and records the verdict: {record}; or {fail_argv}"
+    return f"fix the finding, then the reviewer re-checks it: {record}; or {fail_argv}"
 
 
 def refuse_fail(report: dict[str, Any] | None, phase: str) -> list[Finding]:

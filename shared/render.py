@@ -28,7 +28,15 @@ def environment(search_path: tuple[str, ...]) -> jinja2.Environment:
         autoescape=False,  # the output is plain text and shell commands, not HTML
     )
     env.filters["quote"] = shlex.quote
+    env.filters["sentence"] = sentence
     return env
+
+
+def sentence(text: Any) -> str:
+    """The text as a sentence: a period added only when it has no closing punctuation, so
+    "up to 1000." never becomes "1000.."."""
+    text = str(text or "").strip()
+    return text if not text or text[-1] in ".!?…:;" else text + "."
 
 
 def render(name: str, context: dict[str, Any], search_path: Sequence[str]) -> str:

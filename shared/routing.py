@@ -10,12 +10,20 @@ SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789
 
 def quote(word: str) -> str:
     if word.startswith("<") and word.endswith(">"):  # a placeholder the agent replaces whole
-        return f"'{word}'"
+        return placeholder(word)
     if not word:
         return "''"
     if SAFE.issuperset(word):
         return word
     return "'" + word.replace("'", "'\"'\"'") + "'"
+
+
+def placeholder(word: str) -> str:
+    """A placeholder quoted so the line is valid shell as printed: single quotes, or double
+    quotes when it holds an apostrophe ("<the user's words>")."""
+    if "'" not in word:
+        return f"'{word}'"
+    return '"' + "".join("\\" + c if c in '"$`\\' else c for c in word) + '"'
 
 
 def command(argv: list[str]) -> str:

@@ -34,7 +34,7 @@ def verify(
     plan: dict[str, Any],
     session: dict[str, Any] | None,
     state_dir: str | None = None,
-    render: Callable[[dict[str, Any], list[dict[str, Any]]], str] | None = None,
+    render: Callable[[dict[str, Any]], str] | None = None,
 ) -> list[Finding]:
     """Why a plan is not the frozen, approved plan it should be ([] when it is).
 
@@ -71,7 +71,7 @@ def verify(
         )
     findings += _review_findings(session or {}, approval)
     if state_dir is not None and render is not None:
-        findings += _plan_md_findings(plan, (session or {}).get("reviews") or [], state_dir, render)
+        findings += _plan_md_findings(plan, state_dir, render)
     return findings
 
 
@@ -94,14 +94,10 @@ def _review_findings(session: dict[str, Any], approval: dict[str, Any]) -> list[
 
 
 def _plan_md_findings(
-    plan: dict[str, Any],
-    reviews: list[dict[str, Any]],
-    state_dir: str,
-    render: Callable[[dict[str, Any], list[dict[str, Any]]], str],
+    plan: dict[str, Any], state_dir: str, render: Callable[[dict[str, Any]], str]
 ) -> list[Finding]:
-    """plan.md, when there is one, is plan.json rendered with the session's review rounds:
-    as approval re-rendered it (frozen, every round), or as step 11 left it for the person
-    (not frozen yet, the approving round still open)."""
+    """plan.md, when there is one, is plan.json rendered (before or after the freeze) with
+    the session's other files (`render` is bound to them: shared/plan_md.for_session)."""
     import os
 
     path = os.path.join(state_dir, "plan.md")
@@ -112,13 +108,6 @@ def _plan_md_findings(
         return []
     except (OSError, UnicodeDecodeError) as e:
         return [Finding(path, f"cannot be read ({e})")]
-    unfrozen = {**plan, "frozen_at": None}
-    renderings = (
-        lambda: render(plan, reviews),
-        lambda: render(unfrozen, reviews[:-1]),
-        lambda: render(unfrozen, reviews),
-        lambda: render(plan, reviews[:-1]),
-    )
-    if not any(text == rendering() for rendering in renderings):
+    if text not in (render(plan), render({**plan, "frozen_at": None})):
         return [Finding(path, "does not match plan.json (plan.md is rendered, never edited)")]
     return []

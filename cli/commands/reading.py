@@ -120,11 +120,11 @@ def outline(plan: dict[str, Any]) -> str:
 @click.option("-o", "--output", metavar="FILE", help="Write plan.md here instead of to stdout.")
 def render_command(output: str | None, state_dir: str | None, as_json: bool) -> None:
     """plan.md, rendered from plan.json."""
-    from shared.plan_md import render_plan
+    from shared.plan_md import for_session
     from state.outputs import write_render
 
     store = open_store(state_dir)
-    text = render_plan(store.read("plan"), store.read("session")["reviews"])
+    text = for_session(store.read_or_none)(store.read("plan"))
     if output:  # while planning only inside the session (state/outputs.py)
         write_render(store, output, text)
     else:

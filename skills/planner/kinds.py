@@ -125,11 +125,11 @@ def validator_findings(phase: str) -> Any:
 
 
 def render_plan_md(ctx: Context) -> str:
-    """plan.md beside plan.json, rendered from it; returns its path."""
-    from shared.plan_md import render_plan  # jinja2, not needed to find a session's routing
+    """plan.md beside plan.json, rendered from it and the session's other files; its path."""
+    from shared.plan_md import for_session  # jinja2, not needed to find a session's routing
 
     path = os.path.join(ctx.state_dir, "plan.md")
-    data = render_plan(ctx.doc("plan"), ctx.session["reviews"]).encode()
+    data = for_session(ctx.doc_or_none)(ctx.doc("plan")).encode()
     if ctx.tx is not None:  # in the arrival's transaction: it lands with the rest or not
         ctx.tx.put("plan.md", data)
     else:
@@ -214,6 +214,7 @@ class FinalGate(Gate):
             approval = approve(tx, "auto")
             session["reviews"][-1].update(verdict="approved", by="auto", sha256=approval["sha256"])
             tx.note(policy=ctx.policy)
+            render_plan_md(ctx)  # again: plan.md shows the approval it was frozen with
 
     def outcome(self, ctx: Context) -> str:
         if quick(ctx):

@@ -1,11 +1,13 @@
-"""The role instructions `planner role ROLE` prints, tailored to where the session stands."""
+"""The role instructions `planner role ROLE` prints, tailored to where the session stands.
+
+They add only what the step's prompt does not say: the step already shows the user's words."""
 
 from __future__ import annotations
 
 import os
 
 from shared import qr
-from shared.engine import SHARED_TEMPLATES, user_words
+from shared.engine import SHARED_TEMPLATES
 from shared.render import render
 from shared.workflow import workflow_named
 from state.store import Store
@@ -26,6 +28,5 @@ def role_prompt(role: str, store: Store) -> str:
         "phase": phase,
         "iteration": iteration,
         "blocking": ", ".join(qr.blocking_severities(iteration)),
-        **user_words(session, store.read_or_none("context")),
     }
     return render(f"{role}.j2", variables, [HERE, SHARED_TEMPLATES]).strip()

@@ -27,7 +27,8 @@ def test_pass_is_refused_while_a_blocking_item_is_fail_or_todo(project: Path) ->
     qa = agent.plan("qr", "add", "--phase", "plan-design", "--check", "reasons given").stdout
     refused = agent.shell(out.route("pass"), code=3)
     assert "MUST item is TODO: reasons given" in refused.stderr
-    assert f"plan qr set {qa.strip()} --phase plan-design --status PASS" in refused.stderr
+    assert f"plan qr set {qa.strip()} --phase plan-design --status VERDICT" in refused.stderr
+    assert "--status PASS" not in refused.stderr  # fix and re-check, never flip the verdict
     agent.plan(
         "qr",
         "set",
