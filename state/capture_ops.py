@@ -44,8 +44,9 @@ def change_capture(tx: Transaction, a: dict[str, Any]) -> list[str]:
 
 
 class Capture:
-    def __init__(self, tx: Transaction, plan: dict[str, Any], project: str, tree: str,
-                 read_base: Any) -> None:  # fmt: skip
+    def __init__(
+        self, tx: Transaction, plan: dict[str, Any], project: str, tree: str, read_base: Any
+    ) -> None:
         self.tx, self.plan, self.tree = tx, plan, tree
         self.repo = wt.common_dir(project)
         self.read_base = read_base
@@ -55,10 +56,14 @@ class Capture:
     def changed(self, only: list[str]) -> None:
         """Every file an intent or change names whose worktree text is not where its chain ends."""
         intents = wt.intent_order(self.plan)
-        names = [i["file"] for _, i in intents] + [c["file"] for _, c in wt.ordered_changes(self.plan)]
+        names = [i["file"] for _, i in intents] + [
+            c["file"] for _, c in wt.ordered_changes(self.plan)
+        ]
         for path in dict.fromkeys(only or names):
             if only and path not in names:
-                raise UsageError(f"{path}: no intent names it (plan change capture --intent CI-n {path})")
+                raise UsageError(
+                    f"{path}: no intent names it (plan change capture --intent CI-n {path})"
+                )
             chain = self.chain(path)
             if wt.read_tree_file(self.tree, path) == self.state_after(path, chain):
                 continue
@@ -68,9 +73,11 @@ class Capture:
             target = fresh[0] if fresh else chain[-1][1]["intent_ref"] if chain else on_file[0]
             self.one(target, path)
             for other in fresh[1:]:
-                self.tx.tell(f"{other}: shares {path} with {target}, which took its whole diff; "
-                             f"to split it, edit for {other} after capturing {target}, then: "
-                             f"plan change capture --intent {other} {path}")  # fmt: skip
+                self.tx.tell(
+                    f"{other}: shares {path} with {target}, which took its whole diff; "
+                    f"to split it, edit for {other} after capturing {target}, then: "
+                    f"plan change capture --intent {other} {path}"
+                )
 
     def chain(self, path: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:
         return [(m, c) for m, c in wt.ordered_changes(self.plan) if c["file"] == path]
@@ -109,8 +116,14 @@ class Capture:
         for (_, c), old, new in zip(after, states, states[1:], strict=False):
             c["diff"] = wt.make_diff(self.repo, path, old, new) or c["diff"]
 
-    def _record(self, milestone: dict[str, Any], intent_id: str, path: str,
-                own: list[dict[str, Any]], diff: str) -> None:  # fmt: skip
+    def _record(
+        self,
+        milestone: dict[str, Any],
+        intent_id: str,
+        path: str,
+        own: list[dict[str, Any]],
+        diff: str,
+    ) -> None:
         for extra in own[1:]:  # one change per intent and file
             plan_ops.owner(self.plan, extra["id"])["code_changes"].remove(extra)
         if not diff:
@@ -127,8 +140,13 @@ class Capture:
             self.tx.tell(f"{own[0]['id']} {intent_id} {path}: re-captured ({stats})")
             return
         items = (c for m in self.plan["milestones"] for c in m["code_changes"])
-        item = plan_ops.new("CodeChange", id=self.tx.new_id("plan", "CC", items),
-                            intent_ref=intent_id, file=path, diff=diff)  # fmt: skip
+        item = plan_ops.new(
+            "CodeChange",
+            id=self.tx.new_id("plan", "CC", items),
+            intent_ref=intent_id,
+            file=path,
+            diff=diff,
+        )
         milestone["code_changes"].append(item)
         self.created.append(item["id"])
         self.tx.tell(f"{item['id']} {intent_id} {path}: captured ({stats})")

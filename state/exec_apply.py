@@ -4,6 +4,7 @@ plan order, all or nothing (three-way where the file moved on), and its commit (
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 
@@ -53,8 +54,9 @@ def exec_apply(tx: Transaction, a: dict[str, Any]) -> None:
     tx.tell(f"{a['id']}: applied {len(mine)} planned diff(s) to {files}")
 
 
-def _planned_before(plan: dict[str, Any], session: dict[str, Any], project: str,
-                    pairs: list[Any], milestone: str) -> dict[str, str | None]:  # fmt: skip
+def _planned_before(
+    plan: dict[str, Any], session: dict[str, Any], project: str, pairs: list[Any], milestone: str
+) -> dict[str, str | None]:
     """Files as the plan left them before `milestone`: the three-way merge's common ancestor."""
     base = session["base_commit"]
     if not base or not pairs:
@@ -73,8 +75,9 @@ def _planned_before(plan: dict[str, Any], session: dict[str, Any], project: str,
     return files
 
 
-def _apply_one(change: dict[str, Any], patch: Any, now: str | None,
-               before: dict[str, str | None], project: str) -> str | None:  # fmt: skip
+def _apply_one(
+    change: dict[str, Any], patch: Any, now: str | None, before: dict[str, str | None], project: str
+) -> str | None:
     path = patch.new_path or patch.old_path
     try:
         return unidiff.apply(patch, now)
@@ -120,7 +123,7 @@ def _read(project: str, path: str) -> str | None:
 
 
 def commit_message(milestone: dict[str, Any]) -> str:
-    """"M-001 Parser: CI-001, CI-002", then one line per planned change."""
+    """ "M-001 Parser: CI-001, CI-002", then one line per planned change."""
     ids = [i["id"] for i in milestone["code_intents"]] or [
         c["id"] for c in milestone["code_changes"]
     ]
@@ -145,8 +148,21 @@ def exec_commit(tx: Transaction, a: dict[str, Any]) -> None:
     keep = [p for p in paths if p in known or os.path.lexists(os.path.join(project, p))]
     if keep:
         wt.git(repo, "add", "-A", "--", *keep, work_tree=project, cwd=project)
-    staged = wt.git(repo, "diff", "--cached", "--name-only", "-z", "--", *keep,
-                    work_tree=project, cwd=project) if keep else b""  # fmt: skip
+    staged = (
+        wt.git(
+            repo,
+            "diff",
+            "--cached",
+            "--name-only",
+            "-z",
+            "--",
+            *keep,
+            work_tree=project,
+            cwd=project,
+        )
+        if keep
+        else b""
+    )
     if not staged.strip(b"\0"):
         raise PreconditionFailed(
             f"{a['id']}: nothing to commit in its files (fix: plan exec apply {a['id']})"
@@ -163,10 +179,8 @@ def _milestone_paths(milestone: dict[str, Any], project: str) -> list[str]:
     paths = list(milestone["files"]) + [i["file"] for i in milestone["code_intents"]]
     for c in milestone["code_changes"]:
         paths.append(c["file"])
-        try:
+        with contextlib.suppress(unidiff.DiffError):
             paths += unidiff.touched_files(c["diff"])
-        except unidiff.DiffError:
-            pass
     paths += milestone["tests"]["files"]
     return [p for p in dict.fromkeys(paths) if p and not unidiff.unsafe(p, project)]
 

@@ -306,10 +306,15 @@ def reverse(patch: FilePatch) -> FilePatch:
     """The patch that undoes `patch`."""
     flip = {"+": "-", "-": "+"}
     hunks = tuple(
-        Hunk(h.new_start, h.new_len, h.old_start, h.old_len,
-             tuple(flip.get(line[:1], line[:1]) + line[1:] for line in h.lines))
+        Hunk(
+            h.new_start,
+            h.new_len,
+            h.old_start,
+            h.old_len,
+            tuple(flip.get(line[:1], line[:1]) + line[1:] for line in h.lines),
+        )
         for h in patch.hunks
-    )  # fmt: skip
+    )
     return FilePatch(patch.new_path, patch.old_path, hunks)
 
 

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 HARDENED = ("-c", "core.fsmonitor=", "-c", "core.hooksPath=/dev/null", "-c", "core.pager=cat")
+IDENTITY = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL")
 NO_GIT = (
     "the project has no git commit, and the worktree is a checkout of the commit planning "
     "started from (fix: git init && git add -A && git commit -m 'initial', then start a new "
@@ -27,10 +28,15 @@ NO_GIT = (
 )
 
 
-def run(repo: str, *args: str, work_tree: str | None = None, cwd: str | None = None,
-        stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:  # fmt: skip
+def run(
+    repo: str,
+    *args: str,
+    work_tree: str | None = None,
+    cwd: str | None = None,
+    stdin: bytes | None = None,
+) -> subprocess.CompletedProcess[bytes]:
     """git run on repository `repo` (a git dir), never one git would discover by itself."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k in IDENTITY}
     env["GIT_CEILING_DIRECTORIES"] = "/"
     argv = ["git", f"--git-dir={repo}", *([f"--work-tree={work_tree}"] if work_tree else [])]
     try:
@@ -41,8 +47,14 @@ def run(repo: str, *args: str, work_tree: str | None = None, cwd: str | None = N
         raise PreconditionFailed("git is not installed (the worktree needs it)") from None
 
 
-def git(repo: str, *args: str, work_tree: str | None = None, cwd: str | None = None,
-        stdin: bytes | None = None, ok: tuple[int, ...] = (0,)) -> bytes:  # fmt: skip
+def git(
+    repo: str,
+    *args: str,
+    work_tree: str | None = None,
+    cwd: str | None = None,
+    stdin: bytes | None = None,
+    ok: tuple[int, ...] = (0,),
+) -> bytes:
     """git's stdout; an exit code not in `ok` is PreconditionFailed with git's message."""
     done = run(repo, *args, work_tree=work_tree, cwd=cwd, stdin=stdin)
     if done.returncode not in ok:
@@ -179,8 +191,19 @@ def make_diff(repo: str, path: str, old: str | None, new: str | None) -> str:
             with open(full, "wb") as f:
                 f.write(text.encode("utf-8", "surrogateescape"))
             sides.append(f"{side}/{path}")
-        out = git(repo, "diff", "--no-index", "--no-ext-diff", "--no-textconv", "--no-color",
-                  "--no-prefix", "--", *sides, cwd=tmp, ok=(0, 1))  # fmt: skip
+        out = git(
+            repo,
+            "diff",
+            "--no-index",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--no-color",
+            "--no-prefix",
+            "--",
+            *sides,
+            cwd=tmp,
+            ok=(0, 1),
+        )
     lines = out.decode("utf-8", "surrogateescape").splitlines(keepends=True)
     return "".join(line for line in lines if not line.startswith("index "))
 
@@ -194,8 +217,15 @@ def ordered_changes(plan: dict[str, Any]) -> list[tuple[dict[str, Any], dict[str
         mid: w["wave"] for w in plan["milestone_dependencies"]["waves"] for mid in w["milestones"]
     }
     pairs = [(m, c) for m in plan["milestones"] for c in m["code_changes"]]
-    return sorted(pairs, key=lambda p: (wave_of.get(p[0]["id"], 0), _n(p[0]["id"]),
-                                        _n(p[1]["intent_ref"]), _n(p[1]["id"])))  # fmt: skip
+    return sorted(
+        pairs,
+        key=lambda p: (
+            wave_of.get(p[0]["id"], 0),
+            _n(p[0]["id"]),
+            _n(p[1]["intent_ref"]),
+            _n(p[1]["id"]),
+        ),
+    )
 
 
 def _n(item_id: str) -> int:
