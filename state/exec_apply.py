@@ -24,6 +24,9 @@ if TYPE_CHECKING:
 def exec_apply(tx: Transaction, a: dict[str, Any]) -> None:
     """Apply a milestone's planned diffs to the project; on a conflict nothing is written."""
     run = run_of(tx, a["id"])
+    if run["applied_at"]:
+        tx.tell(f"{a['id']}: already applied at {run['applied_at']}; nothing to do")
+        return
     plan, session = tx.read("plan"), tx.read("session")
     project = session["project_root"]
     pairs = wt.ordered_changes(plan)
