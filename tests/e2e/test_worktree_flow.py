@@ -8,96 +8,9 @@ import subprocess
 from pathlib import Path
 
 from bench.agent import Agent, Output
+from bench.bench_worktree import DESIGN, FAREWELL, IDENTITY, README_LINE, TEST, WAVE, edit
 from tests.conftest import git
 from tests.workflows.helpers import review
-
-IDENTITY = {
-    "GIT_AUTHOR_NAME": "t",
-    "GIT_AUTHOR_EMAIL": "t@example.com",
-    "GIT_COMMITTER_NAME": "t",
-    "GIT_COMMITTER_EMAIL": "t@example.com",
-}
-
-DESIGN = [
-    {
-        "op": "overview set",
-        "args": {"title": "Farewell", "problem": "No goodbye.", "approach": "Add farewell()."},
-    },
-    {"op": "decision add", "args": {"decision": "Mirror greet()", "reasoning": "Obvious."}},
-    {
-        "op": "milestone add",
-        "args": {
-            "name": "Farewell",
-            "file": ["src/app.py"],
-            "acceptance": ["farewell('x') == 'bye x'"],
-        },
-    },
-    {
-        "op": "intent add",
-        "args": {
-            "milestone": "$3",
-            "file": "src/app.py",
-            "function": "farewell",
-            "behavior": "Return 'bye ' + name",
-            "decision": ["$2"],
-        },
-    },
-    {
-        "op": "intent add",
-        "args": {
-            "milestone": "$3",
-            "file": "src/app.py",
-            "function": "wave",
-            "behavior": "Return 'o/'",
-            "decision": ["$2"],
-        },
-    },
-    {
-        "op": "intent add",
-        "args": {
-            "milestone": "$3",
-            "file": "tests/test_app.py",
-            "function": "test_farewell",
-            "behavior": "farewell and wave answer",
-            "decision": ["$2"],
-        },
-    },
-    {
-        "op": "milestone tests",
-        "args": {
-            "id": "$3",
-            "file": ["tests/test_app.py"],
-            "type": "unit",
-            "normal": ["farewell('ann')"],
-        },
-    },
-    {
-        "op": "milestone add",
-        "args": {
-            "name": "Document farewell",
-            "file": ["README.md"],
-            "doc_only": True,
-            "depends": ["$3"],
-        },
-    },
-    {
-        "op": "intent add",
-        "args": {"milestone": "$8", "file": "README.md", "behavior": "README says farewell()"},
-    },
-]
-
-FAREWELL = "\ndef farewell(name):\n    return 'bye ' + name\n"
-WAVE = "\ndef wave():\n    return 'o/'\n"
-TEST = (
-    "import sys\nsys.path.insert(0, 'src')\nfrom app import farewell, wave\n"
-    "assert farewell('ann') == 'bye ann' and wave() == 'o/'\n"
-)
-
-
-def edit(path: Path, text: str, append: bool = True) -> None:
-    """What an agent's file tool does: write a file in the worktree."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text((path.read_text() if append and path.exists() else "") + text)
 
 
 def says(out: Output, *commands: str) -> None:
@@ -140,7 +53,7 @@ def test_plan_from_worktree_edits_then_apply_and_commit(project: Path) -> None:
     out = agent.step(agent.step(out.route("pass")).route())  # 8, then 9
     assert out.header == "PLANNER 9/11 plan-docs-execute"
     says(out, "plan change capture")
-    edit(tree / "README.md", "\n`farewell(name)` says goodbye.\n")
+    edit(tree / "README.md", README_LINE)
     assert agent.plan("change", "capture").stdout.split() == ["CC-004"]
     out = agent.step(out.route())  # 10
     review(agent, "plan-docs")
