@@ -31,13 +31,16 @@ def change_capture(tx: Transaction, a: dict[str, Any]) -> list[str]:
         raise PreconditionFailed(f"{tree}: no worktree yet (fix: plan worktree)")
     capture = Capture(tx, plan, project, tree, wt.base_reader(project, base))
     files = [f for f in a["file"] if f]
-    if a["intent"]:
-        for intent_id in a["intent"]:
-            intent = plan_ops.find(plan, intent_id)
-            for path in files or [intent["file"]]:
-                capture.one(intent_id, path)
-    else:
-        capture.changed(files)
+    try:
+        if a["intent"]:
+            for intent_id in a["intent"]:
+                intent = plan_ops.find(plan, intent_id)
+                for path in files or [intent["file"]]:
+                    capture.one(intent_id, path)
+        else:
+            capture.changed(files)
+    except unidiff.DiffError as e:  # a planned diff that no longer applies on the base
+        raise PreconditionFailed(f"a planned diff does not apply: {e}; nothing captured") from None
     if not capture.touched:
         tx.tell("nothing captured: the worktree matches the plan's diffs")
     return capture.created

@@ -34,7 +34,11 @@ def exec_apply(tx: Transaction, a: dict[str, Any]) -> None:
     before = _planned_before(plan, session, project, pairs, a["id"])
     results: dict[str, str | None] = {}
     for change in mine:
-        for patch in unidiff.parse(change["diff"]):
+        try:
+            patches = unidiff.parse(change["diff"])
+        except unidiff.DiffError as e:
+            raise PreconditionFailed(f"{change['id']}: {e}; nothing was applied") from None
+        for patch in patches:
             path = patch.new_path or patch.old_path or ""
             if unidiff.unsafe(path, project):
                 raise PreconditionFailed(f"{change['id']}: {unidiff.unsafe(path, project)}")
@@ -42,7 +46,10 @@ def exec_apply(tx: Transaction, a: dict[str, Any]) -> None:
             results[path] = _apply_one(change, patch, now, before, project)
             if patch.old_path and patch.old_path != path:
                 results[patch.old_path] = None
-            before[path] = unidiff.apply(patch, before[path]) if path in before else None
+            try:
+                before[path] = unidiff.apply(patch, before[path]) if path in before else None
+            except unidiff.DiffError:
+                before.pop(path)  # the planned chain is broken here: no ancestor to merge with
     for path, text in results.items():  # every diff applied in memory: now write them all
         full = os.path.join(project, path)
         if text is None:
@@ -94,7 +101,11 @@ def _apply_one(
         if path not in before or before[path] is None or now is None or patch.new_path is None:
             raise PreconditionFailed(f"{where}: {exact}; nothing was applied") from None
         ancestor = before[path]
-        merged, conflicts = _merge(project, now, ancestor, unidiff.apply(patch, ancestor))
+        try:
+            planned = unidiff.apply(patch, ancestor)
+        except unidiff.DiffError:
+            raise PreconditionFailed(f"{where}: {exact}; nothing was applied") from None
+        merged, conflicts = _merge(project, now, ancestor, planned)
         if conflicts:
             raise PreconditionFailed(
                 f"{where}: {exact}; the three-way merge with the file as it is now left "
