@@ -51,6 +51,7 @@ COMMANDS = {
     "qr": "review",
     "exec": "execution",
     "apply": "apply",
+    "worktree": "worktree",
 }
 
 

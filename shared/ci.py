@@ -317,13 +317,23 @@ def _plan_checks(target: Target, document: Document, phase: str | None) -> None:
     try:
         findings = checks.integrity(document.doc, questions) + checks.meaning(document.doc)
         if phase:
-            findings += checks.completeness(document.doc, phase, root or os.getcwd())
+            base = _base_commit(target)
+            findings += checks.completeness(document.doc, phase, root or os.getcwd(), base)
     except (KeyError, TypeError, AttributeError, IndexError):
         if target.ok:
             raise
         return  # the structure is too broken for the reference checks: schema errors said so
     for f in findings:
         target.add(document.place(Problem(f.message, f.path, f.fix, f.level)))
+
+
+def _base_commit(target: Target) -> str | None:
+    """The session's base commit, checked (values from files are data, §3), or None."""
+    from state import gitinfo
+
+    session = _status(target)
+    base = session.get("base_commit") if session else None
+    return base if gitinfo.is_commit_id(base) else None
 
 
 def _question_ids(target: Target) -> set[str] | None:

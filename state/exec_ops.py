@@ -42,6 +42,7 @@ def exec_done(tx: Transaction, a: dict[str, Any]) -> None:
     run = run_of(tx, a["id"])
     run.update(status="done", started_at=run["started_at"] or clock.now(), done_at=clock.now())
     run["evidence"] += a["evidence"]
+    run["tests_run"] += [t for t in a["ran"] if t not in run["tests_run"]]
     ran = tx.docs["execution"]["tests_run"]
     ran += [t for t in a["ran"] if t not in ran]
 

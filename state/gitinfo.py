@@ -22,6 +22,11 @@ def _git_dir(root: str) -> str | None:
     return os.path.normpath(os.path.join(root, line[len("gitdir:") :].strip()))
 
 
+def git_dir(root: str) -> str | None:
+    """The git dir of the repository at root (a linked worktree's own), or None."""
+    return _git_dir(root)
+
+
 def _read(path: str) -> str | None:
     try:
         with open(path, encoding="utf-8") as f:

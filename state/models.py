@@ -451,6 +451,8 @@ class Config(Strict):
     """quick or standard planning."""
     guard: Literal["standard", "strict"] = "standard"
     """standard or strict read-only guard while planning."""
+    commit: Literal["milestone", "none"] = "milestone"
+    """milestone: `plan exec commit` commits each milestone; none: changes stay uncommitted."""
 
 
 class QRLoop(Strict):
@@ -584,6 +586,12 @@ class MilestoneRun(Strict):
     """When it was done."""
     evidence: list[str] = []
     """What shows it is done (test runs, commits)."""
+    tests_run: list[str] = []
+    """Test files run for it (`plan exec done --ran`)."""
+    applied_at: Timestamp | None = None
+    """When `plan exec apply` applied its planned diffs."""
+    commit: str | None = None
+    """The commit `plan exec commit` made of it."""
 
 
 class Deviation(Strict):

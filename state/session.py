@@ -127,6 +127,7 @@ ACTIVE
 .*.building/
 audit.jsonl
 history/
+*/worktree/
 """
 
 

@@ -302,6 +302,22 @@ def _new_lines(entries: list[tuple[str, str]], lines: list[str], at: int) -> lis
     return out
 
 
+def reverse(patch: FilePatch) -> FilePatch:
+    """The patch that undoes `patch`."""
+    flip = {"+": "-", "-": "+"}
+    hunks = tuple(
+        Hunk(
+            h.new_start,
+            h.new_len,
+            h.old_start,
+            h.old_len,
+            tuple(flip.get(line[:1], line[:1]) + line[1:] for line in h.lines),
+        )
+        for h in patch.hunks
+    )
+    return FilePatch(patch.new_path, patch.old_path, hunks)
+
+
 def touched_files(diff_text: str) -> list[str]:
     """Paths the diff touches: the new path, the old one for a deletion, both for a rename."""
     paths = [path for patch in parse(diff_text) for path in _paths(patch)]
@@ -335,7 +351,7 @@ def _check(
     patch: FilePatch, root: str, expected: str | None, applied: dict[str, str | None]
 ) -> list[str]:
     paths = _paths(patch)
-    problems = [problem for path in paths if (problem := _unsafe(path, root))]
+    problems = [problem for path in paths if (problem := unsafe(path, root))]
     if expected is not None:
         wanted = os.path.normpath(expected)
         problems += [
@@ -360,7 +376,8 @@ def _check(
     return []
 
 
-def _unsafe(path: str, root: str) -> str | None:
+def unsafe(path: str, root: str) -> str | None:
+    """Why `path` may not be written under root (absolute, '..', leaves it), or None."""
     if path.startswith(("/", "\\")) or re.match(r"[A-Za-z]:[\\/]", path):
         return f"{path}: absolute paths are not allowed"
     if ".." in re.split(r"[\\/]", path):

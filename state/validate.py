@@ -164,11 +164,18 @@ def integrity(plan: dict[str, Any], question_ids: set[str] | None = None) -> lis
     return found
 
 
-def completeness(plan: dict[str, Any], phase: str, root: str) -> list[Finding]:
-    """What a phase needs; phases are cumulative (code includes design, docs includes code)."""
+def completeness(
+    plan: dict[str, Any], phase: str, root: str, base: str | None = None
+) -> list[Finding]:
+    """What a phase needs; phases are cumulative (code includes design, docs includes code).
+
+    Diffs are checked against commit `base` (the session's) plus the diffs planned before
+    them, so a plan stays valid after its implementation merged; without a base, against
+    the files under root.
+    """
     found = _design(plan)
     if phase in ("code", "docs", "final"):
-        found += _code(plan, root)
+        found += _code(plan, root, base)
     if phase in ("docs", "final"):
         found += _docs(plan)
     return found
@@ -213,16 +220,12 @@ def _design(plan: dict[str, Any]) -> list[Finding]:
     return found
 
 
-def _code(plan: dict[str, Any], root: str) -> list[Finding]:
-    """Every intent has a change; every diff applies to the file as earlier waves leave it."""
-    from state import unidiff
+def _code(plan: dict[str, Any], root: str, base: str | None) -> list[Finding]:
+    """Every intent has a change; every diff applies to the file as earlier diffs leave it."""
+    from state import unidiff, worktree
 
     found = []
-    wave_of = {
-        mid: w["wave"] for w in plan["milestone_dependencies"]["waves"] for mid in w["milestones"]
-    }
-    applied: dict[str, str | None] = {}
-    for m in sorted(plan["milestones"], key=lambda m: wave_of.get(m["id"], 0)):
+    for m in plan["milestones"]:
         where = _where("milestones", m["id"])
         covered = {c["intent_ref"] for c in m["code_changes"]}
         for i in m["code_intents"]:
@@ -231,19 +234,34 @@ def _code(plan: dict[str, Any], root: str) -> list[Finding]:
                     Finding(
                         f"{where}.code_intents[{i['id']}]",
                         "no code change",
-                        f"plan change add --intent {i['id']} --file {i['file']} --diff FILE",
+                        f"plan change capture --intent {i['id']} {i['file']}",
                     )
                 )
-        for c in m["code_changes"]:
-            for problem in unidiff.check(c["diff"], root, c["file"], applied):
-                found.append(
-                    Finding(
-                        f"{where}.code_changes[{c['id']}].diff",
-                        problem,
-                        f"plan change set {c['id']} --diff FILE",
-                    )
+    applied: dict[str, str | None] = {}
+    pairs = worktree.ordered_changes(plan)
+    if base and pairs:
+        paths = [c["file"] for _, c in pairs] + [p for _, c in pairs for p in _touched(c["diff"])]
+        applied.update(worktree.base_reader(root, base)(paths))
+    for m, c in pairs:
+        where = _where("milestones", m["id"])
+        for problem in unidiff.check(c["diff"], root, c["file"], applied):
+            found.append(
+                Finding(
+                    f"{where}.code_changes[{c['id']}].diff",
+                    problem,
+                    f"plan change capture --intent {c['intent_ref']} {c['file']}",
                 )
+            )
     return found
+
+
+def _touched(diff: str) -> list[str]:
+    from state import unidiff
+
+    try:
+        return unidiff.touched_files(diff)
+    except unidiff.DiffError:
+        return []
 
 
 def _docs(plan: dict[str, Any]) -> list[Finding]:
@@ -251,7 +269,8 @@ def _docs(plan: dict[str, Any]) -> list[Finding]:
     for m in plan["milestones"]:
         doc = m["documentation"]
         if not (
-            doc["module_comment"]
+            m["code_changes"]  # documentation that lives in files is in the diffs
+            or doc["module_comment"]
             or doc["docstrings"]
             or doc["algorithm_blocks"]
             or doc["inline_comments"]
@@ -340,10 +359,14 @@ def _excerpt(text: str) -> str:
 
 
 def validate(
-    plan: dict[str, Any], phase: str | None, root: str, question_ids: set[str] | None = None
+    plan: dict[str, Any],
+    phase: str | None,
+    root: str,
+    question_ids: set[str] | None = None,
+    base: str | None = None,
 ) -> list[Finding]:
     """Everything `plan validate` reports: integrity, meaning, and the phase's completeness."""
     found = integrity(plan, question_ids) + meaning(plan)
     if phase:
-        found += completeness(plan, phase, root)
+        found += completeness(plan, phase, root, base)
     return found

@@ -13,6 +13,19 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 
 
+def test_worktree_benchmark_prints_what_the_agent_paid():
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.bench_worktree"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert re.search(r"planning: \d+ commands .*, [\d,]+ characters read", done.stdout)
+    assert re.search(r"execution: \d+ commands .*, [\d,]+ characters read", done.stdout)
+
+
 @pytest.mark.parametrize("bench", ["bench_plan", "bench_steps", "bench_guard"])
 def test_benchmark_runs(bench):
     done = subprocess.run(

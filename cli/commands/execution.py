@@ -18,7 +18,7 @@ MILESTONE = click.argument("id", metavar="M-n")
 
 @click.group("exec", cls=PlanGroup)
 def exec_command() -> None:
-    """Execution: milestones started and done, evidence, tests run, deviations."""
+    """Execution: milestones started, applied, done and committed; tests run; deviations."""
 
 
 @exec_command.command("start", cls=Operation)
@@ -26,6 +26,28 @@ def exec_command() -> None:
 def exec_start(tx: Transaction, a: dict[str, Any]) -> None:
     """Mark a milestone in progress."""
     exec_ops.exec_start(tx, a)
+
+
+@exec_command.command("apply", cls=Operation)
+@MILESTONE
+def exec_apply(tx: Transaction, a: dict[str, Any]) -> None:
+    """Apply the milestone's planned diffs to the project, in plan order, all or nothing.
+
+    A file that moved on since planning is merged three-way; a conflict names the change,
+    the file and the hunk, exits 3, and leaves every file as it was.
+    """
+    from state import exec_apply as ops
+
+    ops.exec_apply(tx, a)
+
+
+@exec_command.command("commit", cls=Operation)
+@MILESTONE
+def exec_commit(tx: Transaction, a: dict[str, Any]) -> None:
+    """Commit the milestone's files: "M-001 Name: CI-001, CI-002" (config commit = "none": not)."""
+    from state import exec_apply as ops
+
+    ops.exec_commit(tx, a)
 
 
 @exec_command.command("done", cls=Operation)

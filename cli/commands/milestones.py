@@ -195,6 +195,26 @@ def change_set(tx: Transaction, a: dict[str, Any]) -> None:
     plan_ops.change_set(tx, a)
 
 
+@change_command.command("capture", cls=Operation)
+@click.option(
+    "--intent",
+    multiple=True,
+    metavar="CI-n",
+    help="Capture this intent's edits (repeatable); without it, every intent whose file changed.",
+)
+@click.argument("file", nargs=-1)
+def change_capture(tx: Transaction, a: dict[str, Any]) -> list[str]:
+    """Record the scratch worktree's edits as code changes: [--intent CI-n] [FILE]...
+
+    Intents sharing a file are captured in plan order, each diff applying on the one
+    before; capturing again replaces the intent's change. FILE limits the files (with
+    --intent: the files its change covers, default the intent's file).
+    """
+    from state import capture_ops
+
+    return capture_ops.change_capture(tx, a)
+
+
 @click.group("doc", cls=PlanGroup)
 def doc_command() -> None:
     """Documentation a milestone adds that lives in no file of its own."""

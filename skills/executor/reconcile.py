@@ -23,7 +23,8 @@ def build(plan: dict[str, Any], execution: dict[str, Any], root: str) -> dict[st
     changed = (
         set(gitinfo.changed_files(root, base, "execution.json:base_commit")) if base else set()
     )
-    status = {m["id"]: m["status"] for m in execution["milestones"]}
+    runs = {m["id"]: m for m in execution["milestones"]}
+    status = {mid: run["status"] for mid, run in runs.items()}
     milestones, everything_planned = [], set()
     for m in plan["milestones"]:
         planned = planned_files(m)
@@ -38,21 +39,29 @@ def build(plan: dict[str, Any], execution: dict[str, Any], root: str) -> dict[st
                 "untouched_intents": [
                     i["id"] for i in m["code_intents"] if i["file"] not in changed
                 ],
+                "commit": runs.get(m["id"], {}).get("commit"),
             }
         )
-    tests = [
-        {"file": f, "milestone": m["id"], "ran": f in execution["tests_run"]}
-        for m in plan["milestones"]
-        for f in m["tests"]["files"]
-    ]
     return {
         "base_commit": base,
         "head": gitinfo.head_commit(root),
         "milestones": milestones,
         "unplanned_changes": sorted(changed - everything_planned),
         "deviations": execution["deviations"],
-        "tests": tests,
+        "tests": tests_of(plan, execution),
     }
+
+
+def tests_of(plan: dict[str, Any], execution: dict[str, Any]) -> list[dict[str, Any]]:
+    """The tests each milestone names, and those `plan exec done --ran` recorded: ran or not."""
+    runs = {m["id"]: m for m in execution["milestones"]}
+    tests: list[dict[str, Any]] = []
+    for m in plan["milestones"]:
+        ran = runs.get(m["id"], {}).get("tests_run", [])
+        for f in dict.fromkeys([*m["tests"]["files"], *ran]):
+            everywhere = f in ran or f in execution["tests_run"]
+            tests.append({"file": f, "milestone": m["id"], "ran": everywhere})
+    return tests
 
 
 def table(record: dict[str, Any]) -> str:
@@ -72,6 +81,8 @@ def table(record: dict[str, Any]) -> str:
             or "none"
         )
     )
+    ran = [f"{t['file']} ({t['milestone']})" for t in record["tests"] if t["ran"]]
+    lines.append("tests run: " + (", ".join(ran) or "none"))
     not_run = [t["file"] for t in record["tests"] if not t["ran"]]
     lines.append("tests not run: " + (", ".join(not_run) or "none"))
     return "\n".join(lines)

@@ -119,7 +119,8 @@ def validator_findings(phase: str) -> Any:
     def findings(ctx: Context) -> list[Finding]:
         context = ctx.doc_or_none("context")
         known = {q["id"] for q in context["questions"]} if context else None
-        return validate(ctx.doc("plan"), phase, project_root(ctx.state_dir), known)
+        base = ctx.session["base_commit"]
+        return validate(ctx.doc("plan"), phase, project_root(ctx.state_dir), known, base)
 
     return findings
 

@@ -46,6 +46,13 @@ HOOK = [
     ('plan apply - <<\'EOF\'\n[{"op": "qr accept", "args": {}}]\nEOF', ASK),
     ("true && plan review approve", ASK),
     ("plan exec apply M-001", DENY),
+    ("plan exec commit M-001", DENY),
+    ("plan worktree", ALLOW),
+    ("plan worktree --json", ALLOW),
+    ("plan change capture", ALLOW),
+    ("plan change capture --intent CI-001 src/app.py", ALLOW),
+    ('plan apply - <<\'EOF\'\n[{"op": "change capture", "args": {}}]\nEOF', ALLOW),
+    ("plan change capture > .planner/s1/worktree/x", DENY),
     ("executor --step 1", DENY),
     ("python3 -m cli review approve", ASK),
 ]

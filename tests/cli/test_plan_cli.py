@@ -184,6 +184,7 @@ def test_every_plan_mutation_is_refused_on_a_frozen_plan(
         (["milestone", "set", "M-001", "--name", "n"], None),
         (["intent", "set", "CI-001", "--behavior", "b"], None),
         (["change", "set", "CC-001", "--why", "w"], None),
+        (["change", "capture"], None),
         (["decision", "supersede", "DL-001", "--by", "DL-001", "--reason", "r"], None),
         (["qr", "add", "--phase", "plan-design", "--check", "c"], None),
     ]:

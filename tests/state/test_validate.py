@@ -296,7 +296,7 @@ def test_code_needs_a_change_for_every_intent(root: str) -> None:
     findings = validate.completeness(plan, "code", root)
     assert paths(findings) == ["milestones[M-001].code_intents[CI-001]"]
     assert findings[0].message == "no code change"
-    assert findings[0].fix.startswith("plan change add --intent CI-001 --file src/app.py")
+    assert findings[0].fix == "plan change capture --intent CI-001 src/app.py"
 
 
 def test_code_does_not_ask_changes_of_a_documentation_only_milestone(root: str) -> None:
@@ -325,7 +325,7 @@ def test_code_reports_a_diff_that_does_not_apply(root: str, diff: str) -> None:
     findings = validate.completeness(plan, "code", root)
     assert findings, diff
     assert set(paths(findings)) == {"milestones[M-001].code_changes[CC-001].diff"}
-    assert all(f.fix == "plan change set CC-001 --diff FILE" for f in findings)
+    assert all(f.fix == "plan change capture --intent CI-001 src/app.py" for f in findings)
     assert Path(root, "src", "app.py").read_bytes() == before  # checking never writes
 
 

@@ -1,0 +1,33 @@
+"""`plan worktree`: the session's scratch worktree, where planning edits real files
+(PRODUCT.md §11); `plan change capture` turns its edits into the plan's diffs."""
+
+from __future__ import annotations
+
+import click
+
+from cli.base import PlanCommand, dump, open_store, out
+
+
+@click.command("worktree", cls=PlanCommand)
+def worktree_command(state_dir: str | None, as_json: bool) -> None:
+    """Create (once) a git worktree of the base commit in the session and print its path.
+
+    Edit files there with your file tools and run the tests there; then
+    `plan change capture` records the edits as the plan's diffs. It is never committed.
+    """
+    import sys
+
+    from state import worktree
+
+    store = open_store(state_dir)
+    session = store.read("session")
+    base = worktree.base_of(session, f"{store.path('session')}:base_commit")
+    path, created = worktree.create(session["project_root"], store.dir, base)
+    if as_json:
+        dump({"path": path, "base_commit": base, "created": created})
+        return
+    out(path)
+    if created:
+        sys.stderr.write(
+            f"worktree of {base[:12]} created; edit there, then: plan change capture\n"
+        )
