@@ -183,13 +183,14 @@ def json_value(param: click.Parameter, value: Any, where: str) -> Any:
             raise UsageError(f"{where}: {label(param)} must be true or false, got {value!r}")
         return value
     number = isinstance(param.type, click.types.IntParamType)
-    values = value if param.multiple and isinstance(value, list) else [value]
+    many = param.multiple or param.nargs == -1  # a repeatable option, or FILE... positionals
+    values = value if many and isinstance(value, list) else [value]
     for one in values:
         is_number = isinstance(one, int) and not isinstance(one, bool)
         if not (isinstance(one, str) or (number and is_number)):
             expected = "a number or text" if number else "text"
             raise UsageError(f"{where}: {label(param)} must be {expected}, got {one!r}")
-    return values if param.multiple else value
+    return values if many else value
 
 
 def resolve(value: Any, created: list[list[str]], where: str) -> Any:
