@@ -99,8 +99,8 @@ def edit(path: Path, text: str) -> None:
 
 
 def review(agent: Agent, phase: str) -> None:
-    qa = agent.plan("qr", "add", "--phase", phase, "--check", "reviewed").stdout.strip()
-    agent.plan("qr", "set", qa, "--phase", phase, "--status", "PASS")
+    """A passing review: the check with its verdict in one call, as the prompt asks."""
+    agent.plan("qr", "add", "--phase", phase, "--check", "reviewed", "--status", "PASS")
 
 
 QUESTIONS = [
