@@ -1,18 +1,25 @@
-"""What an agent pays for the worktree flow (PRODUCT.md §8 "Agent cost", §11): both workflows
-walked with only the commands the steps print (plan worktree, edits, plan change capture;
-plan exec apply, done, commit), in a real git project. Prints commands and characters read.
+"""What an agent pays (PRODUCT.md §8 "Agent cost", §11): a scripted agent walks both
+workflows in a real git project using only what the steps print: 2 milestones, 4 intents on
+3 files (one is README); 3 questions imported and answered at step 2; one design choice
+added and picked; in each planning phase (design, code, docs) a FAIL item, the gate's
+IF FAIL route, the fix in fix mode, the re-check and the passing gate; then the executor
+(apply, tests, done --ran, commit per milestone). Every command (steps, `plan`, the tests
+the agent runs) counts, and the characters of all its stdout+stderr; the agent's file-tool
+edits in the worktree are counted apart.
 
-    python -m bench.bench_worktree
+    python -m bench.bench_worktree [--verbose]   (--verbose prints the transcript)
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
-from bench.agent import Agent
+from bench.agent import Agent, Output
 
 IDENTITY = {
     "GIT_AUTHOR_NAME": "bench",
@@ -92,38 +99,96 @@ def edit(path: Path, text: str) -> None:
 
 
 def review(agent: Agent, phase: str) -> None:
-    qa = agent.plan("qr", "add", "--phase", phase, "--check", "reviewed").stdout.strip()
+    """A passing review: the check with its verdict in one call, as the prompt asks."""
+    agent.plan("qr", "add", "--phase", phase, "--check", "reviewed", "--status", "PASS")
+
+
+QUESTIONS = [
+    {
+        "category": category,
+        "kind": "choice",
+        "text": text,
+        "why": "changes the design",
+        "options": options,
+        "recommended": 1,
+    }
+    for category, text, options in (
+        ("scope", "Document farewell in README?", ["yes", "no"]),
+        ("technical", "Return or print?", ["return", "print"]),
+        ("clarification", "Also a wave()?", ["yes", "no"]),
+    )
+]
+OPTION = '{{"name": "{0}", "description": "{0}", "recommended": {1}}}'
+
+
+def failed_round(agent: Agent, out: Output, phase: str, fix: Callable[[], object]) -> Output:
+    """The reviewer fails one item, the gate routes to fix mode, the fix, the re-check."""
+    qa = agent.plan(
+        "qr", "add", "--phase", phase, "--check", "reviewed", "--status", "FAIL",
+        "--finding", "the change is incomplete; fix it",
+    ).stdout.strip()  # fmt: skip
+    out = agent.step(agent.step(out.route("fail")).route())  # gate, then fix mode
+    fix()
+    out = agent.step(out.route())  # review again
     agent.plan("qr", "set", qa, "--phase", phase, "--status", "PASS")
+    return agent.step(out.route("pass"))
 
 
-def walk(project: Path) -> tuple[Agent, int]:
-    """Both workflows; returns the agent and how many transcript entries planning took."""
+def walk(project: Path) -> tuple[Agent, int, list[int]]:
+    """Both workflows; returns the agent, how many transcript entries planning took, and
+    the file-tool edits the agent made in each (counted apart from commands)."""
     agent = Agent(project, env={"CI": "1", **IDENTITY})
+    edits = [0]
+
+    def change(path: Path, text: str) -> None:
+        edits[0] += 1
+        edit(path, text)
+
     out = agent.step("planner --step 1 --task 'Add a farewell'")
     out = agent.step(out.route())  # 2
     agent.plan("context", "set", "--goal", "Users can say goodbye")
+    questions = agent.plan("question", "import", "-", input=json.dumps(QUESTIONS)).stdout.split()
+    for question in questions:
+        agent.plan("question", "answer", question, "1")
     out = agent.step(out.route())  # 3
     agent.apply(DESIGN)
+    options = [OPTION.format(name, rec) for name, rec in (("inline", "true"), ("helper", "false"))]
+    choice = agent.plan(
+        "choice", "add", "--topic", "Where farewell lives",
+        *(w for o in options for w in ("--option-json", o)),
+    ).stdout.split()[0]  # fmt: skip
+    agent.plan("choice", "pick", choice, "OPT-A", "--rationale", "Simplest")
     out = agent.step(out.route())  # 4
-    review(agent, "plan-design")
-    out = agent.step(agent.step(out.route("pass")).route())  # 5, 6
+    out = failed_round(
+        agent, out, "plan-design",
+        lambda: agent.plan("overview", "set", "--approach", "Add farewell() next to greet()"),
+    )  # fmt: skip
+    out = agent.step(out.route())  # 6
     tree = Path(agent.plan("worktree").stdout.strip())
-    edit(tree / "src" / "app.py", FAREWELL)
+    change(tree / "src" / "app.py", FAREWELL)
     agent.plan("change", "capture", "--intent", "CI-001")
-    edit(tree / "src" / "app.py", WAVE)
-    edit(tree / "tests" / "test_app.py", TEST)
+    change(tree / "src" / "app.py", WAVE)
+    change(tree / "tests" / "test_app.py", TEST)
     agent.shell(f"cd '{tree}' && python3 tests/test_app.py")
     agent.plan("change", "capture")
     out = agent.step(out.route())  # 7
-    review(agent, "plan-code")
-    out = agent.step(agent.step(out.route("pass")).route())  # 8, 9
-    edit(tree / "README.md", README_LINE)
+
+    def fix_code() -> None:
+        change(tree / "tests" / "test_app.py", "assert wave() != ''\n")
+        agent.plan("change", "capture", "--intent", "CI-003")
+
+    out = failed_round(agent, out, "plan-code", fix_code)
+    out = agent.step(out.route())  # 9
+    change(tree / "README.md", README_LINE)
     agent.plan("change", "capture")
     out = agent.step(out.route())  # 10
-    review(agent, "plan-docs")
-    out = agent.step(out.route("pass"))  # 11: approved as auto
-    planning = len(agent.transcript)
 
+    def fix_docs() -> None:
+        change(tree / "README.md", "`wave()` waves.\n")
+        agent.plan("change", "capture", "--intent", "CI-004")
+
+    out = failed_round(agent, out, "plan-docs", fix_docs)  # 11: approved as auto
+    planning = len(agent.transcript)
     out = agent.step(out.route())  # executor 1
     out = agent.step(out.route())  # 2
     out = agent.step(out.route())  # 3
@@ -142,7 +207,7 @@ def walk(project: Path) -> tuple[Agent, int]:
     review(agent, "impl-docs")
     out = agent.step(agent.step(out.route("pass")).route())  # 8, 9
     assert out.done, out.text
-    return agent, planning
+    return agent, planning, [edits[0], 0]  # the executor edits nothing itself
 
 
 def cost(entries: list[str]) -> tuple[int, int]:
@@ -152,22 +217,23 @@ def cost(entries: list[str]) -> tuple[int, int]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--verbose", action="store_true", help="print the commands run")
+    parser.add_argument("--verbose", action="store_true", help="print the transcript")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        agent, planning = walk(make_project(Path(tmp) / "project"))
-    for name, entries, limits in (
-        ("planning", agent.transcript[:planning], (45, 45_000)),
-        ("execution", agent.transcript[planning:], (20, 20_000)),
+        agent, planning, edits = walk(make_project(Path(tmp) / "project"))
+    for name, entries, limits, edited in (
+        ("planning", agent.transcript[:planning], (45, 45_000), edits[0]),
+        ("execution", agent.transcript[planning:], (20, 20_000), edits[1]),
     ):
         commands, characters = cost(entries)
         print(
-            f"{name}: {commands} commands (target ≤ {limits[0]}), "
-            f"{characters:,} characters read (target ≤ {limits[1]:,})"
+            f"{name}: {commands} commands, {characters:,} characters "
+            f"(targets <= {limits[0]} and <= {limits[1]:,}); "
+            f"plus {edited} file-tool edits, not counted as commands"
         )
         if args.verbose:
             for entry in entries:
-                print("   " + entry.split("\n", 1)[0])
+                print(entry)
 
 
 if __name__ == "__main__":
