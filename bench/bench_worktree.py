@@ -19,6 +19,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from bench import sample
 from bench.agent import Agent, Output
 
 IDENTITY = {
@@ -44,19 +45,7 @@ def _intent(milestone: str, file: str, behavior: str, function: str = "") -> dic
 
 # Two milestones, four intents on three files (two share src/app.py, one is README).
 DESIGN = [
-    {
-        "op": "overview set",
-        "args": {"title": "Farewell", "problem": "No goodbye.", "approach": "Add farewell()."},
-    },
-    {"op": "decision add", "args": {"decision": "Mirror greet()", "reasoning": "Obvious."}},
-    {
-        "op": "milestone add",
-        "args": {
-            "name": "Farewell",
-            "file": ["src/app.py"],
-            "acceptance": ["farewell('x') == 'bye x'"],
-        },
-    },
+    *sample.DESIGN[:3],  # the overview, the decision and the farewell milestone
     _intent("$3", "src/app.py", "Return 'bye ' + name", "farewell"),
     _intent("$3", "src/app.py", "Return 'o/'", "wave"),
     _intent("$3", "tests/test_app.py", "farewell and wave answer", "test_farewell"),
