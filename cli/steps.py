@@ -139,8 +139,9 @@ def step_script(name: str) -> click.Group:
     def status(state_dir: str | None, as_json: bool) -> int:
         """Where the session stands and what to run next."""
         summary = session_status(open_session(state_dir))
-        if summary["status"] in hookstate.PLANNING and hookstate.sandbox_note():
-            summary["guard"] = hookstate.sandbox_note()  # no bubblewrap: said while planning
+        note = hookstate.sandbox_note() if summary["status"] in hookstate.PLANNING else ""
+        if note:  # no bubblewrap: said while planning
+            summary["guard"] = note
         if as_json:
             sys.stdout.write(json.dumps(summary, indent=2) + "\n")
         else:
