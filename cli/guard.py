@@ -301,6 +301,8 @@ def explain(verdict: tuple, decision: str, session) -> str:
     part = part.replace("`", "'").replace("\n", " ")
     strict = kind == UNKNOWN and session.strict
     first = f"`{part}` {why}" + (" (strict guard)" if strict else "")
+    if len(verdict) > 4:  # the rule says what to do instead
+        return f"{first}. {HINT}{verdict[4]}; the session is {session.state_dir}."
     if (len(verdict) > 3 and verdict[3] != DENY) or "person" in why:
         return f"{first}. {HUMAN_HINT}; the session is {session.state_dir}."
     hint = WRITE_HINT if "worktree" in why else ASK_HINT if decision == ASK else DENY_HINT
