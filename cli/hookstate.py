@@ -11,6 +11,8 @@ import os
 
 PLANNING = frozenset({"discovery", "design", "detailing", "review"})
 CLOSED = frozenset({"completed", "cancelled", "failed"})
+# Statuses known not to be planning; any other (a new one, a typo, "bogus") guards as planning.
+SETTLED = frozenset({"approved", "executing", "result_review", *CLOSED})
 NO_SANDBOX = "planning is guarded by command parsing only; install bubblewrap"
 PROJECT_ENV = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR")
 MAX_SESSION_BYTES = 4 << 20
@@ -18,7 +20,7 @@ PROBE_VERSION = 2  # part of the probe cache key: a changed probe or sandbox run
 
 
 class DamagedSession(Exception):
-    """session.json exists but cannot be read as a session (the path is the message)."""
+    """session.json (or .planner/ACTIVE) exists but cannot be read (the path is the message)."""
 
 
 class Session:
@@ -35,11 +37,17 @@ class Session:
 
     @property
     def planning(self) -> bool:
-        return self.status in PLANNING
+        return self.status not in SETTLED
 
     @property
     def worktree(self) -> str:
         return os.path.join(self.state_dir, "worktree")
+
+    @property
+    def project(self) -> str:
+        """The project that holds the session's store (`<project>/.planner/<id>`), whatever
+        directory the harness names: what the sandbox keeps read-only."""
+        return os.path.dirname(os.path.dirname(self.state_dir))
 
 
 def project_dir(hook_cwd, env=None) -> str:
@@ -58,30 +66,57 @@ def project_dir(hook_cwd, env=None) -> str:
     return os.path.realpath(os.getcwd())
 
 
-def find_session(start: str, env=None):
-    """The session that governs `start`: $PLANNER_STATE_DIR, else the nearest `.planner/ACTIVE`
-    above it whose session is still planning (so a nested repository or the session's own
-    worktree, which has a `.git` of its own, finds the outer project's session), else the
-    nearest active session in any status; None when there is none.
+def find_session(start: str, env=None, also=()):
+    """The session that governs `start`: the first planning one among $PLANNER_STATE_DIR and
+    the `.planner/ACTIVE` files above `start`, then above each of `also` (the hook's cwd);
+    else the first session found in any status; None when there is none.
+
+    Configuration only ever adds protection: a stale or missing PLANNER_STATE_DIR, or a
+    project dir that is `/` or a subdirectory, still finds the planning session that ACTIVE
+    names; a session.json or ACTIVE that cannot be read raises DamagedSession (fail closed).
     """
     env = os.environ if env is None else env
+    first = None
     explicit = env.get("PLANNER_STATE_DIR")
     if explicit:
-        return read_session(os.path.realpath(os.path.join(start, explicit)))
-    first = None
-    here = start
-    while True:
-        home = os.path.join(here, ".planner")
-        name = _read_small(os.path.join(home, "ACTIVE"))
-        if name and name.strip():
-            found = read_session(os.path.realpath(os.path.join(home, name.strip())))
+        first = read_session(os.path.realpath(os.path.join(start, explicit)))
+        if first is not None and first.planning:
+            return first
+    for origin in (start, *also):
+        if not isinstance(origin, str) or not os.path.isabs(origin):
+            continue
+        here = os.path.realpath(origin)
+        while True:
+            found = read_active(os.path.join(here, ".planner"))
             if found is not None and found.planning:
                 return found
             first = first or found
-        parent = os.path.dirname(here)
-        if parent == here:
-            return first
-        here = parent
+            parent = os.path.dirname(here)
+            if parent == here:
+                break
+            here = parent
+    return first
+
+
+def read_active(home: str):
+    """The session `<home>/ACTIVE` names, or None when there is no ACTIVE or it names nothing."""
+    path = os.path.join(home, "ACTIVE")
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(4096)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        if os.path.lexists(path):
+            raise DamagedSession(path) from None
+        return None
+    try:
+        name = raw.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        raise DamagedSession(path) from None
+    if not name:
+        return None
+    return read_session(os.path.realpath(os.path.join(home, name)))
 
 
 def read_session(state_dir: str):

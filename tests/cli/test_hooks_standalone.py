@@ -75,6 +75,8 @@ def test_both_hooks_run_isolated_without_site_packages(tmp_path, python):
 
 def test_hook_modules_are_python_3_8_syntax():
     for name in HOOK_MODULES:
+        if name == "guard":  # the entry parses on 3.6 to deny there (test_guard_round2.py)
+            continue
         source = (REPO / "cli" / f"{name}.py").read_text()
         tree = ast.parse(source, feature_version=(3, 8))
         assert any(
