@@ -150,54 +150,35 @@ def _read_small(path: str):
 
 
 def status_text(session: Session) -> str:
-    """What SessionStart prints: where the session stands and the command to run next."""
-    data = session.data
-    lines = [
-        f"session {session.id}: {session.status}, {data.get('workflow', 'planner')} "
-        f"step {data.get('step', 1)}",
-        f"task: {data.get('task', '')}",
-        f"STATE_DIR={session.state_dir}",
-    ]
-    context = _read_small(os.path.join(session.state_dir, "context.json"))
-    if context and '"questions"' in context:
-        open_ids = _open_questions(os.path.join(session.state_dir, "context.json"))
-        if open_ids:
-            lines.append(f"open questions: {', '.join(open_ids)}")
-    qr = data.get("qr")
-    for phase, loop in qr.items() if isinstance(qr, dict) else ():
-        if isinstance(loop, dict):
-            lines.append(f"qr {phase}: iteration {loop.get('iteration')}, {loop.get('state')}")
-    next_command = data.get("next_command")
-    if isinstance(next_command, str) and next_command:
-        nxt = next_command if next_command.startswith(("NEXT", "IF ")) else "NEXT: " + next_command
-        lines.append(nxt)
-    else:
-        lines.append("NEXT: (nothing recorded yet; `plan status` shows where it stands)")
-    if session.planning:
-        note = sandbox_note()
-        lines.append(
-            f"guard: {note}"
-            if note
-            else "guard: planning is read-only; shell commands run in a read-only sandbox "
-            f"except the scratch worktree ({session.worktree})"
-        )
-    return "\n".join(lines)
-
-
-def _open_questions(path: str) -> list:
+    """What SessionStart prints: the same text as `plan status` (state/status_view.py)."""
     from json import loads
 
+    from state.status_view import summary, text
+
+    raw = _read_small_bytes(os.path.join(session.state_dir, "context.json"))
+    try:
+        context = loads(raw.decode("utf-8")) if raw else None
+    except (ValueError, RecursionError):  # a damaged context is `plan status`'s to report
+        context = None
+    return text(with_guard(summary(session.data, session.state_dir, context)))
+
+
+def with_guard(summary: dict) -> dict:
+    """The status record with the guard's line while planning: sandboxed or parsing only."""
+    if summary["status"] in SETTLED:
+        return summary
+    note = sandbox_note()
+    worktree = os.path.join(summary["state_dir"], "worktree")
+    guard = note or "planning is read-only; shell commands run in a read-only sandbox except"
+    return {**summary, "guard": guard if note else f"{guard} the scratch worktree ({worktree})"}
+
+
+def _read_small_bytes(path: str):
     try:
         with open(path, "rb") as f:
-            context = loads(f.read(MAX_SESSION_BYTES).decode("utf-8"))
-        questions = context.get("questions") or []
-        return [
-            q["id"]
-            for q in questions
-            if isinstance(q, dict) and q.get("answer") is None and not q.get("skipped")
-        ]
-    except Exception:  # a damaged context is `plan status`'s to report, not this hook's
-        return []
+            return f.read(MAX_SESSION_BYTES)
+    except OSError:
+        return None
 
 
 # -- the sandbox (layer 2) -------------------------------------------------------------------
