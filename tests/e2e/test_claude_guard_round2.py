@@ -42,7 +42,7 @@ def snapshot(root: Path) -> dict[str, bytes]:
 def test_round_two_attacks_change_nothing(
     harness: Path, project: Path, isolated_path: str, tmp_path: Path
 ) -> None:
-    agent, out = to_review(project)  # the plan waits for the person's verdict
+    _agent, out = to_review(project)  # the plan waits for the person's verdict
     state = Path(out.state_dir)
     before = snapshot(project)
     data = os.environ["PLANNER_DATA_DIR"]
