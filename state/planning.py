@@ -11,6 +11,7 @@ import json
 import os
 
 from state.errors import Refused
+from state.lifecycle import TRANSITIONS
 from state.store import APPROVED_STATUSES, CLOSED_STATUSES
 
 SETTLED = APPROVED_STATUSES | CLOSED_STATUSES
@@ -41,9 +42,9 @@ def _why_planning(path: str) -> str:
         return f"cannot be read (session.json: {type(e).__name__})"
     if status in SETTLED:
         return ""
-    if isinstance(status, str) and status.isprintable() and len(status) < 40:
+    if status in TRANSITIONS:
         return f"is planning (status {status})"
-    return "has a status this version does not know"
+    return f"has a status this version does not know ({json.dumps(status)[:40]})"
 
 
 def homes(state_dir: str, cwd: str | None = None) -> list[str]:

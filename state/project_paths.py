@@ -7,6 +7,7 @@ case), also once symlinks in the project are resolved.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 
@@ -45,12 +46,17 @@ def why_unsafe(project: str | None, rel: str) -> str:
         return "inside .git/ or .planner/, which a plan never writes"
     if project is None:
         return ""
-    top = os.path.realpath(project)
-    real = os.path.realpath(os.path.join(project, rel))
+    try:
+        top = os.path.realpath(project)
+        real = os.path.realpath(os.path.join(project, rel))
+    except (UnicodeError, ValueError, OSError):
+        return "not a file name this system can use"
     if os.path.commonpath([top, real]) != top:
         return "outside the project once its symlinks are resolved"
     inside = os.path.relpath(real, top)
-    if inside != "." and any(unsafe_component(p) for p in inside.split(os.sep)):
+    if inside == ".":
+        return "the project root itself, not a file in it"
+    if any(unsafe_component(p) for p in inside.split(os.sep)):
         return "inside .git/ or .planner/ once its symlinks are resolved"
     return ""
 
@@ -82,18 +88,20 @@ def check_project_path(
 def diff_paths(diff: str) -> list[str]:
     """Every path a diff's headers name: ---/+++ and `diff --git` names, renames and copies.
 
-    A header our parser would not use for applying is checked too: what git would read
-    from the same text must be as safe as what we apply."""
+    Headers are read line by line, also those our parser does not apply (a copy, names
+    that differ): what git would read from the same text must be as safe as what we apply."""
     from state import unidiff
 
-    paths = list(unidiff.touched_files(diff))
-    for line in diff.split("\n"):
-        line = line.rstrip("\r")
+    paths = []
+    lines = [line.rstrip("\r") for line in diff.split("\n")]
+    for line in lines:
         if line.startswith("diff --git "):
             paths += _git_header_names(line[len("diff --git ") :])
         for head in ("rename from ", "rename to ", "copy from ", "copy to "):
             if line.startswith(head):
                 paths.append(unidiff._unquote(line[len(head) :]))
+    with contextlib.suppress(unidiff.DiffError):
+        paths += unidiff.touched_files(diff)
     return list(dict.fromkeys(paths))
 
 
@@ -115,14 +123,8 @@ def check_diff(
     where: str = "",
     error: type[PlannerError] = PreconditionFailed,
 ) -> None:
-    """Every path of a planned diff is safe (a diff that does not parse is judged elsewhere)."""
-    from state import unidiff
-
-    try:
-        paths = diff_paths(diff)
-    except unidiff.DiffError:
-        return
-    for path in paths:
+    """Every path a planned diff names is safe (whether it parses is judged elsewhere)."""
+    for path in diff_paths(diff):
         check_project_path(project, path, where, error)
 
 
