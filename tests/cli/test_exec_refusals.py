@@ -124,6 +124,16 @@ def test_every_exec_command_is_refused_while_planning_in_a_batch_and_alone(
     assert (project_files(project), (older / "execution.json").read_bytes()) == before
 
 
+def test_a_human_act_later_in_a_batch_stops_an_exec_apply_before_it(project: Path) -> None:
+    state = executing(project)  # nothing plans: exec apply alone would land
+    before = project_files(project), (state / "execution.json").read_bytes()
+    batch = [EXEC[1], {"op": "cancel\t", "args": {"reason": "done by the agent"}}]
+    done = Plan(project)("apply", "-", "--state-dir", str(state), input=json.dumps(batch), code=4)
+    assert "operation 2: `plan cancel` is the person's act" in done.stderr
+    assert (project_files(project), (state / "execution.json").read_bytes()) == before
+    assert json.loads((state / "session.json").read_text())["status"] == "executing"
+
+
 # ---------------------------------------------------------------- stored paths
 
 
