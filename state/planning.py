@@ -40,9 +40,10 @@ def _why_planning(path: str) -> str:
             status = json.loads(f.read(1 << 24)).get("status")
     except (OSError, ValueError, RecursionError, AttributeError) as e:
         return f"cannot be read (session.json: {type(e).__name__})"
-    if status in SETTLED:
+    known = status if isinstance(status, str) else None  # a list or an object is no status
+    if known in SETTLED:
         return ""
-    if status in TRANSITIONS:
+    if known in TRANSITIONS:
         return f"is planning (status {status})"
     return f"has a status this version does not know ({json.dumps(status)[:40]})"
 
