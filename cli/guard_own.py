@@ -17,6 +17,7 @@ import os
 
 from cli import shell
 from cli.guard_tools import MUTATE, OK, PASS, SAFE_TARGETS
+from cli.human_acts import is_human_act
 
 LAUNCHERS = ("plan", "planner", "executor")
 FEEDERS = ("cat", "echo", "printf")
@@ -152,12 +153,9 @@ def judge_launcher(argv: list, command: str, session, cwd: str) -> tuple:
             return (MUTATE, part, "writes outside the session directory")
     if base == "executor" or words[:1] == ["exec"]:
         return (MUTATE, part, "executes the plan, which waits for the person's approval")
-    verb = " ".join(words[:2])
-    if base == "plan" and (
-        verb in ("review approve", "review reject", "qr accept")
-        or words[:1] in (["cancel"], ["fail"])
-        or (words[:1] == ["resume"] and words[1:2] not in ([], [session.id]))
-    ):
+    if base != "plan" or (words[:1] == ["resume"] and words[1:2] in ([], [session.id])):
+        return PASS  # resuming the session that is already active changes nothing
+    if is_human_act(" ".join(words[:1])) or is_human_act(" ".join(words[:2])):
         return (MUTATE, part, PERSON, ASK)
     return PASS
 

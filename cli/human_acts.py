@@ -1,8 +1,10 @@
 """The person's own acts: `plan` commands only a person carries out, never an agent's batch.
 
 `plan apply` refuses them by the command a batch's op resolves to, whatever its spelling.
-Imports nothing, so the stdlib-only guard hook may import it too.
+Imports nothing, so the stdlib-only guard hook imports it too.
 """
+
+from __future__ import annotations
 
 # Command paths after `plan`. Adding a human act is one line here; names of commands not
 # (yet) in the tree are harmless: a batch op resolving to nothing is unknown anyway.
