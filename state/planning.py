@@ -49,18 +49,59 @@ def _why_planning(path: str) -> str:
 
 
 def homes(state_dir: str, cwd: str | None = None) -> list[str]:
-    """The `.planner/` directories whose sessions count: the one holding the session, and the
-    one of the project the command runs in (a session copied elsewhere names another)."""
+    """The `.planner/` directories whose sessions count: the one holding the session, the one
+    of the project the command runs in (a session copied elsewhere names another), and those
+    of every worktree of their git repository — a project planted anywhere whose `.git`
+    points at the repository (a gitfile, a linked worktree) still meets its planning session.
+    """
     from state.project import project_root
 
-    found = []
+    projects = []
     parent = os.path.dirname(os.path.abspath(state_dir))
     if os.path.basename(parent) == ".planner":
-        found.append(parent)
-    here = os.path.join(project_root(cwd), ".planner")
-    if os.path.realpath(here) not in {os.path.realpath(p) for p in found}:
-        found.append(here)
+        projects.append(os.path.dirname(parent))
+    projects.append(project_root(cwd))
+    found: list[str] = []
+    for project in projects:
+        for root in (project, *repository_roots(project)):
+            home = os.path.join(root, ".planner")
+            if os.path.realpath(home) not in {os.path.realpath(p) for p in found}:
+                found.append(home)
     return found
+
+
+def repository_roots(project: str) -> list[str]:
+    """The work trees of the git repository `project/.git` belongs to (its main one and the
+    linked ones), read from git's files: no git process, nothing planted can run."""
+    dot = os.path.join(project, ".git")
+    try:
+        if os.path.isfile(dot):
+            common = _gitfile_target(project, dot)
+            commondir = os.path.join(common, "commondir")
+            if os.path.isfile(commondir):
+                common = os.path.normpath(os.path.join(common, _read_line(commondir)))
+        elif os.path.isdir(dot):
+            common = dot
+        else:
+            return []
+        roots = [os.path.dirname(common)] if os.path.basename(common) == ".git" else []
+        linked = os.path.join(common, "worktrees")
+        for name in sorted(os.listdir(linked)) if os.path.isdir(linked) else ():
+            gitdir = os.path.join(linked, name, "gitdir")
+            if os.path.isfile(gitdir):
+                roots.append(os.path.dirname(os.path.normpath(_read_line(gitdir))))
+    except (OSError, ValueError):
+        return []
+    return roots
+
+
+def _gitfile_target(project: str, path: str) -> str:
+    return os.path.normpath(os.path.join(project, _read_line(path).partition(":")[2].strip()))
+
+
+def _read_line(path: str) -> str:
+    with open(path, encoding="utf-8") as f:
+        return f.read(4096).strip()
 
 
 def refuse_while_planning(state_dir: str, cwd: str | None = None) -> None:

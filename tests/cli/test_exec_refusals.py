@@ -259,3 +259,25 @@ def test_a_session_outside_a_projects_planner_dir_applies_nowhere(
     assert "the session is not inside a project's .planner/" in done.stderr
     assert "not inside" in Plan(project)("worktree", "--state-dir", str(loose), code=3).stderr
     assert project_files(project) == before
+
+
+def test_a_planted_project_pointing_at_the_repository_meets_its_planning_session(
+    project: Path, tmp_path: Path
+) -> None:
+    """A project made anywhere (in the scratch worktree, say) whose `.git` is a gitfile naming
+    the real repository, holding a copied approved session: exec from there would commit into
+    the real repository, so the real project's planning session refuses it."""
+    older = executing(project)
+    Path(session.create(str(project), "Planning", {}, non_interactive=False).dir)
+    planted = tmp_path / "planted"
+    planted.mkdir()
+    (planted / "README.md").write_bytes((project / "README.md").read_bytes())
+    (planted / ".git").write_text(f"gitdir: {project / '.git'}\n")
+    shutil.copytree(older, planted / ".planner" / older.name)
+    before = project_files(project)
+    state = ["--state-dir", str(planted / ".planner" / older.name)]
+    for cwd in (planted, project):
+        done = Plan(cwd)("apply", *state, "-", input=json.dumps(EXEC), code=4)
+        assert "is planning (status discovery)" in done.stderr
+    assert project_files(project) == before
+    assert git(project, "log", "--format=%s") == "init\n"
