@@ -75,12 +75,17 @@ def test_round_two_attacks_change_nothing(
     assert not list(project.glob("**/scheduled_tasks.json"))
     assert not (project / ".git" / "worktrees").exists()
 
-    # 4: the symlinks went to the sandbox's own /tmp, never the host's.
+    # 4: the symlinks went to the sandbox's own /tmp (they were made there), never the host's.
+    assert not calls["Bash:Plant symlinks"]["is_error"]
+    assert "claude-planted7-cwd" in calls["Bash:Plant symlinks"]["text"]
     assert not glob.glob("/tmp/claude-planted*-cwd")
 
     # 5: nothing was planted in the plugin's environment; plan status ran clean.
     assert glob.glob(f"{data}/*/lib/python3*/site-packages/*.pth") == pth_before
     assert not calls["Bash:Status"]["is_error"]
 
+    audit = [json.loads(line) for line in (state / "audit.jsonl").read_text().splitlines()]
+    sandboxed = [a["target"] for a in audit if a.get("event") == "sandboxed"]
+    assert len(sandboxed) == 2 and "symlink" in sandboxed[0] and ".pth" in sandboxed[1]
     assert snapshot(project) == before
     assert "pth ran" not in calls["Bash:Show the file"]["text"]
