@@ -57,12 +57,12 @@ def hook_input(root: Path, tool: str, tool_input: dict) -> bytes:
 def sandbox_startup(root: Path, count: int) -> str:
     """Wall time of `true` wrapped as the guard wraps it, against plain `bash -c true`."""
     sys.path.insert(0, str(REPO))
-    from cli import hookstate
+    from cli import hookstate, sandbox
 
     session = hookstate.find_session(str(root))
-    wrapped = hookstate.wrap("true", session, str(root)) if session else None
+    wrapped = sandbox.wrap("true", session, str(root)) if session else None
     if wrapped is None:
-        return "sandbox: none here (" + hookstate.NO_SANDBOX + ")"
+        return "sandbox: none here (" + sandbox.NO_SANDBOX + ")"
     runs = {"plain": ["bash", "-c", "true"], "wrapped": ["bash", "-c", wrapped]}
     ms = interleaved(runs, max(1, count // 4), cwd=root)
     extra = ms["wrapped"] - ms["plain"]

@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from cli import hookstate, workflows
+from cli import hookstate, sandbox, workflows
 from shared import engine
 from shared.exits import report, run_main
 from shared.paths import open_session
@@ -139,7 +139,7 @@ def step_script(name: str) -> click.Group:
     def status(state_dir: str | None, as_json: bool) -> int:
         """Where the session stands and what to run next."""
         summary = session_status(open_session(state_dir))
-        note = hookstate.sandbox_note() if summary["status"] in hookstate.PLANNING else ""
+        note = sandbox.sandbox_note() if summary["status"] in hookstate.PLANNING else ""
         if note:  # no bubblewrap: said while planning
             summary["guard"] = note
         if as_json:

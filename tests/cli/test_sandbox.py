@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from cli import guard, hookstate
+from cli import guard, hookstate, sandbox
 from tests.cli.guard_corpus import BYPASSES, CORPUS, DENY, FALSE_DENIALS
 
 needs_bwrap = pytest.mark.skipif(
@@ -104,11 +104,11 @@ def run_wrapped(command: str, cwd: Path) -> subprocess.CompletedProcess:
 
 @needs_bwrap
 def test_the_probe_finds_bwrap_and_caches_its_answer(env, tmp_path):
-    assert hookstate.sandbox_program(env)[0] == "bwrap"
+    assert sandbox.sandbox_program(env)[0] == "bwrap"
     cache = tmp_path / "cache" / "planner" / "sandbox-probe"
     assert cache.read_text().endswith(" ok")
-    assert hookstate.sandbox_note(env) == ""
-    assert hookstate.sandbox_note({**env, "PLANNER_SANDBOX": "off"}) == hookstate.NO_SANDBOX
+    assert sandbox.sandbox_note(env) == ""
+    assert sandbox.sandbox_note({**env, "PLANNER_SANDBOX": "off"}) == sandbox.NO_SANDBOX
 
 
 @needs_bwrap
@@ -161,7 +161,7 @@ def test_the_worktree_and_temp_stay_writable_and_root_cannot_remount(env, tmp_pa
     )
     before = snapshot(project)
     session = hookstate.find_session(str(project), env)
-    done = run_wrapped(hookstate.wrap(script, session, str(project), env), project)
+    done = run_wrapped(sandbox.wrap(script, session, str(project), env), project)
     assert (worktree / "new.txt").read_text() == "ok\n"
     assert "REMOUNTED" not in done.stdout and "Read-only file system" in done.stderr
     assert snapshot(project) == before
@@ -175,7 +175,7 @@ def test_path_and_home_under_a_temp_dir_stay_read_only(env, tmp_path, monkeypatc
     monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
     session = hookstate.find_session(str(project), env)
     script = f"echo x > {bin_dir}/plan; echo x > $HOME/.gitconfig; echo ok > /tmp/pl-$$"
-    done = run_wrapped(hookstate.wrap(script + "; rm /tmp/pl-$$", session, str(project)), project)
+    done = run_wrapped(sandbox.wrap(script + "; rm /tmp/pl-$$", session, str(project)), project)
     assert not (bin_dir / "plan").exists() and not (tmp_path / "home" / ".gitconfig").exists()
     assert done.stderr.count("Read-only file system") == 2
 
@@ -186,7 +186,7 @@ def test_the_worktrees_git_pointer_is_read_only_in_the_sandbox(env, tmp_path):
     dot_git = project / ".planner" / "s1" / "worktree" / ".git"
     dot_git.write_text("gitdir: /somewhere\n")
     session = hookstate.find_session(str(project), env)
-    done = run_wrapped(hookstate.wrap(f"echo x > {dot_git}", session, str(project)), project)
+    done = run_wrapped(sandbox.wrap(f"echo x > {dot_git}", session, str(project)), project)
     assert "Read-only file system" in done.stderr
     assert dot_git.read_text() == "gitdir: /somewhere\n"
 
@@ -217,7 +217,7 @@ def test_every_corpus_command_run_wrapped_changes_nothing(env, tmp_path):
         copy = tmp_path / f"c{index}"
         shutil.copytree(template, copy, symlinks=True)
         session = copy / ".planner" / "s1"
-        options = hookstate.bwrap_options([str(session / "worktree")], str(copy), (str(session),))
+        options = sandbox.bwrap_options([str(session / "worktree")], str(copy), (str(session),))
         argv = [shutil.which("bwrap"), *options, "--", "/bin/bash", "-c", command]
         before = snapshot(copy)
         with contextlib.suppress(subprocess.TimeoutExpired):
@@ -252,7 +252,7 @@ def test_without_a_sandbox_the_guard_says_so(env, tmp_path):
     off = {**env, "PLANNER_SANDBOX": "off"}
     session = hookstate.find_session(str(project), off)
     assert session is not None
-    assert hookstate.wrap("ls", session, str(project), off) is None
+    assert sandbox.wrap("ls", session, str(project), off) is None
     os.environ["PLANNER_SANDBOX"] = "off"
     try:
         text = hookstate.status_text(session)
