@@ -2,7 +2,9 @@
 bubblewrap on Linux, sandbox-exec on macOS; `wrap()` turns a command into its wrapped form.
 
 Standard library only (it runs in the guard hook under `python3 -S -I`). `sandbox_note()` is
-what `planner status` and SessionStart print: "" when a sandbox runs, else the warning.
+what `planner status` and SessionStart print: "" when the whole sandbox runs, else the warning.
+The sandbox shares nothing writable or connectable with the host but the session's scratch
+worktree and scratch dir (docs/design.md, "The sandbox").
 """
 
 from __future__ import annotations
@@ -10,7 +12,13 @@ from __future__ import annotations
 import os
 
 NO_SANDBOX = "planning is guarded by command parsing only; install bubblewrap"
-PROBE_VERSION = 2  # part of the probe cache key: a changed probe or sandbox runs again
+NO_SECCOMP = (
+    "shell commands run in a read-only sandbox, but AF_UNIX sockets are not filtered there"
+    " (the seccomp filter did not load); a socket the sandbox can see is a way out"
+)
+PROBE_VERSION = 3  # part of the probe cache key: a changed probe or sandbox runs again
+HIDDEN = ("/tmp", "/var/tmp", "/dev/shm", "/run")  # a private tmpfs each, inside the sandbox
+SECCOMP_FD = 9  # one digit: every shell takes `9<file`, not all take two-digit descriptors
 
 
 def find_program(name: str, env=None):
@@ -25,10 +33,12 @@ def find_program(name: str, env=None):
 
 
 def sandbox_program(env=None):
-    """("bwrap", path) or ("sandbox-exec", path) when that sandbox runs here, else None.
+    """("bwrap", path, filter) or ("sandbox-exec", path, None) when that sandbox runs here,
+    else None; `filter` is the seccomp filter file bwrap loads, or None where it cannot load.
 
-    The bwrap probe (one run of `bwrap … true`, ~30 ms) is cached per bwrap binary in the
-    user's cache dir, which the sandbox itself keeps read-only.
+    The bwrap probe (one or two runs of `bwrap … true`, ~30 ms each) is cached per bwrap
+    binary in the user's cache dir, beside the filter file; the sandbox hides or keeps both
+    read-only.
     """
     import sys
 
@@ -37,7 +47,7 @@ def sandbox_program(env=None):
         return None
     if sys.platform == "darwin":
         path = "/usr/bin/sandbox-exec"
-        return ("sandbox-exec", path) if os.path.exists(path) else None
+        return ("sandbox-exec", path, None) if os.path.exists(path) else None
     path = find_program("bwrap", env)
     if path is None:
         return None
@@ -45,21 +55,23 @@ def sandbox_program(env=None):
         info = os.stat(path)
     except OSError:
         return None
+    seccomp = seccomp_file(env)
     key = f"v{PROBE_VERSION} {path} {info.st_mtime_ns} {info.st_size} {os.getuid()}"
+    key += f" {os.uname().machine} {'seccomp' if seccomp else 'plain'}"
     cache = os.path.join(_cache_dir(env), "sandbox-probe")
     cached = _read_small(cache)
     if cached and cached.rsplit(" ", 1)[0] == key:
-        return ("bwrap", path) if cached.endswith(" ok") else None
-    ok = probe_bwrap(path)
-    try:
-        os.makedirs(os.path.dirname(cache), exist_ok=True)
-        tmp = f"{cache}.{os.getpid()}"
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(f"{key} {'ok' if ok else 'fail'}")
-        os.replace(tmp, cache)
-    except OSError:
-        pass
-    return ("bwrap", path) if ok else None
+        found = cached.rsplit(" ", 1)[1]
+    else:
+        found = "fail"
+        if seccomp and probe_bwrap(path, seccomp):
+            found = "seccomp"
+        elif probe_bwrap(path, None):
+            found = "plain"
+        _write_atomically(cache, f"{key} {found}".encode())
+    if found == "fail":
+        return None
+    return ("bwrap", path, seccomp if found == "seccomp" else None)
 
 
 def _cache_dir(env) -> str:
@@ -67,69 +79,155 @@ def _cache_dir(env) -> str:
     return os.path.join(base, "planner")
 
 
-def probe_bwrap(path: str) -> bool:
-    """Whether bwrap can build the sandbox here and `/` really is read-only inside it."""
+def probe_bwrap(path: str, seccomp) -> bool:
+    """Whether bwrap can build the sandbox here (with the seccomp filter, when one is given)
+    and `/` really is read-only inside it."""
     import subprocess
 
     script = "touch /.planner-probe 2>/dev/null && exit 3; exit 0"
-    argv = [path, *bwrap_options([], "/"), "/bin/sh", "-c", script]
     try:
-        done = subprocess.run(argv, capture_output=True, timeout=10, stdin=subprocess.DEVNULL)
+        fd = os.open(seccomp, os.O_RDONLY) if seccomp else None
+    except OSError:
+        return False
+    options = bwrap_options([], [], seccomp_fd=fd)
+    argv = [path, *options, "--", "/bin/sh", "-c", script]
+    try:
+        done = subprocess.run(
+            argv,
+            capture_output=True,
+            timeout=10,
+            stdin=subprocess.DEVNULL,
+            pass_fds=() if fd is None else (fd,),
+        )
     except (OSError, subprocess.SubprocessError):
         return False
+    finally:
+        if fd is not None:
+            os.close(fd)
     return done.returncode == 0
 
 
 def sandbox_note(env=None) -> str:
-    """ "" when shell commands are sandboxed while planning, else the warning to show."""
-    return "" if sandbox_program(env) else NO_SANDBOX
+    """ "" when shell commands are fully sandboxed while planning, else the warning to show."""
+    program = sandbox_program(env)
+    if program is None:
+        return NO_SANDBOX
+    return NO_SECCOMP if program[0] == "bwrap" and program[2] is None else ""
 
 
-def temp_dirs(env) -> list:
+# -- what the sandbox shares with the host ---------------------------------------------------
+
+
+def hidden_roots() -> list:
+    """The host dirs each sandbox replaces with an empty tmpfs of its own: temp (so nothing an
+    agent plants there reaches the host) and /run (sockets: the user's bus, docker, …)."""
     found = []
-    for path in ("/tmp", "/var/tmp", "/dev/shm", env.get("TMPDIR") or ""):
-        if path and os.path.isdir(path):
+    for path in HIDDEN:
+        if os.path.isdir(path):
             real = os.path.realpath(path)
-            if real not in found:
+            if real != "/" and real not in found:
                 found.append(real)
     return found
 
 
-def guarded_dirs(env) -> list:
-    """Places outside the project that the sandbox must keep read-only even when they lie
-    under a temp dir: what PATH runs (a planted `plan` there would run unwrapped next time),
-    HOME and its config (git reads ~/.gitconfig for the product's own commands), the plugin."""
-    found = [p for p in (env.get("PATH") or "").split(os.pathsep) if p.startswith("/")]
-    for name in ("HOME", "XDG_CONFIG_HOME", "CLAUDE_PLUGIN_ROOT", "CLAUDE_PLUGIN_DATA"):
-        if (env.get(name) or "").startswith("/"):
-            found.append(env[name])
-    temps = [t + os.sep for t in temp_dirs(env)]
-    return [os.path.realpath(p) for p in found if os.path.realpath(p).startswith(tuple(temps))]
+def shown_read_only(session, project: str, env, roots: list) -> list:
+    """What a command legitimately reads that may lie under a hidden root, to be bound back
+    read-only: the project and every enclosing git root, the session, HOME and its config,
+    PATH, the virtualenv and the launchers' interpreter, the plugin and its data dir."""
+    wanted = [project, *_git_roots(project)]
+    if session is not None:
+        state = os.path.realpath(session.state_dir)
+        wanted += [state, *_git_roots(os.path.dirname(state))]
+    for name in ("HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "VIRTUAL_ENV"):
+        wanted.append(env.get(name) or "")
+    for name in ("CLAUDE_PLUGIN_ROOT", "CLAUDE_PLUGIN_DATA", "PLANNER_DATA_DIR"):
+        wanted.append(env.get(name) or "")
+    data = env.get("XDG_DATA_HOME") or os.path.join(env.get("HOME") or "/", ".local", "share")
+    wanted.append(os.path.join(data, "planner"))
+    wanted.append(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the plugin
+    for folder in (env.get("PATH") or "").split(os.pathsep):
+        wanted += [folder, _venv_root(folder)]
+    python = env.get("PLANNER_PYTHON") or ""
+    if python and not python.startswith("/"):
+        python = find_program(python, env) or ""
+    if python.startswith("/"):
+        bin_dir = os.path.dirname(os.path.abspath(python))
+        real_bin = os.path.dirname(os.path.realpath(python))
+        wanted += [bin_dir, os.path.dirname(bin_dir), real_bin, os.path.dirname(real_bin)]
+    return _under(wanted, roots)
 
 
-def bwrap_options(writable: list, project: str, read_only: tuple = ()) -> list:
-    """Everything read-only, temp dirs writable, then the project (and the session) read-only
-    again in case they live under a temp dir, then the worktree writable; no capabilities,
-    an own PID namespace (no ptrace of processes outside), an own network namespace (no
-    loopback to this machine: the review page's approval, `plan review open`, stays out of
-    the agent's reach), a new terminal session (no TIOCSTI into the person's terminal), and
-    nothing left running when the command ends.
+def _git_roots(start: str) -> list:
+    """`start` and every directory above it that holds a `.git`: the project's repository
+    root wherever the harness says the project is (a subdirectory, a submodule)."""
+    found, here = [], os.path.realpath(start)
+    while True:
+        if os.path.lexists(os.path.join(here, ".git")):
+            found.append(here)
+        parent = os.path.dirname(here)
+        if parent == here:
+            return found
+        here = parent
+
+
+def _venv_root(folder: str) -> str:
+    parent = os.path.dirname(folder.rstrip("/"))
+    return parent if os.path.isfile(os.path.join(parent, "pyvenv.cfg")) else ""
+
+
+def _under(paths: list, roots: list) -> list:
+    """The existing dirs among `paths` (as written and resolved) that lie strictly under a
+    hidden root, parents first, without those a listed parent already covers."""
+    inside = []
+    for path in paths:
+        if not path.startswith("/"):
+            continue
+        for form in (os.path.normpath(path), os.path.realpath(path)):
+            if any(form.startswith(root + "/") for root in roots) and os.path.isdir(form):
+                inside.append(form)
+    kept: list = []
+    for path in sorted(set(inside), key=lambda p: (p.count("/"), p)):
+        if not any(path == k or path.startswith(k + "/") for k in kept):
+            kept.append(path)
+    return kept
+
+
+def bwrap_options(writable: list, read_only: list, tmpdir=None, seccomp_fd=None, roots=None):
+    """Order matters, later mounts win: `/` read-only; a private /dev (its own /dev/shm),
+    /proc, and an empty tmpfs over each hidden root; `read_only` bound back into them; then
+    `writable` (each with its `.git` read-only again: git finds its config there). No
+    capabilities (root inside cannot remount), own PID, IPC and network namespaces (no ptrace
+    or shared memory of processes outside, no loopback: the review page where a person
+    approves is out of reach), a new terminal session (no TIOCSTI into the person's
+    terminal), nothing left running when the command ends, and with `seccomp_fd` a filter
+    that refuses AF_UNIX sockets: connect() ignores read-only mounts.
     """
+    roots = hidden_roots() if roots is None else roots
     options = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    for path in temp_dirs(os.environ):
-        options += ["--bind", path, path]
-    for path in (project, *read_only, *guarded_dirs(os.environ)):
-        if path and path != "/" and os.path.isdir(path):
-            options += ["--ro-bind", path, path]
+    for root in roots:
+        options += ["--tmpfs", root]
+    if "/dev/shm" not in roots:
+        options += ["--tmpfs", "/dev/shm"]
+    for path in read_only:
+        options += ["--ro-bind", path, path]
     for path in writable:
         if os.path.isdir(path):
             options += ["--bind", path, path]
             dot_git = os.path.join(path, ".git")
-            if os.path.exists(dot_git):  # where git finds its config: never rewritten here
+            if os.path.lexists(dot_git):
                 options += ["--ro-bind", dot_git, dot_git]
-    options += ["--unshare-pid", "--unshare-net", "--new-session", "--die-with-parent"]
-    options += ["--cap-drop", "ALL"]
+    options += ["--setenv", "TMPDIR", tmpdir or "/tmp"]
+    options += ["--unshare-pid", "--unshare-ipc", "--unshare-net", "--new-session"]
+    options += ["--die-with-parent", "--cap-drop", "ALL"]
+    if seccomp_fd is not None:
+        options += ["--seccomp", str(seccomp_fd)]
     return options
+
+
+def scratch_dir(session) -> str:
+    """`<state_dir>/scratch/`: writable in the sandbox and kept between calls, so a file
+    written in one command can be read in the next or passed to `plan apply FILE`."""
+    return os.path.join(os.path.realpath(session.state_dir), "scratch")
 
 
 def quote(word: str) -> str:
@@ -140,40 +238,120 @@ def quote(word: str) -> str:
 
 def wrap(command: str, session, project: str, env=None):
     """The command as it runs inside the sandbox, or None when no sandbox runs here (`session`
-    is a cli.hookstate.Session)."""
+    is a cli.hookstate.Session; `project` is where the harness says the project is)."""
     env = os.environ if env is None else env
     program = sandbox_program(env)
     if program is None:
         return None
     shell = "/bin/bash" if os.path.exists("/bin/bash") else "/bin/sh"
     worktree = os.path.realpath(session.worktree)
+    scratch = scratch_dir(session)
+    try:
+        os.makedirs(scratch, mode=0o700, exist_ok=True)
+    except OSError:
+        scratch = ""
+    places = f"{worktree} and {scratch}" if scratch else worktree
     note = (
-        f"planner: this command ran in the planning sandbox (read-only except {worktree}"
-        " and temp dirs) and failed; if it meant to change the project, record the change"
-        " in the plan instead"
+        f"planner: this command ran in the planning sandbox (read-only except {places};"
+        " /tmp is private to each command) and failed; if it meant to change the project,"
+        " record the change in the plan instead"
     )
     note = "".join(c for c in note if c not in '"$`\\!')
     trap = f'rc=$?; [ $rc = 0 ] || echo "{note}" >&2'
     script = f"trap {quote(trap)} EXIT; {command}"
+    writable = [worktree, scratch] if scratch else [worktree]
     if program[0] == "sandbox-exec":
-        argv = [program[1], "-p", macos_profile([worktree]), shell, "-c", script]
-    else:
-        state = os.path.realpath(session.state_dir)
-        options = bwrap_options([worktree], project, (state, os.path.dirname(state)))
-        argv = [program[1], *options, "--", shell, "-c", script]
-    return " ".join(map(quote, argv))
+        argv = [program[1], "-p", macos_profile(writable), shell, "-c", script]
+        return f"TMPDIR={quote(scratch or '/tmp')} " + " ".join(map(quote, argv))
+    roots = hidden_roots()
+    read_only = shown_read_only(session, os.path.realpath(project), env, roots)
+    seccomp = program[2]
+    fd = SECCOMP_FD if seccomp else None
+    options = bwrap_options(writable, read_only, scratch or None, fd, roots)
+    wrapped = " ".join(map(quote, [program[1], *options, "--", shell, "-c", script]))
+    return f"{wrapped} {SECCOMP_FD}<{quote(seccomp)}" if seccomp else wrapped
 
 
 def macos_profile(writable: list) -> str:
-    """A sandbox-exec profile: everything allowed but file writes outside writable and temp.
-    Untested here (no macOS on these machines); kept in the shape Apple's own profiles use.
+    """A sandbox-exec profile: everything allowed but file writes outside `writable` and any
+    network (unix sockets included). Untested here (no macOS on these machines); kept in the
+    shape Apple's own profiles use.
     """
     allow = " ".join(f'(subpath "{os.path.realpath(p)}")' for p in writable)
     return (
         "(version 1)(allow default)(deny file-write*)(deny network*)"
-        f'(allow file-write* {allow} (subpath "/private/tmp") (subpath "/private/var/folders")'
+        f"(allow file-write* {allow}"
         ' (literal "/dev/null") (literal "/dev/tty") (regex #"^/dev/fd/"))'
     )
+
+
+# -- the seccomp filter ----------------------------------------------------------------------
+
+# Classic BPF over struct seccomp_data {int nr; u32 arch; u64 ip; u64 args[6]} (linux/seccomp.h,
+# linux/filter.h), as bwrap --seccomp takes it: an array of struct sock_filter.
+LD_W_ABS, JEQ_K, JGE_K, RET_K = 0x20, 0x15, 0x35, 0x06
+RET_ALLOW, RET_EPERM = 0x7FFF0000, 0x00050000 | 1  # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO|EPERM
+ARCHES = {  # uname machine -> (AUDIT_ARCH_*, socket, io_uring_setup, x32 bit or 0)
+    "x86_64": (0xC000003E, 41, 425, 0x40000000),
+    "aarch64": (0xC00000B7, 198, 425, 0),
+}
+AF_UNIX = 1
+
+
+def seccomp_program(machine: str):
+    """The filter for this machine's arch, or None where it is not known: socket(AF_UNIX, …)
+    and io_uring_setup (whose rings can open sockets) fail with EPERM, socketpair stays
+    allowed; a syscall of any other ABI (i386, x32, arm32, where socketcall hides the family)
+    fails whatever it is."""
+    import struct
+
+    if machine not in ARCHES:
+        return None
+    arch, socket_nr, io_uring_nr, x32 = ARCHES[machine]
+    code = [
+        (LD_W_ABS, 0, 0, 4),  # 0: A = arch
+        (JEQ_K, 1, 0, arch),  # 1: native ABI? to 3, else 2
+        (RET_K, 0, 0, RET_EPERM),  # 2
+        (LD_W_ABS, 0, 0, 0),  # 3: A = nr
+        (JGE_K, 5, 0, x32) if x32 else (JEQ_K, 0, 0, 0),  # 4: x32 ABI: to 10 (else a no-op)
+        (JEQ_K, 2, 0, socket_nr),  # 5: socket: to 8
+        (JEQ_K, 3, 0, io_uring_nr),  # 6: to 10
+        (RET_K, 0, 0, RET_ALLOW),  # 7
+        (LD_W_ABS, 0, 0, 16),  # 8: A = low 32 bits of args[0] (little-endian), the family
+        (JEQ_K, 0, 1, AF_UNIX),  # 9: AF_UNIX: to 10, else 11
+        (RET_K, 0, 0, RET_EPERM),  # 10
+        (RET_K, 0, 0, RET_ALLOW),  # 11
+    ]
+    return b"".join(struct.pack("=HBBI", *row) for row in code)
+
+
+def seccomp_file(env):
+    """The filter written in the cache dir (outside anything writable in the sandbox), or None
+    when this arch has no filter or the file cannot be written. It is read back and compared
+    on every call, and rewritten when it differs."""
+    program = seccomp_program(os.uname().machine)
+    if program is None:
+        return None
+    path = os.path.join(_cache_dir(env), f"seccomp-unix-v{PROBE_VERSION}.bpf")
+    try:
+        with open(path, "rb") as f:
+            if f.read(len(program) + 1) == program:
+                return path
+    except OSError:
+        pass
+    return path if _write_atomically(path, program) else None
+
+
+def _write_atomically(path: str, data: bytes) -> bool:
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.{os.getpid()}"
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except OSError:
+        return False
+    return True
 
 
 def _read_small(path: str):

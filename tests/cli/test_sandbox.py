@@ -1,6 +1,11 @@
 """Layer 2: commands the parser does not deny come back wrapped in bubblewrap, and run that
 way they change nothing in the project. Every corpus command is run as the guard returns it,
 in a throw-away copy of a project, and the copy is compared before and after.
+
+The sandbox shares nothing writable or connectable with the host but the worktree and the
+scratch dir: each attack of issue 17 (items 3 to 6) is carried out for real and the project,
+its `.git` and $HOME are compared before and after (tmp_path lies under /tmp, so every project
+here is one "under a temp dir").
 """
 
 from __future__ import annotations
@@ -9,11 +14,15 @@ import contextlib
 import json
 import os
 import shutil
+import struct
 import subprocess
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cli import guard, hookstate, sandbox
 from tests.cli.guard_corpus import BYPASSES, CORPUS, DENY, FALSE_DENIALS
@@ -56,7 +65,9 @@ def snapshot(root: Path) -> dict:
     found = {}
     for path in sorted(root.rglob("*")):
         rel = str(path.relative_to(root))
-        if rel.startswith(".planner/s1/worktree/") or rel == ".planner/s1/audit.jsonl":
+        if rel.startswith((".planner/s1/worktree/", ".planner/s1/scratch")):
+            continue
+        if rel == ".planner/s1/audit.jsonl":
             continue
         info = path.lstat()
         body = path.read_bytes() if path.is_file() and not path.is_symlink() else b""
@@ -77,6 +88,10 @@ def env(tmp_path, monkeypatch):
         monkeypatch.delenv(name, raising=False)
     (tmp_path / "home").mkdir()
     return dict(os.environ)
+
+
+def filter_file(tmp_path: Path) -> Path:
+    return tmp_path / "cache" / "planner" / f"seccomp-unix-v{sandbox.PROBE_VERSION}.bpf"
 
 
 def wrapped(command: str, project: Path, dialect: str = "claude") -> str | None:
@@ -104,9 +119,10 @@ def run_wrapped(command: str, cwd: Path) -> subprocess.CompletedProcess:
 
 @needs_bwrap
 def test_the_probe_finds_bwrap_and_caches_its_answer(env, tmp_path):
-    assert sandbox.sandbox_program(env)[0] == "bwrap"
+    program = sandbox.sandbox_program(env)
+    assert program[0] == "bwrap" and program[2] == str(filter_file(tmp_path))
     cache = tmp_path / "cache" / "planner" / "sandbox-probe"
-    assert cache.read_text().endswith(" ok")
+    assert cache.read_text().endswith(" seccomp")  # the probe ran bwrap with the filter loaded
     assert sandbox.sandbox_note(env) == ""
     assert sandbox.sandbox_note({**env, "PLANNER_SANDBOX": "off"}) == sandbox.NO_SANDBOX
 
@@ -216,13 +232,16 @@ def test_every_corpus_command_run_wrapped_changes_nothing(env, tmp_path):
         index, command = index_command
         copy = tmp_path / f"c{index}"
         shutil.copytree(template, copy, symlinks=True)
-        session = copy / ".planner" / "s1"
-        options = sandbox.bwrap_options([str(session / "worktree")], str(copy), (str(session),))
-        argv = [shutil.which("bwrap"), *options, "--", "/bin/bash", "-c", command]
+        session = hookstate.find_session(str(copy), env)
+        wrapped_command = sandbox.wrap(command, session, str(copy), env)
         before = snapshot(copy)
         with contextlib.suppress(subprocess.TimeoutExpired):
             subprocess.run(
-                argv, cwd=copy, capture_output=True, timeout=15, stdin=subprocess.DEVNULL
+                ["bash", "-c", wrapped_command],
+                cwd=copy,
+                capture_output=True,
+                timeout=15,
+                stdin=subprocess.DEVNULL,
             )
         changed = snapshot(copy) != before
         shutil.rmtree(copy, ignore_errors=True)
@@ -270,3 +289,278 @@ def test_codex_never_gets_a_wrapper_it_would_ignore(env, tmp_path):
     assert data["permissionDecision"] == "deny" and "updatedInput" not in data
     read_only = {**payload, "tool_input": {"command": "git status"}}
     assert guard.run(json.dumps(read_only).encode(), "codex") == ""
+
+
+# -- round 2: nothing shared, nothing trusted (issue 17, items 3 to 6) ------------------------
+
+
+def wrap_in(project: Path, command: str, env: dict, where: Path | None = None) -> str:
+    """`command` wrapped as the guard wraps it for the project's session."""
+    session = hookstate.find_session(str(where or project), env)
+    found = sandbox.wrap(command, session, str(where or project), env)
+    assert found and found.startswith(shutil.which("bwrap") or "bwrap")
+    return found
+
+
+def trees(*roots: Path) -> dict:
+    return {str(root): snapshot(root) for root in roots}
+
+
+def python_writes(path: Path) -> str:
+    return f"python3 -c \"open('{path}', 'a').write('x')\""
+
+
+needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+
+
+@contextlib.contextmanager
+def tmux_server(*where: str):
+    """A tmux server of the person's, started outside any sandbox; killed afterwards."""
+    tmux = ["tmux", *where, "-f", "/dev/null"]
+    subprocess.run([*tmux, "new-session", "-d", "-s", "t"], check=True, timeout=30)
+    socket_path = subprocess.run(
+        [*tmux, "display-message", "-p", "#{socket_path}"], capture_output=True, text=True
+    ).stdout.strip()
+    try:
+        yield tmux
+    finally:
+        subprocess.run([*tmux, "kill-server"], capture_output=True, timeout=30)
+        if socket_path:  # tmux leaves its socket file behind
+            Path(socket_path).unlink(missing_ok=True)
+
+
+@needs_bwrap
+@needs_tmux
+def test_item3_a_tmux_server_outside_is_out_of_reach(env, tmp_path):
+    """`connect()` ignores read-only mounts: the person's tmux (in /tmp, hidden by the private
+    /tmp; or at a path the sandbox can see, refused by the seccomp filter) cannot run a command
+    outside. Without the filter the second one would be a way out, as the control shows."""
+    project = make_project(tmp_path / "p")
+    home = tmp_path / "home"
+    visible = home / "tmux.sock"  # HOME is bound back read-only: the sandbox sees the socket
+    name = f"planner-test-{os.getpid()}"
+    with tmux_server("-L", name), tmux_server("-S", str(visible)):
+        reached = home / "reached"
+        bwrap = shutil.which("bwrap") or "bwrap"
+        control = [bwrap, *sandbox.bwrap_options([], [str(home)]), "--", "tmux", "-S"]
+        control += [str(visible), "run-shell", f"touch {reached}"]
+        subprocess.run(control, capture_output=True, timeout=30, check=True)
+        assert reached.exists()  # no filter: the server outside ran it
+        reached.unlink()
+        before = trees(project, home)
+        attacks = [
+            f"tmux -L {name} run-shell 'echo x >> {project}/README.md'",
+            f"tmux -S {visible} run-shell 'echo x >> {project}/README.md; touch {reached}'",
+            'python3 -c "import socket; s = socket.socket(socket.AF_UNIX);'
+            f" s.connect('{visible}')\"",
+        ]
+        for attack in attacks:
+            done = run_wrapped(wrap_in(project, attack, env), project)
+            assert done.returncode != 0, attack
+        assert "PermissionError" in done.stderr
+        time.sleep(0.5)  # a run-shell that got through would have run by now
+        assert trees(project, home) == before and not reached.exists()
+    probe = "python3 -c 'import socket; socket.socketpair()' && ls -A /run && echo done"
+    probe += "; test -e /run/user || test -e /run/dbus || echo hidden"
+    done = run_wrapped(wrap_in(project, probe, env), project)
+    assert done.stdout.split() == ["done", "hidden"], done.stderr
+
+
+@needs_bwrap
+def test_item4_symlinks_planted_in_tmp_never_reach_the_host(env, tmp_path):
+    """The agent's /tmp is its own: what it plants there is gone, and the harness's own write
+    to /tmp after the command (Claude Code's `pwd -P >| /tmp/claude-XXXX-cwd`) follows nothing."""
+    project = make_project(tmp_path / "p")
+    prefix = f"/tmp/planner-test-{os.getpid()}"
+    plant = f"for i in $(seq 200); do ln -s {project}/src/app.py {prefix}-$i-cwd; done"
+    plant += f"; ln -s {project}/README.md /var/tmp/planner-test-{os.getpid()}; ls {prefix}-7-cwd"
+    before = trees(project, tmp_path / "home")
+    done = run_wrapped(wrap_in(project, plant, env), project)
+    assert done.returncode == 0 and done.stdout.strip() == f"{prefix}-7-cwd", done.stderr
+    assert not list(Path("/tmp").glob(f"planner-test-{os.getpid()}-*"))
+    assert not Path(f"/var/tmp/planner-test-{os.getpid()}").exists()
+    harness_file = Path(f"{prefix}-7-cwd")
+    try:
+        harness_file.write_text(str(project))  # what the harness writes after the command
+    finally:
+        harness_file.unlink()
+    assert trees(project, tmp_path / "home") == before
+
+
+@needs_bwrap
+def test_item4_dev_shm_is_private_too(env, tmp_path):
+    project = make_project(tmp_path / "p")
+    marker = Path(f"/dev/shm/planner-test-{os.getpid()}")
+    marker.write_text("host")
+    try:
+        script = f"ls -A /dev/shm; echo x > {marker}-inside && cat {marker}-inside"
+        done = run_wrapped(wrap_in(project, script, env), project)
+        assert done.stdout.split() == ["x"], done.stderr
+        assert not Path(f"{marker}-inside").exists() and marker.read_text() == "host"
+    finally:
+        marker.unlink()
+
+
+@needs_bwrap
+def test_item5_a_venv_under_tmp_cannot_be_planted_into(env, tmp_path, monkeypatch):
+    """PLANNER_PYTHON and PATH name a venv under /tmp: visible in the sandbox (it runs), but a
+    `.pth` written into its site-packages or a `plan` into its bin/ never lands."""
+    project = make_project(tmp_path / "p")
+    venv = tmp_path / "venv"
+    site = venv / "lib" / "python3.11" / "site-packages"
+    site.mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (venv / "bin").mkdir()
+    (venv / "bin" / "python").symlink_to(shutil.which("python3") or "/usr/bin/python3")
+    monkeypatch.setenv("PATH", f"{venv / 'bin'}:{os.environ['PATH']}")
+    monkeypatch.setenv("PLANNER_PYTHON", str(venv / "bin" / "python"))
+    env = dict(os.environ)
+    before = trees(project, venv, tmp_path / "home")
+    script = f"ls {site} {venv}/pyvenv.cfg && {venv}/bin/python -c pass && echo runs; "
+    script += python_writes(site / "evil.pth") + "; " + python_writes(venv / "bin" / "plan")
+    done = run_wrapped(wrap_in(project, script, env), project)
+    assert "runs" in done.stdout, done.stderr
+    assert done.stderr.count("Read-only file system") == 2
+    assert trees(project, venv, tmp_path / "home") == before
+
+
+@needs_bwrap
+def test_item6_the_git_root_is_protected_when_the_harness_names_a_subdirectory(
+    env, tmp_path, monkeypatch
+):
+    """The project lies under /tmp and the agent was started in a subdirectory: the root's
+    README.md and .git/hooks are readable in the sandbox and not writable."""
+    project = make_project(tmp_path / "p")
+    assert str(project).startswith("/tmp/")
+    sub = project / "src"
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(sub))
+    before = trees(project, tmp_path / "home")
+    script = f"cat {project}/README.md; " + python_writes(project / "README.md") + "; "
+    script += python_writes(project / ".git" / "hooks" / "pre-commit")
+    command = wrapped(script, project)  # as the guard hands it back for this hook input
+    assert command is not None
+    done = run_wrapped(command, sub)
+    assert "# demo" in done.stdout
+    assert done.stderr.count("Read-only file system") == 2, done.stderr
+    assert trees(project, tmp_path / "home") == before
+
+
+@needs_bwrap
+def test_the_scratch_dir_keeps_files_between_calls(env, tmp_path):
+    project = make_project(tmp_path / "p")
+    scratch = project / ".planner" / "s1" / "scratch"
+    write = f'echo "[]" > {scratch}/ops.json; echo t > $TMPDIR/t'
+    run_wrapped(wrap_in(project, write, env), project)
+    done = run_wrapped(wrap_in(project, f"cat {scratch}/ops.json $TMPDIR/t", env), project)
+    assert done.stdout.split() == ["[]", "t"], done.stderr
+    assert (scratch / "ops.json").read_text() == "[]\n"  # readable by `plan apply FILE`
+    assert scratch.stat().st_mode & 0o777 == 0o700
+
+
+@needs_bwrap
+def test_commands_that_write_only_temp_run(env, tmp_path):
+    """`pip download -d /tmp/x`, `cp <worktree>/f /tmp/x`, `mkdir` in temp: they write the
+    sandbox's own temp dirs, which vanish with the command; the host's stay as they were."""
+    project = make_project(tmp_path / "p")
+    worktree = project / ".planner" / "s1" / "worktree"
+    (worktree / "f").write_text("w\n")
+    name = f"planner-test-{os.getpid()}"
+    script = f"mkdir -p /tmp/{name}/d /var/tmp/{name} && cp {worktree}/f {project}/README.md"
+    script += f" /tmp/{name}/d/ && cat /tmp/{name}/d/f && mktemp && touch /dev/shm/{name}"
+    before = trees(project, tmp_path / "home")
+    done = run_wrapped(wrap_in(project, script, env), project)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == "w"
+    assert done.stdout.splitlines()[1].startswith(str(project / ".planner/s1/scratch/tmp."))
+    assert not Path(f"/tmp/{name}").exists() and not Path(f"/var/tmp/{name}").exists()
+    assert trees(project, tmp_path / "home") == before
+
+
+@needs_bwrap
+def test_the_filter_refuses_other_abis_and_io_uring(env, tmp_path):
+    """Syscalls the family check cannot see through: x32 (x86_64) and io_uring_setup fail with
+    EPERM in the sandbox (outside, the kernel answers ENOSYS/EFAULT or runs them)."""
+    if os.uname().machine != "x86_64":
+        pytest.skip("the x32 check is x86_64's")
+    project = make_project(tmp_path / "p")
+    calls = (
+        "import ctypes, os; libc = ctypes.CDLL(None, use_errno=True)\n"
+        "for nr in (0x40000000 | 39, 425):\n"
+        "    libc.syscall(nr, 1, 0); print(nr, ctypes.get_errno())"
+    )
+    script = f"python3 -c '{calls}'"
+    outside = run_wrapped(script, project).stdout.split()
+    inside = run_wrapped(wrap_in(project, script, env), project).stdout.split()
+    assert outside[1] != "1" and outside[3] != "1"
+    assert inside == [str(0x40000000 | 39), "1", "425", "1"]
+
+
+def run_bpf(program: bytes, arch: int, nr: int, arg0: int) -> int:
+    """A classic-BPF interpreter for the four instructions the filter uses."""
+    data = struct.pack("=iIQ6Q", nr, arch, 0, arg0, 0, 0, 0, 0, 0)
+    code = [struct.unpack("=HBBI", program[i : i + 8]) for i in range(0, len(program), 8)]
+    pc, acc = 0, 0
+    while True:
+        op, jt, jf, k = code[pc]
+        if op == sandbox.LD_W_ABS:
+            acc = struct.unpack_from("=I", data, k)[0]
+        elif op == sandbox.RET_K:
+            return k
+        elif op in (sandbox.JEQ_K, sandbox.JGE_K):
+            hit = acc == k if op == sandbox.JEQ_K else acc >= k
+            pc += jt if hit else jf
+        else:
+            raise AssertionError(f"unexpected BPF op {op:#x}")
+        pc += 1
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    machine=st.sampled_from(sorted(sandbox.ARCHES)),
+    arch=st.sampled_from([0xC000003E, 0xC00000B7, 0x40000003, 0x40000028, 0]),
+    nr=st.one_of(st.integers(0, 0x7FFFFFFF), st.sampled_from([41, 53, 198, 199, 425, 102])),
+    family=st.one_of(st.integers(0, 2**64 - 1), st.sampled_from([1, 2, 10, 16, 2**32 + 1])),
+)
+def test_the_filter_program_refuses_exactly_unix_sockets(machine, arch, nr, family):
+    native, socket_nr, io_uring_nr, x32 = sandbox.ARCHES[machine]
+    verdict = run_bpf(sandbox.seccomp_program(machine), arch, nr, family)
+    refused = (
+        arch != native
+        or (x32 and nr >= x32)
+        or nr == io_uring_nr
+        or (nr == socket_nr and family & 0xFFFFFFFF == 1)
+    )
+    assert verdict == (sandbox.RET_EPERM if refused else sandbox.RET_ALLOW)
+
+
+@needs_bwrap
+def test_a_changed_filter_file_is_rewritten(env, tmp_path):
+    project = make_project(tmp_path / "p")
+    sandbox.sandbox_program(env)
+    filter_file(tmp_path).write_bytes(b"\x06\x00\x00\x00\x00\x00\xff\x7f")  # allow everything
+    command = wrap_in(project, "true", env)
+    assert command.endswith(f" 9<{filter_file(tmp_path)}")
+    assert filter_file(tmp_path).read_bytes() == sandbox.seccomp_program(os.uname().machine)
+
+
+@needs_bwrap
+def test_without_the_filter_temp_and_run_stay_hidden_and_status_says_so(env, tmp_path, monkeypatch):
+    """Where the filter cannot load (here: no cache dir to write it to), the sandbox still
+    hides /tmp and /run, and the status says AF_UNIX sockets are not filtered."""
+    project = make_project(tmp_path / "p")
+    monkeypatch.setenv("XDG_CACHE_HOME", "/dev/null/cache")
+    env = dict(os.environ)
+    assert sandbox.sandbox_program(env)[2] is None
+    assert sandbox.sandbox_note(env) == sandbox.NO_SECCOMP
+    session = hookstate.find_session(str(project), env)
+    assert "AF_UNIX sockets are not filtered" in hookstate.status_text(session)
+    marker = Path(f"/tmp/planner-test-{os.getpid()}")
+    marker.write_text("host")
+    try:
+        script = f"ls -A /run /var/tmp /dev/shm | grep -v :; ls {marker} || echo hidden"
+        command = wrap_in(project, script, env)
+        assert "--seccomp" not in command
+        done = run_wrapped(command, project)
+    finally:
+        marker.unlink()
+    assert done.stdout.split() == ["hidden"], done.stdout
