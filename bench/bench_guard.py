@@ -55,7 +55,8 @@ def hook_input(root: Path, tool: str, tool_input: dict) -> bytes:
 
 
 def sandbox_startup(root: Path, count: int) -> str:
-    """Wall time of `true` wrapped as the guard wraps it, against plain `bash -c true`."""
+    """Wall time of `true` wrapped as the guard wraps it (bwrap, private temp and /run, the
+    seccomp filter), against `python -c pass` and against plain `bash -c true`."""
     sys.path.insert(0, str(REPO))
     from cli import hookstate, sandbox
 
@@ -63,11 +64,17 @@ def sandbox_startup(root: Path, count: int) -> str:
     wrapped = sandbox.wrap("true", session, str(root)) if session else None
     if wrapped is None:
         return "sandbox: none here (" + sandbox.NO_SANDBOX + ")"
-    runs = {"plain": ["bash", "-c", "true"], "wrapped": ["bash", "-c", wrapped]}
+    runs = {"baseline": baseline(), "plain": ["bash", "-c", "true"]}
+    runs["wrapped"] = ["bash", "-c", wrapped]
     ms = interleaved(runs, max(1, count // 4), cwd=root)
-    extra = ms["wrapped"] - ms["plain"]
-    plain = ms["plain"]
-    return f"sandbox wrapper start-up: +{extra:.1f} ms per Bash call (bash -c true: {plain:.1f} ms)"
+    label = "sandbox start-up" + (
+        ", seccomp filter on" if "--seccomp" in wrapped else " (no seccomp filter here)"
+    )
+    extra, plain = ms["wrapped"] - ms["plain"], ms["plain"]
+    return (
+        ratio_line(label, ms["wrapped"], ms["baseline"], "for scale")
+        + f"\n  sandbox wrapper: +{extra:.1f} ms per Bash call (bash -c true: {plain:.1f} ms)"
+    )
 
 
 def one_megabyte(root: Path) -> str:

@@ -179,10 +179,8 @@ def _under(paths: list, roots: list) -> list:
     """The existing dirs among `paths` (as written and resolved) that lie strictly under a
     hidden root, parents first, without those a listed parent already covers."""
     inside = []
-    for path in paths:
-        if not path.startswith("/"):
-            continue
-        for form in (os.path.normpath(path), os.path.realpath(path)):
+    for path in {os.path.normpath(p) for p in paths if p.startswith("/")}:
+        for form in (path, os.path.realpath(path)):
             if any(form.startswith(root + "/") for root in roots) and os.path.isdir(form):
                 inside.append(form)
     kept: list = []
