@@ -67,9 +67,9 @@ def sandbox_startup(root: Path, count: int) -> str:
     runs = {"baseline": baseline(), "plain": ["bash", "-c", "true"]}
     runs["wrapped"] = ["bash", "-c", wrapped]
     ms = interleaved(runs, max(1, count // 4), cwd=root)
-    label = "sandbox start-up" + (
-        ", seccomp filter on" if "--seccomp" in wrapped else " (no seccomp filter here)"
-    )
+    program = sandbox.sandbox_program()
+    filtered = program is not None and program[2] is not None
+    label = "sandbox start-up" + (", seccomp filter on" if filtered else " (no seccomp filter)")
     extra, plain = ms["wrapped"] - ms["plain"], ms["plain"]
     return (
         ratio_line(label, ms["wrapped"], ms["baseline"], "for scale")

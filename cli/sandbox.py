@@ -4,7 +4,8 @@ bubblewrap on Linux, sandbox-exec on macOS; `wrap()` turns a command into its wr
 Standard library only (it runs in the guard hook under `python3 -S -I`). `sandbox_note()` is
 what `planner status` and SessionStart print: "" when the whole sandbox runs, else the warning.
 The sandbox shares nothing writable or connectable with the host but the session's scratch
-worktree and scratch dir (docs/design.md, "The sandbox").
+worktree and scratch dir (docs/design.md, "The sandbox"). Run as a program (inside the
+sandbox), this file loads the seccomp filter and execs the command it is given.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ NO_SECCOMP = (
 )
 PROBE_VERSION = 3  # part of the probe cache key: a changed probe or sandbox runs again
 HIDDEN = ("/tmp", "/var/tmp", "/dev/shm", "/run")  # a private tmpfs each, inside the sandbox
-SECCOMP_FD = 9  # one digit: every shell takes `9<file`, not all take two-digit descriptors
 
 
 def find_program(name: str, env=None):
@@ -33,12 +33,12 @@ def find_program(name: str, env=None):
 
 
 def sandbox_program(env=None):
-    """("bwrap", path, filter) or ("sandbox-exec", path, None) when that sandbox runs here,
-    else None; `filter` is the seccomp filter file bwrap loads, or None where it cannot load.
+    """("bwrap", path, python) or ("sandbox-exec", path, None) when that sandbox runs here,
+    else None; `python` is the interpreter that loads the seccomp filter inside the sandbox
+    (this one), or None where the filter cannot load.
 
     The bwrap probe (one or two runs of `bwrap … true`, ~30 ms each) is cached per bwrap
-    binary in the user's cache dir, beside the filter file; the sandbox hides or keeps both
-    read-only.
+    binary and interpreter in the user's cache dir, which the sandbox keeps read-only.
     """
     import sys
 
@@ -55,9 +55,10 @@ def sandbox_program(env=None):
         info = os.stat(path)
     except OSError:
         return None
-    seccomp = seccomp_file(env)
+    python = os.path.realpath(sys.executable)
+    seccomp = python if seccomp_program(os.uname().machine) and os.path.isfile(python) else None
     key = f"v{PROBE_VERSION} {path} {info.st_mtime_ns} {info.st_size} {os.getuid()}"
-    key += f" {os.uname().machine} {'seccomp' if seccomp else 'plain'}"
+    key += f" {os.uname().machine} {seccomp}"
     cache = os.path.join(_cache_dir(env), "sandbox-probe")
     cached = _read_small(cache)
     if cached and cached.rsplit(" ", 1)[0] == key:
@@ -79,31 +80,17 @@ def _cache_dir(env) -> str:
     return os.path.join(base, "planner")
 
 
-def probe_bwrap(path: str, seccomp) -> bool:
-    """Whether bwrap can build the sandbox here (with the seccomp filter, when one is given)
-    and `/` really is read-only inside it."""
+def probe_bwrap(path: str, python) -> bool:
+    """Whether bwrap can build the sandbox here (and `python` load the seccomp filter in it,
+    when given) and `/` really is read-only inside it."""
     import subprocess
 
     script = "touch /.planner-probe 2>/dev/null && exit 3; exit 0"
+    argv = [path, *bwrap_options([], []), "--", *filtered(python), "/bin/sh", "-c", script]
     try:
-        fd = os.open(seccomp, os.O_RDONLY) if seccomp else None
-    except OSError:
-        return False
-    options = bwrap_options([], [], seccomp_fd=fd)
-    argv = [path, *options, "--", "/bin/sh", "-c", script]
-    try:
-        done = subprocess.run(
-            argv,
-            capture_output=True,
-            timeout=10,
-            stdin=subprocess.DEVNULL,
-            pass_fds=() if fd is None else (fd,),
-        )
+        done = subprocess.run(argv, capture_output=True, timeout=10, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.SubprocessError):
         return False
-    finally:
-        if fd is not None:
-            os.close(fd)
     return done.returncode == 0
 
 
@@ -133,7 +120,7 @@ def hidden_roots() -> list:
 def shown_read_only(session, project: str, env, roots: list) -> list:
     """What a command legitimately reads that may lie under a hidden root, to be bound back
     read-only: the project and every enclosing git root, the session, HOME and its config,
-    PATH, the virtualenv and the launchers' interpreter, the plugin and its data dir."""
+    PATH, the virtualenv, the launchers' and this interpreter, the plugin and its data dir."""
     wanted = [project, *_git_roots(project)]
     if session is not None:
         state = os.path.realpath(session.state_dir)
@@ -147,13 +134,16 @@ def shown_read_only(session, project: str, env, roots: list) -> list:
     wanted.append(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the plugin
     for folder in (env.get("PATH") or "").split(os.pathsep):
         wanted += [folder, _venv_root(folder)]
-    python = env.get("PLANNER_PYTHON") or ""
-    if python and not python.startswith("/"):
-        python = find_program(python, env) or ""
-    if python.startswith("/"):
-        bin_dir = os.path.dirname(os.path.abspath(python))
-        real_bin = os.path.dirname(os.path.realpath(python))
-        wanted += [bin_dir, os.path.dirname(bin_dir), real_bin, os.path.dirname(real_bin)]
+    import sys
+
+    launcher = env.get("PLANNER_PYTHON") or ""
+    if launcher and not launcher.startswith("/"):
+        launcher = find_program(launcher, env) or ""
+    for python in (launcher, sys.executable):  # the launchers' and the filter's interpreter
+        if python.startswith("/"):
+            bin_dir = os.path.dirname(os.path.abspath(python))
+            real_bin = os.path.dirname(os.path.realpath(python))
+            wanted += [bin_dir, os.path.dirname(bin_dir), real_bin, os.path.dirname(real_bin)]
     return _under(wanted, roots)
 
 
@@ -190,15 +180,15 @@ def _under(paths: list, roots: list) -> list:
     return kept
 
 
-def bwrap_options(writable: list, read_only: list, tmpdir=None, seccomp_fd=None, roots=None):
+def bwrap_options(writable: list, read_only: list, tmpdir=None, roots=None) -> list:
     """Order matters, later mounts win: `/` read-only; a private /dev (its own /dev/shm),
     /proc, and an empty tmpfs over each hidden root; `read_only` bound back into them; then
     `writable` (each with its `.git` read-only again: git finds its config there). No
     capabilities (root inside cannot remount), own PID, IPC and network namespaces (no ptrace
     or shared memory of processes outside, no loopback: the review page where a person
     approves is out of reach), a new terminal session (no TIOCSTI into the person's
-    terminal), nothing left running when the command ends, and with `seccomp_fd` a filter
-    that refuses AF_UNIX sockets: connect() ignores read-only mounts.
+    terminal), and nothing left running when the command ends. (The seccomp filter is
+    loaded inside, by `filtered()`.)
     """
     roots = hidden_roots() if roots is None else roots
     options = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
@@ -217,8 +207,6 @@ def bwrap_options(writable: list, read_only: list, tmpdir=None, seccomp_fd=None,
     options += ["--setenv", "TMPDIR", tmpdir or "/tmp"]
     options += ["--unshare-pid", "--unshare-ipc", "--unshare-net", "--new-session"]
     options += ["--die-with-parent", "--cap-drop", "ALL"]
-    if seccomp_fd is not None:
-        options += ["--seccomp", str(seccomp_fd)]
     return options
 
 
@@ -263,11 +251,9 @@ def wrap(command: str, session, project: str, env=None):
         return f"TMPDIR={quote(scratch or '/tmp')} " + " ".join(map(quote, argv))
     roots = hidden_roots()
     read_only = shown_read_only(session, os.path.realpath(project), env, roots)
-    seccomp = program[2]
-    fd = SECCOMP_FD if seccomp else None
-    options = bwrap_options(writable, read_only, scratch or None, fd, roots)
-    wrapped = " ".join(map(quote, [program[1], *options, "--", shell, "-c", script]))
-    return f"{wrapped} {SECCOMP_FD}<{quote(seccomp)}" if seccomp else wrapped
+    options = bwrap_options(writable, read_only, scratch or None, roots)
+    argv = [program[1], *options, "--", *filtered(program[2]), shell, "-c", script]
+    return " ".join(map(quote, argv))
 
 
 def macos_profile(writable: list) -> str:
@@ -323,21 +309,46 @@ def seccomp_program(machine: str):
     return b"".join(struct.pack("=HBBI", *row) for row in code)
 
 
-def seccomp_file(env):
-    """The filter written in the cache dir (outside anything writable in the sandbox), or None
-    when this arch has no filter or the file cannot be written. It is read back and compared
-    on every call, and rewritten when it differs."""
+def filtered(python) -> list:
+    """The argv prefix that runs a command under the filter: this file, as a program, loads it
+    into its own process inside the sandbox (bwrap has set no_new_privs) and execs the command,
+    as sandbox-runtime's apply-seccomp does. Nothing is read from a file or a descriptor the
+    harness would have to open (Claude Code refuses a redirection from outside the project)."""
+    return [python, "-S", "-I", os.path.abspath(__file__)] if python else []
+
+
+def load_filter(program: bytes) -> None:
+    """prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &sock_fprog) for this process and its
+    children; OSError when the kernel refuses."""
+    import ctypes
+
+    class SockFprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    code = ctypes.create_string_buffer(program, len(program))
+    fprog = SockFprog(len(program) // 8, ctypes.addressof(code))
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p]
+    libc.prctl.argtypes += [ctypes.c_ulong, ctypes.c_ulong]
+    no_new_privs, set_seccomp, mode_filter = 38, 22, 2
+    if libc.prctl(no_new_privs, 1, None, 0, 0) or libc.prctl(
+        set_seccomp, mode_filter, ctypes.addressof(fprog), 0, 0
+    ):
+        errno = ctypes.get_errno()
+        raise OSError(errno, os.strerror(errno))
+
+
+def main(argv: list) -> int:
+    """Inside the sandbox: load the filter, then become the command (never run it unfiltered)."""
     program = seccomp_program(os.uname().machine)
-    if program is None:
-        return None
-    path = os.path.join(_cache_dir(env), f"seccomp-unix-v{PROBE_VERSION}.bpf")
     try:
-        with open(path, "rb") as f:
-            if f.read(len(program) + 1) == program:
-                return path
-    except OSError:
-        pass
-    return path if _write_atomically(path, program) else None
+        if program is None:
+            raise OSError(0, f"no filter for {os.uname().machine}")
+        load_filter(program)
+        os.execv(argv[0], argv)
+    except (OSError, IndexError) as e:
+        os.write(2, f"planner: the sandbox could not start the command ({e})\n".encode())
+    return 126
 
 
 def _write_atomically(path: str, data: bytes) -> bool:
@@ -358,3 +369,9 @@ def _read_small(path: str):
             return f.read(4096)
     except OSError:
         return None
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main(sys.argv[1:]))

@@ -16,6 +16,7 @@ import os
 import shutil
 import struct
 import subprocess
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -90,10 +91,6 @@ def env(tmp_path, monkeypatch):
     return dict(os.environ)
 
 
-def filter_file(tmp_path: Path) -> Path:
-    return tmp_path / "cache" / "planner" / f"seccomp-unix-v{sandbox.PROBE_VERSION}.bpf"
-
-
 def wrapped(command: str, project: Path, dialect: str = "claude") -> str | None:
     """The command the guard hands back, or None when it denies or lets it pass as is."""
     payload = {"tool_name": "Bash", "tool_input": {"command": command}, "cwd": str(project)}
@@ -120,7 +117,7 @@ def run_wrapped(command: str, cwd: Path) -> subprocess.CompletedProcess:
 @needs_bwrap
 def test_the_probe_finds_bwrap_and_caches_its_answer(env, tmp_path):
     program = sandbox.sandbox_program(env)
-    assert program[0] == "bwrap" and program[2] == str(filter_file(tmp_path))
+    assert program[0] == "bwrap" and program[2] == os.path.realpath(sys.executable)
     cache = tmp_path / "cache" / "planner" / "sandbox-probe"
     assert cache.read_text().endswith(" seccomp")  # the probe ran bwrap with the filter loaded
     assert sandbox.sandbox_note(env) == ""
@@ -533,23 +530,25 @@ def test_the_filter_program_refuses_exactly_unix_sockets(machine, arch, nr, fami
     assert verdict == (sandbox.RET_EPERM if refused else sandbox.RET_ALLOW)
 
 
-@needs_bwrap
-def test_a_changed_filter_file_is_rewritten(env, tmp_path):
-    project = make_project(tmp_path / "p")
-    sandbox.sandbox_program(env)
-    filter_file(tmp_path).write_bytes(b"\x06\x00\x00\x00\x00\x00\xff\x7f")  # allow everything
-    command = wrap_in(project, "true", env)
-    assert command.endswith(f" 9<{filter_file(tmp_path)}")
-    assert filter_file(tmp_path).read_bytes() == sandbox.seccomp_program(os.uname().machine)
+def test_the_filter_is_loaded_by_this_file_run_as_a_program(tmp_path):
+    """What the wrapped command starts inside bwrap: the filter is in place before the
+    command runs, and nothing is read through a redirection (Claude Code refuses one from
+    outside the project). Where it cannot load the filter it does not run the command."""
+    helper = [sys.executable, "-S", "-I", sandbox.__file__]
+    script = "grep Seccomp: /proc/self/status; python3 -c 'import socket; socket.socketpair()'"
+    done = subprocess.run([*helper, "/bin/sh", "-c", script], capture_output=True, text=True)
+    assert done.stdout.split() == ["Seccomp:", "2"] and done.returncode == 0, done.stderr
+    refused = subprocess.run([*helper, str(tmp_path / "missing")], capture_output=True)
+    assert refused.returncode == 126 and b"could not start the command" in refused.stderr
 
 
 @needs_bwrap
 def test_without_the_filter_temp_and_run_stay_hidden_and_status_says_so(env, tmp_path, monkeypatch):
-    """Where the filter cannot load (here: no cache dir to write it to), the sandbox still
-    hides /tmp and /run, and the status says AF_UNIX sockets are not filtered."""
+    """Where the filter cannot load (here: an interpreter that cannot run the loader), the
+    probe finds it out, the sandbox still hides /tmp and /run, and the status says AF_UNIX
+    sockets are not filtered."""
     project = make_project(tmp_path / "p")
-    monkeypatch.setenv("XDG_CACHE_HOME", "/dev/null/cache")
-    env = dict(os.environ)
+    monkeypatch.setattr(sys, "executable", shutil.which("false") or "/bin/false")
     assert sandbox.sandbox_program(env)[2] is None
     assert sandbox.sandbox_note(env) == sandbox.NO_SECCOMP
     session = hookstate.find_session(str(project), env)
@@ -559,7 +558,7 @@ def test_without_the_filter_temp_and_run_stay_hidden_and_status_says_so(env, tmp
     try:
         script = f"ls -A /run /var/tmp /dev/shm | grep -v :; ls {marker} || echo hidden"
         command = wrap_in(project, script, env)
-        assert "--seccomp" not in command
+        assert sandbox.__file__ not in command
         done = run_wrapped(command, project)
     finally:
         marker.unlink()
