@@ -60,16 +60,17 @@ def sandbox_program(env=None):
     key = f"v{PROBE_VERSION} {path} {info.st_mtime_ns} {info.st_size} {os.getuid()}"
     key += f" {os.uname().machine} {seccomp}"
     cache = os.path.join(_cache_dir(env), "sandbox-probe")
-    cached = _read_small(cache)
-    if cached and cached.rsplit(" ", 1)[0] == key:
-        found = cached.rsplit(" ", 1)[1]
-    else:
+    # One line per key: the hooks' python3 and the launchers' venv each keep their answer.
+    lines = [line for line in (_read_small(cache) or "").splitlines() if " " in line]
+    answers = dict(line.rsplit(" ", 1) for line in lines)
+    found = answers.get(key)
+    if found is None:
         found = "fail"
         if seccomp and probe_bwrap(path, seccomp):
             found = "seccomp"
         elif probe_bwrap(path, None):
             found = "plain"
-        _write_atomically(cache, f"{key} {found}".encode())
+        _write_atomically(cache, "\n".join([*lines[-3:], f"{key} {found}"]).encode())
     if found == "fail":
         return None
     return ("bwrap", path, seccomp if found == "seccomp" else None)

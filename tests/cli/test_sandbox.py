@@ -115,11 +115,15 @@ def run_wrapped(command: str, cwd: Path) -> subprocess.CompletedProcess:
 
 
 @needs_bwrap
-def test_the_probe_finds_bwrap_and_caches_its_answer(env, tmp_path):
+def test_the_probe_finds_bwrap_and_caches_its_answer(env, tmp_path, monkeypatch):
     program = sandbox.sandbox_program(env)
     assert program[0] == "bwrap" and program[2] == os.path.realpath(sys.executable)
     cache = tmp_path / "cache" / "planner" / "sandbox-probe"
     assert cache.read_text().endswith(" seccomp")  # the probe ran bwrap with the filter loaded
+    other = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+    monkeypatch.setattr(sys, "executable", other)  # the launchers' venv and the hooks' python3
+    assert sandbox.sandbox_program(env)[2] == os.path.realpath(other)
+    assert len(cache.read_text().splitlines()) == 1 + (os.path.realpath(other) != program[2])
     assert sandbox.sandbox_note(env) == ""
     assert sandbox.sandbox_note({**env, "PLANNER_SANDBOX": "off"}) == sandbox.NO_SANDBOX
 
