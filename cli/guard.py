@@ -1,7 +1,8 @@
 """The read-only guard: a PreToolUse hook that keeps the project unchanged while a plan is made.
 
 Standard library only: it runs under `python3 -S` before every tool call, before any
-environment of the package exists (the project, session and sandbox come from cli/hookstate.py).
+environment of the package exists (the project and session come from cli/hookstate.py, the
+sandbox from cli/sandbox.py).
 
 While the project's active session is planning (PRODUCT.md §7): file tools write only inside
 the session's scratch worktree; a Bash command that certainly writes is denied (layer 1, the
@@ -287,7 +288,9 @@ def judge_bash(command: str, session, cwd: str, project: str, env) -> tuple:
     verdict = classify_bash(command)
     if verdict[0] == MUTATE or (verdict[0] == UNKNOWN and session.strict):
         return verdict
-    wrapped = hookstate.wrap(command, session, project, env)
+    from cli.sandbox import wrap
+
+    wrapped = wrap(command, session, project, env)
     return (SANDBOX, wrapped) if wrapped else verdict
 
 
