@@ -88,7 +88,7 @@ def commit(directory: str, files: dict[str, bytes], audit_file: str, record: dic
             entries.append([os.path.relpath(tmp, directory), rel])
         fault("after-temps")
         journal = {"tx": tx, "files": entries, "audit": [audit_file, audit_line.decode()]}
-        journal_tmp = os.path.join(directory, JOURNAL + TMP_SUFFIX)
+        journal_tmp = os.path.join(directory, f"{JOURNAL}.tx-{tx}{TMP_SUFFIX}")  # per writer
         temps.append(journal_tmp)
         try:
             write_file(journal_tmp, json.dumps(journal).encode())
