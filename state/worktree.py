@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 HARDENED = ("-c", "core.fsmonitor=", "-c", "core.hooksPath=/dev/null", "-c", "core.pager=cat")
 IDENTITY = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL")
+CREATE_TIMEOUT_S = 600.0  # how long a second `plan worktree` waits for the first's checkout
 NO_GIT = (
     "the project has no git commit, and the worktree is a checkout of the commit planning "
     "started from (fix: git init && git add -A && git commit -m 'initial', then start a new "
@@ -39,6 +40,9 @@ def run(
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k in IDENTITY}
     env["GIT_CEILING_DIRECTORIES"] = "/"
     argv = ["git", f"--git-dir={repo}", *([f"--work-tree={work_tree}"] if work_tree else [])]
+    from state import journal
+
+    journal.point("git", " ".join(args[:2]))
     try:
         return subprocess.run(
             [*argv, *HARDENED, *args], cwd=cwd or repo, input=stdin, capture_output=True, env=env
@@ -105,12 +109,17 @@ def admin_dir(project: str, tree: str) -> str | None:
 
 
 def create(project: str, state_dir: str, base: str) -> tuple[str, bool]:
-    """(path, created): the worktree of `base` in the session, made once."""
+    """(path, created): the worktree of `base` in the session, made once. A checkout that was
+    not finished (`plan worktree` or git killed midway) is discarded and made again, never
+    handed out: see ready()."""
     tree = path_of(state_dir)
     repo = common_dir(project)
-    if admin_dir(project, tree) and os.path.isdir(tree):
+    admin = admin_dir(project, tree)
+    if admin and os.path.isdir(tree) and _finished(admin):
         return tree, False
-    if os.path.lexists(tree):
+    if admin or _scrap(tree):
+        _discard(tree, admin)
+    elif os.path.lexists(tree):
         raise PreconditionFailed(
             f"{tree}: exists but is not this session's git worktree (move it away and rerun)"
         )
@@ -120,6 +129,47 @@ def create(project: str, state_dir: str, base: str) -> tuple[str, bool]:
     return tree, True
 
 
+def ready(project: str, tree: str) -> bool:
+    """Whether the session's worktree exists and its checkout finished: git registers it
+    first, marks it `locked` ("initializing") and removes that mark only once every file is
+    checked out, so a missing file in a finished worktree is a deletion someone made."""
+    admin = admin_dir(project, tree)
+    return admin is not None and os.path.isdir(tree) and _finished(admin)
+
+
+def _finished(admin: str) -> bool:
+    return not os.path.lexists(os.path.join(admin, "locked")) and os.path.exists(
+        os.path.join(admin, "index")
+    )
+
+
+def _scrap(tree: str) -> bool:
+    """What a `git worktree add` killed before registering leaves: an empty directory (or one
+    holding only its .git file)."""
+    try:
+        return os.path.isdir(tree) and set(os.listdir(tree)) <= {".git"}
+    except OSError:
+        return False
+
+
+def _discard(tree: str, admin: str | None) -> None:
+    """Remove an unfinished worktree and its registration (git's prune keeps a locked one)."""
+    import shutil
+
+    from state import journal
+
+    for path in (tree, admin):
+        if path and os.path.lexists(path):
+            journal.point("unlink", path)
+            try:
+                shutil.rmtree(path)
+            except OSError as e:
+                raise PreconditionFailed(
+                    f"{path}: an unfinished worktree cannot be removed ({e.strerror}); "
+                    "remove it by hand, then rerun plan worktree"
+                ) from None
+
+
 def _ignore(project: str, repo: str, tree: str) -> None:
     """The project's git status stays clean: the worktree is excluded if nothing ignores it."""
     relative = os.path.relpath(tree, project)
@@ -127,6 +177,9 @@ def _ignore(project: str, repo: str, tree: str) -> None:
     if run(repo, *check, work_tree=project, cwd=project).returncode == 0:
         return
     os.makedirs(os.path.join(repo, "info"), exist_ok=True)
+    from state import journal
+
+    journal.point("write", os.path.join(repo, "info", "exclude"))
     with open(os.path.join(repo, "info", "exclude"), "a", encoding="utf-8") as f:
         f.write(f"/{relative.replace(os.sep, '/')}/\n")
 
@@ -139,10 +192,13 @@ def base_reader(project: str, base: str) -> Callable[[Iterable[str]], dict[str, 
     repo = common_dir(project)
 
     def read(paths: Iterable[str]) -> dict[str, str | None]:
-        wanted = [p for p in dict.fromkeys(paths) if "\n" not in p]
+        wanted = list(dict.fromkeys(paths))
         if not wanted:
             return {}
-        query = "".join(f"{base}:{p}\n" for p in wanted).encode()
+        # cat-file --batch reads one name a line: a name holding a newline goes by its blob id
+        blobs = _blob_ids(repo, project, base, [p for p in wanted if "\n" in p])
+        names = [blobs.get(p, "0" * 40) if "\n" in p else f"{base}:{p}" for p in wanted]
+        query = "".join(f"{name}\n" for name in names).encode()
         raw = git(repo, "cat-file", "--batch", stdin=query, cwd=project)
         found: dict[str, str | None] = {}
         for path in wanted:
@@ -157,6 +213,20 @@ def base_reader(project: str, base: str) -> Callable[[Iterable[str]], dict[str, 
         return found
 
     return read
+
+
+def _blob_ids(repo: str, project: str, base: str, paths: list[str]) -> dict[str, str]:
+    """The blob ids of `paths` at `base` (missing ones left out), NUL-separated (ls-tree -z)."""
+    if not paths:
+        return {}
+    out = git(repo, "ls-tree", "-z", "--full-tree", base, "--", *paths, cwd=project)
+    found = {}
+    for entry in out.decode("utf-8", "surrogateescape").split("\0"):
+        meta, _, name = entry.partition("\t")
+        parts = meta.split()
+        if len(parts) == 3 and parts[1] == "blob":
+            found[name] = parts[2]
+    return found
 
 
 def read_tree_file(tree: str, path: str) -> str | None:
