@@ -313,9 +313,8 @@ def _finish(directory: str, journal: dict) -> None:
     fault("before-cleanup")
     sync_dir(directory)
     unlink(os.path.join(directory, JOURNAL))
-    if journal.get("project"):
-        with contextlib.suppress(FileNotFoundError):
-            unlink(os.path.join(directory, PROJECT_TEMPS))
+    if journal.get("project") and os.path.lexists(os.path.join(directory, PROJECT_TEMPS)):
+        unlink(os.path.join(directory, PROJECT_TEMPS))
 
 
 def remove(paths: list[str]) -> None:
