@@ -77,9 +77,9 @@ def git(root: Path, *args: str) -> str:
 class Fixture:
     """A project (with its .planner session) saved once and put back before each run."""
 
-    def __init__(self, root: Path, state: Path):
+    def __init__(self, root: Path, state: Path, name: str = "saved"):
         self.root, self.state = root, state
-        self.saved = root.parent / (root.name + ".saved")
+        self.saved = root.parent / f"{root.name}.{name}"
 
     def save(self) -> None:
         shutil.rmtree(self.saved, ignore_errors=True)
