@@ -35,6 +35,7 @@ def run(
     work_tree: str | None = None,
     cwd: str | None = None,
     stdin: bytes | None = None,
+    die_with_parent: bool = False,
 ) -> subprocess.CompletedProcess[bytes]:
     """git run on repository `repo` (a git dir), never one git would discover by itself."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k in IDENTITY}
@@ -45,10 +46,26 @@ def run(
     journal.point("git", " ".join(args[:2]))
     try:
         return subprocess.run(
-            [*argv, *HARDENED, *args], cwd=cwd or repo, input=stdin, capture_output=True, env=env
+            [*argv, *HARDENED, *args],
+            cwd=cwd or repo,
+            input=stdin,
+            capture_output=True,
+            env=env,
+            preexec_fn=_die_with_parent if die_with_parent else None,
         )
     except FileNotFoundError:
         raise PreconditionFailed("git is not installed (the worktree needs it)") from None
+
+
+def _die_with_parent() -> None:
+    """In the child, Linux only: SIGKILL it when planner dies, so that a killed `plan worktree`
+    leaves no git writing the checkout after it (which the next one would then race)."""
+    import contextlib
+    import ctypes
+    import signal
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 def git(
@@ -58,9 +75,12 @@ def git(
     cwd: str | None = None,
     stdin: bytes | None = None,
     ok: tuple[int, ...] = (0,),
+    die_with_parent: bool = False,
 ) -> bytes:
     """git's stdout; an exit code not in `ok` is PreconditionFailed with git's message."""
-    done = run(repo, *args, work_tree=work_tree, cwd=cwd, stdin=stdin)
+    done = run(
+        repo, *args, work_tree=work_tree, cwd=cwd, stdin=stdin, die_with_parent=die_with_parent
+    )
     if done.returncode not in ok:
         message = done.stderr.decode(errors="replace").strip() or "failed"
         raise PreconditionFailed(f"git {' '.join(args[:2])}: {message}")
@@ -124,15 +144,22 @@ def create(project: str, state_dir: str, base: str) -> tuple[str, bool]:
             f"{tree}: exists but is not this session's git worktree (move it away and rerun)"
         )
     git(repo, "worktree", "prune", cwd=project)
-    git(repo, "worktree", "add", "--detach", "--", tree, base, cwd=project)
+    # Registered first, checked out second, by a git that dies with us: the index appears
+    # (renamed into place) only when every file is out, which is what ready() checks.
+    git(repo, "worktree", "add", "--no-checkout", "--detach", "--", tree, base, cwd=project)
+    admin = admin_dir(project, tree)
+    if admin is None:
+        raise PreconditionFailed(f"{tree}: git did not register the worktree; rerun plan worktree")
+    git(admin, "reset", "--hard", "-q", work_tree=tree, cwd=tree, die_with_parent=True)
     _ignore(project, repo, tree)
     return tree, True
 
 
 def ready(project: str, tree: str) -> bool:
-    """Whether the session's worktree exists and its checkout finished: git registers it
-    first, marks it `locked` ("initializing") and removes that mark only once every file is
-    checked out, so a missing file in a finished worktree is a deletion someone made."""
+    """Whether the session's worktree exists and its checkout finished: create() registers it
+    with no index, and the checkout renames the index into place once every file is out (a
+    `git worktree add` killed midway also leaves its `locked` mark), so a file missing from a
+    ready worktree is a deletion someone made."""
     admin = admin_dir(project, tree)
     return admin is not None and os.path.isdir(tree) and _finished(admin)
 

@@ -139,14 +139,12 @@ def git_state(root: Path) -> dict[str, str]:
 
 
 def worktree_state(root: Path, state: Path) -> str:
+    """absent, or ready. An unfinished checkout counts as absent: nothing hands it out or
+    captures from it, and the next `plan worktree` makes it again (checked separately)."""
     tree = state / "worktree"
-    if not tree.exists():
-        return "absent"
     from state import worktree
 
-    if not worktree.ready(str(root), str(tree)):
-        return "unfinished"
-    return "ready"
+    return "ready" if tree.exists() and worktree.ready(str(root), str(tree)) else "absent"
 
 
 def fingerprint(fx: Fixture) -> dict[str, Any]:
