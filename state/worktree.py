@@ -11,6 +11,7 @@ import os
 import subprocess
 import tempfile
 
+from state import git as git_runner
 from state import gitinfo, unidiff
 from state.errors import PreconditionFailed, UsageError
 
@@ -19,8 +20,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from typing import Any
 
-HARDENED = ("-c", "core.fsmonitor=", "-c", "core.hooksPath=/dev/null", "-c", "core.pager=cat")
-IDENTITY = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL")
 CREATE_TIMEOUT_S = 600.0  # how long a second `plan worktree` waits for the first's checkout
 NO_GIT = (
     "the project has no git commit, and the worktree is a checkout of the commit planning "
@@ -38,34 +37,9 @@ def run(
     die_with_parent: bool = False,
 ) -> subprocess.CompletedProcess[bytes]:
     """git run on repository `repo` (a git dir), never one git would discover by itself."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k in IDENTITY}
-    env["GIT_CEILING_DIRECTORIES"] = "/"
-    argv = ["git", f"--git-dir={repo}", *([f"--work-tree={work_tree}"] if work_tree else [])]
-    from state import journal
-
-    journal.point("git", " ".join(args[:2]))
-    try:
-        return subprocess.run(
-            [*argv, *HARDENED, *args],
-            cwd=cwd or repo,
-            input=stdin,
-            capture_output=True,
-            env=env,
-            preexec_fn=_die_with_parent if die_with_parent else None,
-        )
-    except FileNotFoundError:
-        raise PreconditionFailed("git is not installed (the worktree needs it)") from None
-
-
-def _die_with_parent() -> None:
-    """In the child, Linux only: SIGKILL it when planner dies, so that a killed `plan worktree`
-    leaves no git writing the checkout after it (which the next one would then race)."""
-    import contextlib
-    import ctypes
-    import signal
-
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    return git_runner.run(
+        cwd, *args, git_dir=repo, work_tree=work_tree, stdin=stdin, die_with_parent=die_with_parent
+    )
 
 
 def git(

@@ -20,6 +20,7 @@ def worktree_command(state_dir: str | None, as_json: bool) -> None:
 
     from state import worktree
     from state.lock import locked
+    from state.project import session_project
 
     store = open_store(state_dir)
     store.recover()
@@ -27,7 +28,7 @@ def worktree_command(state_dir: str | None, as_json: bool) -> None:
     base = worktree.base_of(session, f"{store.path('session')}:base_commit")
     # its own lock: a checkout may take longer than the session lock waits for
     with locked(os.path.join(store.dir, ".worktree.lock"), timeout=worktree.CREATE_TIMEOUT_S):
-        path, created = worktree.create(session["project_root"], store.dir, base)
+        path, created = worktree.create(session_project(store.dir), store.dir, base)
     if as_json:
         dump({"path": path, "base_commit": base, "created": created})
         return
