@@ -262,6 +262,7 @@ class Transaction:
         self.next_argv: list[str] | None = None  # the command to run next, if the op says
         self.told: list[str] = []  # lines for the user (stderr), e.g. "the session is cancelled"
         self.files: dict[str, bytes] = {}  # other files of the session written on commit
+        self.project: tuple[str, dict[str, bytes | None]] | None = None  # project files, too
 
     def __enter__(self) -> Transaction:
         self.lock.__enter__()
@@ -334,6 +335,13 @@ class Transaction:
         in the same commit."""
         self.files[file] = data
 
+    def put_project(self, root: str, path: str, data: bytes | None) -> None:
+        """A file of the project (a real path under `root`; None deletes it), written in the
+        same commit: exec apply's files land with execution.json or not at all."""
+        if self.project is None:
+            self.project = (root, {})
+        self.project[1][path] = data
+
     def tell(self, line: str) -> None:
         self.told.append(line)
 
@@ -349,12 +357,12 @@ class Transaction:
             data = dumps(self.docs[name])
             if data != self.original.get(name):
                 changed[name] = data
-        if not changed and not self.files:
+        if not changed and not self.files and not self.project:
             return
         self._validate(changed)
         # Validation filled in missing defaults: write the document as it will be read back.
         changed = {n: d for n in changed if (d := dumps(self.docs[n])) != self.original.get(n)}
-        if not changed and not self.files:
+        if not changed and not self.files and not self.project:
             return
         self._check_freeze()
         files = {file_name(n): d for n, d in changed.items()}
@@ -380,7 +388,7 @@ class Transaction:
                 ) from None
         files.update(self.files)
         line = {"ts": clock.now(), "event": "mutation", **record, **self.audit_fields}
-        journal.commit(self.store.dir, files, AUDIT_FILE, line)
+        journal.commit(self.store.dir, files, AUDIT_FILE, line, self.project)
 
     def _check_freeze(self) -> None:
         """Frozen means approved: no write while plan.json differs from the approved plan,
