@@ -122,6 +122,8 @@ def shown_read_only(session, project: str, env, roots: list) -> list:
     """What a command legitimately reads that may lie under a hidden root, to be bound back
     read-only: the project and every enclosing git root, the session, HOME and its config,
     PATH, the virtualenv, the launchers' and this interpreter, the plugin and its data dir."""
+    import sys
+
     wanted = [project, *_git_roots(project)]
     if session is not None:
         state = os.path.realpath(session.state_dir)
@@ -135,8 +137,6 @@ def shown_read_only(session, project: str, env, roots: list) -> list:
     wanted.append(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the plugin
     for folder in (env.get("PATH") or "").split(os.pathsep):
         wanted += [folder, _venv_root(folder)]
-    import sys
-
     launcher = env.get("PLANNER_PYTHON") or ""
     if launcher and not launcher.startswith("/"):
         launcher = find_program(launcher, env) or ""
@@ -248,8 +248,9 @@ def wrap(command: str, session, project: str, env=None):
     script = f"trap {quote(trap)} EXIT; {command}"
     writable = [worktree, scratch] if scratch else [worktree]
     if program[0] == "sandbox-exec":
+        script = f"export TMPDIR={quote(scratch or '/tmp')}; {script}"
         argv = [program[1], "-p", macos_profile(writable), shell, "-c", script]
-        return f"TMPDIR={quote(scratch or '/tmp')} " + " ".join(map(quote, argv))
+        return " ".join(map(quote, argv))
     roots = hidden_roots()
     read_only = shown_read_only(session, os.path.realpath(project), env, roots)
     options = bwrap_options(writable, read_only, scratch or None, roots)
@@ -273,7 +274,7 @@ def macos_profile(writable: list) -> str:
 # -- the seccomp filter ----------------------------------------------------------------------
 
 # Classic BPF over struct seccomp_data {int nr; u32 arch; u64 ip; u64 args[6]} (linux/seccomp.h,
-# linux/filter.h), as bwrap --seccomp takes it: an array of struct sock_filter.
+# linux/filter.h): an array of struct sock_filter, as prctl(PR_SET_SECCOMP) takes it.
 LD_W_ABS, JEQ_K, JGE_K, RET_K = 0x20, 0x15, 0x35, 0x06
 RET_ALLOW, RET_EPERM = 0x7FFF0000, 0x00050000 | 1  # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO|EPERM
 ARCHES = {  # uname machine -> (AUDIT_ARCH_*, socket, io_uring_setup, x32 bit or 0)
