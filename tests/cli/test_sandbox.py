@@ -412,7 +412,7 @@ def test_item5_a_venv_under_tmp_cannot_be_planted_into(env, tmp_path, monkeypatc
     site.mkdir(parents=True)
     (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
     (venv / "bin").mkdir()
-    (venv / "bin" / "python").symlink_to(shutil.which("python3") or "/usr/bin/python3")
+    (venv / "bin" / "python").symlink_to(os.path.realpath(sys.executable))
     monkeypatch.setenv("PATH", f"{venv / 'bin'}:{os.environ['PATH']}")
     monkeypatch.setenv("PLANNER_PYTHON", str(venv / "bin" / "python"))
     env = dict(os.environ)
