@@ -231,13 +231,20 @@ def wrap(command: str, session, project: str, env=None):
     if program is None:
         return None
     shell = "/bin/bash" if os.path.exists("/bin/bash") else "/bin/sh"
-    worktree = os.path.realpath(session.worktree)
     scratch = scratch_dir(session)
     try:
         os.makedirs(scratch, mode=0o700, exist_ok=True)
     except OSError:
         scratch = ""
-    places = f"{worktree} and {scratch}" if scratch else worktree
+    # Writable only when they really are the session's own dirs: a worktree or scratch that
+    # resolves elsewhere (a symlink planted by any means) would open that place instead.
+    state = os.path.realpath(session.state_dir) + os.sep
+    worktree, scratch = (
+        p if p and os.path.realpath(p).startswith(state) and not os.path.islink(p) else ""
+        for p in (os.path.join(state, "worktree"), scratch)
+    )
+    writable = [p for p in (worktree, scratch) if p]
+    places = " and ".join(writable) or "nothing"
     note = (
         f"planner: this command ran in the planning sandbox (read-only except {places};"
         " /tmp is private to each command) and failed; if it meant to change the project,"
@@ -246,7 +253,6 @@ def wrap(command: str, session, project: str, env=None):
     note = "".join(c for c in note if c not in '"$`\\!')
     trap = f'rc=$?; [ $rc = 0 ] || echo "{note}" >&2'
     script = f"trap {quote(trap)} EXIT; {command}"
-    writable = [worktree, scratch] if scratch else [worktree]
     if program[0] == "sandbox-exec":
         script = f"export TMPDIR={quote(scratch or '/tmp')}; {script}"
         argv = [program[1], "-p", macos_profile(writable), shell, "-c", script]

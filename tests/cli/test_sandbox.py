@@ -567,3 +567,21 @@ def test_without_the_filter_temp_and_run_stay_hidden_and_status_says_so(env, tmp
     finally:
         marker.unlink()
     assert done.stdout.split() == ["hidden"], done.stdout
+
+
+@needs_bwrap
+def test_a_worktree_or_scratch_that_resolves_elsewhere_is_not_made_writable(env, tmp_path):
+    """Only the session's own dirs are writable: a `worktree` or `scratch` symlink (planted by
+    whatever means) into the project does not open the project."""
+    project = make_project(tmp_path / "p")
+    state = project / ".planner" / "s1"
+    (state / "worktree").rmdir()
+    (state / "worktree").symlink_to(project)
+    (state / "scratch").symlink_to(project / "src")
+    before = trees(project, tmp_path / "home")
+    script = python_writes(state / "worktree" / "README.md") + "; "
+    script += python_writes(state / "scratch" / "app.py")
+    done = run_wrapped(wrap_in(project, script, env), project)
+    assert done.stderr.count("Read-only file system") == 2, done.stderr
+    assert "read-only except nothing" in done.stderr
+    assert trees(project, tmp_path / "home") == before
