@@ -4,8 +4,8 @@ bubblewrap on Linux, sandbox-exec on macOS; `wrap()` turns a command into its wr
 Standard library only (it runs in the guard hook under `python3 -S -I`). `sandbox_note()` is
 what `planner status` and SessionStart print: "" when the whole sandbox runs, else the warning.
 The sandbox shares nothing writable or connectable with the host but the session's scratch
-worktree and scratch dir (docs/design.md, "The sandbox"). Run as a program (inside the
-sandbox), this file loads the seccomp filter and execs the command it is given.
+worktree and scratch dir (docs/design.md, "The sandbox"). Inside the sandbox, `main()`
+loads the seccomp filter and execs the command.
 """
 
 from __future__ import annotations
@@ -317,12 +317,21 @@ def seccomp_program(machine: str):
     return b"".join(struct.pack("=HBBI", *row) for row in code)
 
 
+# -I keeps the working directory off sys.path (a ctypes.py planted in the worktree must not
+# run before the filter is in place); only the plugin is added, after the standard library.
+LOADER = (
+    "import sys; sys.path.append(sys.argv[1]); from cli import sandbox; sandbox.main(sys.argv[2:])"
+)
+
+
 def filtered(python) -> list:
-    """The argv prefix that runs a command under the filter: this file, as a program, loads it
-    into its own process inside the sandbox (bwrap has set no_new_privs) and execs the command,
-    as sandbox-runtime's apply-seccomp does. Nothing is read from a file or a descriptor the
-    harness would have to open (Claude Code refuses a redirection from outside the project)."""
-    return [python, "-S", "-I", os.path.abspath(__file__)] if python else []
+    """The argv prefix that runs a command under the filter: `main()` loads it into its own
+    process inside the sandbox (bwrap has set no_new_privs) and execs the command, as
+    sandbox-runtime's apply-seccomp does. Nothing is read from a file or a descriptor the
+    harness would have to open (Claude Code refuses a redirection from outside the project).
+    An import, not this file as a script: the cached bytecode saves a compile per command."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return [python, "-S", "-I", "-c", LOADER, root] if python else []
 
 
 def load_filter(program: bytes) -> None:
@@ -346,8 +355,9 @@ def load_filter(program: bytes) -> None:
         raise OSError(errno, os.strerror(errno))
 
 
-def main(argv: list) -> int:
-    """Inside the sandbox: load the filter, then become the command (never run it unfiltered)."""
+def main(argv: list):
+    """Inside the sandbox: load the filter, then become the command (never run it unfiltered:
+    exit 126 when either fails)."""
     program = seccomp_program(os.uname().machine)
     try:
         if program is None:
@@ -356,7 +366,7 @@ def main(argv: list) -> int:
         os.execv(argv[0], argv)
     except (OSError, IndexError) as e:
         os.write(2, f"planner: the sandbox could not start the command ({e})\n".encode())
-    return 126
+    os._exit(126)
 
 
 def _write_atomically(path: str, data: bytes) -> bool:
@@ -377,9 +387,3 @@ def _read_small(path: str):
             return f.read(4096)
     except OSError:
         return None
-
-
-if __name__ == "__main__":
-    import sys
-
-    sys.exit(main(sys.argv[1:]))

@@ -534,11 +534,11 @@ def test_the_filter_program_refuses_exactly_unix_sockets(machine, arch, nr, fami
     assert verdict == (sandbox.RET_EPERM if refused else sandbox.RET_ALLOW)
 
 
-def test_the_filter_is_loaded_by_this_file_run_as_a_program(tmp_path):
+def test_the_loader_puts_the_filter_in_place_before_the_command(tmp_path):
     """What the wrapped command starts inside bwrap: the filter is in place before the
     command runs, and nothing is read through a redirection (Claude Code refuses one from
     outside the project). Where it cannot load the filter it does not run the command."""
-    helper = [sys.executable, "-S", "-I", sandbox.__file__]
+    helper = sandbox.filtered(sys.executable)
     script = "grep Seccomp: /proc/self/status; python3 -c 'import socket; socket.socketpair()'"
     done = subprocess.run([*helper, "/bin/sh", "-c", script], capture_output=True, text=True)
     assert done.stdout.split() == ["Seccomp:", "2"] and done.returncode == 0, done.stderr
@@ -562,7 +562,7 @@ def test_without_the_filter_temp_and_run_stay_hidden_and_status_says_so(env, tmp
     try:
         script = f"ls -A /run /var/tmp /dev/shm | grep -v :; ls {marker} || echo hidden"
         command = wrap_in(project, script, env)
-        assert sandbox.__file__ not in command
+        assert "from cli import sandbox" not in command
         done = run_wrapped(command, project)
     finally:
         marker.unlink()
