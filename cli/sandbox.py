@@ -87,7 +87,9 @@ def probe_bwrap(path: str, python) -> bool:
     import subprocess
 
     script = "touch /.planner-probe 2>/dev/null && exit 3; exit 0"
-    argv = [path, *bwrap_options([], []), "--", *filtered(python), "/bin/sh", "-c", script]
+    roots = hidden_roots()
+    options = bwrap_options([], _under(_loader_dirs(python), roots), roots=roots)
+    argv = [path, *options, "--", *filtered(python), "/bin/sh", "-c", script]
     try:
         done = subprocess.run(argv, capture_output=True, timeout=10, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.SubprocessError):
@@ -134,18 +136,23 @@ def shown_read_only(session, project: str, env, roots: list) -> list:
         wanted.append(env.get(name) or "")
     data = env.get("XDG_DATA_HOME") or os.path.join(env.get("HOME") or "/", ".local", "share")
     wanted.append(os.path.join(data, "planner"))
-    wanted.append(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the plugin
     for folder in (env.get("PATH") or "").split(os.pathsep):
         wanted += [folder, _venv_root(folder)]
     launcher = env.get("PLANNER_PYTHON") or ""
     if launcher and not launcher.startswith("/"):
         launcher = find_program(launcher, env) or ""
-    for python in (launcher, sys.executable):  # the launchers' and the filter's interpreter
-        if python.startswith("/"):
-            bin_dir = os.path.dirname(os.path.abspath(python))
-            real_bin = os.path.dirname(os.path.realpath(python))
-            wanted += [bin_dir, os.path.dirname(bin_dir), real_bin, os.path.dirname(real_bin)]
+    wanted += _loader_dirs(launcher) + _loader_dirs(sys.executable)
     return _under(wanted, roots)
+
+
+def _loader_dirs(python) -> list:
+    """The plugin (whose code loads the filter) and the prefix of `python` (as named and as
+    resolved): what the filter's loader, or a launcher, needs to see in the sandbox."""
+    found = [os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]
+    if python and python.startswith("/"):
+        for bin_dir in (os.path.dirname(python), os.path.dirname(os.path.realpath(python))):
+            found += [bin_dir, os.path.dirname(bin_dir)]
+    return found
 
 
 def _git_roots(start: str) -> list:

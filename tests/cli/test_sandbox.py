@@ -585,3 +585,28 @@ def test_a_worktree_or_scratch_that_resolves_elsewhere_is_not_made_writable(env,
     assert done.stderr.count("Read-only file system") == 2, done.stderr
     assert "read-only except nothing" in done.stderr
     assert trees(project, tmp_path / "home") == before
+
+
+@needs_bwrap
+def test_a_plugin_under_a_temp_dir_still_loads_the_filter(env, tmp_path):
+    """The filter's loader is the plugin's own code: where the plugin lies under /tmp it is
+    bound back for the probe and for every command, so the filter still loads."""
+    plugin = tmp_path / "plugin"
+    shutil.copytree(Path(sandbox.__file__).parent, plugin / "cli")
+    project = make_project(tmp_path / "p")
+    code = (
+        "import json, sys; sys.path.insert(0, sys.argv[1]); from cli import hookstate, sandbox\n"
+        "wrapped = sandbox.wrap(sys.argv[3], hookstate.find_session(sys.argv[2]), sys.argv[2])\n"
+        "print(json.dumps([sandbox.sandbox_program(), wrapped]))"
+    )
+    unix = "python3 -c 'import socket; socket.socket(socket.AF_UNIX)'"
+    done = subprocess.run(
+        [sys.executable, "-S", "-I", "-c", code, str(plugin), str(project), unix],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    program, command = json.loads(done.stdout)
+    assert program[2] is not None and str(plugin) in command, done.stderr
+    ran = run_wrapped(command, project)
+    assert ran.returncode != 0 and "PermissionError" in ran.stderr
