@@ -56,7 +56,7 @@ def sandbox_program(env=None):
     except OSError:
         return None
     python = os.path.realpath(sys.executable)
-    seccomp = python if seccomp_program(os.uname().machine) and os.path.isfile(python) else None
+    seccomp = python if os.uname().machine in ARCHES and os.path.isfile(python) else None
     key = f"v{PROBE_VERSION} {path} {info.st_mtime_ns} {info.st_size} {os.getuid()}"
     key += f" {os.uname().machine} {seccomp}"
     cache = os.path.join(_cache_dir(env), "sandbox-probe")
