@@ -6,10 +6,11 @@ sandbox from cli/sandbox.py).
 
 While the project's active session is planning (PRODUCT.md §7): file tools write only inside
 the session's scratch worktree; a Bash command that certainly writes is denied (layer 1, the
-parser in cli/guard_rules.py); every other one is returned wrapped in an OS sandbox whose
-filesystem is read-only except the worktree and temp dirs (layer 2, `updatedInput`; Gemini:
-`tool_input`), or, with no sandbox here, passes when read-only and is asked about otherwise;
-the product's own commands run unwrapped when written plainly; the person's own acts
+parser in cli/guard_rules.py); every other one is returned wrapped in an OS sandbox that
+shares nothing writable or connectable but the worktree and the session's scratch dir
+(layer 2, cli/sandbox.py, `updatedInput`; Gemini: `tool_input`), or, with no sandbox here,
+passes when read-only and is asked about otherwise; the product's own commands run unwrapped
+when written plainly; the person's own acts
 (approve, reject, accept, cancel, resume another session) are asked, or denied where the
 dialect has no ask. Every deny, ask and sandboxed call is written to the session's audit.jsonl.
 
