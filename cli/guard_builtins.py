@@ -121,6 +121,9 @@ def declare(argv: list, flags: list, depth: int, risky=None) -> tuple:
             return unknown(argv, "declares a name reference or integers, which evaluate names")
         if not literal(arg, flags[k]) or "(" in arg:
             return unknown(argv)
+    options = "".join(arg[1:] for arg in argv[1:] if arg[:1] == "-")
+    if "p" in options or "f" in options.lower():
+        return PASS  # prints variables or functions: assigns nothing
     assigned = [arg.split("=", 1)[0].rstrip("+") for arg in argv[1:] if arg[:1] not in "-+"]
     return _names_are_safe(argv, assigned, risky)
 
