@@ -93,7 +93,7 @@ def read_session(state_dir: str):
         return None
     except OSError:
         raise DamagedSession(path) from None
-    from json import loads
+    from cli.hookjson import loads
 
     try:
         data = loads(raw.decode("utf-8"))
@@ -150,7 +150,7 @@ def status_text(session: Session) -> str:
 
 
 def _open_questions(path: str) -> list:
-    from json import loads
+    from cli.hookjson import loads
 
     try:
         with open(path, "rb") as f:
