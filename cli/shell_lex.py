@@ -198,7 +198,12 @@ class Lexer:
         if self.want_delimiter:
             self.heredocs.append((word, self.want_delimiter == "<<-", quoted))
             self.want_delimiter = None
+        elif word[:1] == "{" and "[" in word and word[-1:] == "}" and self.at_redirect():
+            self.note_arithmetic(word)  # `{a[x]}<f` stores the new fd in a[x]: x is evaluated
         return ("word", word, quoted, flags)
+
+    def at_redirect(self) -> bool:
+        return self.s[self.i : self.i + 1] in ("<", ">")
 
     def extglob(self, buf: list) -> int:
         """`!(…)`, `@(…)`, `*(…)`…: with extglob on, a pattern up to its `)`, never `<<`."""

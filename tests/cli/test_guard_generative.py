@@ -85,7 +85,8 @@ EXPANSIONS = [
 ]
 REDIRECTS = ["<", ">", ">>", "2>", "&>", ">|", "<>", "3>", "2>>"]
 REDIRECTS_ALONE = [">&2", "2>&1", "> /dev/null", "< /dev/null", "<<< x", "<<< $x", "3<README.md"]
-REDIRECTS_ALONE += [f"<<< 'a[$({CODE})]'", "1>/dev/fd/3", ">/dev/stderr"]
+REDIRECTS_ALONE += [f"<<< 'a[$({CODE})]'", "1>/dev/fd/3", ">/dev/stderr", "{a[x]}</dev/null"]
+POISON = f"x='b[$({CODE})]'; a=(1); "  # a value that runs code wherever bash evaluates x
 BUILTINS = [
     "test -v {w}",
     "[ -v {w} ]",
@@ -200,7 +201,7 @@ class Grammar:
         return command
 
     def command_list(self, depth: int = 0) -> str:
-        parts = [self.simple()]
+        parts = [(POISON if depth == 0 and self.chance(0.3) else "") + self.simple()]
         while self.chance(0.4):
             more = self.compound(depth + 1) if depth < 2 and self.chance(0.5) else self.simple()
             parts.append(self.pick(OPERATORS) + more)
@@ -292,6 +293,8 @@ FOUND = [
     # bypasses this test found (and others of the same kind), tried on every run
     "x='a[$(touch pwned)]'; echo $((x))",
     "test -v 'a[$(touch pwned)]'",
+    # found: the fd of `{a[x]}<f` is stored in a[x], so the subscript is evaluated
+    "x='b[$(touch pwned)]'; a=(1); echo \"src/app.py\" {a[x]}</dev/null",
 ]
 
 

@@ -99,6 +99,7 @@ EVALUATED = [
     f"o=-v; [ \"$o\" 'a[{RUN}]' ]",
     "o='-v a[$(touch${IFS}MARK)]'; [ $o ]",
     f"o=-v; printf \"$o\" 'a[{RUN}]' x",
+    f"x='b[{RUN}]'; a=(1); cat {{a[x]}}</dev/null",
 ]
 
 
