@@ -583,6 +583,18 @@ def _tee(argv: list, flags: list, depth: int) -> tuple:
     return PASS
 
 
+def _pager(argv: list, flags: list, depth: int) -> tuple:
+    """man, less, more: options beyond the plain ones can name a program or a log file
+    (`man -P cmd`, `less '+!cmd'`, `less -o log`)."""
+    plain = ("-k", "-f", "-a", "-w") if argv[0].endswith("man") else ("-R", "-N", "-S", "-F", "-X")
+    for arg in argv[1:]:
+        if arg == "--":
+            break
+        if arg.startswith("+") or (arg.startswith("-") and arg not in plain and arg != "-"):
+            return (UNKNOWN, " ".join(argv), "has an option that can run a program or write")
+    return dynamic_arguments(argv, flags) or PASS
+
+
 def _hostname(argv: list, flags: list, depth: int) -> tuple:
     if any(not a.startswith("-") for a in argv[1:]):
         return (MUTATE, " ".join(argv), "sets the host name")
@@ -687,6 +699,9 @@ RULES = {
     "date": _option_writes("s", ("--set",), "sets the system clock", "dfrIs"),
     "sdiff": _option_writes("o", ("--output",), "writes its output to a file", "wo"),
     "hostname": _hostname,
+    "man": _pager,
+    "less": _pager,
+    "more": _pager,
     "perl": _perl,
     "git": _git,
     "let": lambda argv, flags, depth: (UNKNOWN, " ".join(argv), "evaluates arithmetic"),

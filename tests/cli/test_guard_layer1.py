@@ -132,6 +132,29 @@ def test_read_only_idioms_still_pass(project, command):
     assert judge(command, project) == ALLOW
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        "man -P 'touch README.md' ls",
+        "man --pager='touch README.md' ls",
+        "less '+!touch README.md' README.md",
+        "less -o log README.md",
+        "more +/x README.md",
+        "coproc cat",
+        "getopts ab 'a[$(touch README.md)]'",
+        "select 'PS4' in x; do set -x; done",
+        "trap 'touch README.md' EXIT",
+    ],
+)
+def test_builtins_and_options_the_parser_does_not_model_are_denied(project, command):
+    assert judge(command, project) == DENY
+
+
+def test_plain_pagers_pass(project):
+    assert judge("less -R README.md", project) == ALLOW
+    assert judge("man -k grep", project) == ALLOW
+
+
 # -- 2. apply_patch headers, read as Codex reads them ----------------------------------------
 
 
