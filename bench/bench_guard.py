@@ -55,19 +55,26 @@ def hook_input(root: Path, tool: str, tool_input: dict) -> bytes:
 
 
 def sandbox_startup(root: Path, count: int) -> str:
-    """Wall time of `true` wrapped as the guard wraps it, against plain `bash -c true`."""
+    """Wall time of `true` wrapped as the guard wraps it (bwrap, private temp and /run, the
+    seccomp filter), against `python -c pass` and against plain `bash -c true`."""
     sys.path.insert(0, str(REPO))
-    from cli import hookstate
+    from cli import hookstate, sandbox
 
     session = hookstate.find_session(str(root))
-    wrapped = hookstate.wrap("true", session, str(root)) if session else None
+    wrapped = sandbox.wrap("true", session, str(root)) if session else None
     if wrapped is None:
-        return "sandbox: none here (" + hookstate.NO_SANDBOX + ")"
-    runs = {"plain": ["bash", "-c", "true"], "wrapped": ["bash", "-c", wrapped]}
+        return "sandbox: none here (" + sandbox.NO_SANDBOX + ")"
+    runs = {"baseline": baseline(), "plain": ["bash", "-c", "true"]}
+    runs["wrapped"] = ["bash", "-c", wrapped]
     ms = interleaved(runs, max(1, count // 4), cwd=root)
-    extra = ms["wrapped"] - ms["plain"]
-    plain = ms["plain"]
-    return f"sandbox wrapper start-up: +{extra:.1f} ms per Bash call (bash -c true: {plain:.1f} ms)"
+    program = sandbox.sandbox_program()
+    filtered = program is not None and program[2] is not None
+    label = "sandbox start-up" + (", seccomp filter on" if filtered else " (no seccomp filter)")
+    extra, plain = ms["wrapped"] - ms["plain"], ms["plain"]
+    return (
+        ratio_line(label, ms["wrapped"], ms["baseline"], "for scale")
+        + f"\n  sandbox wrapper: +{extra:.1f} ms per Bash call (bash -c true: {plain:.1f} ms)"
+    )
 
 
 def one_megabyte(root: Path) -> str:

@@ -1,7 +1,8 @@
 """The read-only guard: a PreToolUse hook that keeps the project unchanged while a plan is made.
 
 Standard library only: it runs under `python3 -S` before every tool call, before any
-environment of the package exists (the project, session and sandbox come from cli/hookstate.py).
+environment of the package exists (the project and session come from cli/hookstate.py, the
+sandbox from cli/sandbox.py).
 
 While the project's active session is planning (PRODUCT.md §7): file tools write only inside
 the session's scratch worktree; a Bash command that certainly writes is denied (layer 1, the
@@ -22,10 +23,22 @@ the codex dialect never wraps: layer 1 alone, unknown commands denied); Gemini C
 carries the patch in `tool_input.command`.
 """
 
-from __future__ import annotations
-
 import os
 import sys
+
+# This file parses on Python 3.6 (no `from __future__ import annotations`, no newer syntax),
+# so an old python3 gets a clear denial and exit 2 here instead of a SyntaxError, which Codex
+# and Gemini CLI would read as "let it run". What it imports needs 3.8.
+if sys.version_info < (3, 8):  # noqa: UP036
+    sys.stderr.write("planner guard: needs Python 3.8+ as python3; denied to be safe\n")
+    reason = "The read-only guard needs Python 3.8+ (python3 is older); denied to be safe."
+    if "gemini" in " ".join(sys.argv[1:]):
+        sys.stdout.write('{"decision": "deny", "reason": "' + reason + '"}\n')
+    else:
+        inner = '"hookEventName": "PreToolUse", "permissionDecision": "deny"'
+        inner += ', "permissionDecisionReason": "' + reason + '"'
+        sys.stdout.write('{"hookSpecificOutput": {' + inner + "}}\n")
+    sys.exit(2)
 
 if __name__ == "__main__" and not __package__:
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -33,7 +46,7 @@ if __name__ == "__main__" and not __package__:
 import time
 
 from cli import hookstate
-from cli.guard_tools import MUTATE, OK, PASS, UNKNOWN
+from cli.guard_tools import MUTATE, OK, PASS, UNKNOWN, names
 from cli.hookjson import dumps, loads
 
 FILE_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path"}
@@ -42,6 +55,17 @@ GEMINI_TOOLS = {"run_shell_command": "Bash", "write_file": "Write", "replace": "
 SHELL_TOOLS = ("Bash", "shell", "exec_command", "local_shell")
 PATCH_TOOLS = ("apply_patch", "ApplyPatch")
 PATCH_MARKERS = ("*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: ")
+# Tools known to change no file, by name, in Claude Code, Codex and Gemini CLI. Every other
+# tool is denied while planning (hooks.json matches every tool): a new tool is unknown until
+# someone reads what it does and adds it here.
+READ_ONLY_TOOLS = names(
+    """Read Glob Grep LS NotebookRead WebFetch WebSearch TodoWrite TodoRead Task Agent
+    TaskOutput BashOutput KillShell KillBash ExitPlanMode EnterPlanMode Skill SlashCommand
+    AskUserQuestion ListMcpResourcesTool ReadMcpResourceTool ToolSearch
+    read_file read_many_files list_directory glob search_file_content grep google_web_search
+    web_fetch write_todos view_image update_plan web_search"""
+)
+OWN_MCP = ("mcp__planner__", "mcp__plugin_planner_planner__")  # the read-only companion
 DIALECTS = ("claude", "codex", "gemini")
 HINT = "Planning is read-only until the plan is approved: "
 DENY_HINT = "record this in the plan (plan change add / plan intent add …) instead"
@@ -50,6 +74,9 @@ WRITE_HINT = "edit files in the scratch worktree (`plan worktree` prints it), th
 WRITE_HINT += " `plan change capture`"
 HUMAN_HINT = "the person runs it themselves, in their terminal or on the review page"
 HUMAN_HINT += " (`plan review open`); the agent must not"
+UNKNOWN_TOOL_HINT = "read with Read/Grep/Glob, run shell commands with Bash (judged, then"
+UNKNOWN_TOOL_HINT += " sandboxed), edit in the scratch worktree (`plan worktree`); after"
+UNKNOWN_TOOL_HINT += " approval every tool runs"
 MAX_WRAPPED = 100_000  # bytes of command that still fit one argv word of the sandbox wrapper
 ASK, DENY, SANDBOX = "ask", "deny", "sandbox"
 
@@ -105,12 +132,12 @@ def run(raw: bytes, dialect: str = "claude", env=None) -> str:
         reason = f"The guard cannot read its input ({e}); denied to be safe."
         return finish(dialect, DENY, reason, planning_session(None, env), "?", "")
     name: str = hook["tool_name"]
-    tool = GEMINI_TOOLS.get(name, "Bash" if name in SHELL_TOOLS else name)
-    if tool != "Bash" and tool not in FILE_TOOLS and tool not in PATCH_TOOLS:
+    if name in READ_ONLY_TOOLS or name.startswith(OWN_MCP):
         return ""
+    tool = GEMINI_TOOLS.get(name, "Bash" if name in SHELL_TOOLS else name)
     project = hookstate.project_dir(hook.get("cwd"), env)
     try:
-        session = hookstate.find_session(project, env)
+        session = hookstate.find_session(project, env, also=(hook.get("cwd"),))
     except DamagedSession as e:
         reason = f"The session file {e} is damaged, so the guard cannot tell whether planning"
         reason += " is read-only; fix or remove it."
@@ -118,6 +145,7 @@ def run(raw: bytes, dialect: str = "claude", env=None) -> str:
     if session is None or not session.planning:
         return ""
     cwd: str = hook["cwd"] if isinstance(hook.get("cwd"), str) else project
+    project = session.project  # what holds the store, whatever directory the harness named
     if dialect == "codex":
         env = {**env, "PLANNER_SANDBOX": "off"}  # Codex ignores updatedInput: layer 1 alone
     verdict = judge_tool(tool, hook, cwd, session, project, env)
@@ -220,7 +248,7 @@ def planning_session(cwd, env):
     try:
         session = hookstate.find_session(hookstate.project_dir(cwd, env), env)
     except DamagedSession:
-        return None
+        return None  # the deny goes out anyway; only its audit line has nowhere to go
     return session if session is not None and session.planning else None
 
 
@@ -241,7 +269,8 @@ def judge_tool(tool: str, hook: dict, cwd: str, session, project: str, env) -> t
         return judge_write(tool, path, cwd, session, hook.get("permission_mode"))
     if tool in PATCH_TOOLS:
         return judge_patch(tool_input, cwd, session)
-    return PASS
+    why = "is not a tool the guard knows to change nothing, so it is denied while planning"
+    return (MUTATE, tool, why, DENY, UNKNOWN_TOOL_HINT)
 
 
 def judge_bash(command: str, session, cwd: str, project: str, env) -> tuple:
@@ -256,16 +285,16 @@ def judge_bash(command: str, session, cwd: str, project: str, env) -> tuple:
         return (MUTATE, command[:60], why + " in the scratch worktree and run that", DENY)
     from cli.guard_places import Where
     from cli.guard_rules import classify_bash
+    from cli.sandbox import sandbox_program, scratch_dir, wrap
 
     # git may use the repository of the project that holds the session, never one found from
     # the hook's cwd (a planted repository in the worktree would be "the project" then)
-    home = os.path.dirname(os.path.realpath(session.state_dir))
-    root = os.path.dirname(home) if os.path.basename(home) == ".planner" else project
-    where = Where(cwd, root, session.worktree, env, lambda: hookstate.sandbox_program(env))
+    where = Where(cwd, project, session.worktree, env, lambda: sandbox_program(env))
+    where.scratch = scratch_dir(session) + os.sep
     verdict = classify_bash(command, where=where)
     if verdict[0] == MUTATE or (verdict[0] == UNKNOWN and session.strict):
         return verdict
-    wrapped = hookstate.wrap(command, session, project, env)
+    wrapped = wrap(command, session, project, env)
     return (SANDBOX, wrapped) if wrapped else verdict
 
 
@@ -340,6 +369,8 @@ def explain(verdict: tuple, decision: str, session) -> str:
     part = part.replace("`", "'").replace("\n", " ")
     strict = kind == UNKNOWN and session.strict
     first = f"`{part}` {why}" + (" (strict guard)" if strict else "")
+    if len(verdict) > 4:  # the rule says what to do instead
+        return f"{first}. {HINT}{verdict[4]}; the session is {session.state_dir}."
     if (len(verdict) > 3 and verdict[3] != DENY) or "person" in why:
         return f"{first}. {HUMAN_HINT}; the session is {session.state_dir}."
     hint = WRITE_HINT if "worktree" in why else ASK_HINT if decision == ASK else DENY_HINT

@@ -1,25 +1,35 @@
-"""The product's own commands while planning: `plan`, `planner`, `executor` (PRODUCT.md §7).
+"""The product's own commands while planning: `plan`, `planner`, `executor` (docs/design.md,
+"The guard").
 
-They run unwrapped, so they can write the session, only when written plainly: one simple
-command naming the launcher (a pipe from cat/echo/printf or a here-doc on stdin allowed), no
-assignments, no writing redirections, no run-time words, output only into the session. The
-person's own acts (approve, reject, accept, cancel, fail, resume another session, switching to
-non-interactive) are asked; the executor waits for approval. Anything else is not "own" and
-goes through the parser and the sandbox like any command.
+They run unwrapped, so they can write the session, only when written plainly: a chain of
+simple commands naming the launcher (`&&`, `;`, newlines, `x=$(plan …)`, a pipe from
+cat/echo/printf or a here-doc on stdin, a read-only consumer of their output), no
+assignments, no writing redirections, output only into the session. Any other command that
+runs a launcher is denied up front ("one `plan` command per call"): in the sandbox it could not
+write its session. The person's own acts (approve, reject, accept, cancel, fail, resume
+another session, switching to non-interactive) are asked, alone; `plan apply` refuses them
+itself. The executor waits for approval.
 """
 
 from __future__ import annotations
 
 import os
 
-from cli.guard_tools import MUTATE, PASS, SAFE_TARGETS
+from cli import shell
+from cli.guard_tools import MUTATE, OK, PASS, SAFE_TARGETS
+from cli.human_acts import is_human_act
 
 LAUNCHERS = ("plan", "planner", "executor")
 FEEDERS = ("cat", "echo", "printf")
 READ_REDIRECTS = ("<", "<<", "<<-", "<<<")
-HUMAN_OPS = ("qr accept", "review approve", "review reject", "cancel", "fail", "resume")
+CHAIN_OPS = frozenset(("|", "\n", ";", "&&", "||"))
 PERSON = "is the person's decision"
+ALONE = "runs the product's command inside a compound command, where it cannot write its"
+ALONE += " session"
+ONE_PER_CALL = "run one `plan` command per call (or a plain chain: `plan a && plan b`,"
+ONE_PER_CALL += ' `i=$(plan …) && plan … "$i"`), or several operations with `plan apply -`'
 ASK = "ask"
+DENY = "deny"
 
 
 def mentions_launcher(command: str) -> bool:
@@ -27,19 +37,74 @@ def mentions_launcher(command: str) -> bool:
 
 
 def judge_own(command: str, session, cwd: str, env):
-    """A verdict for a plain own command (PASS runs it unwrapped), or None when it is not one."""
-    first = command.lstrip().split(None, 1)[0] if command.strip() else ""
-    if first.rsplit("/", 1)[-1] not in (*LAUNCHERS, *FEEDERS) or not mentions_launcher(command):
-        return None
-    from cli import shell
+    """A verdict for a command that runs the product's launchers (PASS runs it unwrapped), or
+    None when it runs none (the parser and the sandbox judge it like any command).
 
-    commands = shell.pipeline(command)
-    if not commands or not commands[-1].argv or not is_launcher(commands[-1].argv[0], env):
+    Unwrapped only as a chain of plain parts: launcher commands, feeders piped into them,
+    read-only consumers of their output, `cd DIR`, and `name=$(plan …)` whose name later
+    arguments use; joined by `|`, `&&`, `||`, `;` or newlines. Anything else that runs a
+    launcher is denied up front: inside the sandbox it could not write its session anyway.
+    """
+    if not mentions_launcher(command):
         return None
-    *feeders, own = commands
-    if not all(_plain_feeder(c) for c in feeders) or not _plain(own):
+    parsed = shell.structure(command)
+    if parsed is None:
         return None
-    return judge_launcher(own.argv, command, session, cwd)
+    found, ops = parsed
+    own = [c for c in found if c.argv and c.argv[0].rsplit("/", 1)[-1] in LAUNCHERS]
+    if not own:
+        return None
+    if not set(ops) <= CHAIN_OPS:
+        return _not_plain(own[0])
+    assigned: set = set()
+    verdicts = []
+    for cmd in found:
+        if cmd in own:
+            if not is_launcher(cmd.argv[0], env) or not _plain(cmd, assigned):
+                return _not_plain(cmd)
+            verdicts.append(judge_launcher(cmd.argv, command, session, cwd))
+        elif not cmd.argv:
+            if cmd.redirects or not all(_captures_own(a, assigned) for a in cmd.assignments):
+                return _not_plain(own[0])
+        elif not _harmless(cmd):
+            return _not_plain(own[0])
+    worst = max(verdicts, key=lambda v: v[0])
+    if worst[0] != MUTATE or len(found) == 1 or (len(own) == 1 and _fed(found, own[0])):
+        return worst
+    return (MUTATE, worst[1], worst[2] + ", run alone", DENY, "run it as one command, alone")
+
+
+def _not_plain(cmd) -> tuple:
+    return (MUTATE, " ".join(cmd.argv), ALONE, DENY, ONE_PER_CALL)
+
+
+def _captures_own(assignment: str, assigned: set) -> bool:
+    """`name=$(…)`: the substitution's commands are judged as parts of the chain themselves."""
+    name, _, value = assignment.partition("=")
+    if not (name[:1].islower() or name[:1] == "_") or not shell.is_assignment(assignment):
+        return False  # PATH, IFS, BASH_ENV and friends: never set before a launcher runs
+    if not (value.startswith("$(") and value.endswith(")")):
+        return False
+    assigned.add(name)
+    return True
+
+
+def _harmless(cmd) -> bool:
+    """A feeder, a consumer of the product's output the parser knows to be read-only, or cd."""
+    if cmd.assignments or any(cmd.flags):
+        return False
+    if cmd.argv[0] == "cd":
+        return len(cmd.argv) <= 2 and not cmd.redirects
+    if cmd.argv[0] in FEEDERS and _plain(cmd, set()):
+        return True
+    from cli.guard_rules import judge_command
+
+    return judge_command(cmd, 0)[0] == OK
+
+
+def _fed(found: list, own) -> bool:
+    """Whether everything but `own` only feeds it (`cat ops.json | plan apply -`)."""
+    return all(c is own or (c.argv and c.argv[0] in FEEDERS) for c in found)
 
 
 def is_launcher(word: str, env) -> bool:
@@ -54,14 +119,17 @@ def is_launcher(word: str, env) -> bool:
     return all(e.startswith("/") for e in entries)
 
 
-def _plain(cmd) -> bool:
-    if cmd.assignments or any(cmd.flags):
+def _plain(cmd, assigned: set) -> bool:
+    """No assignments, only reading redirections, and no word known only at run time but
+    `$name` of a name the chain captured from the product's own output."""
+    if cmd.assignments or not all(_reads_only(r) for r in cmd.redirects):
         return False
-    return all(_reads_only(r) for r in cmd.redirects)
+    return all(not cmd.flags[i] or _captured(w, assigned) for i, w in enumerate(cmd.argv))
 
 
-def _plain_feeder(cmd) -> bool:
-    return bool(cmd.argv) and cmd.argv[0] in FEEDERS and _plain(cmd)
+def _captured(word: str, assigned: set) -> bool:
+    name = word[2:-1] if word.startswith("${") and word.endswith("}") else word[1:]
+    return word.startswith("$") and name in assigned
 
 
 def _reads_only(redirect) -> bool:
@@ -85,15 +153,10 @@ def judge_launcher(argv: list, command: str, session, cwd: str) -> tuple:
             return (MUTATE, part, "writes outside the session directory")
     if base == "executor" or words[:1] == ["exec"]:
         return (MUTATE, part, "executes the plan, which waits for the person's approval")
-    verb = " ".join(words[:2])
-    if base == "plan" and (
-        verb in ("review approve", "review reject", "qr accept")
-        or words[:1] in (["cancel"], ["fail"])
-        or (words[:1] == ["resume"] and words[1:2] not in ([], [session.id]))
-    ):
+    if base != "plan" or (words[:1] == ["resume"] and words[1:2] in ([], [session.id])):
+        return PASS  # resuming the session that is already active changes nothing
+    if is_human_act(" ".join(words[:1])) or is_human_act(" ".join(words[:2])):
         return (MUTATE, part, PERSON, ASK)
-    if base == "plan" and words[:1] == ["apply"] and _applies_human_act(cwd, words, command):
-        return (MUTATE, part, PERSON + " (a batch holding it too)", ASK)
     return PASS
 
 
@@ -123,19 +186,3 @@ def _inside(cwd: str, path: str, folder: str) -> bool:
     except (ValueError, OSError):
         return False
     return real == root or real.startswith(root + os.sep)
-
-
-def _applies_human_act(cwd: str, words: list, command: str) -> bool:
-    """Whether a `plan apply` batch may hold a human act: its text (stdin here-doc) or file."""
-    text = command
-    source = words[1] if len(words) > 1 else "-"
-    if source != "-":
-        try:
-            with open(os.path.join(cwd, source), encoding="utf-8", errors="replace") as f:
-                text += f.read(4 << 20)
-        except OSError:
-            return True
-    if "\\u" in text:
-        return True  # a JSON escape could spell an op name the scan below would miss
-    flat = " ".join(text.split())
-    return any(f'"{op}"' in flat for op in HUMAN_OPS)

@@ -25,6 +25,7 @@ class Where:
         self.dirs = {os.path.realpath(cwd)}
         self.lost = ""  # why the guard no longer knows where commands run ("" while it does)
         self.venv = ""  # a virtualenv under temp that the command activates
+        self.scratch = ""  # the session's scratch dir (in the project, yet writable like temp)
         self.repositories = {repository_of(project), repository_of(worktree)} - {None}
         self.project = (repository_of(project) or os.path.realpath(project)) + os.sep
         self._sandboxed = sandboxed
@@ -71,11 +72,13 @@ class Where:
         return None
 
     def temp_path(self, word: str, flags: int) -> bool:
-        """An absolute path, written as is, under a temp dir and not in the project (which
-        may itself live under /tmp)."""
+        """An absolute path, written as is, in the scratch dir or under a temp dir and not in
+        the project (which may itself live under /tmp)."""
         if flags or not word.startswith("/"):
             return False
         path = os.path.normpath(word) + os.sep
+        if self.scratch and path.startswith(self.scratch):
+            return True
         return path.startswith(self.temps) and not path.startswith(self.project)
 
 

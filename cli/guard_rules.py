@@ -182,9 +182,10 @@ def judge_argv(argv: list, flags: list, depth: int) -> tuple:
     if flags[0] & shell.EXPANDS or not name or (flags[0] & shell.GLOBS and _may_glob(name)):
         return (UNKNOWN, part, "runs a command chosen at run time")
     base = name.rsplit("/", 1)[-1]
-    if base in OWN_COMMANDS:
-        why = "runs the product's own command inside a larger command; run it on its own"
-        return (UNKNOWN, part, why)
+    if base in OWN_COMMANDS:  # in the sandbox it could not write its session: say so now
+        from cli.guard_own import ALONE, ONE_PER_CALL
+
+        return (MUTATE, part, ALONE, "deny", ONE_PER_CALL)
     if base in MUTATORS:
         return temp_write((MUTATE, part, MUTATORS[base]), _written_operands(argv, flags))
     if "/" in name and (not name.startswith(SYSTEM_DIRS) or "/../" in name):

@@ -38,7 +38,7 @@ def report(cwd) -> str:
 
     start = hookstate.project_dir(cwd)
     try:
-        session = hookstate.find_session(start)
+        session = hookstate.find_session(start, also=(cwd,))
     except hookstate.DamagedSession as e:
         return f"planner: the active session {os.path.dirname(str(e))} cannot be read: {e}"
     if session is None or session.status in hookstate.CLOSED:

@@ -10,8 +10,7 @@ from __future__ import annotations
 from cli.shell_lex import EXPANDS, GLOBS, SPLITS, Lexer, ParseError, is_name
 
 __all__ = ["ARITHMETIC", "EXPANDS", "GLOBS", "SPLITS", "Command", "ParseError", "Redirect"]
-__all__ += ["parse"]
-__all__ += ["is_assignment", "pipeline"]
+__all__ += ["parse", "is_assignment", "structure"]
 
 ARITHMETIC = "((arithmetic))"  # argv[0] of the pseudo-command noted for arithmetic on names
 
@@ -63,24 +62,6 @@ def parse(text: str) -> tuple[list[Command], str | None]:
     except Exception as e:  # a parser bug must read as "cannot tell", never as a crash
         return found, f"internal error: {e.__class__.__name__}"
     return found, None
-
-
-def pipeline(text: str):
-    """The simple commands of `text` when it is one pipeline of simple commands (`a | b`, a
-    here-doc allowed, nothing else: no `;`, `&&`, compound commands or substitutions), else None.
-    """
-    found: list[Command] = []
-    parser = _Parser(text, found, 0)
-    try:
-        parser.parse_all()
-    except (ParseError, RecursionError):
-        return None
-    except Exception:  # a parser bug must read as "not simple", never as a crash
-        return None
-    ops = parser.ops
-    if any(op != "|" for op in ops if op != "\n") or len(found) != ops.count("|") + 1:
-        return None
-    return found
 
 
 def is_assignment(word: str) -> bool:
@@ -367,3 +348,17 @@ _COMPOUND = {
     "function": _Parser.parse_function,
     "[[": _Parser.parse_test,
 }
+
+
+def structure(text: str):
+    """(simple commands, list and pipe operators and compound words in order) of `text`,
+    or None when it does not parse."""
+    found: list[Command] = []
+    parser = _Parser(text, found, 0)
+    try:
+        parser.parse_all()
+    except (ParseError, RecursionError):
+        return None
+    except Exception:  # a parser bug must read as "cannot tell", never as a crash
+        return None
+    return found, parser.ops

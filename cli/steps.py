@@ -15,10 +15,11 @@ from cli import hookstate, workflows
 from shared import engine
 from shared.exits import report, run_main
 from shared.paths import open_session
-from shared.status import session_status, status_text
+from shared.status import current_routing, session_status
 from shared.workflow import workflow_named
 from skills.planner.roles import ROLES, role_prompt
 from state.errors import UsageError
+from state.status_view import text
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 STATE_DIR_HELP = "The session's directory (default: $PLANNER_STATE_DIR, else .planner/ACTIVE)."
@@ -120,7 +121,7 @@ def step_script(name: str) -> click.Group:
     def run_next(state_dir: str | None, qr_status: str | None, format_: str | None) -> int:
         """Run the command the session's routing names now (IF PASS / IF FAIL by --qr-status)."""
         store = open_session(state_dir)
-        routing = engine.current_routing(store, engine.open_for_steps(store)).as_record()
+        routing = current_routing(store, engine.open_for_steps(store)).as_record()
         if "next" in routing:
             target = routing["next"]
         elif routing and qr_status:
@@ -138,15 +139,9 @@ def step_script(name: str) -> click.Group:
     @click.option("--json", "as_json", is_flag=True, help="One JSON object.")
     def status(state_dir: str | None, as_json: bool) -> int:
         """Where the session stands and what to run next."""
-        summary = session_status(open_session(state_dir))
-        note = hookstate.sandbox_note() if summary["status"] in hookstate.PLANNING else ""
-        if note:  # no bubblewrap: said while planning
-            summary["guard"] = note
-        if as_json:
-            sys.stdout.write(json.dumps(summary, indent=2) + "\n")
-        else:
-            guard = [summary["guard"]] if summary.get("guard") else []
-            sys.stdout.write("\n".join([status_text(summary), *guard]) + "\n")
+        summary = hookstate.with_guard(session_status(open_session(state_dir)))
+        out = json.dumps(summary, indent=2) if as_json else text(summary)
+        sys.stdout.write(out + "\n")
         return 0
 
     @group.command(context_settings=CONTEXT)

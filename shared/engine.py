@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 from shared.kinds import Gate
 from shared.paths import open_session
 from shared.routing import Routing, command
-from shared.workflow import Context, Kind, Step, Workflow, workflow_named
+from shared.status import current_routing
+from shared.workflow import Context, Kind, Step, Workflow
 from state import clock
 from state.errors import Finding, PreconditionFailed, Refused, UsageError
 from state.lifecycle import transition
@@ -36,13 +37,6 @@ def _refuse_closed(store: Store, session: dict[str, Any]) -> dict[str, Any]:
         reason = f" ({session['reason']})" if session.get("reason") else ""
         raise Refused(f"{store.path('session')}: the session is {session['status']}{reason}")
     return session
-
-
-def current_routing(store: Store, session: dict[str, Any]) -> Routing:
-    """Where the step the session is at leads now (it can change: the executor's waves)."""
-    workflow = workflow_named(session["workflow"])
-    step = workflow.step(session["step"])
-    return step.kind().routing(Context(workflow, step, store, session, {}))
 
 
 def routing_targets(routing: Routing) -> list[tuple[str, int]]:

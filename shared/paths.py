@@ -108,6 +108,9 @@ def open_session(state_dir: str | None = None, must_exist: bool = True) -> Store
             "or pass --state-dir DIR"
         )
     store = Store(found)
+    from shared.status import settle
+
+    store.before_commit = settle
     if not must_exist:
         return store
     if not store.exists("session"):

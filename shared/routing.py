@@ -5,17 +5,13 @@ Quoting matches shlex.quote (a test checks) without importing shlex or re on the
 
 from __future__ import annotations
 
-SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-")
+from state.status_view import shell_word
 
 
 def quote(word: str) -> str:
     if word.startswith("<") and word.endswith(">"):  # a placeholder the agent replaces whole
         return placeholder(word)
-    if not word:
-        return "''"
-    if SAFE.issuperset(word):
-        return word
-    return "'" + word.replace("'", "'\"'\"'") + "'"
+    return shell_word(word)
 
 
 def placeholder(word: str) -> str:

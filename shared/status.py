@@ -1,53 +1,57 @@
-"""Where a session stands, for `plan status`, `planner status` and the SessionStart hook."""
+"""Where a session stands (state/status_view.py says it for every caller), and what every
+commit that moves a session keeps true: the recorded next command is the live routing, and
+plan.md shows an approval in the commit that gives it (docs/design.md, "One status")."""
 
 from __future__ import annotations
 
+from state.status_view import summary
 from state.store import Store
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from shared.routing import Routing
+    from state.store import Transaction
+
+MOVES_THE_SESSION = frozenset({"session", "execution"})
+
+
+def current_routing(
+    store: Store, session: dict[str, Any], tx: Transaction | None = None
+) -> Routing:
+    """Where the step the session is at leads now (it can change: the executor's waves);
+    with `tx`, as that open transaction leaves the session's documents."""
+    from shared.workflow import Context, workflow_named
+
+    workflow = workflow_named(session["workflow"])
+    step = workflow.step(session["step"])
+    ctx = Context(workflow, step, store, session, {})
+    ctx.tx = tx
+    return step.kind().routing(ctx)
+
 
 def session_status(store: Store) -> dict[str, Any]:
-    session = store.read("session")
-    context = store.read_or_none("context") or {"questions": []}
-    return {
-        "session": session["id"],
-        "state_dir": store.dir,
-        "task": session["task"],
-        "status": session["status"],
-        "workflow": session["workflow"],
-        "step": session["step"],
-        "next": live_next(store, session),
-        "open_questions": [
-            q["id"] for q in context["questions"] if q["answer"] is None and not q["skipped"]
-        ],
-        "qr": session["qr"],
-    }
+    return summary(store.read("session"), store.dir, store.read_or_none("context"))
 
 
-def live_next(store: Store, session: dict[str, Any]) -> str:
-    """The routing lines of the step the session is at, as they are now."""
-    if session["status"] in ("cancelled", "failed"):
-        return f"(none: the session is {session['status']}: {session['reason']})"
-    from shared.engine import current_routing
+def settle(tx: Transaction) -> None:
+    """Before a commit: refresh session.next_command from the routing of the step the session
+    is at, as the commit leaves it; re-render plan.md when the approval changed."""
+    if not tx.edited & MOVES_THE_SESSION:
+        return
+    import json
+
     from shared.workflow import registered
 
-    if registered(session["workflow"]) is None:  # a hook: it loads no workflow table
-        return session["next_command"] or ""
-    return "\n".join(current_routing(store, session).lines())
+    session = tx.read("session")
+    if session["status"] not in ("cancelled", "failed") and registered(session["workflow"]):
+        lines = "\n".join(current_routing(tx.store, session, tx).lines())
+        if lines != session["next_command"]:
+            tx.edit("session")["next_command"] = lines
+    before = tx.original.get("session")
+    was = json.loads(before) if before else {}
+    if (was.get("approval") or None) != (session["approval"] or None):
+        from shared.plan_md import put_plan_md
 
-
-def status_text(s: dict[str, Any]) -> str:
-    lines = [
-        f"session {s['session']}: {s['status']}, {s['workflow']} step {s['step']}",
-        f"task: {s['task']}",
-        f"STATE_DIR={s['state_dir']}",
-    ]
-    if s["open_questions"]:
-        lines.append(f"open questions: {', '.join(s['open_questions'])}")
-    for phase, loop in s["qr"].items():
-        lines.append(f"qr {phase}: iteration {loop['iteration']}, {loop['state']}")
-    lines.append(s["next"] or "NEXT: (nothing recorded yet)")
-    return "\n".join(lines)
+        put_plan_md(tx)

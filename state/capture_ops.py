@@ -12,6 +12,8 @@ from __future__ import annotations
 from state import plan_ops, unidiff
 from state import worktree as wt
 from state.errors import PreconditionFailed, UsageError
+from state.project import session_project
+from state.project_paths import check_diff, check_project_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -24,13 +26,15 @@ def change_capture(tx: Transaction, a: dict[str, Any]) -> list[str]:
     """Turn the worktree's edits into code changes (CC-NNN) for the given or the changed intents."""
     plan = tx.edit("plan")
     session = tx.read("session")
-    project = session["project_root"]
+    project = session_project(tx.store.dir)
     base = wt.base_of(session, f"{tx.store.path('session')}:base_commit")
     tree = wt.path_of(tx.store.dir)
     if not wt.admin_dir(project, tree):
         raise PreconditionFailed(f"{tree}: no worktree yet (fix: plan worktree)")
     capture = Capture(tx, plan, project, tree, wt.base_reader(project, base))
     files = [f for f in a["file"] if f]
+    for path in files:
+        check_project_path(project, path, "FILE", UsageError)
     try:
         if a["intent"]:
             for intent_id in a["intent"]:
@@ -50,7 +54,7 @@ class Capture:
     def __init__(
         self, tx: Transaction, plan: dict[str, Any], project: str, tree: str, read_base: Any
     ) -> None:
-        self.tx, self.plan, self.tree = tx, plan, tree
+        self.tx, self.plan, self.tree, self.project = tx, plan, tree, project
         self.repo = wt.common_dir(project)
         self.read_base = read_base
         self.created: list[str] = []
@@ -95,6 +99,7 @@ class Capture:
         """(Re)capture intent_id's change of `path` at its place in the file's chain."""
         if unidiff.unsafe(path, self.tree):
             raise UsageError(f"{path}: {unidiff.unsafe(path, self.tree)}")
+        check_project_path(self.project, path, intent_id)  # a path the plan stored: exit 3
         milestone = plan_ops.owner(self.plan, intent_id)
         chain = self.chain(path)
         own = [c for _, c in chain if c["intent_ref"] == intent_id]
@@ -115,6 +120,7 @@ class Capture:
                 ) from None
         states.reverse()  # states[0]: after intent_id; states[j + 1]: after after[j]
         diff = wt.make_diff(self.repo, path, start, states[0])
+        check_diff(self.project, diff, intent_id)
         self._record(milestone, intent_id, path, own, diff)
         for (_, c), old, new in zip(after, states, states[1:], strict=False):
             c["diff"] = wt.make_diff(self.repo, path, old, new) or c["diff"]

@@ -12,6 +12,8 @@ from state import clock, plan_ops, unidiff
 from state import worktree as wt
 from state.errors import PreconditionFailed
 from state.exec_ops import run_of
+from state.project import session_project
+from state.project_paths import check_milestone
 from state.store import write_atomic
 
 TYPE_CHECKING = False
@@ -28,7 +30,8 @@ def exec_apply(tx: Transaction, a: dict[str, Any]) -> None:
         tx.tell(f"{a['id']}: already applied at {run['applied_at']}; nothing to do")
         return
     plan, session = tx.read("plan"), tx.read("session")
-    project = session["project_root"]
+    project = session_project(tx.store.dir)
+    check_milestone(project, plan_ops.find(plan, a["id"]))
     pairs = wt.ordered_changes(plan)
     mine = [c for m, c in pairs if m["id"] == a["id"]]
     before = _planned_before(plan, session, project, pairs, a["id"])
@@ -154,7 +157,8 @@ def exec_commit(tx: Transaction, a: dict[str, Any]) -> None:
         tx.tell(f'{a["id"]}: config commit = "none": its changes are left uncommitted')
         return
     milestone = plan_ops.find(tx.read("plan"), a["id"])
-    project = session["project_root"]
+    project = session_project(tx.store.dir)
+    check_milestone(project, milestone)
     paths = _milestone_paths(milestone, project)
     repo = gitinfo_dir(project)
     tracked = wt.git(repo, "ls-files", "-z", "--", *paths, work_tree=project, cwd=project)

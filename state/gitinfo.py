@@ -87,19 +87,9 @@ def _head(root: str) -> str | None:
 
 def run_git(root: str, *args: str) -> str:
     """git's stdout; raises PreconditionFailed with git's message when git fails."""
-    import subprocess
+    from state import git
 
-    from state.errors import PreconditionFailed
-
-    try:
-        done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
-    except FileNotFoundError:
-        raise PreconditionFailed(
-            "git is not installed (needed to compare the plan with the code)"
-        ) from None
-    if done.returncode:
-        raise PreconditionFailed(f"git {' '.join(args)}: {done.stderr.strip() or 'failed'}")
-    return done.stdout
+    return git.output(root, *args)
 
 
 def changed_files(root: str, base: str, where: str = "base_commit") -> list[str]:

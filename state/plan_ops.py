@@ -75,6 +75,16 @@ def update(item: dict[str, Any], args: dict[str, Any], fields: dict[str, str]) -
     return given
 
 
+def check_files(tx: Transaction, option: str, paths: list[str] | str | None) -> None:
+    """Paths given for the plan stay in the project, out of .git/ and .planner/ (exit 2)."""
+    from state.project_paths import check_project_path, recorded_project
+
+    project = recorded_project(tx.store.dir)
+    for path in [paths] if isinstance(paths, str) else paths or []:
+        if path:
+            check_project_path(project, path, option, UsageError)
+
+
 def require_some(given: bool, name: str) -> None:
     if not given:
         raise UsageError(f"{name}: give at least one option to change")
@@ -250,6 +260,7 @@ def milestone_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
     items = plan["milestones"]
     number = max((m["number"] for m in items), default=0) + 1
     item = new("Milestone", id=tx.new_id("plan", "M", items), number=number, name=a["name"])
+    check_files(tx, "--file", a["file"])
     update(item, a, MILESTONE_FIELDS)
     items.append(item)
     refresh_waves(plan)
@@ -288,6 +299,8 @@ def milestone_set(tx: Transaction, a: dict[str, Any]) -> None:
     --add-X appends and --remove-X N drops the N-th (1-based) requirement, criterion or file."""
     plan = tx.edit("plan")
     milestone = find(plan, a["id"])
+    check_files(tx, "--file", a["file"])
+    check_files(tx, "--add-file", a.get("add_file"))
     given = update(milestone, a, MILESTONE_FIELDS)
     require_some(edit_items(milestone, a) or given, "milestone set")
     refresh_waves(plan)
@@ -296,6 +309,7 @@ def milestone_set(tx: Transaction, a: dict[str, Any]) -> None:
 def milestone_tests(tx: Transaction, a: dict[str, Any]) -> None:
     """Set the tests a milestone needs: files, type, backing, scenarios, or why none."""
     tests = find(tx.edit("plan"), a["id"])["tests"]
+    check_files(tx, "--file", a["file"])
     given = update(
         tests,
         a,
@@ -335,6 +349,7 @@ def intent_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
         behavior="",
         params=_params(a["param"]),
     )
+    check_files(tx, "--file", a["file"])
     update(item, a, INTENT_FIELDS)
     milestone["code_intents"].append(item)
     return [item["id"]]
@@ -343,15 +358,19 @@ def intent_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
 def intent_set(tx: Transaction, a: dict[str, Any]) -> None:
     """Change a code intent."""
     item = find(tx.edit("plan"), a["id"])
+    check_files(tx, "--file", a["file"])
     given = update(item, a, INTENT_FIELDS)
     if a["param"]:
         item["params"] = _params(a["param"])
     require_some(given or bool(a["param"]), "intent set")
 
 
-def _check_diff(diff: str, file: str) -> None:
+def _check_diff(tx: Transaction, diff: str, file: str) -> None:
     from state import unidiff
+    from state.project_paths import check_diff, recorded_project
 
+    check_files(tx, "--file", file)
+    check_diff(recorded_project(tx.store.dir), diff, "--diff", UsageError)
     try:
         touched = unidiff.touched_files(diff)
     except unidiff.DiffError as e:
@@ -371,7 +390,7 @@ CHANGE_FIELDS = {
 def change_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
     """Add a code change (CC-NNN): a unified diff for one file, realising an intent."""
     plan = tx.edit("plan")
-    _check_diff(a["diff"], a["file"])
+    _check_diff(tx, a["diff"], a["file"])
     milestone = owner(plan, a["intent"])
     everything = (c for m in plan["milestones"] for c in m["code_changes"])
     item = new(
@@ -396,7 +415,7 @@ def change_set(tx: Transaction, a: dict[str, Any]) -> None:
         owner(plan, a["intent"])["code_changes"].append(item)
         item["intent_ref"] = a["intent"]
     require_some(given or bool(a["intent"]), "change set")
-    _check_diff(item["diff"], item["file"])
+    _check_diff(tx, item["diff"], item["file"])
 
 
 def doc_set(tx: Transaction, a: dict[str, Any]) -> None:

@@ -1,4 +1,5 @@
-"""The project a session belongs to: the git root above a directory.
+"""The project a session belongs to: the git root above a directory, or the one holding its
+store.
 
 Standard library only: the guard hook finds sessions through shared/paths.py, which uses it.
 """
@@ -19,3 +20,20 @@ def project_root(cwd: str | None = None) -> str:
         if parent == here:
             return start
         here = parent
+
+
+def session_project(state_dir: str) -> str:
+    """The project a session belongs to: the git work tree whose `.planner/` holds the session
+    directory. Never session.json's `project_root`, which is data a copy or an edit carries
+    along: a copied project's session applies into the copy."""
+    session = os.path.abspath(state_dir)
+    home = os.path.dirname(session)
+    project = os.path.dirname(home)
+    if os.path.basename(home) != ".planner" or not os.path.lexists(os.path.join(project, ".git")):
+        from state.errors import PreconditionFailed
+
+        raise PreconditionFailed(
+            f"{session}: the session is not inside a project's .planner/ (a git work tree's "
+            "<root>/.planner/<id>/); it applies only into the project that holds it"
+        )
+    return project

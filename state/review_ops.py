@@ -98,9 +98,11 @@ def review_approve(tx: Transaction, a: dict[str, Any]) -> None:
     by = a["by"] or os.environ.get("USER") or "user"
     approval = approve(tx, by)
     if a["sign"]:
+        from state.project import session_project
         from state.signing import sign
 
-        approval["signature"] = sign(session["project_root"], session["id"], approval["sha256"])
+        project = session_project(tx.store.dir)
+        approval["signature"] = sign(project, session["id"], approval["sha256"])
     close_round(session, verdict="approved", by=by, sha256=approval["sha256"])
     tx.tell(f"approved and frozen: sha256 {approval['sha256']} (by {by})")
     tx.next_argv = ["executor", "--step", "1", "--state-dir", tx.store.dir]

@@ -174,18 +174,9 @@ def relevant_documents(
 
 
 def _git(root: str, *args: str) -> str:
-    import subprocess
+    from state import git
 
-    from state.errors import PreconditionFailed
-
-    try:
-        done = subprocess.run(["git", *args], cwd=root, capture_output=True)
-    except FileNotFoundError:
-        raise PreconditionFailed("git is not installed (needed to list changed files)") from None
-    if done.returncode:
-        message = done.stderr.decode(errors="replace").strip() or "failed"
-        raise PreconditionFailed(f"git {' '.join(args)}: {message}")
-    return done.stdout.decode(errors="replace")
+    return git.output(root, *args)
 
 
 def _git_files(root: str) -> tuple[list[str], list[str]]:

@@ -25,10 +25,9 @@ def payload(session_id: str, sha256: str) -> bytes:
 
 
 def git_config(root: str, key: str) -> str:
-    done = subprocess.run(
-        ["git", "config", "--get", key], cwd=root or None, capture_output=True, text=True
-    )
-    return done.stdout.strip()
+    from state import git
+
+    return git.run(root or None, "config", "--get", key).stdout.decode(errors="replace").strip()
 
 
 def sign(root: str, session_id: str, sha256: str) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from state.lock import locked
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
     from typing import Any
 
 __all__ = ["HISTORY_DIR", "HISTORY_INDEX"]
@@ -175,6 +175,9 @@ class Store:
 
     def __init__(self, state_dir: str):
         self.dir = state_dir
+        # What the engine keeps true before every commit (shared/status.py settle): state/
+        # cannot know the workflows, so the layer above hands it in (docs/design.md).
+        self.before_commit: Callable[[Transaction], None] | None = None
 
     def path(self, name: str) -> str:
         return os.path.join(self.dir, file_name(name))
@@ -325,6 +328,8 @@ class Transaction:
         self.audit_fields.update(fields)
 
     def commit(self) -> None:
+        if self.store.before_commit is not None and self.edited:
+            self.store.before_commit(self)
         changed = {}
         for name in sorted(self.edited):
             data = dumps(self.docs[name])

@@ -11,6 +11,7 @@ import os
 import subprocess
 import tempfile
 
+from state import git as git_runner
 from state import gitinfo, unidiff
 from state.errors import PreconditionFailed, UsageError
 
@@ -19,8 +20,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from typing import Any
 
-HARDENED = ("-c", "core.fsmonitor=", "-c", "core.hooksPath=/dev/null", "-c", "core.pager=cat")
-IDENTITY = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL")
 NO_GIT = (
     "the project has no git commit, and the worktree is a checkout of the commit planning "
     "started from (fix: git init && git add -A && git commit -m 'initial', then start a new "
@@ -36,15 +35,7 @@ def run(
     stdin: bytes | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
     """git run on repository `repo` (a git dir), never one git would discover by itself."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k in IDENTITY}
-    env["GIT_CEILING_DIRECTORIES"] = "/"
-    argv = ["git", f"--git-dir={repo}", *([f"--work-tree={work_tree}"] if work_tree else [])]
-    try:
-        return subprocess.run(
-            [*argv, *HARDENED, *args], cwd=cwd or repo, input=stdin, capture_output=True, env=env
-        )
-    except FileNotFoundError:
-        raise PreconditionFailed("git is not installed (the worktree needs it)") from None
+    return git_runner.run(cwd, *args, git_dir=repo, work_tree=work_tree, stdin=stdin)
 
 
 def git(

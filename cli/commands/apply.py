@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from cli.base import COMMON, FILE_TEXT, INLINE, Operation, PlanCommand, emit_ids, open_store
-from state.errors import PlannerError, UsageError
+from cli.human_acts import is_human_act, refusal
+from state.errors import PlannerError, Refused, UsageError
 
 if TYPE_CHECKING:
     from state.store import Store
@@ -76,15 +77,10 @@ def apply_batch(store: Store, root: click.Group, batch: Any) -> list[str]:
     if not isinstance(batch, list) or not batch:
         raise UsageError('plan apply: expected a non-empty JSON list of {"op", "args"} objects')
     parent = batch_context(root)
+    found = [resolved(parent, number, entry) for number, entry in enumerate(batch, 1)]
     created: list[list[str]] = []
     with store.transaction("apply") as tx:
-        for number, entry in enumerate(batch, 1):
-            where = f"plan apply: operation {number}"
-            if not isinstance(entry, dict) or not isinstance(entry.get("op"), str):
-                raise UsageError(f'{where}: expected an object with a string "op"')
-            name = " ".join(entry["op"].split())
-            command = find_operation(parent, name, where)
-            where = f"{where} ({name})"
+        for entry, (name, command, where) in zip(batch, found, strict=True):
             raw = entry.get("args", {})
             if not isinstance(raw, dict):
                 raise UsageError(f'{where}: "args" must be an object')
@@ -101,6 +97,16 @@ def apply_batch(store: Store, root: click.Group, batch: Any) -> list[str]:
     return [i for ids in created for i in ids]
 
 
+def resolved(parent: click.Context, number: int, entry: Any) -> tuple[str, Operation, str]:
+    """(name, command, where) of the batch's `number`-th op, found before anything runs: a
+    person's act anywhere in the batch refuses the whole batch."""
+    where = f"plan apply: operation {number}"
+    if not isinstance(entry, dict) or not isinstance(entry.get("op"), str):
+        raise UsageError(f'{where}: expected an object with a string "op"')
+    name = " ".join(entry["op"].split())
+    return name, find_operation(parent, name, where), f"{where} ({name})"
+
+
 def batch_context(root: click.Group) -> click.Context:
     """The context the batch's commands are parsed under: FILE|- options take the text."""
     ctx = click.Context(root, info_name="plan")
@@ -115,16 +121,21 @@ def operations(ctx: click.Context, group: click.Group, path: str = "") -> list[s
         command = group.get_command(ctx, word)
         if isinstance(command, click.Group):
             names += operations(ctx, command, f"{path}{word} ")
-        elif isinstance(command, Operation):
+        elif isinstance(command, Operation) and not is_human_act(path + word):
             names.append(path + word)
     return names
 
 
 def find_operation(ctx: click.Context, name: str, where: str) -> Operation:
-    """The command `name` names in the group, which must change the session."""
+    """The command `name` names in the group, which must change the session and not be the
+    person's act (judged on the command found, whatever the spelling that found it)."""
     command: click.Command | None = ctx.command
+    path = []
     for word in name.split():
         command = command.get_command(ctx, word) if isinstance(command, click.Group) else None
+        path.append(command.name if command is not None and command.name else word)
+    if command is not None and is_human_act(" ".join(path)):
+        raise Refused(f"{where}: {refusal(' '.join(path))}; nothing was written")
     if isinstance(command, Operation):
         return command
     root = ctx.command

@@ -16,19 +16,30 @@ if TYPE_CHECKING:
 MILESTONE = click.argument("id", metavar="M-n")
 
 
+class Execution(Operation):
+    """A `plan exec` command, in a batch as on the command line: refused (exit 4) while any
+    session of the project is planning, whatever --state-dir names."""
+
+    def run(self, tx: Transaction, args: dict[str, Any]) -> list[str]:
+        from state.planning import refuse_while_planning
+
+        refuse_while_planning(tx.store.dir)
+        return super().run(tx, args)
+
+
 @click.group("exec", cls=PlanGroup)
 def exec_command() -> None:
     """Execution: milestones started, applied, done and committed; tests run; deviations."""
 
 
-@exec_command.command("start", cls=Operation)
+@exec_command.command("start", cls=Execution)
 @MILESTONE
 def exec_start(tx: Transaction, a: dict[str, Any]) -> None:
     """Mark a milestone in progress."""
     exec_ops.exec_start(tx, a)
 
 
-@exec_command.command("apply", cls=Operation)
+@exec_command.command("apply", cls=Execution)
 @MILESTONE
 def exec_apply(tx: Transaction, a: dict[str, Any]) -> None:
     """Apply the milestone's planned diffs to the project, in plan order, all or nothing.
@@ -41,7 +52,7 @@ def exec_apply(tx: Transaction, a: dict[str, Any]) -> None:
     ops.exec_apply(tx, a)
 
 
-@exec_command.command("commit", cls=Operation)
+@exec_command.command("commit", cls=Execution)
 @MILESTONE
 def exec_commit(tx: Transaction, a: dict[str, Any]) -> None:
     """Commit the milestone's files: "M-001 Name: CI-001, CI-002" (config commit = "none": not)."""
@@ -50,7 +61,7 @@ def exec_commit(tx: Transaction, a: dict[str, Any]) -> None:
     ops.exec_commit(tx, a)
 
 
-@exec_command.command("done", cls=Operation)
+@exec_command.command("done", cls=Execution)
 @MILESTONE
 @click.option("--evidence", multiple=True, help="What shows it works (repeatable).")
 @click.option(
@@ -61,7 +72,7 @@ def exec_done(tx: Transaction, a: dict[str, Any]) -> None:
     exec_ops.exec_done(tx, a)
 
 
-@exec_command.command("deviation", cls=Operation)
+@exec_command.command("deviation", cls=Execution)
 @click.option(
     "--milestone", required=True, type=TEXT, metavar="M-n", help="The milestone it concerns."
 )

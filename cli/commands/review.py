@@ -40,11 +40,9 @@ def review_command() -> None:
     help="Refuse unless the plan still has this hash (the content the person saw).",
 )
 def review_approve(tx: Transaction, a: dict[str, Any]) -> None:
-    """The user approves the plan in review: record who, when and its sha256, then freeze."""
-    from shared.plan_md import put_plan_md  # cli/ may reach shared/; state/ may not
-
+    """The user approves the plan in review: record who, when and its sha256, then freeze
+    (plan.md is re-rendered in the same commit: shared/status.py settle)."""
     review_ops.review_approve(tx, a)
-    put_plan_md(tx)  # plan.md shows the approval, in the same commit as the freeze
 
 
 @review_command.command("reject", cls=Operation)

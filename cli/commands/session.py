@@ -18,10 +18,12 @@ if TYPE_CHECKING:
 @click.command("status", cls=PlanCommand)
 def status_command(state_dir: str | None, as_json: bool) -> None:
     """Where the session stands and what to run next."""
-    from shared.status import session_status, status_text
+    from cli.hookstate import with_guard
+    from shared.status import session_status
+    from state.status_view import text
 
-    summary = session_status(open_store(state_dir))
-    out(json.dumps(summary, indent=2) if as_json else status_text(summary))
+    summary = with_guard(session_status(open_store(state_dir)))
+    out(json.dumps(summary, indent=2) if as_json else text(summary))
 
 
 def age(stamp: str) -> str:
@@ -89,10 +91,12 @@ def list_command(state_dir: str | None, as_json: bool) -> None:
 @click.argument("id", required=False, metavar="[ID]")
 def resume_command(id: str | None, state_dir: str | None, as_json: bool) -> None:
     """Make a session the active one and say where it stands and what to run next."""
+    from cli.hookstate import with_guard
     from shared.paths import planner_home, project_root
-    from shared.status import session_status, status_text
+    from shared.status import session_status
     from state.errors import Refused
     from state.session import make_active
+    from state.status_view import text
 
     store = open_store(os.path.join(planner_home(), id) if id else state_dir)
     session = store.read("session")
@@ -103,8 +107,8 @@ def resume_command(id: str | None, state_dir: str | None, as_json: bool) -> None
             "planner --step 1 --task TEXT"
         )
     make_active(project_root(store.dir), os.path.basename(store.dir))
-    summary = session_status(store)
-    out(json.dumps(summary, indent=2) if as_json else status_text(summary))
+    summary = with_guard(session_status(store))
+    out(json.dumps(summary, indent=2) if as_json else text(summary))
 
 
 @click.command("cancel", cls=Operation)

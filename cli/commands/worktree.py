@@ -18,11 +18,12 @@ def worktree_command(state_dir: str | None, as_json: bool) -> None:
     import sys
 
     from state import worktree
+    from state.project import session_project
 
     store = open_store(state_dir)
     session = store.read("session")
     base = worktree.base_of(session, f"{store.path('session')}:base_commit")
-    path, created = worktree.create(session["project_root"], store.dir, base)
+    path, created = worktree.create(session_project(store.dir), store.dir, base)
     if as_json:
         dump({"path": path, "base_commit": base, "created": created})
         return

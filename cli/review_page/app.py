@@ -21,6 +21,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from cli.review_page import view
+from shared.paths import open_session
 from state import review_ops
 from state.errors import PlannerError, UsageError
 from state.review_ops import StaleApproval
@@ -128,7 +129,10 @@ def record_verdict(store: Store, name: str, args: dict[str, Any]) -> Transaction
 
 def create_app(state_dir: str, token: str, csrf: str, port: int) -> Starlette:
     """The app for one session and one run's secrets."""
-    store = Store(state_dir)
+    from cli import workflows
+
+    workflows.register_all()  # a verdict records the routing it leads to, as the CLI's does
+    store = open_session(state_dir)  # the same store as the CLI's: settled on every commit
     templates = Jinja2Templates(directory=os.path.join(HERE, "templates"))
     templates.env.filters["md"] = markdown()
     secrets = Secrets(token, csrf, port)

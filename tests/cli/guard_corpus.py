@@ -262,21 +262,22 @@ TOOLS = [
     ("python3 -c 'print(1)'", ASK),
 ]
 
-# Layer 1 alone reads the product's own commands as "cannot tell": they run unwrapped only
-# through the hook's own-command rule (plain, simple commands; HOOK below), never inside others.
+# Layer 1 alone denies the product's own commands: they run unwrapped only through the hook's
+# own-command rule (plain chains; HOOK in test_guard_own.py), and inside anything else they
+# could not write their session. `python -m cli` is "cannot tell" (the sandbox stops it).
 OWN = [
-    ("plan status", ASK),
-    ("plan decision add --decision X --reasoning Y", ASK),
-    ("planner --step 3 --state-dir .planner/s1", ASK),
-    ("executor --step 1", ASK),
-    ("/home/u/.venv/bin/plan show --json", ASK),
+    ("plan status", DENY),
+    ("plan decision add --decision X --reasoning Y", DENY),
+    ("planner --step 3 --state-dir .planner/s1", DENY),
+    ("executor --step 1", DENY),
+    ("/home/u/.venv/bin/plan show --json", DENY),
     ("python -m cli status", ASK),
     ("python3.11 -m skills.planner --step 2", ASK),
     ("python3 -m skills.executor --step 1", ASK),
-    ("plan render -o /dev/stdout", ASK),
+    ("plan render -o /dev/stdout", DENY),
     ("plan show > plan.txt", DENY),
-    ("plan change add --intent CI-001 --file a.py --diff - <<'EOF'\n-a\n+b\nEOF", ASK),
-    ("true && plan review approve", ASK),
+    ("plan change add --intent CI-001 --file a.py --diff - <<'EOF'\n-a\n+b\nEOF", DENY),
+    ("true && plan review approve", DENY),
 ]
 
 # Issue 11: every bypass found by the security test (each changed the project or could run
@@ -335,7 +336,7 @@ BYPASSES = [
     ("xargs --max-l rm < list", DENY),
     ("xargs -E x rm < list", DENY),
     ("xargs --frobnicate rm < list", ASK),
-    ("PYTHONPATH=.planner/s1/py plan status", ASK),
+    ("PYTHONPATH=.planner/s1/py plan status", DENY),
     ("HOME=.planner/s1/h git status", ASK),
     ("GIT_DIR=.planner/s1/g git status", ASK),
     ("GIT_CONFIG_GLOBAL=x git status", ASK),

@@ -305,7 +305,7 @@ def test_planner_state_dir_is_honoured(project, tmp_path):
     result = run_script(
         bash("rm x", project), cwd=project, env={"PLANNER_STATE_DIR": str(approved)}
     )
-    assert parse_output(result.stdout)[0] == ALLOW
+    assert parse_output(result.stdout)[0] == DENY  # it only ever adds protection
 
 
 # -- modes and dialects ----------------------------------------------------------------------

@@ -27,11 +27,11 @@ HOOK = [
     ("plan show > /dev/null", ALLOW),
     ("plan show > plan.txt", DENY),
     ("plan status --state-dir /tmp/elsewhere", DENY),
-    ("PYTHONPATH=.planner/s1/py plan status", ASK),
-    ("PLANNER_STATE_DIR=/tmp/x plan status", ASK),
+    ("PYTHONPATH=.planner/s1/py plan status", DENY),
+    ("PLANNER_STATE_DIR=/tmp/x plan status", DENY),
     ("plan status && rm -rf src", DENY),
-    ("plan status; make", ASK),
-    ('plan change add --diff "$(cat x)" --intent CI-001 --file a', ASK),
+    ("plan status; make", DENY),
+    ('plan change add --diff "$(cat x)" --intent CI-001 --file a', DENY),
     ("plan review approve", ASK),
     ("plan review approve --by user", ASK),
     ("plan --json review approve", ASK),
@@ -43,8 +43,23 @@ HOOK = [
     ("plan resume s1", ALLOW),
     ("plan resume", ALLOW),
     ("planner --step 11 --non-interactive", ASK),
-    ('plan apply - <<\'EOF\'\n[{"op": "qr accept", "args": {}}]\nEOF', ASK),
-    ("true && plan review approve", ASK),
+    ('plan apply - <<\'EOF\'\n[{"op": "qr accept", "args": {}}]\nEOF', ALLOW),
+    ("true && plan review approve", DENY),
+    ("plan status && plan review approve", DENY),
+    ("plan status && plan show", ALLOW),
+    ("plan context add goal x; plan context add scope y\nplan status", ALLOW),
+    ('i=$(plan qr add --phase plan-design x) && plan qr set "$i" --status PASS', ALLOW),
+    ("i=$(plan qr add x) && plan qr set ${i} --status PASS", ALLOW),
+    ('plan qr set "$j" --status PASS', DENY),
+    ("PATH=$(plan status) && plan show", DENY),
+    ("plan show | head -5", ALLOW),
+    ("plan show | grep -n M-001", ALLOW),
+    ("plan show | tee out.txt", DENY),
+    ("cd sub && plan status", ALLOW),
+    ("plan status & plan show", DENY),
+    ("(plan status)", DENY),
+    ("for i in 1; do plan status; done", DENY),
+    ("bash -c 'plan review approve'", DENY),
     ("plan exec apply M-001", DENY),
     ("plan exec commit M-001", DENY),
     ("plan worktree", ALLOW),
@@ -113,22 +128,12 @@ def test_a_human_act_is_audited_with_the_session(project):
     assert line["target"] == "plan review approve --by user"
 
 
-def test_plan_apply_from_a_file_is_read(project):
-    make_session(project, "s1")
-    ops = project / "ops.json"
-    ops.write_text(json.dumps([{"op": "decision add", "args": {}}]))
-    assert decide(bash(f"plan apply {ops}", project))[0] == ALLOW
-    ops.write_text(json.dumps([{"op": "qr accept", "args": {}}]))
-    assert decide(bash(f"plan apply {ops}", project))[0] == ASK
-    assert decide(bash("plan apply missing.json", project))[0] == ASK
-
-
 def test_a_launcher_on_a_writable_path_is_not_trusted(project, monkeypatch):
     make_session(project, "s1")
     monkeypatch.setenv("PATH", ".:/usr/bin")
-    assert decide(bash("plan status", project))[0] == ASK
+    assert decide(bash("plan status", project))[0] == DENY
     monkeypatch.setenv("PATH", "bin:/usr/bin")
-    assert decide(bash("plan status", project))[0] == ASK
+    assert decide(bash("plan status", project))[0] == DENY
 
 
 def test_after_approval_human_acts_pass(project):
@@ -176,12 +181,12 @@ def test_hook_fields_are_read_with_defaults(project):
     assert decide({"tool_name": "Bash", "tool_input": {"command": "rm x"}})[0] in (DENY, ALLOW)
 
 
-def test_plan_apply_is_asked_only_for_human_ops(project):
+def test_plan_apply_batches_run_unwrapped_whatever_they_hold(project):
+    """The batch's ops are the product's to judge: `plan apply` refuses the person's acts
+    itself, whatever their spelling (tests/cli/test_apply.py), so the guard reads no batch."""
     make_session(project, "s1")
-    fine = '[{"op": "milestone add", "args": {"acceptance": ["approve and accept"]}}]'
-    assert decide(bash(f"plan apply - <<'EOF'\n{fine}\nEOF", project))[0] == ALLOW
-    for batch in ('[{"op": "review  approve"}]', '[{"op": "qr\\u0020accept"}]'):
-        assert decide(bash(f"plan apply - <<'EOF'\n{batch}\nEOF", project))[0] == ASK
+    for batch in ('[{"op": "milestone add"}]', '[{"op": "review approve "}]'):
+        assert decide(bash(f"plan apply - <<'EOF'\n{batch}\nEOF", project))[0] == ALLOW
 
 
 def test_huge_commands_are_judged_at_once(project):

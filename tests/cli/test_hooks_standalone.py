@@ -14,7 +14,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 HOOK_MODULES = ["guard", "guard_rules", "guard_tools", "guard_own", "shell", "shell_lex"]
-HOOK_MODULES += ["hookstate", "session_start", "guard_builtins", "guard_places", "hookjson"]
+HOOK_MODULES += ["hookstate", "sandbox", "session_start", "human_acts"]
+HOOK_MODULES += ["guard_builtins", "guard_places", "hookjson"]
 FORBIDDEN = {"shared", "state", "pydantic", "click", "jinja2", "filelock", "skills"}
 PY38 = [os.path.expanduser("~/.pyenv/versions/3.8.18/bin/python3.8"), "/usr/bin/python3.8"]
 PY38 = [p for p in PY38 if os.path.exists(p)]  # real interpreters, not pyenv shims
@@ -75,6 +76,8 @@ def test_both_hooks_run_isolated_without_site_packages(tmp_path, python):
 
 def test_hook_modules_are_python_3_8_syntax():
     for name in HOOK_MODULES:
+        if name == "guard":  # the entry parses on 3.6 to deny there (test_guard_round2.py)
+            continue
         source = (REPO / "cli" / f"{name}.py").read_text()
         tree = ast.parse(source, feature_version=(3, 8))
         assert any(

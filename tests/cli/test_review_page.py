@@ -11,11 +11,12 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
-from cli.commands.apply import apply_batch
+from cli.commands.apply import apply_batch, batch_context, convert
 from cli.main import plan as plan_group
 from cli.review_page.app import create_app
 from state.approval import plan_hash
 from state.store import Store
+from tests.cli import tree
 from tests.cli.review_helpers import to_review
 from tests.conftest import git, run
 
@@ -40,6 +41,14 @@ def in_review(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def run_op(store: Store, name: str, args: dict) -> list[str]:
     """One `plan` operation through the same click command `plan apply` runs."""
     return apply_batch(store, plan_group, [{"op": name, "args": args}])
+
+
+def act(store: Store, name: str, args: dict) -> None:
+    """A person's act (which `plan apply` refuses), run as its command line runs it."""
+    parent = batch_context(plan_group)
+    command = tree.operations()[name]
+    with store.transaction(name) as tx:
+        command.run(tx, convert(command, name, args, parent, name))
 
 
 @pytest.fixture
@@ -216,7 +225,7 @@ def test_the_cli_takes_comments_and_wait_prints_the_routing(store: Store) -> Non
 
 
 def test_wait_returns_the_executor_line_once_approved(store: Store) -> None:
-    run_op(store, "review approve", {"by": "ann", "expect_sha256": plan_hash(store.read("plan"))})
+    act(store, "review approve", {"by": "ann", "expect_sha256": plan_hash(store.read("plan"))})
     waited = run("plan", "review", "wait", "--state-dir", store.dir, cwd=Path(store.dir))
     assert waited.returncode == 0
     assert waited.stdout == f"NEXT: executor --step 1 --state-dir {store.dir}\n"

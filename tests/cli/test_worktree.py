@@ -164,6 +164,7 @@ def executing(session_dir: Path, commit: str = "milestone") -> None:
         plan = tx.read("plan")
         session = tx.edit("session")
         session["config"]["commit"] = commit
+        session["status"] = "executing"  # nothing executes while a session is planning
         runs = [
             {**schema.defaults("execution", "MilestoneRun"), "id": m["id"]}
             for m in plan["milestones"]

@@ -91,6 +91,9 @@ def test_what_the_agent_reads(project: Path) -> None:
     assert "plan worktree" in code.text and "plan change capture" in code.text  # no diff by hand
     discovery = next(o for o in w.outputs if o.header.startswith("PLANNER 2/11"))
     assert '"recommended" is the option\'s label or its number, counting from 1' in discovery.text
+    for header in ("PLANNER 2/11", "PLANNER 3/11", "PLANNER 4/11", "PLANNER 6/11"):
+        first = next(o for o in w.outputs if o.header.startswith(header))
+        assert first.text.count("Scratch files go in STATE_DIR/scratch/") == 1, header
 
     rejected = w.agent.shell(at_review.route("fail").replace("<the user's words>", FEEDBACK))
     again = w.step(rejected.stderr.split("NEXT: ", 1)[1].strip())  # step 3 with the feedback

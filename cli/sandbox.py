@@ -1,0 +1,378 @@
+"""The OS sandbox (layer 2 of the guard) that Bash commands run in while a plan is made:
+bubblewrap on Linux, sandbox-exec on macOS; `wrap()` turns a command into its wrapped form.
+
+Standard library only (it runs in the guard hook under `python3 -S -I`). `sandbox_note()` is
+what `planner status` and SessionStart print: "" when the whole sandbox runs, else the warning.
+The sandbox shares nothing writable or connectable with the host but the session's scratch
+worktree and scratch dir (docs/design.md, "The sandbox"). Run as a program (inside the
+sandbox), this file loads the seccomp filter and execs the command it is given.
+"""
+
+from __future__ import annotations
+
+import os
+
+NO_SANDBOX = "planning is guarded by command parsing only; install bubblewrap"
+NO_SECCOMP = (
+    "shell commands run in a read-only sandbox, but AF_UNIX sockets are not filtered there"
+    " (the seccomp filter did not load); a socket the sandbox can see is a way out"
+)
+PROBE_VERSION = 3  # part of the probe cache key: a changed probe or sandbox runs again
+HIDDEN = ("/tmp", "/var/tmp", "/dev/shm", "/run")  # a private tmpfs each, inside the sandbox
+
+
+def find_program(name: str, env=None):
+    """The absolute path of `name` on PATH (only absolute PATH entries count), else None."""
+    env = os.environ if env is None else env
+    for folder in (env.get("PATH") or "/usr/bin:/bin").split(os.pathsep):
+        if folder.startswith("/"):
+            path = os.path.join(folder, name)
+            if os.access(path, os.X_OK) and not os.path.isdir(path):
+                return path
+    return None
+
+
+def sandbox_program(env=None):
+    """("bwrap", path, python) or ("sandbox-exec", path, None) when that sandbox runs here,
+    else None; `python` is the interpreter that loads the seccomp filter inside the sandbox
+    (this one), or None where the filter cannot load.
+
+    The bwrap probe (one or two runs of `bwrap … true`, ~30 ms each) is cached per bwrap
+    binary and interpreter in the user's cache dir, which the sandbox keeps read-only.
+    """
+    import sys
+
+    env = os.environ if env is None else env
+    if env.get("PLANNER_SANDBOX") == "off":
+        return None
+    if sys.platform == "darwin":
+        path = "/usr/bin/sandbox-exec"
+        return ("sandbox-exec", path, None) if os.path.exists(path) else None
+    path = find_program("bwrap", env)
+    if path is None:
+        return None
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    python = os.path.realpath(sys.executable)
+    seccomp = python if seccomp_program(os.uname().machine) and os.path.isfile(python) else None
+    key = f"v{PROBE_VERSION} {path} {info.st_mtime_ns} {info.st_size} {os.getuid()}"
+    key += f" {os.uname().machine} {seccomp}"
+    cache = os.path.join(_cache_dir(env), "sandbox-probe")
+    # One line per key: the hooks' python3 and the launchers' venv each keep their answer.
+    lines = [line for line in (_read_small(cache) or "").splitlines() if " " in line]
+    answers = dict(line.rsplit(" ", 1) for line in lines)
+    found = answers.get(key)
+    if found is None:
+        found = "fail"
+        if seccomp and probe_bwrap(path, seccomp):
+            found = "seccomp"
+        elif probe_bwrap(path, None):
+            found = "plain"
+        _write_atomically(cache, "\n".join([*lines[-3:], f"{key} {found}"]).encode())
+    if found == "fail":
+        return None
+    return ("bwrap", path, seccomp if found == "seccomp" else None)
+
+
+def _cache_dir(env) -> str:
+    base = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "planner")
+
+
+def probe_bwrap(path: str, python) -> bool:
+    """Whether bwrap can build the sandbox here (and `python` load the seccomp filter in it,
+    when given) and `/` really is read-only inside it."""
+    import subprocess
+
+    script = "touch /.planner-probe 2>/dev/null && exit 3; exit 0"
+    argv = [path, *bwrap_options([], []), "--", *filtered(python), "/bin/sh", "-c", script]
+    try:
+        done = subprocess.run(argv, capture_output=True, timeout=10, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0
+
+
+def sandbox_note(env=None) -> str:
+    """ "" when shell commands are fully sandboxed while planning, else the warning to show."""
+    program = sandbox_program(env)
+    if program is None:
+        return NO_SANDBOX
+    return NO_SECCOMP if program[0] == "bwrap" and program[2] is None else ""
+
+
+# -- what the sandbox shares with the host ---------------------------------------------------
+
+
+def hidden_roots() -> list:
+    """The host dirs each sandbox replaces with an empty tmpfs of its own: temp (so nothing an
+    agent plants there reaches the host) and /run (sockets: the user's bus, docker, …)."""
+    found = []
+    for path in HIDDEN:
+        if os.path.isdir(path):
+            real = os.path.realpath(path)
+            if real != "/" and real not in found:
+                found.append(real)
+    return found
+
+
+def shown_read_only(session, project: str, env, roots: list) -> list:
+    """What a command legitimately reads that may lie under a hidden root, to be bound back
+    read-only: the project and every enclosing git root, the session, HOME and its config,
+    PATH, the virtualenv, the launchers' and this interpreter, the plugin and its data dir."""
+    wanted = [project, *_git_roots(project)]
+    if session is not None:
+        state = os.path.realpath(session.state_dir)
+        wanted += [state, *_git_roots(os.path.dirname(state))]
+    for name in ("HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "VIRTUAL_ENV"):
+        wanted.append(env.get(name) or "")
+    for name in ("CLAUDE_PLUGIN_ROOT", "CLAUDE_PLUGIN_DATA", "PLANNER_DATA_DIR"):
+        wanted.append(env.get(name) or "")
+    data = env.get("XDG_DATA_HOME") or os.path.join(env.get("HOME") or "/", ".local", "share")
+    wanted.append(os.path.join(data, "planner"))
+    wanted.append(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the plugin
+    for folder in (env.get("PATH") or "").split(os.pathsep):
+        wanted += [folder, _venv_root(folder)]
+    import sys
+
+    launcher = env.get("PLANNER_PYTHON") or ""
+    if launcher and not launcher.startswith("/"):
+        launcher = find_program(launcher, env) or ""
+    for python in (launcher, sys.executable):  # the launchers' and the filter's interpreter
+        if python.startswith("/"):
+            bin_dir = os.path.dirname(os.path.abspath(python))
+            real_bin = os.path.dirname(os.path.realpath(python))
+            wanted += [bin_dir, os.path.dirname(bin_dir), real_bin, os.path.dirname(real_bin)]
+    return _under(wanted, roots)
+
+
+def _git_roots(start: str) -> list:
+    """`start` and every directory above it that holds a `.git`: the project's repository
+    root wherever the harness says the project is (a subdirectory, a submodule)."""
+    found, here = [], os.path.realpath(start)
+    while True:
+        if os.path.lexists(os.path.join(here, ".git")):
+            found.append(here)
+        parent = os.path.dirname(here)
+        if parent == here:
+            return found
+        here = parent
+
+
+def _venv_root(folder: str) -> str:
+    parent = os.path.dirname(folder.rstrip("/"))
+    return parent if os.path.isfile(os.path.join(parent, "pyvenv.cfg")) else ""
+
+
+def _under(paths: list, roots: list) -> list:
+    """The existing dirs among `paths` (as written and resolved) that lie strictly under a
+    hidden root, parents first, without those a listed parent already covers."""
+    inside = []
+    for path in {os.path.normpath(p) for p in paths if p.startswith("/")}:
+        for form in (path, os.path.realpath(path)):
+            if any(form.startswith(root + "/") for root in roots) and os.path.isdir(form):
+                inside.append(form)
+    kept: list = []
+    for path in sorted(set(inside), key=lambda p: (p.count("/"), p)):
+        if not any(path == k or path.startswith(k + "/") for k in kept):
+            kept.append(path)
+    return kept
+
+
+def bwrap_options(writable: list, read_only: list, tmpdir=None, roots=None) -> list:
+    """Order matters, later mounts win: `/` read-only; a private /dev (its own /dev/shm),
+    /proc, and an empty tmpfs over each hidden root; `read_only` bound back into them; then
+    `writable` (each with its `.git` read-only again: git finds its config there). No
+    capabilities (root inside cannot remount), own PID, IPC and network namespaces (no ptrace
+    or shared memory of processes outside, no loopback: the review page where a person
+    approves is out of reach), a new terminal session (no TIOCSTI into the person's
+    terminal), and nothing left running when the command ends. (The seccomp filter is
+    loaded inside, by `filtered()`.)
+    """
+    roots = hidden_roots() if roots is None else roots
+    options = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    for root in roots:
+        options += ["--tmpfs", root]
+    if "/dev/shm" not in roots:
+        options += ["--tmpfs", "/dev/shm"]
+    for path in read_only:
+        options += ["--ro-bind", path, path]
+    for path in writable:
+        if os.path.isdir(path):
+            options += ["--bind", path, path]
+            dot_git = os.path.join(path, ".git")
+            if os.path.lexists(dot_git):
+                options += ["--ro-bind", dot_git, dot_git]
+    options += ["--setenv", "TMPDIR", tmpdir or "/tmp"]
+    options += ["--unshare-pid", "--unshare-ipc", "--unshare-net", "--new-session"]
+    options += ["--die-with-parent", "--cap-drop", "ALL"]
+    return options
+
+
+def scratch_dir(session) -> str:
+    """`<state_dir>/scratch/`: writable in the sandbox and kept between calls, so a file
+    written in one command can be read in the next or passed to `plan apply FILE`."""
+    return os.path.join(os.path.realpath(session.state_dir), "scratch")
+
+
+def quote(word: str) -> str:
+    if word and all(c.isalnum() or c in "@%+=:,./-_" for c in word):
+        return word
+    return "'" + word.replace("'", "'\\''") + "'"
+
+
+def wrap(command: str, session, project: str, env=None):
+    """The command as it runs inside the sandbox, or None when no sandbox runs here (`session`
+    is a cli.hookstate.Session; `project` is where the harness says the project is)."""
+    env = os.environ if env is None else env
+    program = sandbox_program(env)
+    if program is None:
+        return None
+    shell = "/bin/bash" if os.path.exists("/bin/bash") else "/bin/sh"
+    worktree = os.path.realpath(session.worktree)
+    scratch = scratch_dir(session)
+    try:
+        os.makedirs(scratch, mode=0o700, exist_ok=True)
+    except OSError:
+        scratch = ""
+    places = f"{worktree} and {scratch}" if scratch else worktree
+    note = (
+        f"planner: this command ran in the planning sandbox (read-only except {places};"
+        " /tmp is private to each command) and failed; if it meant to change the project,"
+        " record the change in the plan instead"
+    )
+    note = "".join(c for c in note if c not in '"$`\\!')
+    trap = f'rc=$?; [ $rc = 0 ] || echo "{note}" >&2'
+    script = f"trap {quote(trap)} EXIT; {command}"
+    writable = [worktree, scratch] if scratch else [worktree]
+    if program[0] == "sandbox-exec":
+        argv = [program[1], "-p", macos_profile(writable), shell, "-c", script]
+        return f"TMPDIR={quote(scratch or '/tmp')} " + " ".join(map(quote, argv))
+    roots = hidden_roots()
+    read_only = shown_read_only(session, os.path.realpath(project), env, roots)
+    options = bwrap_options(writable, read_only, scratch or None, roots)
+    argv = [program[1], *options, "--", *filtered(program[2]), shell, "-c", script]
+    return " ".join(map(quote, argv))
+
+
+def macos_profile(writable: list) -> str:
+    """A sandbox-exec profile: everything allowed but file writes outside `writable` and any
+    network (unix sockets included). Untested here (no macOS on these machines); kept in the
+    shape Apple's own profiles use.
+    """
+    allow = " ".join(f'(subpath "{os.path.realpath(p)}")' for p in writable)
+    return (
+        "(version 1)(allow default)(deny file-write*)(deny network*)"
+        f"(allow file-write* {allow}"
+        ' (literal "/dev/null") (literal "/dev/tty") (regex #"^/dev/fd/"))'
+    )
+
+
+# -- the seccomp filter ----------------------------------------------------------------------
+
+# Classic BPF over struct seccomp_data {int nr; u32 arch; u64 ip; u64 args[6]} (linux/seccomp.h,
+# linux/filter.h), as bwrap --seccomp takes it: an array of struct sock_filter.
+LD_W_ABS, JEQ_K, JGE_K, RET_K = 0x20, 0x15, 0x35, 0x06
+RET_ALLOW, RET_EPERM = 0x7FFF0000, 0x00050000 | 1  # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO|EPERM
+ARCHES = {  # uname machine -> (AUDIT_ARCH_*, socket, io_uring_setup, x32 bit or 0)
+    "x86_64": (0xC000003E, 41, 425, 0x40000000),
+    "aarch64": (0xC00000B7, 198, 425, 0),
+}
+AF_UNIX = 1
+
+
+def seccomp_program(machine: str):
+    """The filter for this machine's arch, or None where it is not known: socket(AF_UNIX, …)
+    and io_uring_setup (whose rings can open sockets) fail with EPERM, socketpair stays
+    allowed; a syscall of any other ABI (i386, x32, arm32, where socketcall hides the family)
+    fails whatever it is."""
+    import struct
+
+    if machine not in ARCHES:
+        return None
+    arch, socket_nr, io_uring_nr, x32 = ARCHES[machine]
+    code = [
+        (LD_W_ABS, 0, 0, 4),  # 0: A = arch
+        (JEQ_K, 1, 0, arch),  # 1: native ABI? to 3, else 2
+        (RET_K, 0, 0, RET_EPERM),  # 2
+        (LD_W_ABS, 0, 0, 0),  # 3: A = nr
+        (JGE_K, 5, 0, x32) if x32 else (JEQ_K, 0, 0, 0),  # 4: x32 ABI: to 10 (else a no-op)
+        (JEQ_K, 2, 0, socket_nr),  # 5: socket: to 8
+        (JEQ_K, 3, 0, io_uring_nr),  # 6: to 10
+        (RET_K, 0, 0, RET_ALLOW),  # 7
+        (LD_W_ABS, 0, 0, 16),  # 8: A = low 32 bits of args[0] (little-endian), the family
+        (JEQ_K, 0, 1, AF_UNIX),  # 9: AF_UNIX: to 10, else 11
+        (RET_K, 0, 0, RET_EPERM),  # 10
+        (RET_K, 0, 0, RET_ALLOW),  # 11
+    ]
+    return b"".join(struct.pack("=HBBI", *row) for row in code)
+
+
+def filtered(python) -> list:
+    """The argv prefix that runs a command under the filter: this file, as a program, loads it
+    into its own process inside the sandbox (bwrap has set no_new_privs) and execs the command,
+    as sandbox-runtime's apply-seccomp does. Nothing is read from a file or a descriptor the
+    harness would have to open (Claude Code refuses a redirection from outside the project)."""
+    return [python, "-S", "-I", os.path.abspath(__file__)] if python else []
+
+
+def load_filter(program: bytes) -> None:
+    """prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &sock_fprog) for this process and its
+    children; OSError when the kernel refuses."""
+    import ctypes
+
+    class SockFprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    code = ctypes.create_string_buffer(program, len(program))
+    fprog = SockFprog(len(program) // 8, ctypes.addressof(code))
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p]
+    libc.prctl.argtypes += [ctypes.c_ulong, ctypes.c_ulong]
+    no_new_privs, set_seccomp, mode_filter = 38, 22, 2
+    if libc.prctl(no_new_privs, 1, None, 0, 0) or libc.prctl(
+        set_seccomp, mode_filter, ctypes.addressof(fprog), 0, 0
+    ):
+        errno = ctypes.get_errno()
+        raise OSError(errno, os.strerror(errno))
+
+
+def main(argv: list) -> int:
+    """Inside the sandbox: load the filter, then become the command (never run it unfiltered)."""
+    program = seccomp_program(os.uname().machine)
+    try:
+        if program is None:
+            raise OSError(0, f"no filter for {os.uname().machine}")
+        load_filter(program)
+        os.execv(argv[0], argv)
+    except (OSError, IndexError) as e:
+        os.write(2, f"planner: the sandbox could not start the command ({e})\n".encode())
+    return 126
+
+
+def _write_atomically(path: str, data: bytes) -> bool:
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.{os.getpid()}"
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except OSError:
+        return False
+    return True
+
+
+def _read_small(path: str):
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read(4096)
+    except OSError:
+        return None
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,85 @@
+"""Where a session stands, as one record and one text, for `plan status`, `planner status`
+and the SessionStart hook alike (docs/design.md, "One status").
+
+Standard library only and no other import of the package: the hook imports it under
+`python3 -S -I` before any environment exists. The next command is the one recorded in
+session.json, which every commit that moves the session refreshes from the live routing
+(shared/status.py), so nothing here works routing out a second time.
+"""
+
+from __future__ import annotations
+
+import os
+
+ROUTING_PREFIXES = ("NEXT", "IF ", "DONE")
+SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-")
+
+
+def shell_word(word: str) -> str:
+    """`word` as one POSIX shell word (what shlex.quote gives, without importing shlex)."""
+    if not word:
+        return "''"
+    if SAFE.issuperset(word):
+        return word
+    return "'" + word.replace("'", "'\"'\"'") + "'"
+
+
+def next_lines(session: dict, state_dir: str) -> str:
+    """The routing lines to show: recorded by the last commit, or why there are none. A
+    session copied or moved since shows its own directory, not the one it was recorded in."""
+    status = session.get("status")
+    if status in ("cancelled", "failed"):
+        return f"(none: the session is {status}: {session.get('reason') or 'no reason given'})"
+    recorded = session.get("next_command")
+    if not isinstance(recorded, str) or not recorded:
+        return "NEXT: (nothing recorded yet)"
+    root, sid = session.get("project_root"), session.get("id")
+    if isinstance(root, str) and isinstance(sid, str):
+        was = os.path.join(root, ".planner", sid)
+        if was != state_dir:
+            recorded = recorded.replace(
+                f"--state-dir {shell_word(was)}", f"--state-dir {shell_word(state_dir)}"
+            )
+    return recorded if recorded.startswith(ROUTING_PREFIXES) else "NEXT: " + recorded
+
+
+def open_questions(context) -> list:
+    questions = context.get("questions") if isinstance(context, dict) else None
+    return [
+        q.get("id")
+        for q in questions or ()
+        if isinstance(q, dict) and q.get("answer") is None and not q.get("skipped")
+    ]
+
+
+def summary(session: dict, state_dir: str, context=None) -> dict:
+    """The record `plan status --json` prints (and the text below is made from)."""
+    qr = session.get("qr")
+    return {
+        "session": session.get("id"),
+        "state_dir": state_dir,
+        "task": session.get("task", ""),
+        "status": session.get("status"),
+        "workflow": session.get("workflow", "planner"),
+        "step": session.get("step", 1),
+        "next": next_lines(session, state_dir),
+        "open_questions": open_questions(context),
+        "qr": qr if isinstance(qr, dict) else {},
+    }
+
+
+def text(s: dict) -> str:
+    lines = [
+        f"session {s['session']}: {s['status']}, {s['workflow']} step {s['step']}",
+        f"task: {s['task']}",
+        f"STATE_DIR={s['state_dir']}",
+    ]
+    if s["open_questions"]:
+        lines.append(f"open questions: {', '.join(map(str, s['open_questions']))}")
+    for phase, loop in s["qr"].items():
+        if isinstance(loop, dict):
+            lines.append(f"qr {phase}: iteration {loop.get('iteration')}, {loop.get('state')}")
+    lines.append(s["next"])
+    if s.get("guard"):
+        lines.append(f"guard: {s['guard']}")
+    return "\n".join(lines)
