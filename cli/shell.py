@@ -10,7 +10,7 @@ from __future__ import annotations
 from cli.shell_lex import EXPANDS, GLOBS, SPLITS, Lexer, ParseError, is_name
 
 __all__ = ["ARITHMETIC", "EXPANDS", "GLOBS", "SPLITS", "Command", "ParseError", "Redirect"]
-__all__ += ["parse", "is_assignment", "structure"]
+__all__ += ["is_assignment", "parse", "structure"]
 
 ARITHMETIC = "((arithmetic))"  # argv[0] of the pseudo-command noted for arithmetic on names
 

@@ -288,10 +288,12 @@ needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="no bubbl
         ". /tmp/v/bin/activate && pip install six",
         "echo x > /tmp/x",
         "mkdir -p /tmp/a/b && touch /tmp/a/b/c",
+        "cp README.md {scratch}/notes.md",
+        "git diff > {scratch}/change.diff",
     ],
 )
 def test_writing_only_temp_runs_in_the_sandbox(project, worktree, command):
-    command = command.format(worktree=worktree)
+    command = command.format(worktree=worktree, scratch=worktree.parent / "scratch")
     assert judge(command, project, "claude", sandbox=True) == "wrap"
     assert judge(command, project, "codex") == DENY
 
