@@ -7,6 +7,7 @@ an imported module's bytecode is cached: this table would cost the hook ~4 ms ea
 from __future__ import annotations
 
 from cli import guard_builtins, shell
+from cli import guard_places as places
 from cli.guard_places import Where
 from cli.guard_tools import (
     MUTATE,
@@ -16,7 +17,6 @@ from cli.guard_tools import (
     UNKNOWN,
     dynamic_arguments,
     judge_awk,
-    judge_git,
     judge_package,
     judge_sed,
     long_option,
@@ -87,20 +87,17 @@ SAFE_PAGERS = ("", "cat", "less", "more", "true", "false", "less -R", "less -FRX
 DEV_FDS = ("/dev/fd/1", "/dev/fd/2", "/dev/stdout", "/dev/stderr")
 
 
-_WHERE: list = []  # the Where of the command being judged (set by the outermost classify_bash)
-
-
 def classify_bash(command: str, depth: int = 0, where: Where | None = None) -> tuple:
     """(kind, offending part, why) for a whole Bash command: the worst of its simple commands.
 
     `where` (the hook's cwd, project and worktree) lets git be judged by the repository it
     would use and writes to temp dirs be left to the sandbox; without it neither is judged."""
     if depth == 0:
-        _WHERE[:] = [where] if where is not None else []
+        places.CURRENT[:] = [where] if where is not None else []
         try:
             return _classify(command, 0)
         finally:
-            del _WHERE[:]
+            del places.CURRENT[:]
     return _classify(command, depth)
 
 
@@ -143,20 +140,8 @@ def judge_redirect(redirect: shell.Redirect) -> tuple:
     writes = op in WRITING_REDIRECTS or (op == ">&" and not _is_fd(target))
     if not writes or (not redirect.flags and _is_safe_target(target)):
         return PASS
-    return temp_write(
-        (MUTATE, f"{redirect.fd or ''}{op} {target}", "writes a file"), [(target, redirect.flags)]
-    )
-
-
-def temp_write(verdict: tuple, written: list) -> tuple:
-    """A MUTATE verdict becomes UNKNOWN (run in the sandbox, whose temp dirs are its own) when
-    everything written is under a temp dir and a sandbox runs; else it stays as it is."""
-    where = _WHERE[0] if _WHERE else None
-    if where is None or not written or not all(where.temp_path(w, f) for w, f in written):
-        return verdict
-    if not where.sandboxed():
-        return verdict
-    return (UNKNOWN, verdict[1], "writes only temp files, so it runs in the sandbox")
+    verdict = (MUTATE, f"{redirect.fd or ''}{op} {target}", "writes a file")
+    return places.temp_write(verdict, [(target, redirect.flags)])
 
 
 def judge_assignments(assignments: list) -> tuple:
@@ -187,7 +172,7 @@ def judge_argv(argv: list, flags: list, depth: int) -> tuple:
 
         return (MUTATE, part, ALONE, "deny", ONE_PER_CALL)
     if base in MUTATORS:
-        return temp_write((MUTATE, part, MUTATORS[base]), _written_operands(argv, flags))
+        return places.temp_write((MUTATE, part, MUTATORS[base]), places.written(argv, flags))
     if "/" in name and (not name.startswith(SYSTEM_DIRS) or "/../" in name):
         return (UNKNOWN, part, "runs a program the guard does not know")
     rule = RULES.get(base) or (_python if _is_python(base) else None)
@@ -198,33 +183,6 @@ def judge_argv(argv: list, flags: list, depth: int) -> tuple:
     if base in READ_ONLY:
         return PASS
     return (UNKNOWN, part, "is not known to be read-only")
-
-
-TEMP_DEST = ("cp", "install", "ln")  # write only their destination; the rest is read
-TEMP_ALL = ("mv", "rm", "rmdir", "unlink", "mkdir", "touch", "truncate", "shred")
-OPTION_VALUES = ("-m", "-S", "-t", "-s", "-r", "-d", "--mode", "--suffix", "--size")
-
-
-def _written_operands(argv: list, flags: list) -> list:
-    """The (word, flags) a file command writes, for the temp check; [] when it cannot tell."""
-    base = argv[0].rsplit("/", 1)[-1]
-    if base not in TEMP_DEST and base not in TEMP_ALL:
-        return []
-    operands, target, i = [], None, 1
-    while i < len(argv):
-        arg = argv[i]
-        if arg.startswith(("--target-directory=", "-t")) and arg != "-t" and base in TEMP_DEST:
-            target = (arg.split("=", 1)[1] if "=" in arg else arg[2:], flags[i])
-        elif arg == "-t" and base in TEMP_DEST and i + 1 < len(argv):
-            target, i = (argv[i + 1], flags[i + 1]), i + 1
-        elif arg in OPTION_VALUES:
-            i += 1
-        elif not arg.startswith("-") or arg == "-":
-            operands.append((arg, flags[i]))
-        i += 1
-    if base in TEMP_ALL:
-        return operands
-    return [target] if target else operands[-1:]
 
 
 def inner(argv: list, flags: list, start: int, depth: int) -> tuple:
@@ -293,7 +251,7 @@ def _env(argv: list, flags: list, depth: int) -> tuple:
             value = arg.split("=", 1)[1] if arg.startswith("--") else arg[2:]
             return classify_bash(" ".join([value, *argv[i + 1 :]]), depth + 1)
         if arg in ("-C", "--chdir") or arg.startswith(("--chdir=", "-C")):
-            _lose_place("runs its command in another directory")
+            places.lose_track("runs its command in another directory")
         if arg in ("-u", "--unset", "-C", "--chdir", "-P"):
             i += 2
         elif arg.startswith("-"):
@@ -406,48 +364,8 @@ def _eval(argv: list, flags: list, depth: int) -> tuple:
 
 
 def _source(argv: list, flags: list, depth: int) -> tuple:
-    where = _WHERE[0] if _WHERE else None
-    script = argv[1] if len(argv) > 1 else ""
-    if where is not None and script.endswith("/bin/activate") and where.temp_path(script, flags[1]):
-        where.venv = script  # a venv in temp: its pip installs into temp
+    places.note_activate(argv, flags)
     return (UNKNOWN, " ".join(argv), "runs a script the guard cannot see")
-
-
-PIP_PATHS: tuple[str, ...] = (
-    "-t",
-    "--target",
-    "--prefix",
-    "--root",
-    "-d",
-    "--dest",
-    "-w",
-    "--wheel-dir",
-)
-PIP_PATHS += ("--log", "--log-file", "--cache-dir", "--src", "--report")
-
-
-def _pip(argv: list, flags: list, depth: int) -> tuple:
-    """pip: installing or downloading into temp (`--target /tmp/x`, `-d /tmp/x`, or with a
-    venv in temp activated) is left to the sandbox; anything else writing stays MUTATE."""
-    verdict = judge_package(argv, flags, depth)
-    where = _WHERE[0] if _WHERE else None
-    verb = next((a for a in argv[1:] if not a.startswith("-")), "")
-    if verdict[0] != MUTATE or where is None or verb not in ("install", "download", "wheel"):
-        return verdict
-    written, i = [], 1
-    while i < len(argv):
-        name, eq, value = argv[i].partition("=")
-        if name in PIP_PATHS and eq:
-            written.append((value, flags[i]))
-        elif name in PIP_PATHS:
-            written.append((argv[i + 1], flags[i + 1]) if i + 1 < len(argv) else ("", 0))
-            i += 1
-        elif name in ("--user", "--editable", "-e"):
-            return verdict
-        i += 1
-    if not written and where.venv:
-        written = [(where.venv, 0)]
-    return temp_write(verdict, written)
 
 
 # -- commands with options that write --------------------------------------------------------
@@ -464,7 +382,7 @@ def _find(argv: list, flags: list, depth: int) -> tuple:
         if arg in ("-fprint", "-fprint0", "-fprintf", "-fls"):
             return (MUTATE, part, "writes a file")
         if arg in ("-execdir", "-okdir"):
-            _lose_place("runs its command in every directory it finds")
+            places.lose_track("runs its command in every directory it finds")
         if arg in ("-exec", "-execdir", "-ok", "-okdir"):
             end = i + 1
             while end < len(argv) and argv[end] not in (";", "+"):
@@ -602,36 +520,6 @@ def _hostname(argv: list, flags: list, depth: int) -> tuple:
     return PASS
 
 
-def _cd(argv: list, flags: list, depth: int) -> tuple:
-    """`cd`/`pushd`/`popd` change where later commands (git) run: followed when judged."""
-    where = _WHERE[0] if _WHERE else None
-    if where is None:
-        return PASS
-    i = _skip_options(argv, 1, ())
-    if argv[0] == "popd" or (argv[0] == "pushd" and (i >= len(argv) or argv[i][:1] in "+-")):
-        where.change_dir(None)  # the directory stack is not followed
-    elif i >= len(argv):
-        where.change_dir("~")
-    else:
-        where.change_dir(argv[i], known=not flags[i])
-    return PASS
-
-
-def _lose_place(why: str) -> None:
-    if _WHERE:
-        _WHERE[0].lost = why
-
-
-def _git(argv: list, flags: list, depth: int) -> tuple:
-    """git, judged by its arguments and, where known, by the repository it would find."""
-    verdict = judge_git(argv, flags, depth)
-    where = _WHERE[0] if _WHERE else None
-    if verdict[0] == MUTATE or where is None:
-        return verdict
-    elsewhere = where.foreign_repository()
-    return (UNKNOWN, " ".join(argv), f"runs git, which {elsewhere}") if elsewhere else verdict
-
-
 def _python(argv: list, flags: list, depth: int) -> tuple:
     rest = argv[1:]
     if rest in (["--version"], ["-V"], ["-VV"], ["--help"], ["-h"]):
@@ -643,7 +531,7 @@ def _python(argv: list, flags: list, depth: int) -> tuple:
         if rest[i + 1] in OWN_MODULES:
             return (UNKNOWN, " ".join(argv), "runs the product through python; use its launcher")
         if rest[i + 1] == "pip":
-            return _pip(["pip", *rest[i + 2 :]], flags[i + 2 :], depth)
+            return places.pip(["pip", *rest[i + 2 :]], flags[i + 2 :], depth)
     return (UNKNOWN, " ".join(argv), "runs Python code the guard cannot see")
 
 
@@ -690,9 +578,9 @@ RULES = {
     "[": guard_builtins.test,
     "unset": guard_builtins.names_only,
     "wait": guard_builtins.names_only,
-    "cd": _cd,
-    "pushd": _cd,
-    "popd": _cd,
+    "cd": places.cd,
+    "pushd": places.cd,
+    "popd": places.cd,
     "uniq": _uniq,
     "tee": _tee,
     "tree": _option_writes("o", (), "writes its output to a file", "LPIHTo"),
@@ -704,7 +592,7 @@ RULES = {
     "less": _pager,
     "more": _pager,
     "perl": _perl,
-    "git": _git,
+    "git": places.git,
     "let": lambda argv, flags, depth: (UNKNOWN, " ".join(argv), "evaluates arithmetic"),
     "sed": judge_sed,
     "awk": judge_awk,
@@ -713,7 +601,7 @@ RULES = {
     "nawk": judge_awk,
 }
 RULES.update(dict.fromkeys(PACKAGE_MANAGERS, judge_package))
-RULES.update(pip=_pip, pip3=_pip)
+RULES.update(pip=places.pip, pip3=places.pip)
 RULES.update(
     dict.fromkeys(
         DECLARERS,
