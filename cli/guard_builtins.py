@@ -106,6 +106,18 @@ def printf(argv: list, flags: list, depth: int, risky=None) -> tuple:
     return _names_are_safe(argv, [name], risky)
 
 
+def set_options(argv: list, flags: list, depth: int) -> tuple:
+    """`set -k` (keyword) puts every `NAME=value` argument of later commands into their
+    environment, where the guard reads them as plain arguments (`git log GIT_DIR=x`)."""
+    for k in range(1, len(argv)):
+        arg = argv[k]
+        if flags[k] & (EXPANDS | GLOBS) or arg == "keyword" or (arg[:1] in "-+" and "k" in arg):
+            return unknown(argv, "can make later arguments environment variables (set -k)")
+        if arg in ("--", "-") or arg[:1] not in "-+":
+            break
+    return PASS
+
+
 def mapfile(argv: list, flags: list, depth: int) -> tuple:
     return unknown(argv, "reads into an array and can run a callback (-C)")
 

@@ -577,6 +577,7 @@ RULES = {
     "test": guard_builtins.test,
     "[": guard_builtins.test,
     "unset": guard_builtins.names_only,
+    "set": guard_builtins.set_options,
     "wait": guard_builtins.names_only,
     "cd": places.cd,
     "pushd": places.cd,

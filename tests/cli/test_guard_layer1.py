@@ -144,10 +144,19 @@ def test_read_only_idioms_still_pass(project, command):
         "getopts ab 'a[$(touch README.md)]'",
         "select 'PS4' in x; do set -x; done",
         "trap 'touch README.md' EXIT",
+        "set -k; git status GIT_DIR=/tmp/x",
+        "set -euk; env PS4=x true",
+        "set -o keyword; git log GIT_DIR=/tmp/x",
+        'o=-k; set "$o"; git log GIT_DIR=/tmp/x',
     ],
 )
 def test_builtins_and_options_the_parser_does_not_model_are_denied(project, command):
     assert judge(command, project) == DENY
+
+
+def test_ordinary_set_passes(project):
+    for command in ("set -euo pipefail; git status", "set -x; ls", "set -- a b; echo $1"):
+        assert judge(command, project) == ALLOW, command
 
 
 def test_plain_pagers_pass(project):
