@@ -45,6 +45,9 @@ class Where:
         if not known or target is None or target == "-":
             self.lost = "changes to a directory known only at run time"
             return
+        if target.startswith("~") and not (target == "~" or target.startswith("~/")):
+            self.lost = "changes to another user's home directory"
+            return
         if target == "~" or target.startswith("~/"):
             home = self.env.get("HOME") or ""
             if not home.startswith("/"):

@@ -264,6 +264,8 @@ def test_git_in_a_planted_repository_is_denied(project, worktree):
         "cd src; popd; git log",
         "env -C {elsewhere} git log",
         "find {elsewhere} -maxdepth 0 -execdir git log \\;",
+        "cd ~root && git log",
+        "cd {elsewhere}/* && git log",
     ],
 )
 def test_git_against_another_repository_is_denied(project, tmp_path, command):
