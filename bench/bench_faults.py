@@ -1,8 +1,9 @@
 """Crash safety and races, measured (PRODUCT.md §8): SIGKILL at random moments, 64 concurrent
 writers, 16 identical gate runs. Bounded and local: `--rounds N` kills per kind (default 75:
-300 in all), `--writers` and `--gates` size the races.
+300 in all for the session's writes, 375 for the project's), `--writers` and `--gates` size
+the races, `--files` the project `plan worktree` checks out.
 
-    python -m bench.bench_faults [--rounds 75] [--writers 64] [--gates 16]
+    python -m bench.bench_faults [--rounds 75] [--writers 64] [--gates 16] [--files 1500]
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import random
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -235,6 +237,218 @@ def kills(top: Path, rounds: int, rng: random.Random) -> dict[str, int]:
     return figures
 
 
+# ---------------------------------------------------------------- the project's writes
+
+PROJECT_DESIGN = [
+    {"op": "overview set", "args": {"title": "T", "problem": "P.", "approach": "A."}},
+    {"op": "milestone add", "args": {"name": "Farewell", "file": ["src/app.py"]}},
+    {"op": "intent add", "args": {"milestone": "$2", "file": "src/app.py", "behavior": "bye"}},
+    {"op": "intent add", "args": {"milestone": "$2", "file": "tools/run.sh", "behavior": "bye"}},
+    {"op": "intent add", "args": {"milestone": "$2", "file": "tests/test_app.py", "behavior": "t"}},
+    {"op": "milestone add", "args": {"name": "Title", "file": ["src/util.py"]}},
+    {"op": "intent add", "args": {"milestone": "$6", "file": "src/util.py", "behavior": "title"}},
+]
+BASE_FILES = {
+    "src/util.py": "def slug(s):\n    return s.lower()\n",
+    "tools/run.sh": "#!/bin/sh\necho hi\n",
+    "tests/test_app.py": "def test_greet():\n    pass\n",
+}
+EDITS = {
+    "src/app.py": "def greet(n):\n    return 'hi ' + n\n\ndef farewell(n):\n    return 'bye'\n",
+    "tools/run.sh": "#!/bin/sh\necho hi\necho bye\n",
+    "tests/test_app.py": "def test_greet():\n    pass\n\ndef test_farewell():\n    pass\n",
+    "src/util.py": BASE_FILES["src/util.py"] + "\n\ndef title_case(s):\n    return s.title()\n",
+}
+
+
+def project_files(root: Path) -> dict[str, tuple[int, bytes]]:
+    """The project's files outside .git and .planner: (mode, content)."""
+    found = {}
+    for top, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in (".git", ".planner")]
+        for name in files:
+            full = Path(top, name)
+            found[str(full.relative_to(root))] = (full.lstat().st_mode & 0o7777, full.read_bytes())
+    return found
+
+
+def git_out(root: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True).stdout
+
+
+def copy(src: Path, dest: Path) -> None:
+    shutil.rmtree(dest, ignore_errors=True)
+    shutil.copytree(src, dest, symlinks=True)
+
+
+def project_sessions(top: Path, files: int) -> dict[str, Path]:
+    """Saved copies of one project at each starting point: planning (no worktree), edited
+    (worktree edits not captured), executing (approved, executor step 1) and applied (M-001
+    applied). `files` more files make `plan worktree` take a while."""
+    root = new_project(top, "project")
+    for rel, text in BASE_FILES.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    (root / "tools" / "run.sh").chmod(0o755)
+    (root / "lib").mkdir()
+    for k in range(files):
+        (root / "lib" / f"m{k}.py").write_text(f"VALUE = {k}\n")
+    for argv in (["add", "."], ["commit", "-qm", "more"]):
+        subprocess.run(["git", "-c", "user.name=b", "-c", "user.email=b@x", *argv], cwd=root)
+    out = ok(sh(root, "planner", "--step", "1", "--task", "Add things", "--non-interactive"))
+    state = Path(next(ln[10:] for ln in out.splitlines() if ln.startswith("STATE_DIR=")))
+    ok(sh(root, "plan", "apply", "-", input=json.dumps(PROJECT_DESIGN)))
+    saved = {}
+    for point in ("planning", "edited", "executing", "applied"):
+        if point == "edited":
+            tree = Path(ok(sh(root, "plan", "worktree")).strip())
+            for rel, text in EDITS.items():
+                (tree / rel).write_text(text)
+        elif point == "executing":
+            ok(sh(root, "plan", "change", "capture"))
+            session = json.loads((state / "session.json").read_text())
+            session.update(status="review", workflow="planner", step=11)
+            (state / "session.json").write_text(json.dumps(session))
+            ok(sh(root, "plan", "review", "approve"))
+            ok(sh(root, "executor", "--step", "1"))
+        elif point == "applied":
+            ok(sh(root, "plan", "exec", "apply", "M-001"))
+        saved[point] = top / f"saved-{point}"
+        copy(root, saved[point])
+    saved["root"], saved["state"] = root, state
+    return saved
+
+
+class Observed:
+    """What one kind of command leaves: its own part of the session and of the project."""
+
+    def __init__(self, root: Path, state: Path):
+        self.root, self.state = root, state
+
+    def changes(self) -> list[str]:
+        plan = json.loads((self.state / "plan.json").read_text())
+        return [c["diff"] for m in plan["milestones"] for c in m["code_changes"]]
+
+    def run_of(self, milestone: str) -> dict:
+        execution = json.loads((self.state / "execution.json").read_text())
+        return next(m for m in execution["milestones"] if m["id"] == milestone)
+
+    def commits(self) -> int:
+        return int(git_out(self.root, "rev-list", "--count", "HEAD").strip() or 0)
+
+    def tree_complete(self) -> bool:
+        tree = self.state / "worktree"
+        wanted = set(git_out(self.root, "ls-tree", "-r", "--name-only", "HEAD").split("\n")) - {""}
+        return tree.is_dir() and set(project_files(tree)) - {".git"} == wanted
+
+    def leftovers(self) -> bool:
+        temps = [r for r in project_files(self.root) if r.endswith(".tmp") or ".planner-" in r]
+        return (
+            bool(temps) or any(self.state.glob("staging/*")) or (self.state / ".journal").exists()
+        )
+
+
+def project_kills(top: Path, rounds: int, rng: random.Random, files: int) -> dict[str, int]:
+    """exec apply (two milestones), exec commit, plan worktree and plan change capture,
+    each killed at random `rounds` times, from the same saved starting point each time."""
+    saved = project_sessions(top, files)
+    root, state = saved["root"], saved["state"]
+    seen = Observed(root, state)
+    names = ("killed", "acknowledged", "lost", "half", "stuck", "corrupted", "deletions")
+    figures = dict.fromkeys(names, 0)
+
+    def count(name: str, happened: object, what: str) -> None:
+        """Add a failure to its figure; say which, on stderr (the figures should all be 0)."""
+        figures[name] += bool(happened)
+        if happened and name not in ("killed", "acknowledged"):
+            print(f"bench_faults: {name}: {what}", file=sys.stderr)
+
+    start, done_files = {}, {}
+    for point in ("executing", "applied"):  # the files before and after an uninterrupted apply
+        copy(saved[point], root)
+        start[point] = project_files(root)
+    copy(saved["executing"], root)
+    ok(sh(root, "plan", "exec", "apply", "M-002"))
+    done_files["M-002"] = project_files(root)
+    done_files["M-001"] = start["applied"]
+    copy(saved["edited"], root)
+    ok(sh(root, "plan", "change", "capture"))
+    captured = seen.changes()
+
+    def settle(what: str) -> None:
+        """The next command (it recovers first), then: no temp file left anywhere."""
+        figures["killed"] += 1
+        status = sh(root, "plan", "status")
+        count("stuck", status.returncode, f"{what}: plan status exits {status.returncode}")
+        count("corrupted", seen.leftovers(), f"{what}: temp files left")
+
+    for milestone in ("M-001", "M-002"):
+        killer = Killer(rng)
+        what = f"exec apply {milestone}"
+        for _ in range(rounds):
+            copy(saved["executing"], root)
+            ack = killer.run(root, ["plan", "exec", "apply", milestone])
+            settle(what)
+            files_now, applied = project_files(root), bool(seen.run_of(milestone)["applied_at"])
+            whole = (files_now, applied) in (
+                (start["executing"], False),
+                (done_files[milestone], True),
+            )
+            count("half", not whole, f"{what}: applied_at {applied}, files neither")
+            count("lost", ack and not applied, f"{what}: acknowledged, not recorded")
+            figures["acknowledged"] += ack
+            retry = sh(root, "plan", "exec", "apply", milestone)
+            wrong = retry.returncode != 0 or project_files(root) != done_files[milestone]
+            count("stuck", wrong, f"{what}: the retry exits {retry.returncode} {retry.stderr}")
+    killer = Killer(rng)
+    what = "exec commit M-001"
+    for _ in range(rounds):
+        copy(saved["applied"], root)
+        base = seen.commits()
+        ack = killer.run(root, ["plan", "exec", "commit", "M-001"])
+        settle(what)
+        made, recorded = seen.commits() - base, seen.run_of("M-001")["commit"]
+        head = git_out(root, "rev-parse", "HEAD").strip()
+        # made and not yet recorded is allowed: the retry finds git's commit by its trailer
+        wrong = made > 1 or (recorded is not None and (made != 1 or recorded != head))
+        count("half", wrong, f"{what}: {made} commit(s) made, recorded {recorded}")
+        count("lost", ack and recorded is None, f"{what}: acknowledged, not recorded")
+        figures["acknowledged"] += ack
+        retry = sh(root, "plan", "exec", "commit", "M-001")
+        head = git_out(root, "rev-parse", "HEAD").strip()
+        wrong = seen.commits() - base != 1 or seen.run_of("M-001")["commit"] != head
+        count(
+            "stuck", retry.returncode or wrong, f"{what}: retry {retry.returncode} {retry.stderr}"
+        )
+    killer = Killer(rng)
+    what = "plan worktree"
+    for _ in range(rounds):
+        copy(saved["planning"], root)
+        ack = killer.run(root, ["plan", "worktree"])
+        settle(what)
+        count("lost", ack and not seen.tree_complete(), f"{what}: acknowledged, incomplete")
+        figures["acknowledged"] += ack
+        sh(root, "plan", "change", "capture")  # an unfinished checkout must not look deleted
+        count("deletions", seen.changes(), f"{what}: capture recorded {len(seen.changes())}")
+        retry = sh(root, "plan", "worktree")
+        wrong = retry.returncode != 0 or not seen.tree_complete()
+        count("stuck", wrong, f"{what}: the retry exits {retry.returncode} {retry.stderr}")
+    killer = Killer(rng)
+    what = "plan change capture"
+    for _ in range(rounds):
+        copy(saved["edited"], root)
+        ack = killer.run(root, ["plan", "change", "capture"])
+        settle(what)
+        now = seen.changes()
+        count("half", now not in ([], captured), f"{what}: {len(now)} change(s) recorded")
+        count("lost", ack and now != captured, f"{what}: acknowledged, not recorded")
+        figures["acknowledged"] += ack
+        retry = sh(root, "plan", "change", "capture")
+        wrong = retry.returncode != 0 or seen.changes() != captured
+        count("stuck", wrong, f"{what}: the retry exits {retry.returncode} {retry.stderr}")
+    return figures
+
+
 def at_once(project: Path, argvs: list[list[str]]) -> list[int]:
     procs = [
         subprocess.Popen(
@@ -300,6 +514,7 @@ def main() -> None:
     parser.add_argument("--writers", type=int, default=64)
     parser.add_argument("--gates", type=int, default=16)
     parser.add_argument("--seed", type=int, default=10)
+    parser.add_argument("--files", type=int, default=1500, help="project size for plan worktree")
     a = parser.parse_args()
     rng = random.Random(a.seed)
     top = Path(tempfile.mkdtemp(prefix="bench-faults-"))
@@ -311,6 +526,14 @@ def main() -> None:
             f"({f['acknowledged']} acknowledged before the kill) -> acknowledged writes lost "
             f"{f['lost']}, batches half-applied {f['half']}, sessions stuck {f['stuck']}, "
             f"files invalid {f['invalid']}"
+        )
+        p = project_kills(top, max(1, a.rounds), rng, a.files)
+        print(
+            f"project writes (exec apply x2, exec commit, plan worktree on {a.files} files, "
+            f"change capture) killed at random: {p['killed']} ({p['acknowledged']} acknowledged "
+            f"before the kill) -> lost {p['lost']}, half-applied {p['half']}, stuck "
+            f"{p['stuck']}, corrupted projects {p['corrupted']}, deletions recorded "
+            f"{p['deletions']}"
         )
         acked, lost, dup = writers(top, a.writers)
         print(

@@ -31,6 +31,11 @@ def change_capture(tx: Transaction, a: dict[str, Any]) -> list[str]:
     tree = wt.path_of(tx.store.dir)
     if not wt.admin_dir(project, tree):
         raise PreconditionFailed(f"{tree}: no worktree yet (fix: plan worktree)")
+    if not wt.ready(project, tree):  # its missing files were never checked out, not deleted
+        raise PreconditionFailed(
+            f"{tree}: the worktree's checkout did not finish (interrupted); nothing captured "
+            "(fix: plan worktree, which makes it again)"
+        )
     capture = Capture(tx, plan, project, tree, wt.base_reader(project, base))
     files = [f for f in a["file"] if f]
     for path in files:

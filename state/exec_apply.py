@@ -10,11 +10,10 @@ import tempfile
 
 from state import clock, plan_ops, unidiff
 from state import worktree as wt
-from state.errors import PreconditionFailed
+from state.errors import PreconditionFailed, UsageError
 from state.exec_ops import run_of
 from state.project import session_project
 from state.project_paths import check_milestone
-from state.store import write_atomic
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -24,7 +23,8 @@ if TYPE_CHECKING:
 
 
 def exec_apply(tx: Transaction, a: dict[str, Any]) -> None:
-    """Apply a milestone's planned diffs to the project; on a conflict nothing is written."""
+    """Apply a milestone's planned diffs to the project, in the session's transaction: the
+    files land with execution.json or not at all; on a conflict nothing is written."""
     run = run_of(tx, a["id"])
     if run["applied_at"]:
         tx.tell(f"{a['id']}: already applied at {run['applied_at']}; nothing to do")
@@ -36,6 +36,7 @@ def exec_apply(tx: Transaction, a: dict[str, Any]) -> None:
     mine = [c for m, c in pairs if m["id"] == a["id"]]
     before = _planned_before(plan, session, project, pairs, a["id"])
     results: dict[str, str | None] = {}
+    found: dict[str, str | None] = {}  # the files as they were
     for change in mine:
         try:
             patches = unidiff.parse(change["diff"])
@@ -43,28 +44,68 @@ def exec_apply(tx: Transaction, a: dict[str, Any]) -> None:
             raise PreconditionFailed(f"{change['id']}: {e}; nothing was applied") from None
         for patch in patches:
             path = patch.new_path or patch.old_path or ""
-            if unidiff.unsafe(path, project):
-                raise PreconditionFailed(f"{change['id']}: {unidiff.unsafe(path, project)}")
-            now = results[path] if path in results else _read(project, patch.old_path or path)
-            results[path] = _apply_one(change, patch, now, before, project)
-            if patch.old_path and patch.old_path != path:
-                results[patch.old_path] = None
+            for name in dict.fromkeys((path, patch.old_path or path)):
+                if unidiff.unsafe(name, project):
+                    raise PreconditionFailed(f"{change['id']}: {unidiff.unsafe(name, project)}")
+                if name not in found:
+                    found[name] = _read(project, name)
+            now = results[path] if path in results else found[patch.old_path or path]
             try:
-                before[path] = unidiff.apply(patch, before[path]) if path in before else None
+                planned = unidiff.apply(patch, before[path]) if path in before else None
             except unidiff.DiffError:
                 before.pop(path)  # the planned chain is broken here: no ancestor to merge with
-    for path, text in results.items():  # every diff applied in memory: now write them all
-        full = os.path.join(project, path)
-        if text is None:
-            if os.path.lexists(full):
-                os.remove(full)
-            continue
-        os.makedirs(os.path.dirname(full), exist_ok=True)
-        write_atomic(full, text.encode("utf-8", "surrogateescape"))
+            results[path] = _apply_one(change, patch, now, before, project, planned)
+            if patch.old_path and patch.old_path != path:
+                results[patch.old_path] = None
+            if path in before:
+                before[path] = planned
+    run["dirty_at_apply"] = _dirty(project, plan_ops.find(plan, a["id"]), found, results)
+    changed = [p for p, text in results.items() if text != found[p]]
+    root = os.path.realpath(project)
+    for path in changed:
+        text = results[path]
+        data = None if text is None else text.encode("utf-8", "surrogateescape")
+        tx.put_project(root, _destination(project, path, deleting=text is None), data)
     run.update(status="in_progress", started_at=run["started_at"] or clock.now())
     run["applied_at"] = clock.now()
-    files = ", ".join(results) or "nothing"
-    tx.tell(f"{a['id']}: applied {len(mine)} planned diff(s) to {files}")
+    if not changed:
+        tx.tell(f"{a['id']}: already applied (its files hold its planned diffs); recorded")
+        return
+    tx.tell(f"{a['id']}: applied {len(mine)} planned diff(s) to {', '.join(changed)}")
+
+
+def _destination(project: str, path: str, deleting: bool) -> str:
+    """Where the file's new content goes: through a symlink to its target (unidiff.unsafe
+    checked it stays in the project), so the link stays a link; a deletion removes the link."""
+    full = os.path.join(project, path)
+    if deleting:
+        return os.path.join(os.path.realpath(os.path.dirname(full)), os.path.basename(full))
+    return os.path.realpath(full)
+
+
+def _dirty(
+    project: str,
+    milestone: dict[str, Any],
+    found: dict[str, str | None],
+    results: dict[str, str | None],
+) -> list[str]:
+    """The milestone's files that held edits not from the plan when it was applied: changed
+    from HEAD, and not already holding the planned result (a diff applied by hand)."""
+    paths = _milestone_paths(milestone, project)
+    repo = gitinfo_dir(project)
+    if not paths:
+        return []
+    status = ("--no-optional-locks", "status", "--porcelain", "-z", "--", *paths)
+    done = wt.run(repo, *status, work_tree=project, cwd=project)
+    if done.returncode:
+        return []
+    dirty = []
+    for entry in done.stdout.decode("utf-8", "surrogateescape").split("\0"):
+        name = entry[3:]
+        by_hand = name in results and found.get(name) == results[name]
+        if len(entry) > 3 and name in paths and not by_hand:
+            dirty.append(name)
+    return sorted(dirty)
 
 
 def _planned_before(
@@ -89,32 +130,43 @@ def _planned_before(
 
 
 def _apply_one(
-    change: dict[str, Any], patch: Any, now: str | None, before: dict[str, str | None], project: str
+    change: dict[str, Any],
+    patch: Any,
+    now: str | None,
+    before: dict[str, str | None],
+    project: str,
+    planned: str | None,
 ) -> str | None:
+    """The file after `patch`. "Already applied" is decided first, from the content: the file
+    is what the plan makes of it, or the diff undoes cleanly and does not apply (a retry, or
+    `git apply` by hand); then exactly; then three-way against the planned ancestor."""
     path = patch.new_path or patch.old_path
+    if path in before and now == planned:
+        return now
     try:
-        return unidiff.apply(patch, now)
-    except unidiff.DiffError as exact:
-        try:
-            unidiff.apply(unidiff.reverse(patch), now)
-            return now  # already applied (a retry after a crash, or by hand)
-        except unidiff.DiffError:
-            pass
-        where = f"{change['id']} ({change['intent_ref']})"
-        if path not in before or before[path] is None or now is None or patch.new_path is None:
-            raise PreconditionFailed(f"{where}: {exact}; nothing was applied") from None
-        ancestor = before[path]
-        try:
-            planned = unidiff.apply(patch, ancestor)
-        except unidiff.DiffError:
-            raise PreconditionFailed(f"{where}: {exact}; nothing was applied") from None
-        merged, conflicts = _merge(project, now, ancestor, planned)
-        if conflicts:
-            raise PreconditionFailed(
-                f"{where}: {exact}; the three-way merge with the file as it is now left "
-                f"{conflicts} conflict(s) in {path}; nothing was applied"
-            ) from None
-        return merged
+        forward: str | None = unidiff.apply(patch, now)
+    except unidiff.DiffError as e:
+        exact = e
+    else:
+        return forward
+    try:
+        unidiff.apply(unidiff.reverse(patch), now)
+        return now  # already applied (a retry after a crash, or by hand)
+    except unidiff.DiffError:
+        pass
+    where = f"{change['id']} ({change['intent_ref']})"
+    if path not in before or before[path] is None or now is None or patch.new_path is None:
+        raise PreconditionFailed(f"{where}: {exact}; nothing was applied") from None
+    ancestor = before[path]
+    if planned is None:
+        raise PreconditionFailed(f"{where}: {exact}; nothing was applied") from None
+    merged, conflicts = _merge(project, now, ancestor, planned)
+    if conflicts:
+        raise PreconditionFailed(
+            f"{where}: {exact}; the three-way merge with the file as it is now left "
+            f"{conflicts} conflict(s) in {path}; nothing was applied"
+        ) from None
+    return merged
 
 
 def _merge(project: str, ours: str, ancestor: str | None, theirs: str | None) -> tuple[str, int]:
@@ -135,8 +187,20 @@ def _read(project: str, path: str) -> str | None:
     full = os.path.join(project, path)
     if not os.path.lexists(full):
         return None
-    with open(full, "rb") as f:
-        return f.read().decode("utf-8", "surrogateescape")
+    if os.path.isdir(full):
+        raise PreconditionFailed(
+            f"{full}: is a directory, where the plan changes a file (move it away, then rerun); "
+            "nothing was applied"
+        )
+    try:
+        with open(full, "rb") as f:
+            return f.read().decode("utf-8", "surrogateescape")
+    except FileNotFoundError:  # a dangling symlink: its target is created
+        return None
+    except OSError as e:
+        raise PreconditionFailed(
+            f"{full}: cannot be read ({e.strerror}); nothing was applied"
+        ) from None
 
 
 def commit_message(milestone: dict[str, Any]) -> str:
@@ -149,21 +213,54 @@ def commit_message(milestone: dict[str, Any]) -> str:
     return head + ("\n\n" + "\n".join(body) if body else "") + "\n"
 
 
+SESSION_TRAILER = "Planner-Session"
+MILESTONE_TRAILER = "Planner-Milestone"
+
+
 def exec_commit(tx: Transaction, a: dict[str, Any]) -> None:
-    """Commit the milestone's planned files with a message from the plan (config `commit`)."""
+    """Commit the milestone's planned files with a message from the plan (config `commit`).
+
+    The commit carries trailers naming the session and the milestone, so that a rerun, or a
+    retry after a kill between `git commit` and the record, finds it and records it instead.
+    """
     run = run_of(tx, a["id"])
     session = tx.read("session")
     if session["config"].get("commit", "milestone") == "none":
         tx.tell(f'{a["id"]}: config commit = "none": its changes are left uncommitted')
         return
+    if tx.project is not None:  # git commits what is on disk; the batch's files land at its end
+        raise UsageError(
+            f"exec commit {a['id']}: this batch also writes project files, which land only "
+            f"when the batch does; run `plan exec commit {a['id']}` on its own after it"
+        )
     milestone = plan_ops.find(tx.read("plan"), a["id"])
     project = session_project(tx.store.dir)
     check_milestone(project, milestone)
-    paths = _milestone_paths(milestone, project)
     repo = gitinfo_dir(project)
+    made = _made_commit(repo, project, session, tx.read("execution"), a["id"])
+    if made:
+        already = run["commit"] == made
+        run["commit"] = made
+        what = "already committed" if already else "committed earlier (found by its trailer)"
+        tx.tell(f"{a['id']}: {what} as {made[:12]}; recorded, nothing else to do")
+        return
+    if not a.get("allow_detached") and _detached(repo, project):
+        raise PreconditionFailed(
+            f"{project}: HEAD is detached, so {a['id']}'s commit would be on no branch "
+            f"(fix: git switch <branch>, then rerun; or plan exec commit {a['id']} "
+            "--allow-detached)"
+        )
+    paths = _milestone_paths(milestone, project)
     tracked = wt.git(repo, "ls-files", "-z", "--", *paths, work_tree=project, cwd=project)
     known = set(tracked.decode("utf-8", "surrogateescape").split("\0"))
     keep = [p for p in paths if p in known or os.path.lexists(os.path.join(project, p))]
+    theirs = [p for p in run.get("dirty_at_apply", []) if p in keep]
+    if theirs and not a.get("include_uncommitted"):
+        raise PreconditionFailed(
+            f"{a['id']}: {', '.join(theirs)} held uncommitted edits of yours before "
+            f"plan exec apply {a['id']}; they would go into its commit (fix: commit them on "
+            f"their own first, or rerun with plan exec commit {a['id']} --include-uncommitted)"
+        )
     if keep:
         wt.git(repo, "add", "-A", "--", *keep, work_tree=project, cwd=project)
     staged = (
@@ -185,11 +282,48 @@ def exec_commit(tx: Transaction, a: dict[str, Any]) -> None:
         raise PreconditionFailed(
             f"{a['id']}: nothing to commit in its files (fix: plan exec apply {a['id']})"
         )
-    message = commit_message(milestone)
+    message = commit_message(milestone) + (
+        f"\n{SESSION_TRAILER}: {session['id']}\n{MILESTONE_TRAILER}: {a['id']}\n"
+    )
     wt.git(repo, "commit", "-q", "-m", message, "--", *keep, work_tree=project, cwd=project)
     sha = wt.git(repo, "rev-parse", "HEAD", work_tree=project, cwd=project).decode().strip()
     run["commit"] = sha
     tx.tell(f"{a['id']}: committed {sha[:12]} {message.splitlines()[0]}")
+
+
+def _made_commit(
+    repo: str, project: str, session: dict[str, Any], execution: dict[str, Any], milestone: str
+) -> str | None:
+    """The commit on HEAD's ancestry since the base commit whose trailers name this session
+    and milestone (the newest), or None."""
+    from state import gitinfo
+
+    base = execution.get("base_commit") or session.get("base_commit")
+    since = [f"^{gitinfo.commit_id(base, 'execution.json:base_commit')}"] if base else []
+    done = wt.run(
+        repo,
+        "log",
+        "-z",
+        "--format=%H%n%(trailers:key=Planner-Session,key=Planner-Milestone,valueonly=false)",
+        "HEAD",
+        *since,
+        "--",
+        work_tree=project,
+        cwd=project,
+    )
+    if done.returncode:
+        return None  # no commit yet (an unborn HEAD)
+    want = {f"{SESSION_TRAILER}: {session['id']}", f"{MILESTONE_TRAILER}: {milestone}"}
+    for entry in done.stdout.decode("utf-8", "replace").split("\0"):
+        sha, _, trailers = entry.strip().partition("\n")
+        if want <= {line.strip() for line in trailers.splitlines()}:
+            return sha
+    return None
+
+
+def _detached(repo: str, project: str) -> bool:
+    done = wt.run(repo, "symbolic-ref", "-q", "HEAD", work_tree=project, cwd=project)
+    return done.returncode == 1
 
 
 def _milestone_paths(milestone: dict[str, Any], project: str) -> list[str]:

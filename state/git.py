@@ -34,10 +34,15 @@ def run(
     git_dir: str | None = None,
     work_tree: str | None = None,
     stdin: bytes | None = None,
+    die_with_parent: bool = False,
 ) -> subprocess.CompletedProcess[bytes]:
-    """git `args` in `where` (the project root, or with `git_dir` an explicit repository)."""
+    """git `args` in `where` (the project root, or with `git_dir` an explicit repository);
+    with `die_with_parent`, git is killed when planner is (plan worktree's checkout)."""
+    from state import journal
+
     argv = ["git", *([f"--git-dir={git_dir}"] if git_dir else [])]
     argv += [f"--work-tree={work_tree}"] if work_tree else []
+    journal.point("git", " ".join(args[:2]))  # a crash point (tests/crashpoints.py)
     try:
         return subprocess.run(
             [*argv, *HARDENED, *args],
@@ -45,9 +50,21 @@ def run(
             input=stdin,
             capture_output=True,
             env=environment(None if git_dir else where),
+            preexec_fn=_die_with_parent if die_with_parent else None,
         )
     except FileNotFoundError:
         raise PreconditionFailed("git is not installed (planner needs it)") from None
+
+
+def _die_with_parent() -> None:
+    """In the child, Linux only: SIGKILL it when planner dies, so that a killed `plan worktree`
+    leaves no git writing the checkout after it (which the next one would then race)."""
+    import contextlib
+    import ctypes
+    import signal
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 def output(where: str | None, *args: str) -> str:

@@ -21,10 +21,17 @@ REV = re.compile(r"r([1-9][0-9]{0,8})")
 
 def revision_numbers(state_dir: str) -> list[int]:
     """The numbers of the revision files in history/, ascending."""
+    path = os.path.join(state_dir, HISTORY_DIR)
     try:
-        names = os.listdir(os.path.join(state_dir, HISTORY_DIR))
-    except (FileNotFoundError, NotADirectoryError):
+        names = os.listdir(path)
+    except FileNotFoundError:
         return []
+    except OSError as e:  # a file, a symlink loop, permissions: damage, reported by name
+        from state.errors import DamagedFile
+
+        raise DamagedFile(
+            f"{path}: cannot be listed ({e.strerror}); damaged, left as it is"
+        ) from None
     found = (REV.fullmatch(n[: -len(".json")]) for n in names if n.endswith(".json"))
     return sorted(int(m.group(1)) for m in found if m)
 
@@ -42,7 +49,7 @@ def entries(state_dir: str) -> list[dict[str, Any]]:
     try:
         with open(path, "rb") as f:
             raw = f.read()
-    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+    except OSError:  # lost, or not a file: rebuilt from the revision files
         raw = b""
     for line in raw.splitlines():
         try:

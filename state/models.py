@@ -592,6 +592,9 @@ class MilestoneRun(Strict):
     """When `plan exec apply` applied its planned diffs."""
     commit: str | None = None
     """The commit `plan exec commit` made of it."""
+    dirty_at_apply: list[str] = []
+    """Its files that held uncommitted edits of the person's when `plan exec apply` ran:
+    `plan exec commit` refuses them unless --include-uncommitted."""
 
 
 class Deviation(Strict):

@@ -122,8 +122,11 @@ GITIGNORE = """\
 # Commit plan.json, session.json, context.json, qr-*.json, execution.json and plan.md.
 ACTIVE
 .lock
+.worktree.lock
 .journal
+.journal.temps
 *.tmp
+staging/
 .*.building/
 audit.jsonl
 history/

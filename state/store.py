@@ -212,6 +212,20 @@ class Store:
             raise UsageError(f"{path}: no revision {rev} (see plan history)")
         return load(path, "plan")
 
+    def audit_lines(self) -> list[str]:
+        """The audit log's lines (none before the first); DamagedFile (exit 3) naming it when
+        it cannot be read. Bytes that are not UTF-8 are shown replaced, not refused: a log is
+        read to find what happened, damage included."""
+        path = os.path.join(self.dir, AUDIT_FILE)
+        try:
+            with open(path, "rb") as f:
+                raw = f.read()
+        except FileNotFoundError:
+            return []
+        except OSError as e:  # a directory, permissions, a symlink loop
+            raise DamagedFile(f"{path}: cannot be read ({e.strerror})") from None
+        return [line for line in raw.decode(errors="replace").splitlines() if line.strip()]
+
     def audit(self, event: str, **fields: Any) -> None:
         append_line(
             os.path.join(self.dir, AUDIT_FILE), {"ts": clock.now(), "event": event, **fields}
@@ -248,6 +262,7 @@ class Transaction:
         self.next_argv: list[str] | None = None  # the command to run next, if the op says
         self.told: list[str] = []  # lines for the user (stderr), e.g. "the session is cancelled"
         self.files: dict[str, bytes] = {}  # other files of the session written on commit
+        self.project: tuple[str, dict[str, bytes | None]] | None = None  # project files, too
 
     def __enter__(self) -> Transaction:
         self.lock.__enter__()
@@ -320,6 +335,13 @@ class Transaction:
         in the same commit."""
         self.files[file] = data
 
+    def put_project(self, root: str, path: str, data: bytes | None) -> None:
+        """A file of the project (a real path under `root`; None deletes it), written in the
+        same commit: exec apply's files land with execution.json or not at all."""
+        if self.project is None:
+            self.project = (root, {})
+        self.project[1][path] = data
+
     def tell(self, line: str) -> None:
         self.told.append(line)
 
@@ -335,12 +357,12 @@ class Transaction:
             data = dumps(self.docs[name])
             if data != self.original.get(name):
                 changed[name] = data
-        if not changed and not self.files:
+        if not changed and not self.files and not self.project:
             return
         self._validate(changed)
         # Validation filled in missing defaults: write the document as it will be read back.
         changed = {n: d for n in changed if (d := dumps(self.docs[n])) != self.original.get(n)}
-        if not changed and not self.files:
+        if not changed and not self.files and not self.project:
             return
         self._check_freeze()
         files = {file_name(n): d for n, d in changed.items()}
@@ -366,7 +388,7 @@ class Transaction:
                 ) from None
         files.update(self.files)
         line = {"ts": clock.now(), "event": "mutation", **record, **self.audit_fields}
-        journal.commit(self.store.dir, files, AUDIT_FILE, line)
+        journal.commit(self.store.dir, files, AUDIT_FILE, line, self.project)
 
     def _check_freeze(self) -> None:
         """Frozen means approved: no write while plan.json differs from the approved plan,
@@ -390,11 +412,33 @@ class Transaction:
                 path, _, message = problem.partition(": ")
                 findings.append(Finding(f"{file_name(name)}:{path}", message))
         if "plan" in changed:
-            findings += validate.integrity(self.docs["plan"], self._question_ids())
+            broken = validate.integrity(self.docs["plan"], self._question_ids())
+            if broken:
+                self._refuse_if_damaged_before(broken)
+            findings += broken
         if findings:
             raise PreconditionFailed(
                 f"{self.command}: the change would leave the plan invalid; nothing was written",
                 findings,
+            )
+
+    def _refuse_if_damaged_before(self, broken: list[Finding]) -> None:
+        """A problem plan.json had before this command (an edit by hand: a duplicate id, a
+        dangling reference) is damage to report with the file's path (exit 3), not a fault
+        of the change."""
+        from state import validate
+
+        raw = self.original.get("plan")
+        if not raw:
+            return
+        before = validate.integrity(json.loads(raw), self._question_ids())
+        old = [f for f in broken if f in before]
+        if old:
+            more = f" (and {len(old) - 1} more)" if len(old) > 1 else ""
+            raise DamagedFile(
+                f"{self.store.path('plan')}: {old[0].line()}{more}; it was so before this "
+                "command (edited by hand?): fix the file or restore a revision (plan history); "
+                "nothing was written"
             )
 
     def _question_ids(self) -> set[str] | None:

@@ -232,7 +232,7 @@ def apply(patch: FilePatch, original: str | None) -> str | None:
         entries = _entries(hunk)
         old = [line for kind, line in entries if kind != "+"]
         want = max(_start(hunk) + offset, pos)  # carry the last hunk's offset, as patch does
-        at = _find(lines, old, want, pos) if old else want
+        at = _find(lines, old, want, pos, _pins(entries, hunk)) if old else want
         if at is None or at > len(lines):
             why = _mismatch(lines, old, want)
             raise DiffError(f"hunk {n} ({_header(hunk)}) of {name} does not apply: {why}")
@@ -243,6 +243,16 @@ def apply(patch: FilePatch, original: str | None) -> str | None:
         left = _show(out[0])
         raise DiffError(f"{name}: the diff deletes the file but leaves lines in it, like {left}")
     return None if patch.new_path is None else "".join(out)
+
+
+def _pins(entries: list[tuple[str, str]], hunk: Hunk) -> tuple[bool, bool]:
+    """(at the start, at the end): as git pins hunks, one starting at line 1 matches only at
+    the file's start and one without trailing context only at its end, so that applying a
+    diff twice fails instead of adding its lines twice. A hunk without any context (diff
+    -U0, which git applies only with --unidiff-zero) is not pinned."""
+    if all(kind != " " for kind, _ in entries):
+        return False, False
+    return hunk.old_start <= 1, entries[-1][0] != " "
 
 
 def _entries(hunk: Hunk) -> list[tuple[str, str]]:
@@ -261,9 +271,16 @@ def _same(line: str, expected: str) -> bool:
     return line == expected or line.replace("\r\n", "\n") == expected.replace("\r\n", "\n")
 
 
-def _find(lines: list[str], old: list[str], want: int, lo: int) -> int | None:
-    """The start nearest to want, not before lo, where the old lines match exactly."""
+def _find(
+    lines: list[str], old: list[str], want: int, lo: int, pins: tuple[bool, bool] = (False, False)
+) -> int | None:
+    """The start nearest to want, not before lo, where the old lines match exactly (at the
+    file's start or end only, when the hunk is pinned there)."""
     hi = len(lines) - len(old)
+    if pins[1]:
+        lo = max(lo, hi)
+    if pins[0]:
+        hi = min(hi, 0)
     for distance in range(max(want - lo, hi - want) + 1 if hi >= lo else 0):
         for at in (want - distance, want + distance):
             if lo <= at <= hi and all(_same(lines[at + j], o) for j, o in enumerate(old)):

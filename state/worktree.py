@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from typing import Any
 
+CREATE_TIMEOUT_S = 600.0  # how long a second `plan worktree` waits for the first's checkout
 NO_GIT = (
     "the project has no git commit, and the worktree is a checkout of the commit planning "
     "started from (fix: git init && git add -A && git commit -m 'initial', then start a new "
@@ -33,9 +34,12 @@ def run(
     work_tree: str | None = None,
     cwd: str | None = None,
     stdin: bytes | None = None,
+    die_with_parent: bool = False,
 ) -> subprocess.CompletedProcess[bytes]:
     """git run on repository `repo` (a git dir), never one git would discover by itself."""
-    return git_runner.run(cwd, *args, git_dir=repo, work_tree=work_tree, stdin=stdin)
+    return git_runner.run(
+        cwd, *args, git_dir=repo, work_tree=work_tree, stdin=stdin, die_with_parent=die_with_parent
+    )
 
 
 def git(
@@ -45,9 +49,12 @@ def git(
     cwd: str | None = None,
     stdin: bytes | None = None,
     ok: tuple[int, ...] = (0,),
+    die_with_parent: bool = False,
 ) -> bytes:
     """git's stdout; an exit code not in `ok` is PreconditionFailed with git's message."""
-    done = run(repo, *args, work_tree=work_tree, cwd=cwd, stdin=stdin)
+    done = run(
+        repo, *args, work_tree=work_tree, cwd=cwd, stdin=stdin, die_with_parent=die_with_parent
+    )
     if done.returncode not in ok:
         message = done.stderr.decode(errors="replace").strip() or "failed"
         raise PreconditionFailed(f"git {' '.join(args[:2])}: {message}")
@@ -96,19 +103,72 @@ def admin_dir(project: str, tree: str) -> str | None:
 
 
 def create(project: str, state_dir: str, base: str) -> tuple[str, bool]:
-    """(path, created): the worktree of `base` in the session, made once."""
+    """(path, created): the worktree of `base` in the session, made once. A checkout that was
+    not finished (`plan worktree` or git killed midway) is discarded and made again, never
+    handed out: see ready()."""
     tree = path_of(state_dir)
     repo = common_dir(project)
-    if admin_dir(project, tree) and os.path.isdir(tree):
+    admin = admin_dir(project, tree)
+    if admin and os.path.isdir(tree) and _finished(admin):
         return tree, False
-    if os.path.lexists(tree):
+    if admin or _scrap(tree):
+        _discard(tree, admin)
+    elif os.path.lexists(tree):
         raise PreconditionFailed(
             f"{tree}: exists but is not this session's git worktree (move it away and rerun)"
         )
     git(repo, "worktree", "prune", cwd=project)
-    git(repo, "worktree", "add", "--detach", "--", tree, base, cwd=project)
+    # Registered first, checked out second, by a git that dies with us: the index appears
+    # (renamed into place) only when every file is out, which is what ready() checks.
+    git(repo, "worktree", "add", "--no-checkout", "--detach", "--", tree, base, cwd=project)
+    admin = admin_dir(project, tree)
+    if admin is None:
+        raise PreconditionFailed(f"{tree}: git did not register the worktree; rerun plan worktree")
+    git(admin, "reset", "--hard", "-q", work_tree=tree, cwd=tree, die_with_parent=True)
     _ignore(project, repo, tree)
     return tree, True
+
+
+def ready(project: str, tree: str) -> bool:
+    """Whether the session's worktree exists and its checkout finished: create() registers it
+    with no index, and the checkout renames the index into place once every file is out (a
+    `git worktree add` killed midway also leaves its `locked` mark), so a file missing from a
+    ready worktree is a deletion someone made."""
+    admin = admin_dir(project, tree)
+    return admin is not None and os.path.isdir(tree) and _finished(admin)
+
+
+def _finished(admin: str) -> bool:
+    return not os.path.lexists(os.path.join(admin, "locked")) and os.path.exists(
+        os.path.join(admin, "index")
+    )
+
+
+def _scrap(tree: str) -> bool:
+    """What a `git worktree add` killed before registering leaves: an empty directory (or one
+    holding only its .git file)."""
+    try:
+        return os.path.isdir(tree) and set(os.listdir(tree)) <= {".git"}
+    except OSError:
+        return False
+
+
+def _discard(tree: str, admin: str | None) -> None:
+    """Remove an unfinished worktree and its registration (git's prune keeps a locked one)."""
+    import shutil
+
+    from state import journal
+
+    for path in (tree, admin):
+        if path and os.path.lexists(path):
+            journal.point("unlink", path)
+            try:
+                shutil.rmtree(path)
+            except OSError as e:
+                raise PreconditionFailed(
+                    f"{path}: an unfinished worktree cannot be removed ({e.strerror}); "
+                    "remove it by hand, then rerun plan worktree"
+                ) from None
 
 
 def _ignore(project: str, repo: str, tree: str) -> None:
@@ -118,6 +178,9 @@ def _ignore(project: str, repo: str, tree: str) -> None:
     if run(repo, *check, work_tree=project, cwd=project).returncode == 0:
         return
     os.makedirs(os.path.join(repo, "info"), exist_ok=True)
+    from state import journal
+
+    journal.point("write", os.path.join(repo, "info", "exclude"))
     with open(os.path.join(repo, "info", "exclude"), "a", encoding="utf-8") as f:
         f.write(f"/{relative.replace(os.sep, '/')}/\n")
 
@@ -130,10 +193,13 @@ def base_reader(project: str, base: str) -> Callable[[Iterable[str]], dict[str, 
     repo = common_dir(project)
 
     def read(paths: Iterable[str]) -> dict[str, str | None]:
-        wanted = [p for p in dict.fromkeys(paths) if "\n" not in p]
+        wanted = list(dict.fromkeys(paths))
         if not wanted:
             return {}
-        query = "".join(f"{base}:{p}\n" for p in wanted).encode()
+        # cat-file --batch reads one name a line: a name holding a newline goes by its blob id
+        blobs = _blob_ids(repo, project, base, [p for p in wanted if "\n" in p])
+        names = [blobs.get(p, "0" * 40) if "\n" in p else f"{base}:{p}" for p in wanted]
+        query = "".join(f"{name}\n" for name in names).encode()
         raw = git(repo, "cat-file", "--batch", stdin=query, cwd=project)
         found: dict[str, str | None] = {}
         for path in wanted:
@@ -148,6 +214,20 @@ def base_reader(project: str, base: str) -> Callable[[Iterable[str]], dict[str, 
         return found
 
     return read
+
+
+def _blob_ids(repo: str, project: str, base: str, paths: list[str]) -> dict[str, str]:
+    """The blob ids of `paths` at `base` (missing ones left out), NUL-separated (ls-tree -z)."""
+    if not paths:
+        return {}
+    out = git(repo, "ls-tree", "-z", "--full-tree", base, "--", *paths, cwd=project)
+    found = {}
+    for entry in out.decode("utf-8", "surrogateescape").split("\0"):
+        meta, _, name = entry.partition("\t")
+        parts = meta.split()
+        if len(parts) == 3 and parts[1] == "blob":
+            found[name] = parts[2]
+    return found
 
 
 def read_tree_file(tree: str, path: str) -> str | None:

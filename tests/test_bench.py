@@ -55,6 +55,8 @@ def test_fault_benchmark_runs_tiny_and_finds_nothing_lost():
             "4",
             "--gates",
             "3",
+            "--files",
+            "50",
         ],
         cwd=REPO,
         capture_output=True,
@@ -64,4 +66,7 @@ def test_fault_benchmark_runs_tiny_and_finds_nothing_lost():
     assert done.returncode == 0, done.stderr[-2000:]
     assert "lost 0, batches half-applied 0, sessions stuck 0, files invalid 0" in done.stdout
     assert "lost 0, duplicated 0" in done.stdout
+    assert (
+        "lost 0, half-applied 0, stuck 0, corrupted projects 0, deletions recorded 0" in done.stdout
+    )
     assert "times applied 1" in done.stdout

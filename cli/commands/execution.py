@@ -45,7 +45,9 @@ def exec_apply(tx: Transaction, a: dict[str, Any]) -> None:
     """Apply the milestone's planned diffs to the project, in plan order, all or nothing.
 
     A file that moved on since planning is merged three-way; a conflict names the change,
-    the file and the hunk, exits 3, and leaves every file as it was.
+    the file and the hunk, exits 3, and leaves every file as it was. The files land with the
+    session's record in one transaction: killed at any moment, the next command finishes or
+    undoes it, and a rerun (or a diff applied by hand) is recognised as already applied.
     """
     from state import exec_apply as ops
 
@@ -54,8 +56,21 @@ def exec_apply(tx: Transaction, a: dict[str, Any]) -> None:
 
 @exec_command.command("commit", cls=Execution)
 @MILESTONE
+@click.option(
+    "--allow-detached", is_flag=True, help="Commit even though HEAD is detached (on no branch)."
+)
+@click.option(
+    "--include-uncommitted",
+    is_flag=True,
+    help="Commit your own edits that its files held before exec apply, with the milestone.",
+)
 def exec_commit(tx: Transaction, a: dict[str, Any]) -> None:
-    """Commit the milestone's files: "M-001 Name: CI-001, CI-002" (config commit = "none": not)."""
+    """Commit the milestone's files: "M-001 Name: CI-001, CI-002" (config commit = "none": not).
+
+    The commit's trailers (Planner-Session, Planner-Milestone) let a rerun find and record it.
+    Refused (exit 3) on a detached HEAD, or when its files held edits of yours before exec
+    apply, unless the flag says so.
+    """
     from state import exec_apply as ops
 
     ops.exec_commit(tx, a)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -184,14 +183,7 @@ def diff_command(
 @click.option("--limit", type=int, metavar="N", help="Only the last N lines.")
 def log_command(limit: int | None, state_dir: str | None, as_json: bool) -> None:
     """The audit log: every mutation, step, verdict and blocked attempt."""
-    from state.store import AUDIT_FILE
-
-    store = open_store(state_dir)
-    try:
-        with open(os.path.join(store.dir, AUDIT_FILE), encoding="utf-8") as f:
-            lines = [line.rstrip("\n") for line in f if line.strip()]
-    except FileNotFoundError:
-        lines = []
+    lines = open_store(state_dir).audit_lines()
     if limit is not None:
         if limit < 1:
             raise UsageError("--limit: must be at least 1")
@@ -204,7 +196,7 @@ def log_line(line: str) -> str:
     try:
         record = json.loads(line)
         ts, event = record.pop("ts", "?"), record.pop("event", "?")
-    except (ValueError, AttributeError):
+    except (ValueError, AttributeError, TypeError):  # not JSON, or not an object
         return f"(unreadable line) {line}"
     rest = " ".join(f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in record.items())
     return f"{ts}  {event:<9} {rest}"

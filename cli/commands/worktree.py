@@ -15,15 +15,20 @@ def worktree_command(state_dir: str | None, as_json: bool) -> None:
     Edit files there with your file tools and run the tests there; then
     `plan change capture` records the edits as the plan's diffs. It is never committed.
     """
+    import os
     import sys
 
     from state import worktree
+    from state.lock import locked
     from state.project import session_project
 
     store = open_store(state_dir)
+    store.recover()
     session = store.read("session")
     base = worktree.base_of(session, f"{store.path('session')}:base_commit")
-    path, created = worktree.create(session_project(store.dir), store.dir, base)
+    # its own lock: a checkout may take longer than the session lock waits for
+    with locked(os.path.join(store.dir, ".worktree.lock"), timeout=worktree.CREATE_TIMEOUT_S):
+        path, created = worktree.create(session_project(store.dir), store.dir, base)
     if as_json:
         dump({"path": path, "base_commit": base, "created": created})
         return

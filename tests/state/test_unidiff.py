@@ -10,7 +10,16 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from state.unidiff import DiffError, FilePatch, Hunk, apply, check, parse, touched_files
+from state.unidiff import (
+    DiffError,
+    FilePatch,
+    Hunk,
+    apply,
+    check,
+    parse,
+    reverse,
+    touched_files,
+)
 
 # --- git as the oracle -------------------------------------------------------------------
 
@@ -159,9 +168,29 @@ def test_git_diff_applies_at_an_offset(repo):
 
 
 def test_nearest_match_wins():
-    text = "x\n" * 5 + "a\nb\n" + "y\n" * 4 + "a\nb\n" + "z\n"
-    diff = "--- a/f\n+++ b/f\n@@ -10,2 +10,2 @@\n a\n-b\n+B\n"  # "a" is line 6 and line 12
-    assert apply(parse(diff)[0], text) == text.replace("a\nb\nz", "a\nB\nz")
+    text = "x\n" * 5 + "a\nb\nc\n" + "y\n" * 4 + "a\nb\nc\n" + "z\n"
+    diff = "--- a/f\n+++ b/f\n@@ -10,3 +10,3 @@\n a\n-b\n+B\n c\n"  # "a" at lines 6 and 13
+    assert apply(parse(diff)[0], text) == text.replace("a\nb\nc\nz", "a\nB\nc\nz")
+
+
+def test_a_hunk_without_trailing_context_is_pinned_to_the_end_as_git_pins_it():
+    """Applied twice, a diff that appends fails the second time instead of appending again."""
+    text = "a\nb\nc\n"
+    diff = "--- a/f\n+++ b/f\n@@ -1,3 +1,5 @@\n a\n b\n c\n+def title_case():\n+    pass\n"
+    once = apply(parse(diff)[0], text)
+    assert once == text + "def title_case():\n    pass\n"
+    with pytest.raises(DiffError):
+        apply(parse(diff)[0], once)
+    assert apply(reverse(parse(diff)[0]), once) == text  # the reverse says: already applied
+
+
+def test_a_hunk_at_line_1_is_pinned_to_the_start():
+    text = "a\nb\nc\nd\n"
+    diff = "--- a/f\n+++ b/f\n@@ -1,3 +1,4 @@\n+import os\n a\n b\n c\n"
+    once = apply(parse(diff)[0], text)
+    assert once == "import os\n" + text
+    with pytest.raises(DiffError):
+        apply(parse(diff)[0], once)
 
 
 # --- hypothesis: difflib-made diffs ------------------------------------------------------
@@ -216,7 +245,9 @@ def test_difflib_diffs_without_context_apply(a, b):
     st.integers(1, 30),
 )
 def test_hunks_are_found_at_an_offset(a_lines, b, end, shift):
-    a = "\n".join(a_lines) + ("\n" if end else "")
+    head = "".join(f"head {k}\n" for k in range(4))  # no hunk at line 1: git pins those there
+    a = head + "\n".join(a_lines) + ("\n" if end else "")
+    b = head + b
     assume(a != b)
     top = "".join(f"inserted {k}\n" for k in range(shift))
     assert apply(parse(make_diff(a, b))[0], top + a) == top + b

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import crashpoints as cp
 from tests.conftest import BIN, run
 from tests.workflows.helpers import DESIGN, review, start, state_of, to_approval
 
@@ -188,3 +189,110 @@ def test_an_active_file_naming_a_path_outside_the_project_is_refused(
     for argv in (["plan", "status"], ["planner", "status"], ["plan", "list"]):
         done = run(*argv, cwd=project)
         assert done.returncode == 3 and "ACTIVE" in done.stderr, (argv, done.stderr)
+
+
+# ---------------------------------------------------------------- crash-point enumeration
+# Issue 18: every command that writes, killed at each of its writes, fsyncs, renames,
+# unlinks and git calls in turn (tests/crashpoints.py). All points are run: the fixtures
+# are small (the counts are in docs/design.md, "Transactions").
+
+
+def _enumerate(fx: cp.Fixture, name: str, argv: list[str], **kw: object) -> cp.Outcome:
+    outcome = cp.enumerate_crashes(fx, name, argv, **kw)  # type: ignore[arg-type]
+    print(outcome)
+    assert len(outcome.points) >= 3, outcome.points  # the enumeration is not vacuous
+    assert outcome.failures == [], "\n".join(outcome.failures)
+    return outcome
+
+
+@pytest.fixture
+def executing_fx(tmp_path: Path) -> cp.Fixture:
+    root = tmp_path / "project"
+    root.mkdir()
+    fx = cp.Fixture(root, cp.executing(root))
+    fx.save()
+    return fx
+
+
+@pytest.mark.parametrize("milestone", ["M-001", "M-002"])
+def test_crash_points_of_exec_apply(executing_fx: cp.Fixture, milestone: str) -> None:
+    outcome = _enumerate(
+        executing_fx, f"exec apply {milestone}", ["plan", "exec", "apply", milestone]
+    )
+    assert any(p.split()[1] == "rename" and "/src/" in p for p in outcome.points)
+
+
+def test_crash_points_of_exec_commit(executing_fx: cp.Fixture) -> None:
+    executing_fx.restore()
+    cp.ok(executing_fx.root, ["plan", "exec", "apply", "M-001"])
+    executing_fx.save()
+    # killed after `git commit`, before the record: git has it, the retry records it
+    outcome = _enumerate(
+        executing_fx, "exec commit M-001", ["plan", "exec", "commit", "M-001"], between=("git",)
+    )
+    assert any(p.split()[1:3] == ["git", "commit"] for p in outcome.points)
+
+
+@pytest.fixture
+def planning_fx(tmp_path: Path) -> cp.Fixture:
+    root = tmp_path / "project"
+    root.mkdir()
+    cp.new_project(root)
+    fx = cp.Fixture(root, cp.planning(root))
+    fx.save()
+    return fx
+
+
+def _capture_sees_no_deletion(fx: cp.Fixture, outcome: cp.Outcome, where: str) -> None:
+    """After a killed `plan worktree`, capture records nothing (the worktree has no edits)."""
+    done = cp.run(fx.root, ["plan", "change", "capture"])
+    captured = [
+        c
+        for m in json.loads((fx.state / "plan.json").read_text())["milestones"]
+        for c in m["code_changes"]
+    ]
+    if done.returncode not in (0, 3) or captured:
+        outcome.failures.append(f"{where}: capture recorded {captured} ({done.stderr})")
+
+
+def test_crash_points_of_plan_worktree(planning_fx: cp.Fixture) -> None:
+    _enumerate(
+        planning_fx, "plan worktree", ["plan", "worktree"], after_crash=_capture_sees_no_deletion
+    )
+
+
+def test_crash_points_of_change_capture_and_plan_apply(planning_fx: cp.Fixture) -> None:
+    batch = [
+        {"op": "decision add", "args": {"decision": "Mirror greet()", "reasoning": "Obvious."}},
+        {"op": "question add", "args": {"category": "scope", "kind": "text", "text": "Which?"}},
+        {"op": "qr add", "args": {"phase": "plan-design", "check": "names"}},
+    ]
+    batch_file = planning_fx.root.parent / "batch.json"
+    batch_file.write_text(json.dumps(batch))
+    _enumerate(planning_fx, "plan apply", ["plan", "apply", str(batch_file)], idempotent=False)
+    planning_fx.restore()
+    cp.edit_worktree(planning_fx.root)
+    planning_fx.save()
+    _enumerate(planning_fx, "plan change capture", ["plan", "change", "capture"])
+
+
+def test_crash_points_of_approve_and_a_gate(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    cp.new_project(root)
+    state = cp.planning(root)
+    cp.edit_worktree(root)
+    cp.ok(root, ["plan", "change", "capture"])
+    session = json.loads((state / "session.json").read_text())
+    session.update(status="review", workflow="planner", step=11)
+    (state / "session.json").write_text(json.dumps(session))
+    fx = cp.Fixture(root, state)
+    fx.save()
+    # approving twice is refused (exit 4, "no plan in review"): retried only when it was lost
+    _enumerate(fx, "plan review approve", ["plan", "review", "approve"], idempotent=False)
+    gate_root = tmp_path / "gate"
+    gate_root.mkdir()
+    gate_state, gate = cp.at_gate(gate_root)
+    gate_fx = cp.Fixture(gate_root, gate_state)
+    gate_fx.save()
+    _enumerate(gate_fx, "planner --step 5 --qr-status pass", gate)
