@@ -287,10 +287,10 @@ def judge_bash(command: str, session, cwd: str, project: str, env) -> tuple:
     from cli.guard_rules import classify_bash
     from cli.sandbox import sandbox_program, scratch_dir, wrap
 
-    # git may use the repository of the project that holds the session, never one found from
-    # the hook's cwd (a planted repository in the worktree would be "the project" then)
+    # the project is the one holding the session, never one found from the hook's cwd (a
+    # repository planted in the worktree would be "the project" then)
     where = Where(cwd, project, session.worktree, env, lambda: sandbox_program(env))
-    where.scratch = scratch_dir(session) + os.sep
+    where.scratch = scratch_dir(session) + os.sep  # written there, like temp, in the sandbox
     verdict = classify_bash(command, where=where)
     if verdict[0] == MUTATE or (verdict[0] == UNKNOWN and session.strict):
         return verdict
