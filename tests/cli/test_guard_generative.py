@@ -36,6 +36,15 @@ FILES = {
     "src/data.txt": "b\na\nc\n",
     "notes.txt": "x=1\n",
 }
+# what an apply_patch into the worktree can add: a bare-repository layout git discovers from
+# inside it, whose config points at the project and runs a program as its fsmonitor
+PLANTED = {
+    "HEAD": "ref: refs/heads/main\n",
+    "config": "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = ../../../..\n"
+    "\tfsmonitor = echo pwned >> README.md; false\n",
+    "objects/.keep": "",
+    "refs/.keep": "",
+}
 HOME_FILES = {".bashrc": "# rc\n", ".gitconfig": "[user]\n\tname = t\n"}
 
 # -- the grammar -----------------------------------------------------------------------------
@@ -55,6 +64,7 @@ PATHS = [
     "/dev/null",
     ".planner/s1/session.json",
     ".planner/s1/worktree/w.txt",
+    ".planner/s1/worktree/evil",
 ]
 CODE = "touch pwned"  # what a hidden command would do
 BARE = ["x", "1", "-n", "-v", "a[0]", "a", "r", "PS4", "PATH", "HOME", "%s", "-", "src"]
@@ -133,6 +143,8 @@ TOOLS = [
     "awk '{print}' {w}",
     "awk {w} {w}",
     "git status",
+    "cd .planner/s1/worktree/evil && git status",
+    "cd {w} && git log -1",
     "git log --oneline -1",
     "git diff {w}",
     "git -C {w} status",
@@ -246,6 +258,7 @@ def template(tmp_path_factory) -> Path:
     session = {"id": "s1", "status": "design", "config": {"guard": "standard"}}
     (state / "session.json").write_text(json.dumps(session))
     (project / ".planner" / "ACTIVE").write_text("s1\n")
+    make_tree(state / "worktree" / "evil", PLANTED)
     make_tree(base / "home", HOME_FILES)
     return base
 
@@ -295,6 +308,8 @@ FOUND = [
     "test -v 'a[$(touch pwned)]'",
     # found: the fd of `{a[x]}<f` is stored in a[x], so the subscript is evaluated
     "x='b[$(touch pwned)]'; a=(1); echo \"src/app.py\" {a[x]}</dev/null",
+    # the planted repository in the worktree, found again with the git check turned off
+    "cd .planner/s1/worktree/evil && git status",
 ]
 
 
@@ -343,11 +358,10 @@ def test_the_harness_sees_a_change(template, tmp_path):
     shutil.copytree(template, tmp_path / "copy", symlinks=True)
     project, home = tmp_path / "copy" / "project", tmp_path / "copy" / "home"
     before, home_before = snapshot(project), snapshot(home)
-    command = (
-        "touch pwned; echo x >> ~/.bashrc; chmod -x .git/hooks/pre-commit.sample; echo > /tmp/t"
-    )
-    subprocess.run(sandboxed(command, project, home), check=True, capture_output=True)
-    changed = set(snapshot(project).items()) ^ set(before.items())
-    assert {name for name, _ in changed} == {"pwned", ".git/hooks/pre-commit.sample"}
+    command = "touch pwned; echo x >> ~/.bashrc; chmod -x .git/hooks/pre-commit.sample"
+    command += "; cd .planner/s1/worktree/evil && git status"  # runs the planted fsmonitor
+    subprocess.run(sandboxed(command, project, home), capture_output=True)
+    changed = {name for name, _ in set(snapshot(project).items()) ^ set(before.items())}
+    assert changed == {"pwned", ".git/hooks/pre-commit.sample", "README.md"}
     assert snapshot(home) != home_before
     assert judge(command, project, home)  # and the guard denies it
