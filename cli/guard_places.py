@@ -177,7 +177,15 @@ def cd(argv: list, flags: list, depth: int) -> tuple:
 
 def git(argv: list, flags: list, depth: int) -> tuple:
     """git, judged by its arguments and, where known, by the repository it would find."""
-    verdict = judge_git(argv, flags, depth)
+    return _in_project_repository(argv, judge_git(argv, flags, depth))
+
+
+def go(argv: list, flags: list, depth: int) -> tuple:
+    """go stamps builds with `git status` of the module's repository: judged like git."""
+    return _in_project_repository(argv, judge_package(argv, flags, depth))
+
+
+def _in_project_repository(argv: list, verdict: tuple) -> tuple:
     where = current()
     if verdict[0] == MUTATE or where is None:
         return verdict

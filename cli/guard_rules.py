@@ -602,7 +602,7 @@ RULES = {
     "nawk": judge_awk,
 }
 RULES.update(dict.fromkeys(PACKAGE_MANAGERS, judge_package))
-RULES.update(pip=places.pip, pip3=places.pip)
+RULES.update(pip=places.pip, pip3=places.pip, go=places.go)
 RULES.update(
     dict.fromkeys(
         DECLARERS,

@@ -245,6 +245,7 @@ def test_git_in_a_planted_repository_is_denied(project, worktree):
         assert judge(command, project) == DENY, command
     assert judge("git status", evil) == DENY  # the hook's own cwd inside it
     assert judge(f"bash -c 'cd {evil} && git status'", project) == DENY
+    assert judge(f"cd {evil} && go vet ./...", project) == DENY  # go runs git too
     subprocess.run(["bash", "-c", attack], cwd=project, capture_output=True, timeout=60)
     assert "pwned" in (project / "README.md").read_text()  # the attack is real
 
