@@ -45,10 +45,10 @@ if __name__ == "__main__" and not __package__:
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import time
-from json import dumps, loads
 
 from cli import hookstate
 from cli.guard_tools import MUTATE, OK, PASS, UNKNOWN, names
+from cli.hookjson import dumps, loads
 
 FILE_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path"}
 FILE_TOOLS["NotebookEdit"] = "notebook_path"
@@ -284,13 +284,17 @@ def judge_bash(command: str, session, cwd: str, project: str, env) -> tuple:
     if len(command) > MAX_WRAPPED // 4 and len(command.encode("utf-8", "replace")) > MAX_WRAPPED:
         why = "is too long to judge or to run in the sandbox (over 100 KB); put it in a script"
         return (MUTATE, command[:60], why + " in the scratch worktree and run that", DENY)
+    from cli.guard_places import Where
     from cli.guard_rules import classify_bash
+    from cli.sandbox import sandbox_program, scratch_dir, wrap
 
-    verdict = classify_bash(command)
+    # the project is the one holding the session, never one found from the hook's cwd (a
+    # repository planted in the worktree would be "the project" then)
+    where = Where(cwd, project, session.worktree, env, lambda: sandbox_program(env))
+    where.scratch = scratch_dir(session) + os.sep  # written there, like temp, in the sandbox
+    verdict = classify_bash(command, where=where)
     if verdict[0] == MUTATE or (verdict[0] == UNKNOWN and session.strict):
         return verdict
-    from cli.sandbox import wrap
-
     wrapped = wrap(command, session, project, env)
     return (SANDBOX, wrapped) if wrapped else verdict
 
@@ -315,16 +319,49 @@ def judge_write(tool: str, path: str, cwd: str, session, mode=None) -> tuple:
 
 
 def judge_patch(tool_input: dict, cwd: str, session) -> tuple:
+    """Every file a Codex patch names must be inside the worktree. The patch is read as Codex
+    reads it (headers trimmed, `*** Move to:` too) and, to be safe, every line that looks like
+    a header once trimmed counts as well; a patch whose framing does not parse is denied."""
     patch = tool_input.get("command") or tool_input.get("patch") or tool_input.get("input")
-    lines = patch.splitlines() if isinstance(patch, str) else []
-    files = [line.split(": ", 1)[1].strip() for line in lines if line.startswith(PATCH_MARKERS)]
+    files = patch_files(patch) if isinstance(patch, str) else None
     if not files:
-        return (MUTATE, "apply_patch", "names no file the guard can check")
+        why = "is not a patch the guard can parse" if files is None else "names no file"
+        return (MUTATE, "apply_patch", why + ", so the guard cannot check it")
+    workdir = tool_input.get("workdir")
+    if isinstance(workdir, str) and workdir:
+        cwd = os.path.join(cwd, workdir)
     for path in files:
         verdict = judge_write("apply_patch", path, cwd, session)
         if verdict[0] != OK:
             return verdict
     return PASS
+
+
+# Rust's str::trim: Unicode White_Space, which differs from Python's str.strip() (\x1c-\x1f)
+RUST_SPACE = "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
+RUST_SPACE += "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+
+
+def patch_files(patch: str):
+    """The paths a Codex patch touches (`Add`, `Update`, `Delete`, `Move to`), or None when
+    its framing does not parse. Lines split on newlines alone and trimmed as Codex does."""
+    lines = [
+        line[:-1] if line.endswith("\r") else line for line in patch.strip(RUST_SPACE).split("\n")
+    ]
+    heredoc = lines[0] in ("<<EOF", "<<'EOF'", '<<"EOF"') and lines[-1].endswith("EOF")
+    if heredoc and len(lines) >= 4:
+        lines = lines[1:-1]
+    if len(lines) < 2 or lines[0].strip(RUST_SPACE) != "*** Begin Patch":
+        return None
+    if lines[-1].strip(RUST_SPACE) != "*** End Patch":
+        return None
+    files = []
+    for line in lines[1:-1]:
+        header = line.strip(RUST_SPACE)
+        for marker in PATCH_MARKERS:
+            if header.startswith(marker):
+                files.append(header[len(marker) :])
+    return files
 
 
 def explain(verdict: tuple, decision: str, session) -> str:
