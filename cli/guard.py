@@ -45,10 +45,10 @@ if __name__ == "__main__" and not __package__:
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import time
+from json import dumps, loads
 
 from cli import hookstate
 from cli.guard_tools import MUTATE, OK, PASS, UNKNOWN, names
-from cli.hookjson import dumps, loads
 
 FILE_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path"}
 FILE_TOOLS["NotebookEdit"] = "notebook_path"

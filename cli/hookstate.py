@@ -126,7 +126,7 @@ def read_session(state_dir: str):
         return None
     except OSError:
         raise DamagedSession(path) from None
-    from cli.hookjson import loads
+    from json import loads
 
     try:
         data = loads(raw.decode("utf-8"))
