@@ -204,7 +204,14 @@ class Store:
         """Plan revision `rev` (r1, r2, …) as history/ holds it."""
         if not REV.fullmatch(rev):
             raise UsageError(f"{rev!r}: not a revision name (r1, r2, …; see plan history)")
-        path = os.path.join(self.dir, HISTORY_DIR, f"{rev}.json")
+        from state.history import read_revision
+
+        path, doc = read_revision(self.dir, rev, dumps)
+        if doc is not None:  # replayed from a snapshot and deltas
+            problems = schema.check("plan", doc)
+            if problems:
+                raise DamagedFile(f"{path}: {problems[0]}; damaged, left as it is")
+            return doc
         if not os.path.exists(path):
             raise UsageError(f"{path}: no revision {rev} (see plan history)")
         return load(path, "plan")
@@ -359,7 +366,12 @@ class Transaction:
         if "plan" in changed:
             rev = next_revision(self.store.dir)
             record["rev"] = rev
-            files[os.path.join(HISTORY_DIR, f"{rev}.json")] = changed["plan"]
+            from state.history import revision_file
+
+            name, data = revision_file(
+                self.store.dir, rev, self.original.get("plan"), changed["plan"], self.docs["plan"]
+            )
+            files[os.path.join(HISTORY_DIR, name)] = data
             summary = ", ".join(self.created) if self.created else ""
             entry = {"rev": rev, "ts": clock.now(), "command": self.command, "summary": summary}
             index = [*entries(self.store.dir), entry]
