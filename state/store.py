@@ -239,7 +239,7 @@ class Store:
         """Finish or undo what a killed writer left (journal, temp files), under the lock; a
         directory with nothing left over costs one listdir and takes no lock."""
         if journal.leftovers(self.dir):
-            with locked(os.path.join(self.dir, LOCK_FILE)):
+            with locked(os.path.join(self.dir, LOCK_FILE), directory=True):
                 journal.recover(self.dir)
 
     def transaction(self, command: str) -> Transaction:
@@ -254,7 +254,7 @@ class Transaction:
     """Documents loaded under the lock; edited ones are validated and written on commit."""
 
     def __init__(self, store: Store, command: str):
-        self.lock = locked(os.path.join(store.dir, LOCK_FILE))
+        self.lock = locked(os.path.join(store.dir, LOCK_FILE), directory=True)
         self.store = store
         self.command = command
         self.docs: dict[str, dict[str, Any]] = {}

@@ -86,7 +86,7 @@ def test_writers_stay_exclusive_while_the_lock_file_is_deleted_or_replaced(
 HOLDER = """
 import sys
 from state.lock import locked
-with locked(sys.argv[1]):
+with locked(sys.argv[1], directory=True):
     print("locked", flush=True)
     sys.stdin.read()
 """
