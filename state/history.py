@@ -63,7 +63,8 @@ def next_revision(state_dir: str) -> str:
 
 def entries(state_dir: str) -> list[dict[str, Any]]:
     """The index, one entry per revision file; rebuilt from the files when lost or garbled."""
-    numbers = revision_numbers(state_dir)
+    files = revision_files(state_dir)
+    numbers = sorted(files)
     path = os.path.join(state_dir, HISTORY_DIR, HISTORY_INDEX)
     known: dict[str, dict[str, Any]] = {}
     try:
@@ -84,13 +85,12 @@ def entries(state_dir: str) -> list[dict[str, Any]]:
                 }
         except (ValueError, KeyError, TypeError, RecursionError):
             continue  # a garbled line: the revision file still speaks for itself
-    return [known.get(f"r{n}") or _rebuilt(state_dir, f"r{n}") for n in numbers]
+    return [known.get(f"r{n}") or _rebuilt(state_dir, f"r{n}", files[n]) for n in numbers]
 
 
-def _rebuilt(state_dir: str, rev: str) -> dict[str, Any]:
+def _rebuilt(state_dir: str, rev: str, name: str) -> dict[str, Any]:
     import time
 
-    name = revision_files(state_dir).get(int(rev[1:]), f"{rev}.json")
     try:
         stamp = time.strftime(
             "%Y-%m-%dT%H:%M:%SZ",

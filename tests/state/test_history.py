@@ -205,3 +205,6 @@ def test_plan_history_and_diff_work_on_a_large_plan(
     assert new_id in shown
     assert plan("diff", "r1", "r3").stdout.count("CI-") >= 300
     plan("validate")
+    restored = plan("history", "--show", "r2").stdout
+    assert json.loads(restored)["milestones"][29]["name"] == "m29"
+    assert new_id not in restored
