@@ -86,6 +86,8 @@ class locked:  # lowercase: used as `with locked(path):`, as a function would be
                     break
                 os.close(self.fd)  # deleted or replaced meanwhile: lock the one at the path
                 self.fd = None
+                if time.monotonic() > deadline:  # replaced again and again
+                    raise self._timed_out()
         except BaseException:
             self.__exit__()
             raise
