@@ -48,11 +48,19 @@ def default_timeout() -> float:
 
 
 class locked:  # lowercase: used as `with locked(path):`, as a function would be
-    """Hold the lock file `path` (and, on POSIX, its directory) exclusively; give up after
-    `timeout` seconds (default: $PLANNER_LOCK_TIMEOUT, else 30) with Busy (exit 3)."""
+    """Hold the lock file `path` exclusively, with `directory=True` (the store's lock) its
+    directory first (POSIX); give up after `timeout` seconds (default: $PLANNER_LOCK_TIMEOUT,
+    else 30) with Busy (exit 3). Not reentrant: a second `locked` on the same file, or on a
+    file of a directory this process holds, in one process waits for itself."""
 
-    def __init__(self, path: str, timeout: float | None = None, backend: str | None = None):
-        self.path, self.backend = path, backend
+    def __init__(
+        self,
+        path: str,
+        timeout: float | None = None,
+        backend: str | None = None,
+        directory: bool = False,
+    ):
+        self.path, self.backend, self.directory = path, backend, directory
         self.timeout = default_timeout() if timeout is None else timeout
         self.dir_fd: int | None = None
         self.fd: int | None = None
@@ -68,8 +76,9 @@ class locked:  # lowercase: used as `with locked(path):`, as a function would be
         deadline = time.monotonic() + self.timeout
         directory = os.path.dirname(os.path.abspath(self.path))
         try:
-            self.dir_fd = self._open(directory, os.O_RDONLY)
-            self._wait(self.dir_fd, deadline)
+            if self.directory:
+                self.dir_fd = self._open(directory, os.O_RDONLY)
+                self._wait(self.dir_fd, deadline)
             while True:
                 self.fd = self._open(self.path, os.O_RDWR | os.O_CREAT)
                 self._wait(self.fd, deadline)
@@ -77,6 +86,8 @@ class locked:  # lowercase: used as `with locked(path):`, as a function would be
                     break
                 os.close(self.fd)  # deleted or replaced meanwhile: lock the one at the path
                 self.fd = None
+                if time.monotonic() > deadline:  # replaced again and again
+                    raise self._timed_out()
         except BaseException:
             self.__exit__()
             raise

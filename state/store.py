@@ -207,7 +207,14 @@ class Store:
         """Plan revision `rev` (r1, r2, …) as history/ holds it."""
         if not REV.fullmatch(rev):
             raise UsageError(f"{rev!r}: not a revision name (r1, r2, …; see plan history)")
-        path = os.path.join(self.dir, HISTORY_DIR, f"{rev}.json")
+        from state.history import read_revision
+
+        path, doc = read_revision(self.dir, rev, dumps)
+        if doc is not None:  # replayed from a snapshot and deltas
+            problems = schema.check("plan", doc)
+            if problems:
+                raise DamagedFile(f"{path}: {problems[0]}; damaged, left as it is")
+            return doc
         if not os.path.exists(path):
             raise UsageError(f"{path}: no revision {rev} (see plan history)")
         return load(path, "plan")
@@ -235,7 +242,7 @@ class Store:
         """Finish or undo what a killed writer left (journal, temp files), under the lock; a
         directory with nothing left over costs one listdir and takes no lock."""
         if journal.leftovers(self.dir):
-            with locked(os.path.join(self.dir, LOCK_FILE)):
+            with locked(os.path.join(self.dir, LOCK_FILE), directory=True):
                 journal.recover(self.dir)
 
     def transaction(self, command: str) -> Transaction:
@@ -250,7 +257,7 @@ class Transaction:
     """Documents loaded under the lock; edited ones are validated and written on commit."""
 
     def __init__(self, store: Store, command: str):
-        self.lock = locked(os.path.join(store.dir, LOCK_FILE))
+        self.lock = locked(os.path.join(store.dir, LOCK_FILE), directory=True)
         self.store = store
         self.command = command
         self.docs: dict[str, dict[str, Any]] = {}
@@ -372,7 +379,12 @@ class Transaction:
         if "plan" in changed:
             rev = next_revision(self.store.dir)
             record["rev"] = rev
-            files[os.path.join(HISTORY_DIR, f"{rev}.json")] = changed["plan"]
+            from state.history import revision_file
+
+            name, data = revision_file(
+                self.store.dir, rev, self.original.get("plan"), changed["plan"], self.docs["plan"]
+            )
+            files[os.path.join(HISTORY_DIR, name)] = data
             summary = ", ".join(self.created) if self.created else ""
             entry = {"rev": rev, "ts": clock.now(), "command": self.command, "summary": summary}
             index = [*entries(self.store.dir), entry]

@@ -135,8 +135,19 @@ def history_records(store: Store) -> list[dict[str, Any]]:
 
 
 @click.command("history", cls=PlanCommand)
-def history_command(state_dir: str | None, as_json: bool) -> None:
+@click.option(
+    "--show",
+    metavar="REV",
+    help="Print revision REV as plan.json holds it (a delta is replayed): "
+    "`plan history --show r7 > plan.json` restores it.",
+)
+def history_command(show: str | None, state_dir: str | None, as_json: bool) -> None:
     """Revisions of plan.json: rev, time, command, what it created."""
+    if show:
+        from state.store import dumps
+
+        sys.stdout.buffer.write(dumps(open_store(state_dir).revision(show)))
+        return
     revisions = history_records(open_store(state_dir))
     if as_json:
         dump(revisions)

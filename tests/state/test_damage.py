@@ -5,10 +5,12 @@ refused on damaged state writes nothing. The reproductions, then random damage (
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import shutil
 import stat
+import subprocess
 import tempfile
 from pathlib import Path
 
@@ -16,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import Plan, git, run
+from tests.conftest import BIN, Plan, git, run
 
 
 def active_session(project: Path) -> Path:
@@ -169,6 +171,49 @@ def tree(root: Path) -> dict[str, object]:
     return seen
 
 
+NOBODY = 65534
+
+
+@functools.cache
+def nobody_can_run_python() -> bool:
+    """Whether this venv's Python runs as nobody (not when it lives under root's 0700 home)."""
+    try:
+        probe = subprocess.run(
+            [str(BIN / "python"), "-c", "import click"],
+            capture_output=True,
+            user=NOBODY,
+            group=NOBODY,
+            extra_groups=[],
+            cwd="/",
+            timeout=60,
+        )
+    except OSError:
+        return False
+    return probe.returncode == 0
+
+
+def run_unprivileged(project: Path, command: tuple[str, ...]) -> subprocess.CompletedProcess[str]:
+    """`plan COMMAND` as an unprivileged user when the tests run as root: chmod 000 then
+    means what it says (root reads anything)."""
+    if os.geteuid() != 0 or not nobody_can_run_python():
+        return run("plan", *command, cwd=project)
+    for dirpath, dirnames, filenames in os.walk(project.parent):
+        for name in [".", *dirnames, *filenames]:
+            os.lchown(os.path.join(dirpath, name), NOBODY, NOBODY)
+    env = {k: v for k, v in os.environ.items() if k not in ("PLANNER_STATE_DIR", "CI")}
+    return subprocess.run(
+        [str(BIN / "plan"), *command],
+        cwd=project,
+        text=True,
+        capture_output=True,
+        env={**env, "HOME": str(project.parent)},
+        timeout=120,
+        user=NOBODY,
+        group=NOBODY,
+        extra_groups=[],
+    )
+
+
 @settings(
     max_examples=30,
     deadline=None,
@@ -193,13 +238,7 @@ def test_random_damage_exits_0_2_3_or_4_and_a_refusal_writes_nothing(
             how = "symlink-loop" if how in ("directory", "truncate") else how
         damage(path, how, cut)
         before = tree(project / ".planner")
-        try:
-            done = run("plan", *command, cwd=project)
-        finally:
-            for dirpath, dirnames, _ in os.walk(project):
-                for name in dirnames:
-                    with contextlib.suppress(OSError):
-                        os.chmod(os.path.join(dirpath, name), 0o755)
+        done = run_unprivileged(project, command)
         said = f"{command} after {how} of {target}: {done.returncode}\n{done.stderr}"
         assert done.returncode in (0, 2, 3, 4), said
         assert "Traceback" not in done.stderr, said

@@ -86,7 +86,7 @@ def test_writers_stay_exclusive_while_the_lock_file_is_deleted_or_replaced(
 HOLDER = """
 import sys
 from state.lock import locked
-with locked(sys.argv[1]):
+with locked(sys.argv[1], directory=True):
     print("locked", flush=True)
     sys.stdin.read()
 """
@@ -154,5 +154,6 @@ def test_each_writer_stages_its_journal_under_its_own_name(
     assert len(staged) == 2 and len(set(staged)) == 2
     assert all(name.startswith(".journal.tx-") and name.endswith(".tmp") for name in staged)
     (session_dir / ".journal.tmp").write_text("{")  # left by a killed writer of an old version
+    (session_dir / ".journal.tx-0123456789ab.tmp").write_text("{")  # and of this one
     plan("status")
     assert not list(session_dir.glob(".journal*"))
