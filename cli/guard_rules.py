@@ -10,7 +10,9 @@ from cli import guard_builtins, shell
 from cli import guard_places as places
 from cli.guard_places import Where
 from cli.guard_tools import (
+    ALONE,
     MUTATE,
+    ONE_PER_CALL,
     PACKAGE_MANAGERS,
     PASS,
     SAFE_TARGETS,
@@ -168,8 +170,6 @@ def judge_argv(argv: list, flags: list, depth: int) -> tuple:
         return (UNKNOWN, part, "runs a command chosen at run time")
     base = name.rsplit("/", 1)[-1]
     if base in OWN_COMMANDS:  # in the sandbox it could not write its session: say so now
-        from cli.guard_own import ALONE, ONE_PER_CALL
-
         return (MUTATE, part, ALONE, "deny", ONE_PER_CALL)
     if base in MUTATORS:
         return places.temp_write((MUTATE, part, MUTATORS[base]), places.written(argv, flags))
