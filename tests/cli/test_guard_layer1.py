@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from cli import guard
+from cli import guard_hook as guard
 
 ALLOW, DENY = "allow", "deny"
 

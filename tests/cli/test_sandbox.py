@@ -25,7 +25,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cli import guard, hookstate, sandbox
+from cli import guard_hook as guard
+from cli import hookstate, sandbox
 from tests.cli.guard_corpus import BYPASSES, CORPUS, DENY, FALSE_DENIALS
 
 needs_bwrap = pytest.mark.skipif(
