@@ -11,7 +11,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from shared.kinds import Gate
+from shared.kinds import Execute, Gate
 from shared.paths import open_session
 from shared.routing import Routing, command
 from shared.status import current_routing
@@ -192,6 +192,7 @@ def arrive(ctx: Context, step_kind: Kind) -> Routing:
     for action in ctx.step.on_arrive:
         action(ctx, tx)
     step_kind.arrive(ctx, tx)
+    note_words(ctx, step_kind, session)
     routing = step_kind.routing(ctx)
     reached = session["reached"]
     reached[ctx.workflow.name] = max(reached.get(ctx.workflow.name, 0), ctx.step.number)
@@ -215,6 +216,55 @@ def user_words(session: dict[str, Any], context: dict[str, Any] | None) -> dict[
     }
 
 
+def words_digest(words: dict[str, Any]) -> str:
+    import hashlib
+
+    said = [[q["id"], q["answer"], q.get("condition")] for q in words["answers"]]
+    said += [[r["round"], r.get("feedback"), r.get("comments")] for r in words["feedback"]]
+    return hashlib.sha256(json.dumps(said, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def words_in_full(ctx: Context, step_kind: Kind, words: dict[str, Any]) -> bool:
+    """Whether this step shows the user's words whole: where a phase starts (a step of kind
+    Execute), where they changed since the step that showed them last, and again on that step;
+    elsewhere one line names them (docs/design.md, "The user's words once")."""
+    execute = isinstance(step_kind, Execute)
+    if execute and not fixing(ctx):
+        return True
+    where, _, digest = (ctx.session.get("words_shown") or "::").rpartition(":")
+    here = where == f"{ctx.workflow.name}:{ctx.step.number}" and not execute
+    return digest != words_digest(words) or here
+
+
+def fixing(ctx: Context) -> bool:
+    """Whether an execute step is back in fix mode (not where its phase starts)."""
+    from shared.qr import loop_of
+
+    return loop_of(ctx.session, ctx.step.phase or "")["state"] in ("retry", "escalated")
+
+
+def words_line(ctx: Context, words: dict[str, Any]) -> str:
+    """`Q-001…Q-005 unchanged since step 3: plan show --answers`."""
+    ids = [q["id"] for q in words["answers"]]
+    named = [f"{ids[0]}…{ids[-1]}" if len(ids) > 2 else ", ".join(ids)] if ids else []
+    rounds = [str(r["round"]) for r in words["feedback"]]
+    if rounds:
+        named.append(f"review round{'s' if len(rounds) > 1 else ''} {', '.join(rounds)}")
+    where = (ctx.session.get("words_shown") or "").rsplit(":", 1)[0]
+    workflow, _, number = where.partition(":")
+    since = ""
+    if number:
+        since = f" since {'' if workflow == ctx.workflow.name else workflow + ' '}step {number}"
+    return f"The user's words ({' and '.join(named)}) unchanged{since}: plan show --answers"
+
+
+def note_words(ctx: Context, step_kind: Kind, session: dict[str, Any]) -> None:
+    """On arrival: remember that this step shows the user's words whole, and which words."""
+    words = user_words(session, ctx.doc_or_none("context"))
+    if (words["answers"] or words["feedback"]) and words_in_full(ctx, step_kind, words):
+        session["words_shown"] = f"{ctx.workflow.name}:{ctx.step.number}:{words_digest(words)}"
+
+
 def render_step(
     ctx: Context, step_kind: Kind, routing: Routing, follows: tuple[str, int] | None = None
 ) -> dict[str, Any]:
@@ -223,6 +273,8 @@ def render_step(
     from shared.render import render  # jinja2: only printing a step needs it, not `plan status`
 
     step = ctx.step
+    words = user_words(ctx.session, ctx.doc_or_none("context"))
+    full = words_in_full(ctx, step_kind, words)
     variables = {
         "state_dir": ctx.state_dir,
         "session": ctx.session,
@@ -230,7 +282,8 @@ def render_step(
         "role_command": command(ctx.role_argv(step.role)) if step.role else "",
         "interactive": not ctx.non_interactive,
         "policy": ctx.policy,
-        **user_words(ctx.session, ctx.doc_or_none("context")),
+        **words,
+        "words_line": "" if full else words_line(ctx, words),
         **step_kind.context(ctx),
     }
     prompt = render(step.template, variables, ctx.workflow.templates).strip()
