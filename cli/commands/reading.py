@@ -141,13 +141,15 @@ def outline(plan: dict[str, Any]) -> str:
 
 @click.command("render", cls=PlanCommand)
 @click.option("-o", "--output", metavar="FILE", help="Write plan.md here instead of to stdout.")
-def render_command(output: str | None, state_dir: str | None, as_json: bool) -> None:
-    """plan.md, rendered from plan.json."""
+@click.option("--full", is_flag=True, help="Every diff whole, as the person's plan.md has them.")
+def render_command(output: str | None, full: bool, state_dir: str | None, as_json: bool) -> None:
+    """plan.md, rendered from plan.json: compact (each diff summarised by file, +/- lines and
+    intent) unless --full; STATE_DIR/plan.md, the one a person approves, is always whole."""
     from shared.plan_md import for_session
     from state.outputs import write_render
 
     store = open_store(state_dir)
-    text = for_session(store.read_or_none)(store.read("plan"))
+    text = for_session(store.read_or_none, compact=not full)(store.read("plan"))
     if output:  # while planning only inside the session (state/outputs.py)
         write_render(store, output, text)
     else:
