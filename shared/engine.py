@@ -86,7 +86,7 @@ def run(workflow: Workflow, number: int, flags: dict[str, Any], store: Store | N
         store = open_session(flags.get("state_dir"))
     ctx, step_kind, routing = decide(workflow, number, flags, store)
     target = step_target(routing) if isinstance(step_kind, Gate) else None
-    if target is None:
+    if target is None or target[0] != workflow.name:  # the executor starts on its own call
         emit(render_step(ctx, step_kind, routing), flags)
         return 0
     gate = render_step(ctx, step_kind, routing, follows=target)
@@ -149,9 +149,9 @@ def _gate_done(step_kind: Kind, ctx: Context, verdict: str | None) -> bool:
     if not isinstance(step_kind, Gate) or not verdict or step_kind.outcome(ctx) != verdict:
         return False
     here = (ctx.session["workflow"], ctx.session["step"])
-    return (
-        here != (ctx.workflow.name, ctx.step.number) and step_target(step_kind.routing(ctx)) == here
-    )
+    if here[0] != ctx.workflow.name or here[1] == ctx.step.number:
+        return False
+    return step_target(step_kind.routing(ctx)) == here
 
 
 def _check_approved(tx: Transaction) -> None:
@@ -301,7 +301,10 @@ def render_step(
     if follows is not None:
         record["verdict"] = ctx.flags.get("qr_status")
         then = f"{follows[0]} step {follows[1]} follows (run here: do not run it again)."
-        record["text"] = "\n".join([header, prompt, then, "", ""])
+        if routing.note:
+            record["note"] = routing.note
+        note = [routing.note] if routing.note else []
+        record["text"] = "\n".join([header, prompt, *note, then, "", ""])
         return record
     record.update(routing.as_json())
     if routing.note:
