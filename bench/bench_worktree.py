@@ -209,10 +209,14 @@ def walk(project: Path) -> tuple[Agent, int, list[int]]:
 
     out = agent.step("planner --step 1 --task 'Add a farewell'")
     out = agent.step(out.route())  # 2
-    agent.plan("context", "set", "--goal", "Users can say goodbye")
-    questions = agent.plan("question", "import", "-", input=json.dumps(QUESTIONS)).stdout.split()
-    for question in questions:
-        agent.plan("question", "answer", question, "1")
+    questions = agent.apply(  # the goal and the questions in one call, as step 2 shows
+        [
+            {"op": "context set", "args": {"goal": "Users can say goodbye"}},
+            {"op": "question import", "args": {"source": json.dumps(QUESTIONS)}},
+        ]
+    )
+    answers = [{"op": "question answer", "args": {"id": q, "text": "1"}} for q in questions]
+    agent.apply(answers)  # the user's answers, in one call
     out = agent.step(out.route())  # 3 (2 again, when step 2 routed back to itself)
     if out.header.startswith("PLANNER 2/"):
         out = agent.step(out.route())

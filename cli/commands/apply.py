@@ -106,9 +106,10 @@ def apply_batch(
             created.append(ids)
             tx.created.extend(ids)
         tx.note(ops=len(batch))
-    if told is not None:
+    if told is not None:  # ids on stdout say what a batch created; else one line says what ran
         names = [" ".join(e["op"].split()) for e in batch]
-        told += [*tx.told, f"plan apply: {len(batch)} operation(s) recorded: {', '.join(names)}"]
+        said = [] if tx.created else [f"plan apply: {len(batch)} recorded: {', '.join(names)}"]
+        told += [*tx.told, *said]
     return [i for ids in created for i in ids]
 
 
