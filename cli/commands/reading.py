@@ -57,8 +57,9 @@ def show_command(
 
 def show_answers(store: Store, as_json: bool) -> None:
     """The user's words, whole: what steps name in one line once they have shown them."""
-    from shared.engine import SHARED_TEMPLATES, user_words
+    from shared.engine import SHARED_TEMPLATES
     from shared.render import render
+    from shared.words import user_words
 
     words = user_words(store.read("session"), store.read_or_none("context"))
     if as_json:
