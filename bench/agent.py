@@ -23,7 +23,9 @@ class Output:
     def __init__(self, text: str):
         self.text = text
         lines = text.splitlines()
-        self.header = lines[0] if lines else ""
+        # The step printed last: a gate prints the step it leads to after its own lines.
+        headers = [ln for ln in lines if ln.split(" ", 1)[0] in ("PLANNER", "EXECUTOR")]
+        self.header = headers[-1] if headers else (lines[0] if lines else "")
         self.state_dir = next(
             (ln.split("=", 1)[1] for ln in lines if ln.startswith("STATE_DIR=")), ""
         )

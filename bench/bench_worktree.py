@@ -2,10 +2,13 @@
 workflows in a real git project using only what the steps print: 2 milestones, 4 intents on
 3 files (one is README); 3 questions imported and answered at step 2; one design choice
 added and picked; in each planning phase (design, code, docs) a FAIL item, the gate's
-IF FAIL route, the fix in fix mode, the re-check and the passing gate; then the executor
-(apply, tests, done --ran, commit per milestone). Every command (steps, `plan`, the tests
-the agent runs) counts, and the characters of all its stdout+stderr; the agent's file-tool
-edits in the worktree are counted apart.
+IF FAIL route, the fix in fix mode, the re-check and the passing gate; then the review: the
+agent serves the review page and waits, the person rejects with one comment on the README
+diff, the agent follows the routing to the rework, re-judges what the prompts list as open,
+and waits again for the approval; then the executor (apply, tests, done --ran, commit per
+milestone). Every command (steps, `plan`, the tests the agent runs) counts, and the
+characters of all its stdout+stderr; the agent's file-tool edits in the worktree are counted
+apart, and so are the person's clicks on the page.
 
     python -m bench.bench_worktree [--verbose]   (--verbose prints the transcript)
 """
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 import tempfile
 from collections.abc import Callable
@@ -36,6 +40,7 @@ TEST = (
     "assert farewell('ann') == 'bye ann' and wave() == 'o/'\n"
 )
 README_LINE = "\n`farewell(name)` says goodbye.\n"
+COMMENT = "CC-004:1: credit ann for the idea"  # the person's comment on the README diff
 
 
 def _intent(milestone: str, file: str, behavior: str, function: str = "") -> dict:
@@ -116,17 +121,86 @@ def failed_round(agent: Agent, out: Output, phase: str, fix: Callable[[], object
         "qr", "add", "--phase", phase, "--check", "reviewed", "--status", "FAIL",
         "--finding", "the change is incomplete; fix it",
     ).stdout.strip()  # fmt: skip
-    out = agent.step(agent.step(out.route("fail")).route())  # gate, then fix mode
+    out = agent.step(out.route("fail"))  # the gate prints fix mode
     fix()
     out = agent.step(out.route())  # review again
     agent.plan("qr", "set", qa, "--phase", phase, "--status", "PASS")
-    return agent.step(out.route("pass"))
+    return agent.step(out.route("pass"))  # the gate prints the next phase's step
+
+
+OPEN_ITEM = re.compile(r"^\s+(qa-\d+) \w+ TODO ", re.MULTILINE)
+
+
+def rejudge(agent: Agent, out: Output, phase: str) -> None:
+    """At a review step after the rejection: the reviewer judges again what is open, in one
+    call (nothing when every item kept its verdict)."""
+    todo = OPEN_ITEM.findall(out.text)
+    if todo:
+        ops = [{"op": "qr set", "args": {"id": i, "phase": phase, "status": "PASS"}} for i in todo]
+        agent.apply(ops)
+
+
+class Person:
+    """The person at the review page: their verdict is recorded as the page records it (the
+    same state operation), and is not the agent's cost."""
+
+    def __init__(self, agent: Agent):
+        self.agent = agent
+
+    def decide(self, *args: str) -> None:
+        subprocess.run(
+            ["plan", "review", *args], cwd=self.agent.project, env=self.agent.env, check=True,
+            capture_output=True,
+        )  # fmt: skip
+
+
+def review_round(agent: Agent, person: Person, *verdict: str) -> Output:
+    """The agent waits on the review page (`plan review wait`, as step 11 says) while the
+    person decides; what the wait prints is what the agent reads."""
+    waiting = subprocess.Popen(
+        ["bash", "-c", "plan review wait --timeout 60s"], cwd=agent.project, env=agent.env,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    import time
+
+    time.sleep(0.5)  # the wait has read the open round
+    person.decide(*verdict)
+    printed, _ = waiting.communicate(timeout=120)
+    assert waiting.returncode == 0, printed
+    agent.transcript.append(f"$ plan review wait --timeout 60s\n{printed}")
+    return Output(printed)
+
+
+def open_page(agent: Agent) -> subprocess.Popen[str]:
+    """`plan review open --no-browser` in the background; the agent reads the URL it prints."""
+    page = subprocess.Popen(
+        ["plan", "review", "open", "--no-browser"], cwd=agent.project, env=agent.env,
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    assert page.stdout is not None
+    agent.transcript.append(f"$ plan review open --no-browser &\n{page.stdout.readline()}")
+    return page
+
+
+def rework(agent: Agent, out: Output, fix_docs: Callable[[], None]) -> Output:
+    """After the rejection: follow the routing back to step 11, doing what each step asks."""
+    while not out.header.startswith("PLANNER 11/"):
+        name = out.header.split()[-1]
+        phase = name.rsplit("-", 1)[0] if name.endswith("-qr") else ""
+        if name.endswith("-qr"):
+            rejudge(agent, out, phase)
+            out = agent.step(out.route("pass"))
+            continue
+        if name == "plan-docs-execute":
+            fix_docs()
+        out = agent.step(out.route())
+    return out
 
 
 def walk(project: Path) -> tuple[Agent, int, list[int]]:
     """Both workflows; returns the agent, how many transcript entries planning took, and
     the file-tool edits the agent made in each (counted apart from commands)."""
-    agent = Agent(project, env={"CI": "1", **IDENTITY})
+    agent = Agent(project, env=IDENTITY)
     edits = [0]
 
     def change(path: Path, text: str) -> None:
@@ -135,11 +209,17 @@ def walk(project: Path) -> tuple[Agent, int, list[int]]:
 
     out = agent.step("planner --step 1 --task 'Add a farewell'")
     out = agent.step(out.route())  # 2
-    agent.plan("context", "set", "--goal", "Users can say goodbye")
-    questions = agent.plan("question", "import", "-", input=json.dumps(QUESTIONS)).stdout.split()
-    for question in questions:
-        agent.plan("question", "answer", question, "1")
-    out = agent.step(out.route())  # 3
+    questions = agent.apply(  # the goal and the questions in one call, as step 2 shows
+        [
+            {"op": "context set", "args": {"goal": "Users can say goodbye"}},
+            {"op": "question import", "args": {"source": json.dumps(QUESTIONS)}},
+        ]
+    )
+    answers = [{"op": "question answer", "args": {"id": q, "text": "1"}} for q in questions]
+    agent.apply(answers)  # the user's answers, in one call
+    out = agent.step(out.route())  # 3 (2 again, when step 2 routed back to itself)
+    if out.header.startswith("PLANNER 2/"):
+        out = agent.step(out.route())
     agent.apply(DESIGN)
     options = [OPTION.format(name, rec) for name, rec in (("inline", "true"), ("helper", "false"))]
     choice = agent.plan(
@@ -152,7 +232,6 @@ def walk(project: Path) -> tuple[Agent, int, list[int]]:
         agent, out, "plan-design",
         lambda: agent.plan("overview", "set", "--approach", "Add farewell() next to greet()"),
     )  # fmt: skip
-    out = agent.step(out.route())  # 6
     tree = Path(agent.plan("worktree").stdout.strip())
     change(tree / "src" / "app.py", FAREWELL)
     agent.plan("change", "capture", "--intent", "CI-001")
@@ -167,7 +246,6 @@ def walk(project: Path) -> tuple[Agent, int, list[int]]:
         agent.plan("change", "capture", "--intent", "CI-003")
 
     out = failed_round(agent, out, "plan-code", fix_code)
-    out = agent.step(out.route())  # 9
     change(tree / "README.md", README_LINE)
     agent.plan("change", "capture")
     out = agent.step(out.route())  # 10
@@ -176,7 +254,21 @@ def walk(project: Path) -> tuple[Agent, int, list[int]]:
         change(tree / "README.md", "`wave()` waves.\n")
         agent.plan("change", "capture", "--intent", "CI-004")
 
-    out = failed_round(agent, out, "plan-docs", fix_docs)  # 11: approved as auto
+    out = failed_round(agent, out, "plan-docs", fix_docs)  # 11: the plan is in review
+    person = Person(agent)
+    page = open_page(agent)
+    try:
+        out = agent.step(review_round(agent, person, "reject", "--comment", COMMENT).route())
+
+        def credit() -> None:
+            change(tree / "README.md", "Thanks to ann for the idea.\n")
+            agent.plan("change", "capture")
+
+        out = rework(agent, out, credit)
+        out = review_round(agent, person, "approve")
+    finally:
+        page.terminate()
+        page.wait()
     planning = len(agent.transcript)
     out = agent.step(out.route())  # executor 1
     out = agent.step(out.route())  # 2
@@ -191,10 +283,10 @@ def walk(project: Path) -> tuple[Agent, int, list[int]]:
         agent.plan("exec", "commit", milestone)
         out = agent.step(out.route())  # 3 again, then 4
     review(agent, "impl-code")
-    out = agent.step(agent.step(out.route("pass")).route())  # 5, 6
+    out = agent.step(out.route("pass"))  # 5, which prints 6
     out = agent.step(out.route())  # 7
     review(agent, "impl-docs")
-    out = agent.step(agent.step(out.route("pass")).route())  # 8, 9
+    out = agent.step(out.route("pass"))  # 8, which prints 9
     assert out.done, out.text
     return agent, planning, [edits[0], 0]  # the executor edits nothing itself
 
@@ -211,8 +303,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         agent, planning, edits = walk(make_project(Path(tmp) / "project"))
     for name, entries, limits, edited in (
-        ("planning", agent.transcript[:planning], (45, 45_000), edits[0]),
-        ("execution", agent.transcript[planning:], (20, 20_000), edits[1]),
+        ("planning", agent.transcript[:planning], (30, 25_000), edits[0]),
+        ("execution", agent.transcript[planning:], (14, 12_000), edits[1]),
     ):
         commands, characters = cost(entries)
         print(

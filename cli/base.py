@@ -79,6 +79,8 @@ class Operation(PlanCommand):
         for line in tx.told:
             sys.stderr.write(line + "\n")
         changed = [] if tx.created else changed_ids(ctx, args)
+        if not (tx.created or changed or tx.told):  # every change says what, in one line
+            sys.stderr.write(f"plan {operation_name(ctx)}: recorded\n")
         emit_ids(tx.created, ctx.params["as_json"], tx.next_argv, changed)
         return 0
 

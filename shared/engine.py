@@ -15,7 +15,8 @@ from shared.kinds import Gate
 from shared.paths import open_session
 from shared.routing import Routing, command
 from shared.status import current_routing
-from shared.workflow import Context, Kind, Step, Workflow
+from shared.words import note_words, user_words, words_in_full, words_line
+from shared.workflow import Context, Kind, Step, Workflow, workflow_named
 from state import clock
 from state.errors import Finding, PreconditionFailed, Refused, UsageError
 from state.lifecycle import transition
@@ -78,12 +79,43 @@ def run(workflow: Workflow, number: int, flags: dict[str, Any], store: Store | N
 
     Reading the session, deciding (out of order, re-render, arrival, the gate's verdict) and
     recording the arrival happen in one transaction, under the session's lock: the same step
-    run 16 times at once arrives once. The prompt is printed after the commit.
+    run 16 times at once arrives once. The prompt is printed after the commit. A gate whose
+    routing names a step runs that step too, in its own transaction, and prints both: one call
+    per phase (docs/design.md, "One call per gate").
     """
-    step = workflow.step(number)
-    step_kind = step.kind()
     if store is None:
         store = open_session(flags.get("state_dir"))
+    ctx, step_kind, routing = decide(workflow, number, flags, store)
+    target = step_target(routing) if isinstance(step_kind, Gate) else None
+    if target is None or target[0] != workflow.name:  # the executor starts on its own call
+        emit(render_step(ctx, step_kind, routing), flags)
+        return 0
+    gate = render_step(ctx, step_kind, routing, follows=target)
+    following = {"state_dir": store.dir, "format": flags.get("format")}
+    following["non_interactive"] = flags.get("non_interactive")
+    try:
+        then = decide(workflow_named(target[0]), target[1], following, store)
+    except BaseException:
+        emit(gate, flags)  # the verdict is on record: say so before the refusal
+        raise
+    emit(render_step(*then), flags, gate=gate)
+    return 0
+
+
+def step_target(routing: Routing) -> tuple[str, int] | None:
+    """The (workflow, step) a single NEXT line runs, when it runs a step."""
+    argv = routing.next
+    if argv and len(argv) > 2 and argv[0] in ("planner", "executor") and argv[1] == "--step":
+        return argv[0], int(argv[2])
+    return None
+
+
+def decide(
+    workflow: Workflow, number: int, flags: dict[str, Any], store: Store
+) -> tuple[Context, Kind, Routing]:
+    """Decide and record (or re-render) step `number`; the context to print it with."""
+    step = workflow.step(number)
+    step_kind = step.kind()
     label = f"{workflow.name} step {number}"
     with store.transaction(label) as tx:
         session = _refuse_closed(store, tx.read("session"))
@@ -94,7 +126,12 @@ def run(workflow: Workflow, number: int, flags: dict[str, Any], store: Store | N
             need = "needs --qr-status pass|fail" if verdict is None else "takes no --qr-status"
             raise UsageError(f"--qr-status: {workflow.name} step {number} ({step.name}) {need}")
         _check_approved(tx)
-        how = "arrive" if flags.get("new_session") else mode(workflow, step, store, session)
+        if flags.get("new_session"):
+            how = "arrive"
+        elif _gate_done(step_kind, ctx, verdict):
+            how = "rerender"  # the gate ran and moved on: the same call again changes nothing
+        else:
+            how = mode(workflow, step, store, session)
         if how == "rerender":
             _check_same_verdict(step_kind, ctx, verdict)
             routing = step_kind.routing(ctx)
@@ -104,8 +141,18 @@ def run(workflow: Workflow, number: int, flags: dict[str, Any], store: Store | N
     ctx.forget()
     if how != "rerender":
         ctx.session = store.read("session")
-    print_step(ctx, step_kind, routing)
-    return 0
+    return ctx, step_kind, routing
+
+
+def _gate_done(step_kind: Kind, ctx: Context, verdict: str | None) -> bool:
+    """Whether this gate already ran with this verdict and the session is at the step its
+    routing led to (the step the gate ran in the same call)."""
+    if not isinstance(step_kind, Gate) or not verdict or step_kind.outcome(ctx) != verdict:
+        return False
+    here = (ctx.session["workflow"], ctx.session["step"])
+    if here[0] != ctx.workflow.name or here[1] == ctx.step.number:
+        return False
+    return step_target(step_kind.routing(ctx)) == here
 
 
 def _check_approved(tx: Transaction) -> None:
@@ -146,6 +193,7 @@ def arrive(ctx: Context, step_kind: Kind) -> Routing:
     for action in ctx.step.on_arrive:
         action(ctx, tx)
     step_kind.arrive(ctx, tx)
+    note_words(ctx, step_kind, session)
     routing = step_kind.routing(ctx)
     reached = session["reached"]
     reached[ctx.workflow.name] = max(reached.get(ctx.workflow.name, 0), ctx.step.number)
@@ -160,19 +208,16 @@ def arrive(ctx: Context, step_kind: Kind) -> Routing:
     return routing
 
 
-def user_words(session: dict[str, Any], context: dict[str, Any] | None) -> dict[str, Any]:
-    """What the user said, for every prompt after discovery: answers and review feedback."""
-    questions = (context or {"questions": []})["questions"]
-    return {
-        "answers": [q for q in questions if q["answer"] is not None],
-        "feedback": [r for r in session["reviews"] if r.get("feedback") or r.get("comments")],
-    }
-
-
-def print_step(ctx: Context, step_kind: Kind, routing: Routing) -> None:
+def render_step(
+    ctx: Context, step_kind: Kind, routing: Routing, follows: tuple[str, int] | None = None
+) -> dict[str, Any]:
+    """The step as printed: its JSON record, with "text" for the text form. A gate followed
+    by the step it leads to (`follows`) keeps its verdict and leaves the routing to that step."""
     from shared.render import render  # jinja2: only printing a step needs it, not `plan status`
 
     step = ctx.step
+    words = user_words(ctx.session, ctx.doc_or_none("context"))
+    full = words_in_full(ctx, step_kind, words)
     variables = {
         "state_dir": ctx.state_dir,
         "session": ctx.session,
@@ -180,33 +225,47 @@ def print_step(ctx: Context, step_kind: Kind, routing: Routing) -> None:
         "role_command": command(ctx.role_argv(step.role)) if step.role else "",
         "interactive": not ctx.non_interactive,
         "policy": ctx.policy,
-        **user_words(ctx.session, ctx.doc_or_none("context")),
+        **words,
+        "words_line": "" if full else words_line(ctx, words),
         **step_kind.context(ctx),
     }
     prompt = render(step.template, variables, ctx.workflow.templates).strip()
-    if ctx.flags.get("format") == "json":
-        record = {
-            "workflow": ctx.workflow.name,
-            "step": step.number,
-            "total": ctx.workflow.total,
-            "name": step.name,
-            "phase": step.phase,
-            "role": step.role,
-            "state_dir": ctx.state_dir,
-            "prompt": prompt,
-            **routing.as_json(),
-        }
+    record: dict[str, Any] = {
+        "workflow": ctx.workflow.name,
+        "step": step.number,
+        "total": ctx.workflow.total,
+        "name": step.name,
+        "phase": step.phase,
+        "role": step.role,
+        "state_dir": ctx.state_dir,
+        "prompt": prompt,
+    }
+    header = f"{ctx.workflow.title} {step.number}/{ctx.workflow.total} {step.name}"
+    if follows is not None:
+        record["verdict"] = ctx.flags.get("qr_status")
+        then = f"{follows[0]} step {follows[1]} follows (run here: do not run it again)."
         if routing.note:
             record["note"] = routing.note
-        sys.stdout.write(json.dumps(record, ensure_ascii=False) + "\n")
-        return
-    lines = [
-        f"{ctx.workflow.title} {step.number}/{ctx.workflow.total} {step.name}",
-        f"STATE_DIR={ctx.state_dir}",
-        "",
-        prompt,
-        "",
-    ]
+        note = [routing.note] if routing.note else []
+        record["text"] = "\n".join([header, prompt, *note, then, "", ""])
+        return record
+    record.update(routing.as_json())
+    if routing.note:
+        record["note"] = routing.note
+    lines = [header, f"STATE_DIR={ctx.state_dir}", "", prompt, ""]
     if routing.note:
         lines.append(routing.note)
-    sys.stdout.write("\n".join(lines + routing.lines()) + "\n")
+    record["text"] = "\n".join(lines + routing.lines()) + "\n"
+    return record
+
+
+def emit(record: dict[str, Any], flags: dict[str, Any], gate: dict[str, Any] | None = None) -> None:
+    """Print a step: its text, or one JSON object; a gate that ran it comes first (text) or
+    under "gate" (JSON: the object is the step the session is at, its routing what is next)."""
+    if flags.get("format") == "json":
+        shown = {k: v for k, v in record.items() if k != "text"}
+        if gate is not None:
+            shown["gate"] = {k: v for k, v in gate.items() if k not in ("text", "state_dir")}
+        sys.stdout.write(json.dumps(shown, ensure_ascii=False) + "\n")
+        return
+    sys.stdout.write((gate["text"] if gate else "") + record["text"])

@@ -45,6 +45,9 @@ class Review(Kind):
             "iteration": state["iteration"],
             "items": report["items"],
             "blocking": ", ".join(qr.blocking_severities(state["iteration"])),
+            # the reviewer has judged this phase before: re-checking needs `qr set`, not the
+            # skeleton that records new checks
+            "rechecking": any(i["source"] == "reviewer" for i in report["items"]),
         }
 
     def routing(self, ctx: Context) -> Routing:

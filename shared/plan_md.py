@@ -24,8 +24,11 @@ def render_plan(
     context: dict[str, Any] | None = None,
     session: dict[str, Any] | None = None,
     reports: dict[str, dict[str, Any]] | None = None,
+    compact: bool = False,
 ) -> str:
-    """plan.md for `plan`; the approval shows only on a frozen plan (else "not approved yet")."""
+    """plan.md for `plan`; the approval shows only on a frozen plan (else "not approved yet").
+    compact: each diff summarised as its file, +/- line counts and intent (what an agent
+    reads; the person's plan.md is whole)."""
     questions = {q["id"]: q for q in (context or {}).get("questions", [])}
     variables = {
         "plan": plan,
@@ -37,8 +40,18 @@ def render_plan(
         "reports": [(p, reports[p]) for p in PLANNING_PHASES if reports and p in reports],
         "rejections": [r for r in (session or {}).get("reviews", []) if r["verdict"] == "rejected"],
         "approval": (session or {}).get("approval") if plan.get("frozen_at") else None,
+        "compact": compact,
+        "counts": diff_counts,
     }
     return render("plan.md.j2", variables, [TEMPLATES]).strip() + "\n"
+
+
+def diff_counts(diff: str) -> str:
+    """ "+3 -1": the lines a unified diff adds and removes."""
+    lines = diff.splitlines()
+    added = sum(1 for ln in lines if ln.startswith("+") and not ln.startswith("+++"))
+    removed = sum(1 for ln in lines if ln.startswith("-") and not ln.startswith("---"))
+    return f"+{added} -{removed}"
 
 
 def in_apply_order(plan: dict[str, Any]) -> list[dict[str, Any]]:
@@ -57,12 +70,12 @@ def _by_decision(alternatives: list[dict[str, Any]]) -> dict[str, list[dict[str,
     return found
 
 
-def for_session(read: Reader) -> Callable[[dict[str, Any]], str]:
+def for_session(read: Reader, compact: bool = False) -> Callable[[dict[str, Any]], str]:
     """A renderer of plan.json bound to the session's context, session and planning reviews,
     read through `read` (a store's or a transaction's read_or_none)."""
     context, session = read("context"), read("session")
     reports = {p: r for p in PLANNING_PHASES if (r := read(f"qr-{p}")) is not None}
-    return lambda plan: render_plan(plan, context, session, reports)
+    return lambda plan: render_plan(plan, context, session, reports, compact)
 
 
 def put_plan_md(tx: Any) -> None:

@@ -37,7 +37,8 @@ def session_status(store: Store) -> dict[str, Any]:
 
 def settle(tx: Transaction) -> None:
     """Before a commit: refresh session.next_command from the routing of the step the session
-    is at, as the commit leaves it; re-render plan.md when the approval changed."""
+    is at, as the commit leaves it (and hand it to an operation that asked for it, tx.routed);
+    re-render plan.md when the approval changed."""
     if not tx.edited & MOVES_THE_SESSION:
         return
     import json
@@ -46,9 +47,12 @@ def settle(tx: Transaction) -> None:
 
     session = tx.read("session")
     if session["status"] not in ("cancelled", "failed") and registered(session["workflow"]):
-        lines = "\n".join(current_routing(tx.store, session, tx).lines())
+        routing = current_routing(tx.store, session, tx)
+        lines = "\n".join(routing.lines())
         if lines != session["next_command"]:
             tx.edit("session")["next_command"] = lines
+        if tx.routed:  # e.g. a rejection: the workflow's table says which step takes it
+            tx.next_argv = routing.next
     before = tx.original.get("session")
     was = json.loads(before) if before else {}
     if (was.get("approval") or None) != (session["approval"] or None):

@@ -36,6 +36,7 @@ class Step:
     phase: str | None = None  # the QR phase the step executes, reviews or gates
     skip: tuple[SkipRule, ...] = ()  # rules that leave this step out
     on_fail: int | None = None  # where a failed gate sends the session back
+    on_reject: dict[str, str] | None = None  # phase -> the step (by name) a rejection reopens
     status: str | None = None  # the session status arriving here sets
     requires: tuple[Requirement, ...] = ()  # what must hold to arrive
     on_arrive: tuple[Action, ...] = ()  # what arriving records, before the kind's own arrive
@@ -53,6 +54,16 @@ class Workflow:
 
     def __post_init__(self) -> None:
         self.by_number = {s.number: s for s in self.steps}
+
+    def named(self, name: str) -> Step:
+        """The step called `name` (routes name steps; numbers are the table's business)."""
+        for step in self.steps:
+            if step.name == name:
+                return step
+        raise UsageError(f"{self.name} has no step named {name!r}")
+
+    def skipped(self, step: Step, ctx: Context) -> bool:
+        return any(rule(ctx) for rule in step.skip)
 
     def mechanical_checks(self, ctx: Context) -> list[Finding]:
         return self.checks[ctx.step.phase or ""](ctx)

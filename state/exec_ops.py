@@ -45,6 +45,8 @@ def exec_done(tx: Transaction, a: dict[str, Any]) -> None:
     run["tests_run"] += [t for t in a["ran"] if t not in run["tests_run"]]
     ran = tx.docs["execution"]["tests_run"]
     ran += [t for t in a["ran"] if t not in ran]
+    tests = f"; tests run: {', '.join(run['tests_run'])}" if run["tests_run"] else ""
+    tx.tell(f"{a['id']} done{tests}")
 
 
 def exec_deviation(tx: Transaction, a: dict[str, Any]) -> list[str]:

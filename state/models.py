@@ -570,6 +570,9 @@ class Session(Strict):
     """The approval record, once approved."""
     reason: str | None = None
     """Why the session was cancelled or failed."""
+    words_shown: str | None = None
+    """Where the user's words were last shown whole, and what they were then:
+    "workflow:step:sha256" (a step shows them whole again only when they changed)."""
 
 
 # ---------------------------------------------------------------- execution.json

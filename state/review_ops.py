@@ -109,8 +109,8 @@ def review_approve(tx: Transaction, a: dict[str, Any]) -> None:
 
 
 def review_reject(tx: Transaction, a: dict[str, Any]) -> None:
-    """The user rejects the plan: back to design with the feedback and the comments, each
-    anchored to an item; max_rejects cancels."""
+    """The user rejects the plan: back to the smallest planning phase the feedback and the
+    comments touch (rejected_phase); max_rejects cancels."""
     session = in_review(tx)
     feedback = (a["feedback"] or "").strip()
     comments = [check_comment(tx, parse_comment(c)) for c in a.get("comment") or []]
@@ -128,22 +128,70 @@ def review_reject(tx: Transaction, a: dict[str, Any]) -> None:
         )
         return
     transition(session, "design")
-    reopen_reviews(tx, session)
-    tx.next_argv = ["planner", "--step", "3", "--state-dir", tx.store.dir]
+    phase = rejected_phase(tx.read("plan"), session["reviews"][-1])
+    reopen_reviews(tx, session, phase)
+    tx.tell(f"rejected (round {session['reviews'][-1]['round']}): back to {phase}")
+    tx.routed = True  # the step the workflow's table names for that phase (shared/status.py)
 
 
-def reopen_reviews(tx: Transaction, session: dict[str, Any]) -> None:
-    """After a rejection every planning review runs again: loops restart, passes are re-judged."""
-    for phase in PLANNING_PHASES:
-        if phase in session["qr"]:
-            session["qr"][phase]["state"] = "initial"
-        report = tx.read_or_none(report_name(phase))
+DOC_SUFFIXES = (".md", ".rst", ".txt", ".adoc")
+
+
+def is_doc_file(path: str) -> bool:
+    """README, CHANGELOG and the like, and anything under docs/: documentation in files."""
+    name = path.rsplit("/", 1)[-1].upper()
+    return (
+        path.startswith(("docs/", "doc/"))
+        or name.startswith(("README", "CHANGELOG", "CHANGES", "CONTRIBUTING", "HISTORY", "NEWS"))
+        or path.lower().endswith(DOC_SUFFIXES)
+    )
+
+
+def anchor_phase(plan: dict[str, Any], anchor: str) -> str:
+    """The planning phase an anchored comment touches: a code intent or change is plan-code,
+    or plan-docs when it documents (a documentation-only milestone, or a README/docs file);
+    anything else (decisions, risks, milestones, questions, an unknown id) is plan-design."""
+    from state.plan_ops import find, owner
+
+    if not anchor.startswith(("CI-", "CC-")):
+        return "plan-design"
+    try:
+        item, milestone = find(plan, anchor), owner(plan, anchor)
+    except UsageError:
+        return "plan-design"
+    if milestone["is_documentation_only"] or is_doc_file(item["file"]):
+        return "plan-docs"
+    return "plan-code"
+
+
+def rejected_phase(plan: dict[str, Any], round_: dict[str, Any]) -> str:
+    """The smallest planning phase a rejection touches: the earliest phase any of its comments
+    touches; words not anchored to anything (--feedback) touch the design."""
+    phases = [anchor_phase(plan, c["anchor"]) for c in round_.get("comments") or []]
+    if round_.get("feedback") or not phases:
+        phases.append("plan-design")
+    return min(phases, key=PLANNING_PHASES.index)
+
+
+def reopen_reviews(tx: Transaction, session: dict[str, Any], phase: str = "plan-design") -> None:
+    """After a rejection the reviews from `phase` on run again: their loops restart; a
+    reviewer's PASS on the whole phase (scope *) is judged again, one on an item or a file
+    keeps its verdict until that content changes (qr_ops.reopen_changed). Earlier phases,
+    which the rework does not revisit, keep everything."""
+    from state.qr_ops import scope_content
+
+    plan = tx.read("plan")
+    for later in PLANNING_PHASES[PLANNING_PHASES.index(phase) :]:
+        if later in session["qr"]:
+            session["qr"][later]["state"] = "initial"
+        report = tx.read_or_none(report_name(later))
         if report is None:
             continue
-        report = tx.edit(report_name(phase))
+        report = tx.edit(report_name(later))
         for item in report["items"]:
-            if item["source"] == "reviewer" and item["status"] == "PASS":
-                item["status"] = "TODO"
+            tracked = item.get("judged") and scope_content(plan, item["scope"]) is not None
+            if item["source"] == "reviewer" and item["status"] == "PASS" and not tracked:
+                item.update(status="TODO", judged=None)
 
 
 def cancel(tx: Transaction, a: dict[str, Any]) -> None:

@@ -267,6 +267,7 @@ class Transaction:
         self.audit_fields: dict[str, Any] = {}
         self.last_ids: dict[tuple[str, str], int] = {}
         self.next_argv: list[str] | None = None  # the command to run next, if the op says
+        self.routed = False  # the op leads where the routing now says: settle() fills next_argv
         self.told: list[str] = []  # lines for the user (stderr), e.g. "the session is cancelled"
         self.files: dict[str, bytes] = {}  # other files of the session written on commit
         self.project: tuple[str, dict[str, bytes | None]] | None = None  # project files, too

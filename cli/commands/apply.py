@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import sys
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -67,11 +68,18 @@ def apply_command(source: str, state_dir: str | None, as_json: bool) -> None:
         raise UsageError("plan apply: JSON nested too deeply") from None
     root = click.get_current_context().find_root().command
     assert isinstance(root, click.Group)
-    emit_ids(apply_batch(open_store(state_dir), root, batch), as_json)
+    told: list[str] = []
+    ids = apply_batch(open_store(state_dir), root, batch, told)
+    for line in told:  # what the operations said, then what the batch did, on stderr
+        sys.stderr.write(line + "\n")
+    emit_ids(ids, as_json)
 
 
-def apply_batch(store: Store, root: click.Group, batch: Any) -> list[str]:
-    """Run a batch of {"op", "args"} on `store` in one transaction; the ids created, in order."""
+def apply_batch(
+    store: Store, root: click.Group, batch: Any, told: list[str] | None = None
+) -> list[str]:
+    """Run a batch of {"op", "args"} on `store` in one transaction; the ids created, in order.
+    `told` receives the lines the operations tell the user and one line naming what ran."""
     if isinstance(batch, dict) and "ops" in batch:
         batch = batch["ops"]
     if not isinstance(batch, list) or not batch:
@@ -94,6 +102,10 @@ def apply_batch(store: Store, root: click.Group, batch: Any) -> list[str]:
             created.append(ids)
             tx.created.extend(ids)
         tx.note(ops=len(batch))
+    if told is not None:  # ids on stdout say what a batch created; else one line says what ran
+        names = [" ".join(e["op"].split()) for e in batch]
+        said = [] if tx.created else [f"plan apply: {len(batch)} recorded: {', '.join(names)}"]
+        told += [*tx.told, *said]
     return [i for ids in created for i in ids]
 
 

@@ -240,13 +240,22 @@ def pick_one(store: Store, choice: dict[str, Any], progress: str) -> str:
             break
         sys.stdout.write(f"   not an option: {text} (1 to {len(names)}, a letter or the name)\n")
     option = choice["options"][names.index(found[0])]
-    why = ask("", "   why this option (Enter: the user's pick at plan ask) > ")
-    rationale = why or found[1].strip(question_ops.SEPARATORS) or "the user's pick at plan ask"
+    given = reason(found[1])  # "1 because it is simpler": the option and its rationale
+    why = given or ask("", "   why this option (Enter: the user's pick at plan ask) > ")
+    rationale = why or "the user's pick at plan ask"
     with store.transaction("choice pick") as tx:
         args = {"id": choice["id"], "option": option["id"], "rationale": rationale}
         choice_ops.choice_pick(tx, args)
     sys.stdout.write(f"   recorded: {choice['id']} {option['id']} {option['name']}\n")
     return "answered"
+
+
+def reason(rest: str) -> str:
+    """The rationale in what followed the option: "because it is simpler" -> "it is simpler"."""
+    text = rest.strip(question_ops.SEPARATORS)
+    if text.lower().startswith("because"):
+        text = text[len("because") :].strip(question_ops.SEPARATORS)
+    return text
 
 
 def no_terminal(waiting: list[dict[str, Any]], choices: list[dict[str, Any]]) -> str:

@@ -25,14 +25,24 @@ SECTIONS = {"overview": "overview", "knowledge": "invisible_knowledge", "waves":
     type=QRPhase(),
     help="The review phase of a qa-NNN item (needed when several phases have that id).",
 )
-def show_command(id: str | None, phase: str | None, state_dir: str | None, as_json: bool) -> None:
+@click.option(
+    "--answers", is_flag=True, help="The user's words: answered questions and review feedback."
+)
+def show_command(
+    id: str | None, phase: str | None, answers: bool, state_dir: str | None, as_json: bool
+) -> None:
     """The plan (an outline with the review rounds, or all of it with --json), or one item.
 
     ID: a plan id (DL-, RA-, C-, R-, D-, M-, CI-, CC-), an option (D-001/OPT-B), a question
     (Q-001), a review item (qa-001, with --phase when several phases have it), or a section:
-    context (context.json), overview, knowledge. Items are printed as JSON."""
+    context (context.json), overview, knowledge. Items are printed as JSON. --answers: the
+    user's words as the steps show them."""
     store = open_store(state_dir)
-    if id:
+    if answers:
+        if id:
+            raise UsageError("plan show: give ID or --answers, not both")
+        show_answers(store, as_json)
+    elif id:
         dump(lookup(store, id.strip(), phase))
     elif as_json:
         dump(store.read("plan"))
@@ -42,6 +52,20 @@ def show_command(id: str | None, phase: str | None, state_dir: str | None, as_js
                 [outline(store.read("plan")), *review_lines(store.read("session")["reviews"])]
             )
         )
+
+
+def show_answers(store: Store, as_json: bool) -> None:
+    """The user's words, whole: what steps name in one line once they have shown them."""
+    from shared.engine import SHARED_TEMPLATES
+    from shared.render import render
+    from shared.words import user_words
+
+    words = user_words(store.read("session"), store.read_or_none("context"))
+    if as_json:
+        dump(words)
+        return
+    text = render("_user.j2", {**words, "words_line": ""}, [SHARED_TEMPLATES]).strip()
+    out(text or "No answers and no review feedback yet.")
 
 
 def review_lines(reviews: list[dict[str, Any]]) -> list[str]:
@@ -117,13 +141,15 @@ def outline(plan: dict[str, Any]) -> str:
 
 @click.command("render", cls=PlanCommand)
 @click.option("-o", "--output", metavar="FILE", help="Write plan.md here instead of to stdout.")
-def render_command(output: str | None, state_dir: str | None, as_json: bool) -> None:
-    """plan.md, rendered from plan.json."""
+@click.option("--full", is_flag=True, help="Every diff whole, as the person's plan.md has them.")
+def render_command(output: str | None, full: bool, state_dir: str | None, as_json: bool) -> None:
+    """plan.md, rendered from plan.json: compact (each diff summarised by file, +/- lines and
+    intent) unless --full; STATE_DIR/plan.md, the one a person approves, is always whole."""
     from shared.plan_md import for_session
     from state.outputs import write_render
 
     store = open_store(state_dir)
-    text = for_session(store.read_or_none)(store.read("plan"))
+    text = for_session(store.read_or_none, compact=not full)(store.read("plan"))
     if output:  # while planning only inside the session (state/outputs.py)
         write_render(store, output, text)
     else:

@@ -84,8 +84,10 @@ def wait_for_verdict(store: Store, timeout: int, poll: float = 0.2) -> list[str]
         session = store.read("session")
     if session["approval"]:
         return executor(store)
-    if session["status"] == "design":
-        return ["planner", "--step", "3", "--state-dir", store.dir]
+    if session["status"] == "design":  # rejected: where the workflow's table sends it
+        from shared.status import current_routing
+
+        return current_routing(store, session).next or ["planner", "status"]
     raise Refused(f"the session is {session['status']}: {session.get('reason') or 'no reason'}")
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from shared.kinds import Execute, Gate
 from shared.paths import project_root
 from shared.routing import Routing, step_argv
-from shared.workflow import Context, Kind
+from shared.workflow import Context, Kind, Step
 from state import clock
 from state.approval import approve
 from state.choice_ops import pick, unpicked
@@ -138,6 +138,20 @@ def render_plan_md(ctx: Context) -> str:
     return path
 
 
+def rework_step(ctx: Context) -> Step:
+    """Where the last rejection sends the session: the step the table's on_reject names for
+    the smallest phase it touches, or the design's when this depth skips that step."""
+    from state.review_ops import rejected_phase
+
+    table = ctx.step.on_reject or {}
+    rejected = [r for r in ctx.session["reviews"] if r["verdict"] == "rejected"]
+    phase = rejected_phase(ctx.doc("plan"), rejected[-1]) if rejected else "plan-design"
+    step = ctx.workflow.named(table.get(phase) or table["plan-design"])
+    if ctx.workflow.skipped(step, ctx):
+        return ctx.workflow.named(table["plan-design"])
+    return step
+
+
 # ---------------------------------------------------------------- kinds
 
 
@@ -237,8 +251,8 @@ class FinalGate(Gate):
     def routing(self, ctx: Context) -> Routing:
         if ctx.session["approval"]:
             return Routing(next=step_argv("executor", 1, ctx.state_dir))
-        if ctx.session["status"] == "design":  # rejected: back to design with the feedback
-            return Routing(next=ctx.argv(3))
+        if ctx.session["status"] == "design":  # rejected: to the phase the feedback touches
+            return Routing(next=ctx.argv(rework_step(ctx).number))
         if ctx.session["status"] == "review":
             at = ["--state-dir", ctx.state_dir]
             return Routing(

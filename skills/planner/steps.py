@@ -33,6 +33,14 @@ from state.errors import UsageError
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
+# A rejection reopens the smallest phase it touches (state/review_ops.rejected_phase): the
+# step that does that phase's work; a phase this depth skips falls back to the design.
+REWORK = {
+    "plan-design": "plan-design-execute",
+    "plan-code": "plan-code-execute",
+    "plan-docs": "plan-docs-execute",
+}
+
 # fmt: off
 STEPS = (
     #    n   name                   kind         template                        role
@@ -56,7 +64,7 @@ STEPS = (
     Step(10, "plan-docs-qr",        Review,      "10-plan-docs-qr.j2",           role="quality-reviewer",
          phase="plan-docs", skip=(quick,)),
     Step(11, "plan-docs-qr-gate",   FinalGate,   "11-plan-docs-qr-gate.j2",
-         phase="plan-docs", on_fail=9),
+         phase="plan-docs", on_fail=9, on_reject=REWORK),
 )
 # fmt: on
 

@@ -27,11 +27,11 @@ def to_review(project: Path, env: dict[str, str] | None = None) -> tuple[Agent, 
     agent.apply(DESIGN)
     out = agent.step(out.route())  # 4
     review(agent, "plan-design")
-    out = agent.step(agent.step(out.route("pass")).route())  # 5, 6
+    out = agent.step(out.route("pass"))  # 5, which prints 6
     add_farewell_change(agent, state_of(out))
     out = agent.step(out.route())  # 7
     review(agent, "plan-code")
-    out = agent.step(agent.step(out.route("pass")).route())  # 8, 9
+    out = agent.step(out.route("pass"))  # 8, which prints 9
     agent.plan("doc", "set", "--milestone", "M-001", "--docstring", "farewell: say goodbye")
     out = agent.step(out.route())  # 10
     review(agent, "plan-docs")
@@ -43,10 +43,10 @@ def back_to_review(agent: Agent, design: Output) -> Output:
     re-judging what the reviewers must."""
     out = agent.step(design.route())  # 4
     judge_todo(agent, out, "plan-design")
-    out = agent.step(agent.step(out.route("pass")).route())  # 5, 6
+    out = agent.step(out.route("pass"))  # 5, which prints 6
     out = agent.step(out.route())  # 7
     judge_todo(agent, out, "plan-code")
-    out = agent.step(agent.step(out.route("pass")).route())  # 8, 9
+    out = agent.step(out.route("pass"))  # 8, which prints 9
     out = agent.step(out.route())  # 10
     judge_todo(agent, out, "plan-docs")
     return agent.step(out.route("pass"))  # 11

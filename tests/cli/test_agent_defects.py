@@ -292,9 +292,7 @@ def test_plan_ask_edits_lines_takes_the_default_counts_echoes_and_asks_choices(
     child.expect(r"\(3/3\) D-001 design choice: Store")
     child.expect(r"2\) OPT-B postgres")
     child.expect(r"Enter takes \[1\] > ")
-    child.sendline("b, for the ops team")
-    child.expect("why this option")
-    child.sendline("")
+    child.sendline("2 because for the ops team")  # option and rationale: no second question
     child.expect("recorded: D-001 OPT-B postgres")
     child.expect("3 answered, 0 skipped, 0 still open")
     child.expect(pexpect.EOF)

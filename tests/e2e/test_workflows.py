@@ -77,9 +77,8 @@ def test_planner_then_executor_following_the_printed_routing(project: Path) -> N
 
     out = walk.go(out.route())  # 4 plan-design-qr
     qa = review(agent, "plan-design", "FAIL", "No risk is on record")
-    out = walk.go(out.route("fail"))  # 5 gate: fail -> back to 3 in fix mode
+    out = walk.go(out.route("fail"))  # 5 gate: fail -> back to 3 in fix mode, one call
     assert "iteration 2" in out.text
-    out = walk.go(out.route())
     assert out.header == "PLANNER 3/11 plan-design-execute"
     assert "FIX MODE" in out.text and "No risk is on record" in out.text
     agent.plan("risk", "add", "--risk", "Name clash", "--mitigation", "grep shows none")
@@ -87,14 +86,12 @@ def test_planner_then_executor_following_the_printed_routing(project: Path) -> N
     out = walk.go(out.route())  # 4 again: the failed item is back to TODO
     assert f"{qa} MUST TODO" in out.text
     agent.plan("qr", "set", qa, "--phase", "plan-design", "--status", "PASS")
-    out = walk.go(out.route("pass"))  # 5 pass
-    out = walk.go(out.route())  # 6 plan-code-execute
+    out = walk.go(out.route("pass"))  # 5 pass, which prints 6 plan-code-execute
     assert out.header == "PLANNER 6/11 plan-code-execute"
     add_farewell_change(agent, state)
     out = walk.go(out.route())  # 7
     review(agent, "plan-code")
-    out = walk.go(out.route("pass"))  # 8
-    out = walk.go(out.route())  # 9 plan-docs-execute
+    out = walk.go(out.route("pass"))  # 8, which prints 9 plan-docs-execute
     assert (state / "plan.md").exists()
     agent.plan("doc", "set", "--milestone", "M-001", "--docstring", "farewell: say goodbye")
     agent.plan("doc", "set", "--milestone", "M-002", "--module-comment", "README: farewell")
@@ -151,12 +148,10 @@ def test_planner_then_executor_following_the_printed_routing(project: Path) -> N
 
     out = walk.go(out.route())  # 4 impl-code-qr
     review(agent, "impl-code")
-    out = walk.go(out.route("pass"))  # 5
-    out = walk.go(out.route())  # 6
+    out = walk.go(out.route("pass"))  # 5, which prints 6
     out = walk.go(out.route())  # 7
     review(agent, "impl-docs")
-    out = walk.go(out.route("pass"))  # 8
-    out = walk.go(out.route())  # 9 reconcile
+    out = walk.go(out.route("pass"))  # 8, which prints 9 reconcile
     assert out.done and out.header == "EXECUTOR 9/9 reconcile"
 
     record = json.loads((state / "reconcile.json").read_text())

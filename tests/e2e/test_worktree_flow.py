@@ -29,7 +29,7 @@ def test_plan_from_worktree_edits_then_apply_and_commit(project: Path) -> None:
     agent.apply(DESIGN)
     out = agent.step(out.route())  # 4
     review(agent, "plan-design")
-    out = agent.step(agent.step(out.route("pass")).route())  # 5, then 6
+    out = agent.step(out.route("pass"))  # 5, which prints 6
     assert out.header == "PLANNER 6/11 plan-code-execute"
     says(out, "plan worktree", "plan change capture", "--intent CI-n")
 
@@ -50,7 +50,7 @@ def test_plan_from_worktree_edits_then_apply_and_commit(project: Path) -> None:
 
     out = agent.step(out.route())  # 7
     review(agent, "plan-code")
-    out = agent.step(agent.step(out.route("pass")).route())  # 8, then 9
+    out = agent.step(out.route("pass"))  # 8, which prints 9
     assert out.header == "PLANNER 9/11 plan-docs-execute"
     says(out, "plan change capture")
     edit(tree / "README.md", README_LINE)
@@ -79,11 +79,11 @@ def test_plan_from_worktree_edits_then_apply_and_commit(project: Path) -> None:
         out = agent.step(out.route())
     assert out.header == "EXECUTOR 4/9 impl-code-qr"
     review(agent, "impl-code")
-    out = agent.step(agent.step(out.route("pass")).route())  # 5, then 6
+    out = agent.step(out.route("pass"))  # 5, which prints 6
     says(out, "do not write it again")
     out = agent.step(out.route())  # 7
     review(agent, "impl-docs")
-    out = agent.step(agent.step(out.route("pass")).route())  # 8, then 9
+    out = agent.step(out.route("pass"))  # 8, which prints 9
     assert out.done
     assert "tests run: tests/test_app.py (M-001)" in out.text
 

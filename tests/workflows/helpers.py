@@ -51,8 +51,7 @@ def to_code_step(project: Path, *flags: str) -> tuple[Agent, Output]:
     agent.apply(DESIGN)
     out = agent.step(out.route())
     review(agent, "plan-design")
-    out = agent.step(out.route("pass"))
-    return agent, agent.step(out.route())
+    return agent, agent.step(out.route("pass"))  # the gate prints step 6
 
 
 def to_approval(project: Path) -> tuple[Agent, Output]:
@@ -61,7 +60,7 @@ def to_approval(project: Path) -> tuple[Agent, Output]:
     add_farewell_change(agent, state_of(out))
     out = agent.step(out.route())
     review(agent, "plan-code")
-    out = agent.step(agent.step(out.route("pass")).route())
+    out = agent.step(out.route("pass"))  # the gate prints step 9
     agent.plan("doc", "set", "--milestone", "M-001", "--docstring", "farewell: say goodbye")
     out = agent.step(out.route())
     review(agent, "plan-docs")

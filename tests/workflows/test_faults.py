@@ -5,6 +5,7 @@ approved in every step, values from files never become git options, step 1 leave
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import subprocess
 from pathlib import Path
@@ -17,12 +18,14 @@ from tests.workflows.helpers import DESIGN, review, start, state_of, to_approval
 
 
 def at_once(project: Path, command: str, n: int = 16) -> list[int]:
-    """Run `command` n times at the same moment; their exit codes."""
+    """Run `command` n times at the same moment (non-interactive, as the session was
+    started: a gate runs the step it leads to); their exit codes."""
     argv = shlex.split(command)
     procs = [
         subprocess.Popen(
             [str(BIN / argv[0]), *argv[1:]],
             cwd=project,
+            env={**os.environ, "CI": "1"},
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )

@@ -77,7 +77,8 @@ def test_each_failed_gate_adds_one_iteration_and_fix_mode_shows_the_items(projec
     again = agent.step(out.route("fail"))  # re-running the same gate changes nothing
     assert again.text == gate.text and loop_state(out)["iteration"] == 2
     agent.shell(out.route("pass"), code=3)  # the opposite verdict on the same gate is refused
-    fix = agent.step(gate.route())
+    fix = gate  # the failed gate printed fix mode in the same call
+    assert gate.text.startswith("PLANNER 5/11") and gate.header.startswith("PLANNER 3/11")
     assert "FIX MODE, iteration 2" in fix.text and "risk R-? missing" in fix.text
     review_again = agent.step(fix.route())
     assert f"{qa} MUST TODO" in review_again.text  # the reviewer must judge it again
@@ -93,8 +94,8 @@ def test_blocking_severities_by_iteration() -> None:
 def fail_round(agent, out, finding: str):
     """From a QR step: fail the gate, go through fix mode, arrive at the QR step again."""
     qa = review(agent, "plan-design", "FAIL", finding=finding)
-    gate = agent.step(out.route("fail"))
-    return qa, gate, agent.step(agent.step(gate.route()).route())
+    gate = agent.step(out.route("fail"))  # prints fix mode too
+    return qa, gate, agent.step(gate.route())
 
 
 def test_at_iteration_3_a_could_item_no_longer_blocks(project: Path) -> None:
@@ -105,7 +106,7 @@ def test_at_iteration_3_a_could_item_no_longer_blocks(project: Path) -> None:
     assert loop_state(out)["iteration"] == 3
     review(agent, "plan-design", "FAIL", severity="COULD", finding="naming could be nicer")
     review(agent, "plan-design")
-    assert agent.step(out.route("pass")).next.startswith("planner --step 6")
+    assert agent.step(out.route("pass")).header.startswith("PLANNER 6/11")
 
 
 def test_the_loop_stops_at_qr_max_iterations_until_the_user_accepts(project: Path) -> None:
@@ -134,7 +135,7 @@ def test_the_loop_stops_at_qr_max_iterations_until_the_user_accepts(project: Pat
     assert report["accepted"]["by"] == "ann" and report["accepted"]["items"]
     passed = agent.step(accepted.stderr.split("NEXT: ", 1)[1].strip())
     assert "with findings the user accepted" in passed.text
-    assert passed.next.startswith("planner --step 6")
+    assert passed.header.startswith("PLANNER 6/11")  # the gate printed step 6
 
 
 @pytest.mark.parametrize("verdict", ["pass", "fail"])

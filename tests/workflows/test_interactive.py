@@ -124,11 +124,11 @@ def test_the_interactive_path(project: Path, tmp_path: Path) -> None:
     ).stdout.split() == ["DL-002", "RA-001"]
     out = agent.step(design.route())  # 4
     review(agent, "plan-design")
-    out = agent.step(agent.step(out.route("pass")).route())  # 5, 6
+    out = agent.step(out.route("pass"))  # 5, which prints 6
     add_farewell_change(agent, state)
     out = agent.step(out.route())
     review(agent, "plan-code")
-    out = agent.step(agent.step(out.route("pass")).route())  # 8, 9
+    out = agent.step(out.route("pass"))  # 8, which prints 9
     agent.plan("doc", "set", "--milestone", "M-001", "--docstring", "farewell: say goodbye")
     out = agent.step(out.route())
     review(agent, "plan-docs")
@@ -148,10 +148,10 @@ def test_the_interactive_path(project: Path, tmp_path: Path) -> None:
     out = agent.step(again.route())  # 4: passes from round 1 must be judged again
     assert " TODO " in out.text
     judge_todo(agent, out, "plan-design")
-    out = agent.step(agent.step(out.route("pass")).route())  # 5, 6
+    out = agent.step(out.route("pass"))  # 5, which prints 6
     out = agent.step(out.route())  # 7
     judge_todo(agent, out, "plan-code")
-    out = agent.step(agent.step(out.route("pass")).route())  # 8, 9
+    out = agent.step(out.route("pass"))  # 8, which prints 9
     out = agent.step(out.route())  # 10
     judge_todo(agent, out, "plan-docs")
     review_step = agent.step(out.route("pass"))

@@ -28,7 +28,7 @@ def to_review(project: Path, settings: str = "") -> tuple[Agent, Output]:
     agent.apply(DESIGN)
     out = agent.step(out.route())
     review(agent, "plan-design")
-    out = agent.step(agent.step(out.route("pass")).route())
+    out = agent.step(out.route("pass"))  # the gate prints step 11
     assert json.loads((state_of(out) / "session.json").read_text())["status"] == "review"
     return agent, out
 
@@ -52,7 +52,7 @@ def test_the_max_rejects_th_rejection_cancels(project: Path) -> None:
         assert "NEXT: planner --step 3" in reject(agent, out, f"no, round {n}").stderr
         out = agent.step(agent.step("planner next").route())  # 3, 4
         judge_todo(agent, out, "plan-design")
-        out = agent.step(agent.step(out.route("pass")).route())  # 5, 11
+        out = agent.step(out.route("pass"))  # 5, which prints 11
     cancelled = reject(agent, out, "still no")
     assert "The session is cancelled: rejected 3 times (max_rejects 3)" in cancelled.stderr
     s = session(out)

@@ -59,16 +59,16 @@ def walk_to_review(project: Path) -> tuple[Walk, Output]:
     agent.apply(DESIGN)
     out = w.step(design.route())  # 4: the design review fails once
     review(agent, "plan-design", "FAIL", finding="DL-001 gives no real reason")
-    fix = w.step(w.step(out.route("fail")).route())  # 5 fail, 3 in fix mode
+    fix = w.step(out.route("fail"))  # 5 fail, which prints 3 in fix mode
     assert "FIX MODE" in fix.text
     agent.plan("decision", "set", "DL-001", "--reasoning", "Same shape keeps the module obvious.")
     out = w.step(fix.route())  # 4 again
     judge_todo(agent, out, "plan-design")
-    out = w.step(w.step(out.route("pass")).route())  # 5, 6
+    out = w.step(out.route("pass"))  # 5, which prints 6
     add_farewell_change(agent, state_of(out))
     out = w.step(out.route())
     review(agent, "plan-code")
-    out = w.step(w.step(out.route("pass")).route())  # 8, 9
+    out = w.step(out.route("pass"))  # 8, which prints 9
     agent.plan("doc", "set", "--milestone", "M-001", "--docstring", "farewell: say goodbye")
     out = w.step(out.route())
     review(agent, "plan-docs")
@@ -84,11 +84,16 @@ def test_what_the_agent_reads(project: Path) -> None:
         assert words in fix.text, words
     assert 'plan apply - <<\'EOF\'\n[{"op": "overview set"' in design_of(w).text
     assert "counting from 1" in design_of(w).text and "milestone tests" in design_of(w).text
-    for header in ("PLANNER 3/11", "PLANNER 4/11", "PLANNER 9/11"):
+    for header in ("PLANNER 3/11", "PLANNER 4/11"):
         first = next(o for o in w.outputs if o.header.startswith(header))
         assert first.text.count("plan apply - <<'EOF'") == 1, header  # one skeleton a step
     code = next(o for o in w.outputs if o.header.startswith("PLANNER 6/11"))
     assert "plan worktree" in code.text and "plan change capture" in code.text  # no diff by hand
+    assert "the same way at step 9, not here" in code.text  # validate --phase code asks none
+    docs = next(o for o in w.outputs if o.header.startswith("PLANNER 9/11"))
+    assert "plan change capture" in docs.text and '"op": "doc set"' not in docs.text
+    assert "nobody writes a diff by hand" in docs.text and "plan render --full" in docs.text
+    assert "--diff" not in fix.text and "--diff" not in docs.text
     discovery = next(o for o in w.outputs if o.header.startswith("PLANNER 2/11"))
     assert '"recommended" is the option\'s label or its number, counting from 1' in discovery.text
     for header in ("PLANNER 2/11", "PLANNER 3/11", "PLANNER 4/11", "PLANNER 6/11"):

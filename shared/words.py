@@ -1,0 +1,69 @@
+"""The user's words in the prompts (answers and review feedback): whole where a phase starts
+and where they changed since the step that last showed them, elsewhere named in one line
+(docs/design.md, "The user's words once")."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from shared.kinds import Execute
+from shared.workflow import Context, Kind
+
+
+def user_words(session: dict[str, Any], context: dict[str, Any] | None) -> dict[str, Any]:
+    """What the user said, for every prompt after discovery: answers and review feedback."""
+    questions = (context or {"questions": []})["questions"]
+    return {
+        "answers": [q for q in questions if q["answer"] is not None],
+        "feedback": [r for r in session["reviews"] if r.get("feedback") or r.get("comments")],
+    }
+
+
+def words_digest(words: dict[str, Any]) -> str:
+    import hashlib
+
+    said = [[q["id"], q["answer"], q.get("condition")] for q in words["answers"]]
+    said += [[r["round"], r.get("feedback"), r.get("comments")] for r in words["feedback"]]
+    return hashlib.sha256(json.dumps(said, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def words_in_full(ctx: Context, step_kind: Kind, words: dict[str, Any]) -> bool:
+    """Whether this step shows the user's words whole: where a phase starts (a step of kind
+    Execute), where they changed since the step that showed them last, and again on that step;
+    elsewhere one line names them (docs/design.md, "The user's words once")."""
+    execute = isinstance(step_kind, Execute)
+    if execute and not fixing(ctx):
+        return True
+    where, _, digest = (ctx.session.get("words_shown") or "::").rpartition(":")
+    here = where == f"{ctx.workflow.name}:{ctx.step.number}" and not execute
+    return digest != words_digest(words) or here
+
+
+def fixing(ctx: Context) -> bool:
+    """Whether an execute step is back in fix mode (not where its phase starts)."""
+    from shared.qr import loop_of
+
+    return loop_of(ctx.session, ctx.step.phase or "")["state"] in ("retry", "escalated")
+
+
+def words_line(ctx: Context, words: dict[str, Any]) -> str:
+    """`Q-001…Q-005 unchanged since step 3: plan show --answers`."""
+    ids = [q["id"] for q in words["answers"]]
+    named = [f"{ids[0]}…{ids[-1]}" if len(ids) > 2 else ", ".join(ids)] if ids else []
+    rounds = [str(r["round"]) for r in words["feedback"]]
+    if rounds:
+        named.append(f"review round{'s' if len(rounds) > 1 else ''} {', '.join(rounds)}")
+    where = (ctx.session.get("words_shown") or "").rsplit(":", 1)[0]
+    workflow, _, number = where.partition(":")
+    since = ""
+    if number:
+        since = f" since {'' if workflow == ctx.workflow.name else workflow + ' '}step {number}"
+    return f"The user's words ({' and '.join(named)}) unchanged{since}: plan show --answers"
+
+
+def note_words(ctx: Context, step_kind: Kind, session: dict[str, Any]) -> None:
+    """On arrival: remember that this step shows the user's words whole, and which words."""
+    words = user_words(session, ctx.doc_or_none("context"))
+    if (words["answers"] or words["feedback"]) and words_in_full(ctx, step_kind, words):
+        session["words_shown"] = f"{ctx.workflow.name}:{ctx.step.number}:{words_digest(words)}"
