@@ -233,6 +233,20 @@ def test_crash_points_of_exec_commit(executing_fx: cp.Fixture) -> None:
     assert any(p.split()[1:3] == ["git", "commit"] for p in outcome.points)
 
 
+def test_crash_points_of_a_batch_that_applies_and_commits(executing_fx: cp.Fixture) -> None:
+    """exec apply then exec commit in one `plan apply`: the files land just before git commits
+    them (a commit cannot join the journal); a kill anywhere still converges on a retry."""
+    batch = executing_fx.root.parent / "exec.json"
+    ops = [{"op": f"exec {verb}", "args": {"id": "M-001"}} for verb in ("apply", "commit")]
+    batch.write_text(json.dumps(ops))
+    _enumerate(
+        executing_fx,
+        "plan apply (exec apply, exec commit)",
+        ["plan", "apply", str(batch)],
+        between=("git", "project", "audit"),
+    )
+
+
 @pytest.fixture
 def planning_fx(tmp_path: Path) -> cp.Fixture:
     root = tmp_path / "project"
