@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 
 from cli import shell
-from cli.guard_tools import MUTATE, OK, PASS, SAFE_TARGETS
+from cli.guard_tools import ALONE, MUTATE, OK, ONE_PER_CALL, PASS, SAFE_TARGETS
 from cli.human_acts import is_human_act
 
 LAUNCHERS = ("plan", "planner", "executor")
@@ -24,10 +24,6 @@ FEEDERS = ("cat", "echo", "printf")
 READ_REDIRECTS = ("<", "<<", "<<-", "<<<")
 CHAIN_OPS = frozenset(("|", "\n", ";", "&&", "||"))
 PERSON = "is the person's decision"
-ALONE = "runs the product's command inside a compound command, where it cannot write its"
-ALONE += " session"
-ONE_PER_CALL = "run one `plan` command per call (or a plain chain: `plan a && plan b`,"
-ONE_PER_CALL += ' `i=$(plan …) && plan … "$i"`), or several operations with `plan apply -`'
 ASK = "ask"
 DENY = "deny"
 

@@ -6,16 +6,19 @@ an imported module's bytecode is cached: this table would cost the hook ~4 ms ea
 
 from __future__ import annotations
 
-from cli import shell
+from cli import guard_builtins, shell
+from cli import guard_places as places
+from cli.guard_places import Where
 from cli.guard_tools import (
+    ALONE,
     MUTATE,
+    ONE_PER_CALL,
     PACKAGE_MANAGERS,
     PASS,
     SAFE_TARGETS,
     UNKNOWN,
     dynamic_arguments,
     judge_awk,
-    judge_git,
     judge_package,
     judge_sed,
     long_option,
@@ -86,8 +89,21 @@ SAFE_PAGERS = ("", "cat", "less", "more", "true", "false", "less -R", "less -FRX
 DEV_FDS = ("/dev/fd/1", "/dev/fd/2", "/dev/stdout", "/dev/stderr")
 
 
-def classify_bash(command: str, depth: int = 0) -> tuple:
-    """(kind, offending part, why) for a whole Bash command: the worst of its simple commands."""
+def classify_bash(command: str, depth: int = 0, where: Where | None = None) -> tuple:
+    """(kind, offending part, why) for a whole Bash command: the worst of its simple commands.
+
+    `where` (the hook's cwd, project and worktree) lets git be judged by the repository it
+    would use and writes to temp dirs be left to the sandbox; without it neither is judged."""
+    if depth == 0:
+        places.CURRENT[:] = [where] if where is not None else []
+        try:
+            return _classify(command, 0)
+        finally:
+            del places.CURRENT[:]
+    return _classify(command, depth)
+
+
+def _classify(command: str, depth: int) -> tuple:
     if depth > MAX_DEPTH:
         return (UNKNOWN, command, "nests shells too deeply to judge")
     commands, error = shell.parse(command)
@@ -109,7 +125,8 @@ def judge_command(cmd: shell.Command, depth: int) -> tuple:
         if verdict[0]:
             return verdict
     if cmd.argv[:1] == [shell.ARITHMETIC]:
-        return (UNKNOWN, cmd.argv[1], "evaluates variables as arithmetic, which can run commands")
+        why = "evaluates a variable's value (arithmetic, a subscript, indirection), which can run"
+        return (UNKNOWN, cmd.argv[1], why + " commands")
     worst = judge_assignments(cmd.assignments)
     if cmd.argv:
         verdict = judge_argv(cmd.argv, cmd.flags, depth)
@@ -125,7 +142,8 @@ def judge_redirect(redirect: shell.Redirect) -> tuple:
     writes = op in WRITING_REDIRECTS or (op == ">&" and not _is_fd(target))
     if not writes or (not redirect.flags and _is_safe_target(target)):
         return PASS
-    return (MUTATE, f"{redirect.fd or ''}{op} {target}", "writes a file")
+    verdict = (MUTATE, f"{redirect.fd or ''}{op} {target}", "writes a file")
+    return places.temp_write(verdict, [(target, redirect.flags)])
 
 
 def judge_assignments(assignments: list) -> tuple:
@@ -145,45 +163,6 @@ def risky_variable(name: str) -> bool:
     return name in RISKY_VARIABLES or name.startswith(RISKY_PREFIXES)
 
 
-def _declare(argv: list, flags: list, depth: int) -> tuple:
-    """`export`/`declare`/`local`…: risky names (even without a value), `-i` (arithmetic)."""
-    for arg in argv[1:]:
-        if arg.startswith("-") and "i" in arg[1:] and argv[0] != "export":
-            return (UNKNOWN, " ".join(argv), "declares integers, evaluated as arithmetic")
-        if arg.startswith(("-", "+")):
-            continue
-        verdict = judge_assignments([arg if "=" in arg else arg + "=?"])
-        if verdict[0]:
-            return verdict
-    return dynamic_arguments(argv, flags) or PASS
-
-
-def _read(argv: list, flags: list, depth: int) -> tuple:
-    """`read`/`mapfile`/`printf -v` assign variables: not the risky ones."""
-    with_arg: tuple[str, ...] = ("-a", "-d", "-i", "-n", "-N", "-p", "-t", "-u", "-C", "-c")
-    i, targets = 1, []
-    while i < len(argv):
-        arg = argv[i]
-        if arg == "-v" and argv[0] == "printf":
-            targets.append(argv[i + 1] if i + 1 < len(argv) else "")
-            i += 2
-            continue
-        if arg.startswith("-v") and argv[0] == "printf":
-            targets.append(arg[2:])
-        elif argv[0] == "printf":
-            break
-        elif arg in with_arg:
-            targets += [argv[i + 1]] if arg == "-a" and i + 1 < len(argv) else []
-            i += 1
-        elif not arg.startswith("-"):
-            targets.append(arg)
-        i += 1
-    for name in targets:
-        if "[" in name or risky_variable(name):
-            return (UNKNOWN, " ".join(argv), f"reads into {name}, which can run commands later")
-    return (dynamic_arguments(argv, flags) or PASS) if argv[0] != "printf" else PASS
-
-
 def judge_argv(argv: list, flags: list, depth: int) -> tuple:
     name = argv[0]
     part = " ".join(argv)
@@ -191,11 +170,9 @@ def judge_argv(argv: list, flags: list, depth: int) -> tuple:
         return (UNKNOWN, part, "runs a command chosen at run time")
     base = name.rsplit("/", 1)[-1]
     if base in OWN_COMMANDS:  # in the sandbox it could not write its session: say so now
-        from cli.guard_own import ALONE, ONE_PER_CALL
-
         return (MUTATE, part, ALONE, "deny", ONE_PER_CALL)
     if base in MUTATORS:
-        return (MUTATE, part, MUTATORS[base])
+        return places.temp_write((MUTATE, part, MUTATORS[base]), places.written(argv, flags))
     if "/" in name and (not name.startswith(SYSTEM_DIRS) or "/../" in name):
         return (UNKNOWN, part, "runs a program the guard does not know")
     rule = RULES.get(base) or (_python if _is_python(base) else None)
@@ -273,6 +250,8 @@ def _env(argv: list, flags: list, depth: int) -> tuple:
         if arg.startswith(("-S", "--split-string=")):
             value = arg.split("=", 1)[1] if arg.startswith("--") else arg[2:]
             return classify_bash(" ".join([value, *argv[i + 1 :]]), depth + 1)
+        if arg in ("-C", "--chdir") or arg.startswith(("--chdir=", "-C")):
+            places.lose_track("runs its command in another directory")
         if arg in ("-u", "--unset", "-C", "--chdir", "-P"):
             i += 2
         elif arg.startswith("-"):
@@ -385,6 +364,7 @@ def _eval(argv: list, flags: list, depth: int) -> tuple:
 
 
 def _source(argv: list, flags: list, depth: int) -> tuple:
+    places.note_activate(argv, flags)
     return (UNKNOWN, " ".join(argv), "runs a script the guard cannot see")
 
 
@@ -401,6 +381,8 @@ def _find(argv: list, flags: list, depth: int) -> tuple:
             return (MUTATE, part, "deletes files")
         if arg in ("-fprint", "-fprint0", "-fprintf", "-fls"):
             return (MUTATE, part, "writes a file")
+        if arg in ("-execdir", "-okdir"):
+            places.lose_track("runs its command in every directory it finds")
         if arg in ("-exec", "-execdir", "-ok", "-okdir"):
             end = i + 1
             while end < len(argv) and argv[end] not in (";", "+"):
@@ -489,6 +471,9 @@ ARITHMETIC_TESTS = ("-eq", "-ne", "-lt", "-le", "-gt", "-ge")
 
 def _double_bracket(argv: list, flags: list, depth: int) -> tuple:
     """`[[ x -eq 0 ]]` evaluates both sides as arithmetic: only plain numbers are safe."""
+    names = guard_builtins.double_bracket_names(argv)
+    if names is not None:
+        return names
     for k, arg in enumerate(argv):
         if arg in ARITHMETIC_TESTS:
             for operand in (argv[k - 1], argv[k + 1] if k + 1 < len(argv) else ""):
@@ -517,6 +502,18 @@ def _tee(argv: list, flags: list, depth: int) -> tuple:
     return PASS
 
 
+def _pager(argv: list, flags: list, depth: int) -> tuple:
+    """man, less, more: options beyond the plain ones can name a program or a log file
+    (`man -P cmd`, `less '+!cmd'`, `less -o log`)."""
+    plain = ("-k", "-f", "-a", "-w") if argv[0].endswith("man") else ("-R", "-N", "-S", "-F", "-X")
+    for arg in argv[1:]:
+        if arg == "--":
+            break
+        if arg.startswith("+") or (arg.startswith("-") and arg not in plain and arg != "-"):
+            return (UNKNOWN, " ".join(argv), "has an option that can run a program or write")
+    return dynamic_arguments(argv, flags) or PASS
+
+
 def _hostname(argv: list, flags: list, depth: int) -> tuple:
     if any(not a.startswith("-") for a in argv[1:]):
         return (MUTATE, " ".join(argv), "sets the host name")
@@ -534,7 +531,7 @@ def _python(argv: list, flags: list, depth: int) -> tuple:
         if rest[i + 1] in OWN_MODULES:
             return (UNKNOWN, " ".join(argv), "runs the product through python; use its launcher")
         if rest[i + 1] == "pip":
-            return judge_package(["pip", *rest[i + 2 :]], flags[i + 2 :], depth)
+            return places.pip(["pip", *rest[i + 2 :]], flags[i + 2 :], depth)
     return (UNKNOWN, " ".join(argv), "runs Python code the guard cannot see")
 
 
@@ -573,10 +570,18 @@ RULES = {
     "sort": _sort,
     "[[": _double_bracket,
     "file": _file,
-    "read": _read,
-    "mapfile": _read,
-    "readarray": _read,
-    "printf": _read,
+    "read": lambda argv, flags, depth: guard_builtins.read(argv, flags, depth, risky_variable),
+    "printf": lambda argv, flags, depth: guard_builtins.printf(argv, flags, depth, risky_variable),
+    "mapfile": guard_builtins.mapfile,
+    "readarray": guard_builtins.mapfile,
+    "test": guard_builtins.test,
+    "[": guard_builtins.test,
+    "unset": guard_builtins.names_only,
+    "set": guard_builtins.set_options,
+    "wait": guard_builtins.names_only,
+    "cd": places.cd,
+    "pushd": places.cd,
+    "popd": places.cd,
     "uniq": _uniq,
     "tee": _tee,
     "tree": _option_writes("o", (), "writes its output to a file", "LPIHTo"),
@@ -584,8 +589,11 @@ RULES = {
     "date": _option_writes("s", ("--set",), "sets the system clock", "dfrIs"),
     "sdiff": _option_writes("o", ("--output",), "writes its output to a file", "wo"),
     "hostname": _hostname,
+    "man": _pager,
+    "less": _pager,
+    "more": _pager,
     "perl": _perl,
-    "git": judge_git,
+    "git": places.git,
     "let": lambda argv, flags, depth: (UNKNOWN, " ".join(argv), "evaluates arithmetic"),
     "sed": judge_sed,
     "awk": judge_awk,
@@ -594,5 +602,11 @@ RULES = {
     "nawk": judge_awk,
 }
 RULES.update(dict.fromkeys(PACKAGE_MANAGERS, judge_package))
-RULES.update(dict.fromkeys(DECLARERS, _declare))
+RULES.update(pip=places.pip, pip3=places.pip, go=places.go)
+RULES.update(
+    dict.fromkeys(
+        DECLARERS,
+        lambda argv, flags, depth: guard_builtins.declare(argv, flags, depth, risky_variable),
+    )
+)
 register_bash_classifier(classify_bash)

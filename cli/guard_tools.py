@@ -12,6 +12,11 @@ OK, UNKNOWN, MUTATE = 0, 1, 2
 PASS = (OK, "", "")
 SAFE_TARGETS = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty")
 CHANGES = "changes the repository or the working tree"
+# The product's own command anywhere but a plain chain (cli/guard_own.py): denied up front.
+ALONE = "runs the product's command inside a compound command, where it cannot write its"
+ALONE += " session"
+ONE_PER_CALL = "run one `plan` command per call (or a plain chain: `plan a && plan b`,"
+ONE_PER_CALL += ' `i=$(plan …) && plan … "$i"`), or several operations with `plan apply -`'
 
 
 def names(text: str) -> frozenset:

@@ -139,7 +139,7 @@ def read_session(state_dir: str):
     return Session(state_dir, data)
 
 
-def status_text(session: Session) -> str:
+def status_text(session: Session, dialect: str = "claude") -> str:
     """What SessionStart prints: the same text as `plan status` (state/status_view.py)."""
     from json import loads
 
@@ -150,17 +150,27 @@ def status_text(session: Session) -> str:
         context = loads(raw.decode("utf-8")) if raw else None
     except (ValueError, RecursionError):  # a damaged context is `plan status`'s to report
         context = None
-    return text(with_guard(summary(session.data, session.state_dir, context)))
+    return text(with_guard(summary(session.data, session.state_dir, context), dialect))
 
 
-def with_guard(summary: dict) -> dict:
-    """The status record with the guard's line while planning: sandboxed or parsing only."""
+CODEX_GUARD = "planning is guarded by command parsing only (Codex runs no rewritten command):"
+CODEX_GUARD += " shell commands the guard cannot judge are denied; edit files only in the"
+CODEX_GUARD += " scratch worktree"
+
+
+def with_guard(summary: dict, dialect: str = "claude") -> dict:
+    """The status record with the guard's line while planning, true for the client: the
+    sandbox where commands run in it, else what parsing alone does."""
     if summary["status"] in SETTLED:
         return summary
+    if dialect == "codex":
+        return {**summary, "guard": f"{CODEX_GUARD} ({summary['state_dir']}/worktree)"}
     note = sandbox_note()
-    worktree = os.path.join(summary["state_dir"], "worktree")
-    guard = note or "planning is read-only; shell commands run in a read-only sandbox except"
-    return {**summary, "guard": guard if note else f"{guard} the scratch worktree ({worktree})"}
+    if note:
+        return {**summary, "guard": note}
+    places = f"{summary['state_dir']}/worktree and {summary['state_dir']}/scratch"
+    guard = f"planning is read-only; shell commands run in a read-only sandbox except {places}"
+    return {**summary, "guard": guard + " (/tmp is private to each command)"}
 
 
 def _read_small_bytes(path: str):

@@ -23,7 +23,7 @@ HUMAN_ACTS = frozenset(
 )
 
 # Where the person can do it instead of a terminal.
-ELSEWHERE = {"review": "use the review page: `plan review open`"}
+ELSEWHERE = {"review": "use the review page (`plan review open`)"}
 
 
 def is_human_act(path: str) -> bool:
@@ -35,5 +35,7 @@ def refusal(path: str) -> str:
     """What a refusal says: whose act it is and where the person carries it out."""
     path = " ".join(path.split())
     other = ELSEWHERE.get(path.split(" ", 1)[0])
-    how = f"run `plan {path}` yourself in a terminal" + (f", or {other}" if other else "")
+    how = f"ask the person to run `plan {path}` in their terminal" + (
+        f", or to {other}" if other else ""
+    )
     return f"`plan {path}` is the person's act, never an agent's batch: {how}"

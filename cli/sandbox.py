@@ -4,8 +4,8 @@ bubblewrap on Linux, sandbox-exec on macOS; `wrap()` turns a command into its wr
 Standard library only (it runs in the guard hook under `python3 -S -I`). `sandbox_note()` is
 what `planner status` and SessionStart print: "" when the whole sandbox runs, else the warning.
 The sandbox shares nothing writable or connectable with the host but the session's scratch
-worktree and scratch dir (docs/design.md, "The sandbox"). Run as a program (inside the
-sandbox), this file loads the seccomp filter and execs the command it is given.
+worktree and scratch dir (docs/design.md, "The sandbox"). Inside the sandbox, `main()`
+loads the seccomp filter and execs the command.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def sandbox_program(env=None):
     except OSError:
         return None
     python = os.path.realpath(sys.executable)
-    seccomp = python if seccomp_program(os.uname().machine) and os.path.isfile(python) else None
+    seccomp = python if os.uname().machine in ARCHES and os.path.isfile(python) else None
     key = f"v{PROBE_VERSION} {path} {info.st_mtime_ns} {info.st_size} {os.getuid()}"
     key += f" {os.uname().machine} {seccomp}"
     cache = os.path.join(_cache_dir(env), "sandbox-probe")
@@ -87,7 +87,9 @@ def probe_bwrap(path: str, python) -> bool:
     import subprocess
 
     script = "touch /.planner-probe 2>/dev/null && exit 3; exit 0"
-    argv = [path, *bwrap_options([], []), "--", *filtered(python), "/bin/sh", "-c", script]
+    roots = hidden_roots()
+    options = bwrap_options([], _under(_loader_dirs(python), roots), roots=roots)
+    argv = [path, *options, "--", *filtered(python), "/bin/sh", "-c", script]
     try:
         done = subprocess.run(argv, capture_output=True, timeout=10, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.SubprocessError):
@@ -122,6 +124,8 @@ def shown_read_only(session, project: str, env, roots: list) -> list:
     """What a command legitimately reads that may lie under a hidden root, to be bound back
     read-only: the project and every enclosing git root, the session, HOME and its config,
     PATH, the virtualenv, the launchers' and this interpreter, the plugin and its data dir."""
+    import sys
+
     wanted = [project, *_git_roots(project)]
     if session is not None:
         state = os.path.realpath(session.state_dir)
@@ -132,20 +136,23 @@ def shown_read_only(session, project: str, env, roots: list) -> list:
         wanted.append(env.get(name) or "")
     data = env.get("XDG_DATA_HOME") or os.path.join(env.get("HOME") or "/", ".local", "share")
     wanted.append(os.path.join(data, "planner"))
-    wanted.append(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the plugin
     for folder in (env.get("PATH") or "").split(os.pathsep):
         wanted += [folder, _venv_root(folder)]
-    import sys
-
     launcher = env.get("PLANNER_PYTHON") or ""
     if launcher and not launcher.startswith("/"):
         launcher = find_program(launcher, env) or ""
-    for python in (launcher, sys.executable):  # the launchers' and the filter's interpreter
-        if python.startswith("/"):
-            bin_dir = os.path.dirname(os.path.abspath(python))
-            real_bin = os.path.dirname(os.path.realpath(python))
-            wanted += [bin_dir, os.path.dirname(bin_dir), real_bin, os.path.dirname(real_bin)]
+    wanted += _loader_dirs(launcher) + _loader_dirs(sys.executable)
     return _under(wanted, roots)
+
+
+def _loader_dirs(python) -> list:
+    """The plugin (whose code loads the filter) and the prefix of `python` (as named and as
+    resolved): what the filter's loader, or a launcher, needs to see in the sandbox."""
+    found = [os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]
+    if python and python.startswith("/"):
+        for bin_dir in (os.path.dirname(python), os.path.dirname(os.path.realpath(python))):
+            found += [bin_dir, os.path.dirname(bin_dir)]
+    return found
 
 
 def _git_roots(start: str) -> list:
@@ -231,13 +238,20 @@ def wrap(command: str, session, project: str, env=None):
     if program is None:
         return None
     shell = "/bin/bash" if os.path.exists("/bin/bash") else "/bin/sh"
-    worktree = os.path.realpath(session.worktree)
     scratch = scratch_dir(session)
     try:
         os.makedirs(scratch, mode=0o700, exist_ok=True)
     except OSError:
         scratch = ""
-    places = f"{worktree} and {scratch}" if scratch else worktree
+    # Writable only when they really are the session's own dirs: a worktree or scratch that
+    # resolves elsewhere (a symlink planted by any means) would open that place instead.
+    state = os.path.realpath(session.state_dir) + os.sep
+    worktree, scratch = (
+        p if p and os.path.realpath(p).startswith(state) and not os.path.islink(p) else ""
+        for p in (os.path.join(state, "worktree"), scratch)
+    )
+    writable = [p for p in (worktree, scratch) if p]
+    places = " and ".join(writable) or "nothing"
     note = (
         f"planner: this command ran in the planning sandbox (read-only except {places};"
         " /tmp is private to each command) and failed; if it meant to change the project,"
@@ -246,10 +260,10 @@ def wrap(command: str, session, project: str, env=None):
     note = "".join(c for c in note if c not in '"$`\\!')
     trap = f'rc=$?; [ $rc = 0 ] || echo "{note}" >&2'
     script = f"trap {quote(trap)} EXIT; {command}"
-    writable = [worktree, scratch] if scratch else [worktree]
     if program[0] == "sandbox-exec":
+        script = f"export TMPDIR={quote(scratch or '/tmp')}; {script}"
         argv = [program[1], "-p", macos_profile(writable), shell, "-c", script]
-        return f"TMPDIR={quote(scratch or '/tmp')} " + " ".join(map(quote, argv))
+        return " ".join(map(quote, argv))
     roots = hidden_roots()
     read_only = shown_read_only(session, os.path.realpath(project), env, roots)
     options = bwrap_options(writable, read_only, scratch or None, roots)
@@ -273,7 +287,7 @@ def macos_profile(writable: list) -> str:
 # -- the seccomp filter ----------------------------------------------------------------------
 
 # Classic BPF over struct seccomp_data {int nr; u32 arch; u64 ip; u64 args[6]} (linux/seccomp.h,
-# linux/filter.h), as bwrap --seccomp takes it: an array of struct sock_filter.
+# linux/filter.h): an array of struct sock_filter, as prctl(PR_SET_SECCOMP) takes it.
 LD_W_ABS, JEQ_K, JGE_K, RET_K = 0x20, 0x15, 0x35, 0x06
 RET_ALLOW, RET_EPERM = 0x7FFF0000, 0x00050000 | 1  # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO|EPERM
 ARCHES = {  # uname machine -> (AUDIT_ARCH_*, socket, io_uring_setup, x32 bit or 0)
@@ -310,12 +324,21 @@ def seccomp_program(machine: str):
     return b"".join(struct.pack("=HBBI", *row) for row in code)
 
 
+# -I keeps the working directory off sys.path (a ctypes.py planted in the worktree must not
+# run before the filter is in place); only the plugin is added, after the standard library.
+LOADER = (
+    "import sys; sys.path.append(sys.argv[1]); from cli import sandbox; sandbox.main(sys.argv[2:])"
+)
+
+
 def filtered(python) -> list:
-    """The argv prefix that runs a command under the filter: this file, as a program, loads it
-    into its own process inside the sandbox (bwrap has set no_new_privs) and execs the command,
-    as sandbox-runtime's apply-seccomp does. Nothing is read from a file or a descriptor the
-    harness would have to open (Claude Code refuses a redirection from outside the project)."""
-    return [python, "-S", "-I", os.path.abspath(__file__)] if python else []
+    """The argv prefix that runs a command under the filter: `main()` loads it into its own
+    process inside the sandbox (bwrap has set no_new_privs) and execs the command, as
+    sandbox-runtime's apply-seccomp does. Nothing is read from a file or a descriptor the
+    harness would have to open (Claude Code refuses a redirection from outside the project).
+    An import, not this file as a script: the cached bytecode saves a compile per command."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return [python, "-S", "-I", "-c", LOADER, root] if python else []
 
 
 def load_filter(program: bytes) -> None:
@@ -339,8 +362,9 @@ def load_filter(program: bytes) -> None:
         raise OSError(errno, os.strerror(errno))
 
 
-def main(argv: list) -> int:
-    """Inside the sandbox: load the filter, then become the command (never run it unfiltered)."""
+def main(argv: list):
+    """Inside the sandbox: load the filter, then become the command (never run it unfiltered:
+    exit 126 when either fails)."""
     program = seccomp_program(os.uname().machine)
     try:
         if program is None:
@@ -349,7 +373,7 @@ def main(argv: list) -> int:
         os.execv(argv[0], argv)
     except (OSError, IndexError) as e:
         os.write(2, f"planner: the sandbox could not start the command ({e})\n".encode())
-    return 126
+    os._exit(126)
 
 
 def _write_atomically(path: str, data: bytes) -> bool:
@@ -370,9 +394,3 @@ def _read_small(path: str):
             return f.read(4096)
     except OSError:
         return None
-
-
-if __name__ == "__main__":
-    import sys
-
-    sys.exit(main(sys.argv[1:]))

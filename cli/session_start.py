@@ -31,7 +31,7 @@ def hook_cwd(raw: bytes):
     return cwd if isinstance(cwd, str) and cwd else None
 
 
-def report(cwd) -> str:
+def report(cwd, dialect: str = "claude") -> str:
     """The text to print for the project (see cli/hookstate.py for how it is found), or ""
     when there is nothing to resume."""
     from cli import hookstate
@@ -43,7 +43,7 @@ def report(cwd) -> str:
         return f"planner: the active session {os.path.dirname(str(e))} cannot be read: {e}"
     if session is None or session.status in hookstate.CLOSED:
         return ""
-    return f"{HEADER}\n{hookstate.status_text(session)}"
+    return f"{HEADER}\n{hookstate.status_text(session, dialect)}"
 
 
 def render(text: str, dialect: str) -> str:
@@ -69,7 +69,7 @@ def main(argv=None) -> int:
     dialect = parse_dialect(sys.argv[1:] if argv is None else argv)
     try:
         raw = sys.stdin.buffer.read() if sys.stdin is not None else b""
-        text = report(hook_cwd(raw))
+        text = report(hook_cwd(raw), dialect)
     except Exception as e:
         if os.environ.get("PLANNER_DEBUG") == "1":
             raise

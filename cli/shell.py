@@ -7,10 +7,10 @@ $(…), here-docs or `|`.
 
 from __future__ import annotations
 
-from cli.shell_lex import EXPANDS, GLOBS, Lexer, ParseError, is_name
+from cli.shell_lex import EXPANDS, GLOBS, SPLITS, Lexer, ParseError, is_name
 
-__all__ = ["ARITHMETIC", "EXPANDS", "GLOBS", "Command", "ParseError", "Redirect", "parse"]
-__all__ += ["is_assignment", "structure"]
+__all__ = ["ARITHMETIC", "EXPANDS", "GLOBS", "SPLITS", "Command", "ParseError", "Redirect"]
+__all__ += ["is_assignment", "parse", "structure"]
 
 ARITHMETIC = "((arithmetic))"  # argv[0] of the pseudo-command noted for arithmetic on names
 
@@ -161,7 +161,9 @@ class _Parser(Lexer):
                 assignments.append(tok[1])
                 if tok[1].endswith("=") and self.peek_op() == "(":
                     self.take()
-                    self.words_until(")")
+                    items = self.words_until(")")
+                    if any("[" in item for item in items):  # `a=([$x]=1)`: arithmetic keys
+                        self.note_arithmetic(" ".join(items))
             else:
                 self.take()
                 argv.append(tok[1])
@@ -217,8 +219,12 @@ class _Parser(Lexer):
             self.take()
             if not self.arithmetic(self.i + 1):
                 raise ParseError("unterminated `for ((`")
-        elif self.take()[0] != "word":
-            raise ParseError("`for` needs a variable name")
+        else:
+            name = self.take()
+            if name[0] != "word":
+                raise ParseError("`for` needs a variable name")
+            # the loop assigns its variable: judged as `NAME=…` (`for PS4 in …` is risky)
+            self.found.append(Command([], [], [], [name[1] + "=?"]))
         self.skip_newlines()
         if self.peek_word() == "in":
             self.take()

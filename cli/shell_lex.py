@@ -6,6 +6,7 @@ from __future__ import annotations
 
 EXPANDS = 1  # the word holds $var, ${…}, $(…), `…` or <(…): its value is known only at run time
 GLOBS = 2  # the word holds an unquoted * ? [ or {: bash may turn it into other words
+SPLITS = 4  # the word holds an unquoted expansion: bash may split it into several words
 
 _META = " \t\n;&|()<>"
 _OPERATORS = (";;&", "&>>", ";;", ";&", "&&", "||", "|&", "&>", ";", "&", "|", "(", ")")
@@ -45,8 +46,8 @@ class Lexer:
         raise NotImplementedError
 
     def note_arithmetic(self, text: str) -> None:
-        """Arithmetic on names (`$((x))`, `${a[i]}`): bash expands a name's value as an
-        expression, and `a[$(cmd)]` inside that value runs cmd."""
+        """Arithmetic on names (`$((x))`, `${a[i]}`) and other expansions that evaluate a
+        value (`${!x}`, `${x@P}`, `${x:n}`, `${x:=v}`): `a[$(cmd)]` inside that value runs cmd."""
         raise NotImplementedError
 
     # -- token helpers ---------------------------------------------------------------------
@@ -84,13 +85,16 @@ class Lexer:
             raise ParseError(f"missing `{words[-1]}`")
         return tok[1]
 
-    def words_until(self, closer: str, separator: str = "") -> None:
+    def words_until(self, closer: str, separator: str = "") -> list:
+        words: list[str] = []
         while True:
             tok = self.take()
             if tok[0] == "op" and tok[1] == closer:
-                return
+                return words
             if tok[0] == "eof" or (tok[0] != "word" and tok[1] not in ("\n", separator)):
                 raise ParseError(f"missing `{closer}`")
+            if tok[0] == "word":
+                words.append(tok[1])
 
     # -- lexer -----------------------------------------------------------------------------
 
@@ -182,10 +186,9 @@ class Lexer:
                 quoted = True
                 self.i += 1
                 flags |= self.double_quoted(buf)
-            elif c == "$":
-                flags |= self.dollar(buf)
-            elif c == "`":
-                flags |= self.backtick(buf)
+            elif c == "$" or c == "`":
+                expands = self.dollar(buf) if c == "$" else self.backtick(buf)
+                flags |= expands | (SPLITS if expands else 0)
             else:
                 if c in "*?[{":
                     flags |= GLOBS
@@ -195,7 +198,12 @@ class Lexer:
         if self.want_delimiter:
             self.heredocs.append((word, self.want_delimiter == "<<-", quoted))
             self.want_delimiter = None
+        elif word[:1] == "{" and "[" in word and word[-1:] == "}" and self.at_redirect():
+            self.note_arithmetic(word)  # `{a[x]}<f` stores the new fd in a[x]: x is evaluated
         return ("word", word, quoted, flags)
+
+    def at_redirect(self) -> bool:
+        return self.s[self.i : self.i + 1] in ("<", ">")
 
     def extglob(self, buf: list) -> int:
         """`!(…)`, `@(…)`, `*(…)`…: with extglob on, a pattern up to its `)`, never `<<`."""
@@ -325,7 +333,7 @@ class Lexer:
             c = s[self.i]
             if c == "}":
                 self.i += 1
-                if "[" in s[start : self.i]:
+                if _evaluates(s[start : self.i - 1]):
                     self.note_arithmetic(s[start - 2 : self.i])
                 return
             if c == "\\":
@@ -394,6 +402,21 @@ class Lexer:
                 body.append(line)
             if not quoted:
                 self.nested("\n".join(body), expansions_only=True)
+
+
+def _evaluates(body: str) -> bool:
+    """Whether `${body}` evaluates a value as code or assigns: a subscript, `!` indirection,
+    an `@` transformation (`@P` expands a prompt), a substring's arithmetic offset, `:=`."""
+    if "[" in body or (body.startswith("!") and body != "!"):
+        return True
+    j = 1 if body[:1] in "#" and len(body) > 1 else 0
+    if j < len(body) and body[j] in "@*#?$!-0123456789":
+        j += 1
+    else:
+        while j < len(body) and (body[j] == "_" or body[j].isalnum()):
+            j += 1
+    rest = body[j:]
+    return rest[:1] in ("@", "=") or (rest[:1] == ":" and rest[1:2] not in ("-", "?", "+"))
 
 
 def _decode_escape(s: str, j: int, buf: list) -> int:

@@ -144,7 +144,13 @@ def locked(data: str, prefix: str):
     import fcntl
     import time
 
-    fd = os.open(os.path.join(data, "venv.lock"), os.O_RDWR | os.O_CREAT, 0o644)
+    path = os.path.join(data, "venv.lock")
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as e:  # a read-only or full data dir, a directory in the way
+        raise Failure(
+            f"cannot write {path} ({e.strerror})", "free it or set PLANNER_DATA_DIR"
+        ) from None
     waited = 0.0  # when it began to wait for another process, if it did
     try:
         try:
@@ -187,8 +193,7 @@ def ensure(prefix: str, rebuild: bool = False) -> str:
         failed = os.path.join(data, FAILED)
         if waited and os.path.exists(failed) and os.path.getmtime(failed) >= waited - 1:
             # the build we waited for failed just now: say why rather than fail again slowly
-            with open(failed, encoding="utf-8") as f:
-                raise Failure(*f.read().split("\n")[:2])
+            raise last_failure(failed, data)
         try:
             try:
                 return build(data, wanted(), prefix)
@@ -198,9 +203,26 @@ def ensure(prefix: str, rebuild: bool = False) -> str:
                     f"cannot write {where} ({e.strerror})", "free it or set PLANNER_DATA_DIR"
                 ) from None
         except Failure as e:
-            with open(failed, "w", encoding="utf-8") as f:
-                f.write(f"{e.what}\n{e.fix}\n")
+            try:
+                with open(failed, "w", encoding="utf-8") as f:
+                    f.write(f"{e.what}\n{e.fix}\n")
+            except OSError:
+                pass  # a full or read-only dir: the waiters then build and fail themselves
             raise
+
+
+def last_failure(failed: str, data: str) -> Failure:
+    """Why the build another process made failed, as it wrote in venv.failed; a file that
+    is empty, cut short or unreadable (that process died, or the disk was full) says so."""
+    try:
+        with open(failed, encoding="utf-8", errors="replace") as f:
+            what, fix = [*f.read(4096).split("\n"), "", ""][:2]
+    except OSError as e:
+        what, fix = f"cannot read {failed} ({e.strerror})", ""
+    if not what.strip():
+        what = f"the build another process ran failed without saying why ({failed} is empty)"
+    log = os.path.join(data, "bootstrap.log")
+    return Failure(what, fix.strip() or f"see {log}, then run the command again")
 
 
 def build(data: str, want: dict, prefix: str) -> str:
@@ -396,6 +418,26 @@ def session_start() -> int:
 
 
 def main(argv: list[str]) -> int:
+    """Every failure is one line and exit 2, never a traceback (the hook fails open: 0)."""
+    try:
+        return dispatch(argv)
+    except KeyboardInterrupt:
+        say("planner", "interrupted")
+        return 130
+    except Exception as e:  # the last line of defence: an OSError, a damaged data dir, a bug
+        prog = os.path.basename(argv[1]) if len(argv) >= 2 and argv[0] == "run" else "planner"
+        if argv[:1] == ["session-start"]:
+            return 0
+        detail = " ".join(str(e).split())  # one line, whatever the exception holds
+        say(
+            prog,
+            f"cannot create its Python environment: {type(e).__name__}: {detail}; fix: "
+            f"python3 {os.path.join(ROOT, 'hooks', 'bootstrap.py')} rebuild",
+        )
+        return 2
+
+
+def dispatch(argv: list[str]) -> int:
     command = argv[0] if argv else ""
     if command == "run" and len(argv) >= 2:
         return run(argv[1], argv[2:])

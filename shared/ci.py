@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 
-from state.errors import Finding, PlannerError, UsageError
+from state.errors import DamagedFile, Finding, PlannerError, UsageError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -141,7 +141,7 @@ def sessions_in(home: str) -> list[str]:
 
 def collect(run: Run, paths: list[str], every: bool, state_dir: str | None) -> list[Target]:
     """The targets named by PATHs, --all, or else the active session (problems go to run)."""
-    from shared.paths import PLANNER_DIR, resolve_state_dir
+    from shared.paths import PLANNER_DIR
 
     home = os.path.join(run.root, PLANNER_DIR)
     targets: list[Target] = []
@@ -158,10 +158,10 @@ def collect(run: Run, paths: list[str], every: bool, state_dir: str | None) -> l
         if not sessions_in(home):
             run.fail(f"no sessions in {home}", "planner --step 1 --task TEXT")
     if not paths and not every:
-        found = resolve_state_dir(state_dir)
+        found = _active(run, state_dir, home)
         if found:
             targets.append(Target(found, "session"))
-        else:
+        elif not run.problems:
             count = len(sessions_in(home))
             if count > 1:
                 run.fail(
@@ -182,6 +182,30 @@ def collect(run: Run, paths: list[str], every: bool, state_dir: str | None) -> l
         unique.setdefault(t.path, t)  # a session named twice is checked once
     run.targets += unique.values()
     return list(unique.values())
+
+
+def _active(run: Run, state_dir: str | None, home: str) -> str | None:
+    """The session --state-dir, $PLANNER_STATE_DIR or .planner/ACTIVE names; a damaged ACTIVE,
+    or one naming no session directory, is a problem of the run (exit 3) naming the file."""
+    from shared.paths import ACTIVE_FILE, STATE_DIR_ENV, resolve_state_dir
+
+    try:
+        found = resolve_state_dir(state_dir, strict=True)
+    except DamagedFile as e:  # not readable, not UTF-8, or outside .planner/
+        run.fail(e.message).usage_code = e.exit_code
+        return None
+    if found and not os.path.isdir(found):
+        source = (
+            "--state-dir"
+            if state_dir
+            else f"${STATE_DIR_ENV}"
+            if os.environ.get(STATE_DIR_ENV)
+            else os.path.join(home, ACTIVE_FILE)
+        )
+        run.fail(f"{source}: names {found}, which is not a session directory", "plan resume ID")
+        run.usage_code = DamagedFile.exit_code
+        return None
+    return found
 
 
 # ---------------------------------------------------------------- reading, located

@@ -55,15 +55,14 @@ def run_main(prog: str, body: Callable[[], int | None]) -> int:
         return 130
     except BrokenPipeError:
         return 0
-    except ValueError as e:  # int() of an argument over sys.get_int_max_str_digits() digits
-        if "digits" not in str(e) or os.environ.get("PLANNER_DEBUG") == "1":
-            raise
-        report(
-            prog, f"{_huge_number_option()}: a number with over 4,300 digits; give a smaller one"
-        )
-        return 2
     except Exception as e:  # the last line of defence: never a traceback for the user
         if os.environ.get("PLANNER_DEBUG") == "1":
             raise
+        if isinstance(e, ValueError) and "digits" in str(e):  # int() of a huge argument
+            report(
+                prog,
+                f"{_huge_number_option()}: a number with over 4,300 digits; give a smaller one",
+            )
+            return 2
         report(prog, f"unexpected error: {type(e).__name__}: {e} (PLANNER_DEBUG=1 shows more)")
         return 1

@@ -39,7 +39,7 @@ def active_session_dir(cwd: str | None = None, strict: bool = False) -> str | No
         try:
             with open(active, encoding="utf-8") as f:
                 name = f.read().strip()
-        except OSError:
+        except (OSError, ValueError):  # ValueError: not UTF-8 (the hooks then see no session)
             return None
     else:
         name = _read_active(active)

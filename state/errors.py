@@ -63,3 +63,7 @@ class Refused(PlannerError):
 
 class WriteFailed(PreconditionFailed):
     """A state file could not be written (disk full, read-only): exit 3, nothing was written."""
+
+
+class Busy(PreconditionFailed):
+    """Another process holds the session's lock past the timeout: exit 3, nothing was done."""

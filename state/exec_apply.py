@@ -10,7 +10,7 @@ import tempfile
 
 from state import clock, plan_ops, unidiff
 from state import worktree as wt
-from state.errors import PreconditionFailed
+from state.errors import PreconditionFailed, UsageError
 from state.exec_ops import run_of
 from state.project import session_project
 from state.project_paths import check_milestone
@@ -252,6 +252,11 @@ def exec_commit(tx: Transaction, a: dict[str, Any]) -> None:
     if session["config"].get("commit", "milestone") == "none":
         tx.tell(f'{a["id"]}: config commit = "none": its changes are left uncommitted')
         return
+    if tx.project is not None:  # git commits what is on disk; the batch's files land at its end
+        raise UsageError(
+            f"exec commit {a['id']}: this batch also writes project files, which land only "
+            f"when the batch does; run `plan exec commit {a['id']}` on its own after it"
+        )
     milestone = plan_ops.find(tx.read("plan"), a["id"])
     project = session_project(tx.store.dir)
     check_milestone(project, milestone)

@@ -150,7 +150,7 @@ def commit(
         }
         if staged is not None:
             journal["project"] = staged
-        journal_tmp = os.path.join(directory, JOURNAL + TMP_SUFFIX)
+        journal_tmp = os.path.join(directory, f"{JOURNAL}.tx-{tx}{TMP_SUFFIX}")  # per writer
         temps.append(journal_tmp)
         try:
             write_file(journal_tmp, json.dumps(journal).encode())

@@ -1,4 +1,13 @@
-"""An exclusive lock on a file beside the data: fcntl.flock on POSIX, filelock elsewhere.
+"""An exclusive lock on a session: its directory and the lock file beside the data, held with
+fcntl.flock on POSIX (filelock elsewhere); a waiter that gives up names the holder's pid.
+
+Why the directory (docs/design.md, "The store's lock"): a lock file can be deleted or
+replaced while a writer holds it, and the next writer then locks a new inode and runs
+beside the first; a directory holding files cannot be unlinked or replaced, so its inode
+is the lock. The lock file is still taken after it (checked to be the inode at its path),
+as filelock users lock it. A waiter that gives up finds the holder's pid in /proc/locks
+(Linux; elsewhere it says the holder is not known): nothing is written into the lock file,
+so a session's files stay byte for byte as the last command left them.
 
 Why not filelock everywhere (PRODUCT.md §2.1 names it the store's lock): filelock 4.2's
 import pulls typing, inspect, logging and secrets in; measured here (median of 15 starts,
@@ -14,56 +23,115 @@ from __future__ import annotations
 import os
 import time
 
-from state.errors import PlannerError
+from state.errors import Busy, DamagedFile, UsageError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from filelock import FileLock
 
 TIMEOUT_S = 30.0
+TIMEOUT_ENV = "PLANNER_LOCK_TIMEOUT"
+
+
+def default_timeout() -> float:
+    """$PLANNER_LOCK_TIMEOUT seconds (tests shorten it), else 30."""
+    raw = os.environ.get(TIMEOUT_ENV)
+    if not raw:
+        return TIMEOUT_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < 1e9:
+        raise UsageError(f"{TIMEOUT_ENV}={raw!r}: not a number of seconds (e.g. 30)")
+    return value
 
 
 class locked:  # lowercase: used as `with locked(path):`, as a function would be
-    """Hold the lock file `path` exclusively; give up after `timeout` seconds."""
+    """Hold the lock file `path` exclusively, with `directory=True` (the store's lock) its
+    directory first (POSIX); give up after `timeout` seconds (default: $PLANNER_LOCK_TIMEOUT,
+    else 30) with Busy (exit 3). Not reentrant: a second `locked` on the same file, or on a
+    file of a directory this process holds, in one process waits for itself."""
 
-    def __init__(self, path: str, timeout: float = TIMEOUT_S, backend: str | None = None):
-        self.path, self.timeout, self.backend = path, timeout, backend
+    def __init__(
+        self,
+        path: str,
+        timeout: float | None = None,
+        backend: str | None = None,
+        directory: bool = False,
+    ):
+        self.path, self.backend, self.directory = path, backend, directory
+        self.timeout = default_timeout() if timeout is None else timeout
+        self.dir_fd: int | None = None
         self.fd: int | None = None
         self.filelock: FileLock | None = None
 
     def __enter__(self) -> None:
         try:
-            import fcntl
+            import fcntl  # noqa: F401
         except ImportError:  # pragma: no cover - Windows
             self.backend = "filelock"
         if self.backend == "filelock":
             return self._enter_filelock()
-        try:
-            self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        except OSError as e:  # permissions, a read-only or full file system, a directory
-            from state.errors import DamagedFile
-
-            raise DamagedFile(f"{self.path}: cannot be opened ({e.strerror})") from None
         deadline = time.monotonic() + self.timeout
-        pause = 0.001
-        while True:
-            try:
-                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return None
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    self.__exit__()
-                    raise self._timed_out() from None
-                time.sleep(pause)
-                pause = min(pause * 2, 0.02)
+        directory = os.path.dirname(os.path.abspath(self.path))
+        try:
+            if self.directory:
+                self.dir_fd = self._open(directory, os.O_RDONLY)
+                self._wait(self.dir_fd, deadline)
+            while True:
+                self.fd = self._open(self.path, os.O_RDWR | os.O_CREAT)
+                self._wait(self.fd, deadline)
+                if self._still_at_path(self.fd):
+                    break
+                os.close(self.fd)  # deleted or replaced meanwhile: lock the one at the path
+                self.fd = None
+                if time.monotonic() > deadline:  # replaced again and again
+                    raise self._timed_out()
+        except BaseException:
+            self.__exit__()
+            raise
+        return None
 
     def __exit__(self, *exc_info: object) -> None:
-        if self.fd is not None:
-            os.close(self.fd)  # closing releases the flock
-            self.fd = None
+        for name in ("fd", "dir_fd"):
+            fd = getattr(self, name)
+            if fd is not None:
+                os.close(fd)  # closing releases the flock
+                setattr(self, name, None)
         if self.filelock is not None:
             self.filelock.release()
             self.filelock = None
+
+    def _open(self, path: str, flags: int) -> int:
+        try:
+            return os.open(path, flags, 0o644)
+        except OSError as e:  # permissions, a read-only or full file system, a directory
+            raise DamagedFile(f"{path}: cannot be opened to lock it ({e.strerror})") from None
+
+    def _wait(self, fd: int, deadline: float) -> None:
+        import fcntl
+
+        pause = 0.001
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise self._timed_out() from None
+                time.sleep(pause)
+                pause = min(pause * 2, 0.02)
+            except OSError as e:  # a file system without flock (some network mounts)
+                raise DamagedFile(f"{self.path}: cannot be locked ({e.strerror})") from None
+
+    def _still_at_path(self, fd: int) -> bool:
+        try:
+            there = os.stat(self.path)
+        except FileNotFoundError:
+            return False
+        mine = os.fstat(fd)
+        return (there.st_dev, there.st_ino) == (mine.st_dev, mine.st_ino)
 
     def _enter_filelock(self) -> None:
         from filelock import FileLock, Timeout
@@ -75,5 +143,46 @@ class locked:  # lowercase: used as `with locked(path):`, as a function would be
             raise self._timed_out() from None
         self.filelock = lock
 
-    def _timed_out(self) -> PlannerError:
-        return PlannerError(f"{self.path}: still locked after {self.timeout:.0f}s")
+    def holder(self) -> str:
+        """Who holds the lock: "pid 123 (plan decision add)" from /proc/locks, else ""."""
+        inodes = set()
+        try:
+            held = [os.stat(os.path.dirname(os.path.abspath(self.path))), os.stat(self.path)]
+        except OSError:
+            held = [os.fstat(fd) for fd in (self.dir_fd, self.fd) if fd is not None]
+        for st in held:
+            inodes.add(f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}")
+        try:
+            with open("/proc/locks") as f:
+                table = f.read()
+        except OSError:
+            return ""
+        for line in table.splitlines():
+            words = line.split()  # 1: FLOCK  ADVISORY  WRITE 9882 fe:00:2149537 0 EOF
+            if len(words) >= 6 and words[1] == "FLOCK" and words[5] in inodes:
+                pid = words[4]
+                if pid.isdecimal() and int(pid) not in (0, os.getpid()):
+                    return f"pid {pid}{command_of(pid)}"
+        return ""
+
+    def _timed_out(self) -> Busy:
+        who = self.holder()
+        held = f"held by {who}" if who else "held by another process (its pid is not known)"
+        return Busy(
+            f"{self.path}: session is busy: {held}, still locked after {self.timeout:g} s "
+            f"(run the command again once it is done; {TIMEOUT_ENV} sets the wait)"
+        )
+
+
+def command_of(pid: str) -> str:
+    """ " (plan decision add)": the process's command line, shortened; "" when unreadable."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            words = f.read(4096).decode(errors="replace").split("\0")
+    except OSError:
+        return ""
+    words = [w for w in words if w]
+    if words and os.path.basename(words[0]).startswith("python") and len(words) > 1:
+        words = words[1:]  # the script the interpreter runs says more than "python3"
+    text = " ".join(" ".join([os.path.basename(words[0]), *words[1:]]).split()) if words else ""
+    return f" ({text[:80]}{'…' if len(text) > 80 else ''})" if text else ""

@@ -207,10 +207,31 @@ class Store:
         """Plan revision `rev` (r1, r2, …) as history/ holds it."""
         if not REV.fullmatch(rev):
             raise UsageError(f"{rev!r}: not a revision name (r1, r2, …; see plan history)")
-        path = os.path.join(self.dir, HISTORY_DIR, f"{rev}.json")
+        from state.history import read_revision
+
+        path, doc = read_revision(self.dir, rev, dumps)
+        if doc is not None:  # replayed from a snapshot and deltas
+            problems = schema.check("plan", doc)
+            if problems:
+                raise DamagedFile(f"{path}: {problems[0]}; damaged, left as it is")
+            return doc
         if not os.path.exists(path):
             raise UsageError(f"{path}: no revision {rev} (see plan history)")
         return load(path, "plan")
+
+    def audit_lines(self) -> list[str]:
+        """The audit log's lines (none before the first); DamagedFile (exit 3) naming it when
+        it cannot be read. Bytes that are not UTF-8 are shown replaced, not refused: a log is
+        read to find what happened, damage included."""
+        path = os.path.join(self.dir, AUDIT_FILE)
+        try:
+            with open(path, "rb") as f:
+                raw = f.read()
+        except FileNotFoundError:
+            return []
+        except OSError as e:  # a directory, permissions, a symlink loop
+            raise DamagedFile(f"{path}: cannot be read ({e.strerror})") from None
+        return [line for line in raw.decode(errors="replace").splitlines() if line.strip()]
 
     def audit(self, event: str, **fields: Any) -> None:
         append_line(
@@ -221,7 +242,7 @@ class Store:
         """Finish or undo what a killed writer left (journal, temp files), under the lock; a
         directory with nothing left over costs one listdir and takes no lock."""
         if journal.leftovers(self.dir):
-            with locked(os.path.join(self.dir, LOCK_FILE)):
+            with locked(os.path.join(self.dir, LOCK_FILE), directory=True):
                 journal.recover(self.dir)
 
     def transaction(self, command: str) -> Transaction:
@@ -236,7 +257,7 @@ class Transaction:
     """Documents loaded under the lock; edited ones are validated and written on commit."""
 
     def __init__(self, store: Store, command: str):
-        self.lock = locked(os.path.join(store.dir, LOCK_FILE))
+        self.lock = locked(os.path.join(store.dir, LOCK_FILE), directory=True)
         self.store = store
         self.command = command
         self.docs: dict[str, dict[str, Any]] = {}
@@ -358,7 +379,12 @@ class Transaction:
         if "plan" in changed:
             rev = next_revision(self.store.dir)
             record["rev"] = rev
-            files[os.path.join(HISTORY_DIR, f"{rev}.json")] = changed["plan"]
+            from state.history import revision_file
+
+            name, data = revision_file(
+                self.store.dir, rev, self.original.get("plan"), changed["plan"], self.docs["plan"]
+            )
+            files[os.path.join(HISTORY_DIR, name)] = data
             summary = ", ".join(self.created) if self.created else ""
             entry = {"rev": rev, "ts": clock.now(), "command": self.command, "summary": summary}
             index = [*entries(self.store.dir), entry]
@@ -398,11 +424,33 @@ class Transaction:
                 path, _, message = problem.partition(": ")
                 findings.append(Finding(f"{file_name(name)}:{path}", message))
         if "plan" in changed:
-            findings += validate.integrity(self.docs["plan"], self._question_ids())
+            broken = validate.integrity(self.docs["plan"], self._question_ids())
+            if broken:
+                self._refuse_if_damaged_before(broken)
+            findings += broken
         if findings:
             raise PreconditionFailed(
                 f"{self.command}: the change would leave the plan invalid; nothing was written",
                 findings,
+            )
+
+    def _refuse_if_damaged_before(self, broken: list[Finding]) -> None:
+        """A problem plan.json had before this command (an edit by hand: a duplicate id, a
+        dangling reference) is damage to report with the file's path (exit 3), not a fault
+        of the change."""
+        from state import validate
+
+        raw = self.original.get("plan")
+        if not raw:
+            return
+        before = validate.integrity(json.loads(raw), self._question_ids())
+        old = [f for f in broken if f in before]
+        if old:
+            more = f" (and {len(old) - 1} more)" if len(old) > 1 else ""
+            raise DamagedFile(
+                f"{self.store.path('plan')}: {old[0].line()}{more}; it was so before this "
+                "command (edited by hand?): fix the file or restore a revision (plan history); "
+                "nothing was written"
             )
 
     def _question_ids(self) -> set[str] | None:

@@ -255,7 +255,7 @@ def no_terminal(waiting: list[dict[str, Any]], choices: list[dict[str, Any]]) ->
     return (
         "No terminal here to ask on. Ask the user, then record each answer:\n"
         '  plan question answer Q-n "answer"   or   plan question answer Q-n --skip\n'
-        '  plan choice pick D-n/OPT-X --rationale "the user\'s reason"\n'
+        '  plan choice pick D-n OPT-X --rationale "the user\'s reason"\n'
         "Open questions and choices:\n" + "\n".join(listed)
     )
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -136,8 +135,19 @@ def history_records(store: Store) -> list[dict[str, Any]]:
 
 
 @click.command("history", cls=PlanCommand)
-def history_command(state_dir: str | None, as_json: bool) -> None:
+@click.option(
+    "--show",
+    metavar="REV",
+    help="Print revision REV as plan.json holds it (a delta is replayed): "
+    "`plan history --show r7 > plan.json` restores it.",
+)
+def history_command(show: str | None, state_dir: str | None, as_json: bool) -> None:
     """Revisions of plan.json: rev, time, command, what it created."""
+    if show:
+        from state.store import dumps
+
+        sys.stdout.buffer.write(dumps(open_store(state_dir).revision(show)))
+        return
     revisions = history_records(open_store(state_dir))
     if as_json:
         dump(revisions)
@@ -184,14 +194,7 @@ def diff_command(
 @click.option("--limit", type=int, metavar="N", help="Only the last N lines.")
 def log_command(limit: int | None, state_dir: str | None, as_json: bool) -> None:
     """The audit log: every mutation, step, verdict and blocked attempt."""
-    from state.store import AUDIT_FILE
-
-    store = open_store(state_dir)
-    try:
-        with open(os.path.join(store.dir, AUDIT_FILE), encoding="utf-8") as f:
-            lines = [line.rstrip("\n") for line in f if line.strip()]
-    except FileNotFoundError:
-        lines = []
+    lines = open_store(state_dir).audit_lines()
     if limit is not None:
         if limit < 1:
             raise UsageError("--limit: must be at least 1")
@@ -204,7 +207,7 @@ def log_line(line: str) -> str:
     try:
         record = json.loads(line)
         ts, event = record.pop("ts", "?"), record.pop("event", "?")
-    except (ValueError, AttributeError):
+    except (ValueError, AttributeError, TypeError):  # not JSON, or not an object
         return f"(unreadable line) {line}"
     rest = " ".join(f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in record.items())
     return f"{ts}  {event:<9} {rest}"

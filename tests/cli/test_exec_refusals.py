@@ -95,7 +95,11 @@ def test_exec_from_an_older_session_is_refused_while_a_new_one_plans(project: Pa
 
     (newer / "session.json").write_bytes(saved)
     set_status(newer, "cancelled")  # once nothing plans, the same batch lands
-    plan("apply", *state, "-", input=json.dumps(EXEC))
+    refused = plan("apply", *state, "-", input=json.dumps(EXEC), code=2)
+    assert "run `plan exec commit M-001` on its own after it" in refused.stderr
+    assert project_files(project) == before
+    plan("apply", *state, "-", input=json.dumps(EXEC[:2]))  # the commit after the batch lands
+    plan("exec", "commit", "M-001", *state)
     assert "Call farewell(name)" in (project / "README.md").read_text()
     assert git(project, "log", "-1", "--format=%s").startswith("M-001 Docs")
 

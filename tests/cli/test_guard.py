@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cli import guard
+from cli import guard_hook as guard
 from cli.guard_rules import classify_bash
 from tests.cli.guard_corpus import ALLOW, ASK, CORPUS, DENY, OWN
 

@@ -13,8 +13,10 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-HOOK_MODULES = ["guard", "guard_rules", "guard_tools", "guard_own", "shell", "shell_lex"]
+HOOK_MODULES = ["guard", "guard_hook", "guard_rules", "guard_tools", "guard_own", "shell"]
+HOOK_MODULES += ["shell_lex"]
 HOOK_MODULES += ["hookstate", "sandbox", "session_start", "human_acts"]
+HOOK_MODULES += ["guard_builtins", "guard_places"]
 FORBIDDEN = {"shared", "state", "pydantic", "click", "jinja2", "filelock", "skills"}
 PY38 = [os.path.expanduser("~/.pyenv/versions/3.8.18/bin/python3.8"), "/usr/bin/python3.8"]
 PY38 = [p for p in PY38 if os.path.exists(p)]  # real interpreters, not pyenv shims

@@ -25,7 +25,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cli import guard, hookstate, sandbox
+from cli import guard_hook as guard
+from cli import hookstate, sandbox
 from tests.cli.guard_corpus import BYPASSES, CORPUS, DENY, FALSE_DENIALS
 
 needs_bwrap = pytest.mark.skipif(
@@ -412,7 +413,7 @@ def test_item5_a_venv_under_tmp_cannot_be_planted_into(env, tmp_path, monkeypatc
     site.mkdir(parents=True)
     (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
     (venv / "bin").mkdir()
-    (venv / "bin" / "python").symlink_to(shutil.which("python3") or "/usr/bin/python3")
+    (venv / "bin" / "python").symlink_to(os.path.realpath(sys.executable))
     monkeypatch.setenv("PATH", f"{venv / 'bin'}:{os.environ['PATH']}")
     monkeypatch.setenv("PLANNER_PYTHON", str(venv / "bin" / "python"))
     env = dict(os.environ)
@@ -534,11 +535,11 @@ def test_the_filter_program_refuses_exactly_unix_sockets(machine, arch, nr, fami
     assert verdict == (sandbox.RET_EPERM if refused else sandbox.RET_ALLOW)
 
 
-def test_the_filter_is_loaded_by_this_file_run_as_a_program(tmp_path):
+def test_the_loader_puts_the_filter_in_place_before_the_command(tmp_path):
     """What the wrapped command starts inside bwrap: the filter is in place before the
     command runs, and nothing is read through a redirection (Claude Code refuses one from
     outside the project). Where it cannot load the filter it does not run the command."""
-    helper = [sys.executable, "-S", "-I", sandbox.__file__]
+    helper = sandbox.filtered(sys.executable)
     script = "grep Seccomp: /proc/self/status; python3 -c 'import socket; socket.socketpair()'"
     done = subprocess.run([*helper, "/bin/sh", "-c", script], capture_output=True, text=True)
     assert done.stdout.split() == ["Seccomp:", "2"] and done.returncode == 0, done.stderr
@@ -562,8 +563,51 @@ def test_without_the_filter_temp_and_run_stay_hidden_and_status_says_so(env, tmp
     try:
         script = f"ls -A /run /var/tmp /dev/shm | grep -v :; ls {marker} || echo hidden"
         command = wrap_in(project, script, env)
-        assert sandbox.__file__ not in command
+        assert "from cli import sandbox" not in command
         done = run_wrapped(command, project)
     finally:
         marker.unlink()
     assert done.stdout.split() == ["hidden"], done.stdout
+
+
+@needs_bwrap
+def test_a_worktree_or_scratch_that_resolves_elsewhere_is_not_made_writable(env, tmp_path):
+    """Only the session's own dirs are writable: a `worktree` or `scratch` symlink (planted by
+    whatever means) into the project does not open the project."""
+    project = make_project(tmp_path / "p")
+    state = project / ".planner" / "s1"
+    (state / "worktree").rmdir()
+    (state / "worktree").symlink_to(project)
+    (state / "scratch").symlink_to(project / "src")
+    before = trees(project, tmp_path / "home")
+    script = python_writes(state / "worktree" / "README.md") + "; "
+    script += python_writes(state / "scratch" / "app.py")
+    done = run_wrapped(wrap_in(project, script, env), project)
+    assert done.stderr.count("Read-only file system") == 2, done.stderr
+    assert "read-only except nothing" in done.stderr
+    assert trees(project, tmp_path / "home") == before
+
+
+@needs_bwrap
+def test_a_plugin_under_a_temp_dir_still_loads_the_filter(env, tmp_path):
+    """The filter's loader is the plugin's own code: where the plugin lies under /tmp it is
+    bound back for the probe and for every command, so the filter still loads."""
+    plugin = tmp_path / "plugin"
+    shutil.copytree(Path(sandbox.__file__).parent, plugin / "cli")
+    project = make_project(tmp_path / "p")
+    code = (
+        "import json, sys; sys.path.insert(0, sys.argv[1]); from cli import hookstate, sandbox\n"
+        "wrapped = sandbox.wrap(sys.argv[3], hookstate.find_session(sys.argv[2]), sys.argv[2])\n"
+        "print(json.dumps([sandbox.sandbox_program(), wrapped]))"
+    )
+    unix = "python3 -c 'import socket; socket.socket(socket.AF_UNIX)'"
+    done = subprocess.run(
+        [sys.executable, "-S", "-I", "-c", code, str(plugin), str(project), unix],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    program, command = json.loads(done.stdout)
+    assert program[2] is not None and str(plugin) in command, done.stderr
+    ran = run_wrapped(command, project)
+    assert ran.returncode != 0 and "PermissionError" in ran.stderr

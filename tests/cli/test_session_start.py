@@ -92,3 +92,13 @@ def test_gemini_gets_the_text_as_json_context(project: Path) -> None:
     assert context["hookEventName"] == "SessionStart"
     assert f"STATE_DIR={state}" in context["additionalContext"]
     assert hook(project, None, "--dialect=codex").stdout.startswith("planner: an active session")
+
+
+def test_the_guard_line_is_true_for_each_client(project: Path) -> None:
+    """Codex runs no rewritten command: its status never claims a sandbox."""
+    state = start(project)
+    codex = hook(project, None, "--dialect", "codex").stdout
+    assert "command parsing only (Codex runs no rewritten command)" in codex
+    assert "sandbox except" not in codex and f"{state}/worktree" in codex
+    claude = hook(project).stdout
+    assert "Codex" not in claude and "guard: " in claude

@@ -38,7 +38,7 @@ def redirects(text):
         ("(a; b)", [["a"], ["b"]]),
         ("{ a; b; }", [["a"], ["b"]]),
         ("if a; then b; elif c; then d; else e; fi", [["a"], ["b"], ["c"], ["d"], ["e"]]),
-        ("for x in 1 2; do a $x; done", [["a", "$x"]]),
+        ("for x in 1 2; do a $x; done", [[], ["a", "$x"]]),
         ("for ((i=0; i<3; i++)); do a; done", [[ARITH, "i=0; i<3; i++"], ["a"]]),
         ("while a; do b; done", [["a"], ["b"]]),
         ("until a; do b; done", [["a"], ["b"]]),

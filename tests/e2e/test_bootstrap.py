@@ -5,12 +5,14 @@ bumped. Slow (each build is a real install): the environments are made once per 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
 import time
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -295,3 +297,95 @@ def test_uv_makes_it_when_on_path(
     assert f"$ {uv_only / 'uv'} venv" in (data / "bootstrap.log").read_text()
     [env] = environments(data)
     assert not (env / "bin" / "pip").exists()  # uv's venv: no pip inside, none needed
+
+
+# -- failures of the data dir: one line and exit 2, never a traceback -------------------------
+
+
+@contextlib.contextmanager
+def tmpfs(where: Path, size: str = "1m") -> Iterator[Path]:
+    """A small tmpfs at `where` (root only; the test is skipped elsewhere)."""
+    where.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)], capture_output=True
+    )
+    if done.returncode:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()[:120]}")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], capture_output=True)
+
+
+def one_line_exit_2(plugin: Path, isolated_path: str, data: Path, cwd: Path) -> str:
+    rc, out, err = finish(launch(plugin, "plan", "status", cwd=cwd, path=isolated_path, data=data))
+    assert rc == 2 and out == "", err
+    assert "Traceback" not in err
+    [line] = [ln for ln in err.splitlines() if "cannot" in ln or "failed" in ln]
+    assert err.endswith(line + "\n")
+    assert line.startswith("plan: cannot create its Python environment: ") and "fix: " in line
+    return line
+
+
+def test_a_read_only_data_dir_is_one_line_and_exit_2(
+    plugin: Path, isolated_path: str, tmp_path: Path
+) -> None:
+    with tmpfs(tmp_path / "ro") as data:
+        remount = subprocess.run(["mount", "-o", "remount,ro", str(data)], capture_output=True)
+        if remount.returncode:
+            pytest.skip("cannot remount read-only here")
+        line = one_line_exit_2(plugin, isolated_path, data, new_repo(tmp_path / "p"))
+    assert f"{data}/venv.lock" in line and "Read-only file system" in line
+
+
+def test_a_full_data_dir_is_one_line_and_exit_2(
+    plugin: Path, isolated_path: str, tmp_path: Path
+) -> None:
+    with tmpfs(tmp_path / "full") as data:
+        fd = os.open(data / "filler", os.O_WRONLY | os.O_CREAT)
+        try:
+            for size in (65536, 4096, 1):
+                with contextlib.suppress(OSError):
+                    while os.write(fd, b"x" * size):
+                        pass
+        finally:
+            os.close(fd)
+        line = one_line_exit_2(plugin, isolated_path, data, new_repo(tmp_path / "p"))
+        assert not (data / "venv").exists() and environments(data) == []
+    assert "No space left on device" in line or "failed" in line
+
+
+@pytest.mark.parametrize("left", ["", "half a line", None])
+def test_a_waiter_finding_a_failed_build_says_why_in_one_line(
+    plugin: Path, isolated_path: str, tmp_path: Path, left: str | None
+) -> None:
+    """The build it waited for died leaving venv.failed empty, cut short, or not a file."""
+    import fcntl
+
+    data = tmp_path / "data"
+    data.mkdir()
+    fd = os.open(data / "venv.lock", os.O_RDWR | os.O_CREAT)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    proc = launch(
+        plugin, "plan", "status", cwd=new_repo(tmp_path / "p"), path=isolated_path, data=data
+    )
+    try:
+        assert proc.stderr is not None
+        assert "waiting for another process" in proc.stderr.readline()
+        if left is None:
+            (data / "venv.failed").mkdir()
+        else:
+            (data / "venv.failed").write_text(left)
+    finally:
+        os.close(fd)  # the "builder" is done: the waiter reads venv.failed
+    rc, out, err = finish(proc)
+    assert rc == 2 and out == "", err
+    assert "Traceback" not in err
+    [line] = [ln for ln in err.splitlines() if "cannot" in ln]
+    assert err.endswith(line + "\n")
+    assert line.startswith("plan: cannot create its Python environment: ") and "fix: " in line
+    if left == "half a line":
+        assert "half a line" in line
+    else:
+        assert "venv.failed" in line
+    assert not (data / "venv").exists()

@@ -1,0 +1,362 @@
+"""The read-only guard: a PreToolUse hook that keeps the project unchanged while a plan is made.
+
+Its entry is cli/guard.py. Standard library only: it runs under `python3 -S` before every tool
+call, before any environment of the package exists (the project and session come from
+cli/hookstate.py, the sandbox from cli/sandbox.py).
+
+While the project's active session is planning (PRODUCT.md §7): file tools write only inside
+the session's scratch worktree; a Bash command that certainly writes is denied (layer 1, the
+parser in cli/guard_rules.py); every other one is returned wrapped in an OS sandbox that
+shares nothing writable or connectable but the worktree and the session's scratch dir
+(layer 2, cli/sandbox.py, `updatedInput`; Gemini: `tool_input`), or, with no sandbox here,
+passes when read-only and is asked about otherwise; the product's own commands run unwrapped
+when written plainly; the person's own acts
+(approve, reject, accept, cancel, resume another session) are asked, or denied where the
+dialect has no ask. Every deny, ask and sandboxed call is written to the session's audit.jsonl.
+
+Hook contracts relied on (observed in ../shared/harness): stdin is one JSON object with
+`tool_name`, `tool_input`, `cwd`; Claude Code and Codex read
+`hookSpecificOutput.permissionDecision` "deny"/"ask" with a reason (Codex has no ask) and
+`hookSpecificOutput.updatedInput` without a decision (Claude Code runs the rewritten
+call through its normal permission flow; Codex 0.169 ignores it and runs the original, so
+the codex dialect never wraps: layer 1 alone, unknown commands denied); Gemini CLI reads
+`{"decision": "deny", "reason"}` and `hookSpecificOutput.tool_input`. Codex's `apply_patch`
+carries the patch in `tool_input.command`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from json import dumps, loads
+
+from cli import hookstate
+from cli.guard_tools import MUTATE, OK, PASS, UNKNOWN, names
+
+FILE_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path"}
+FILE_TOOLS["NotebookEdit"] = "notebook_path"
+GEMINI_TOOLS = {"run_shell_command": "Bash", "write_file": "Write", "replace": "Edit"}
+SHELL_TOOLS = ("Bash", "shell", "exec_command", "local_shell")
+PATCH_TOOLS = ("apply_patch", "ApplyPatch")
+PATCH_MARKERS = ("*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: ")
+# Tools known to change no file, by name, in Claude Code, Codex and Gemini CLI. Every other
+# tool is denied while planning (hooks.json matches every tool): a new tool is unknown until
+# someone reads what it does and adds it here.
+READ_ONLY_TOOLS = names(
+    """Read Glob Grep LS NotebookRead WebFetch WebSearch TodoWrite TodoRead Task Agent
+    TaskOutput BashOutput KillShell KillBash ExitPlanMode EnterPlanMode Skill SlashCommand
+    AskUserQuestion ListMcpResourcesTool ReadMcpResourceTool ToolSearch
+    read_file read_many_files list_directory glob search_file_content grep google_web_search
+    web_fetch write_todos view_image update_plan web_search"""
+)
+OWN_MCP = ("mcp__planner__", "mcp__plugin_planner_planner__")  # the read-only companion
+DIALECTS = ("claude", "codex", "gemini")
+HINT = "Planning is read-only until the plan is approved: "
+DENY_HINT = "record this in the plan (plan change add / plan intent add …) instead"
+ASK_HINT = "allow it only if it changes nothing, else record it in the plan instead"
+WRITE_HINT = "edit files in the scratch worktree (`plan worktree` prints it), then"
+WRITE_HINT += " `plan change capture`"
+HUMAN_HINT = "the person runs it themselves, in their terminal or on the review page"
+HUMAN_HINT += " (`plan review open`); the agent must not"
+UNKNOWN_TOOL_HINT = "read with Read/Grep/Glob, run shell commands with Bash (judged, then"
+UNKNOWN_TOOL_HINT += " sandboxed), edit in the scratch worktree (`plan worktree`); after"
+UNKNOWN_TOOL_HINT += " approval every tool runs"
+MAX_WRAPPED = 100_000  # bytes of command that still fit one argv word of the sandbox wrapper
+ASK, DENY, SANDBOX = "ask", "deny", "sandbox"
+
+
+class Malformed(Exception):
+    """The hook input is not what any supported harness sends."""
+
+
+DamagedSession = hookstate.DamagedSession
+
+
+# -- the hook --------------------------------------------------------------------------------
+
+
+def main(argv=None) -> int:
+    dialect = "claude"
+    try:
+        dialect = parse_dialect(sys.argv[1:] if argv is None else argv)
+        stream = sys.stdin.buffer if sys.stdin is not None else None
+        output = run(stream.read() if stream is not None else b"", dialect)
+    except Exception as e:  # fail closed: a broken guard must not let writes through
+        if os.environ.get("PLANNER_DEBUG") == "1":
+            import traceback
+
+            traceback.print_exc()
+        problem = f"{e.__class__.__name__}: {str(e)[:200]}".replace("\n", " ")
+        output = render(
+            dialect, DENY, f"The read-only guard failed ({problem}); denied to be safe."
+        )
+    if output:
+        os.write(1, (output + "\n").encode("ascii"))
+    return 0
+
+
+def parse_dialect(argv: list) -> str:
+    dialect = "claude"
+    for i, arg in enumerate(argv):
+        if arg == "--dialect" and i + 1 < len(argv):
+            dialect = argv[i + 1]
+        elif arg.startswith("--dialect="):
+            dialect = arg.split("=", 1)[1]
+    if dialect not in DIALECTS:
+        raise ValueError(f"unknown --dialect {dialect!r}; use claude, codex or gemini")
+    return dialect
+
+
+def run(raw: bytes, dialect: str = "claude", env=None) -> str:
+    """The hook's whole job: stdin bytes in, the text for stdout out ("" lets the call pass)."""
+    env = os.environ if env is None else env
+    try:
+        hook = parse_hook(raw)
+    except Malformed as e:
+        reason = f"The guard cannot read its input ({e}); denied to be safe."
+        return finish(dialect, DENY, reason, planning_session(None, env), "?", "")
+    name: str = hook["tool_name"]
+    if name in READ_ONLY_TOOLS or name.startswith(OWN_MCP):
+        return ""
+    tool = GEMINI_TOOLS.get(name, "Bash" if name in SHELL_TOOLS else name)
+    project = hookstate.project_dir(hook.get("cwd"), env)
+    try:
+        session = hookstate.find_session(project, env, also=(hook.get("cwd"),))
+    except DamagedSession as e:
+        reason = f"The session file {e} is damaged, so the guard cannot tell whether planning"
+        reason += " is read-only; fix or remove it."
+        return render(dialect, DENY, reason)
+    if session is None or not session.planning:
+        return ""
+    cwd: str = hook["cwd"] if isinstance(hook.get("cwd"), str) else project
+    project = session.project  # what holds the store, whatever directory the harness named
+    if dialect == "codex":
+        env = {**env, "PLANNER_SANDBOX": "off"}  # Codex ignores updatedInput: layer 1 alone
+    verdict = judge_tool(tool, hook, cwd, session, project, env)
+    if verdict[0] == OK:
+        return ""
+    if verdict[0] == SANDBOX:
+        audit(session, tool, target_of(hook), "sandboxed", "run in the read-only sandbox")
+        return render_wrapped(dialect, hook, verdict[1])
+    decision = (
+        verdict[3]
+        if len(verdict) > 3
+        else (DENY if verdict[0] == MUTATE or session.strict else ASK)
+    )
+    reason = explain(verdict, decision, session)
+    return finish(dialect, decision, reason, session, tool, target_of(hook))
+
+
+def parse_hook(raw: bytes) -> dict:
+    if not raw.strip():
+        raise Malformed("stdin is empty")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise Malformed("stdin is not UTF-8") from None
+    try:
+        hook = loads(text)
+    except (ValueError, RecursionError):
+        raise Malformed("stdin is not valid JSON") from None
+    if not isinstance(hook, dict):
+        raise Malformed("stdin is not a JSON object")
+    if not isinstance(hook.get("tool_name"), str) or not hook["tool_name"]:
+        raise Malformed("tool_name is missing or not a string")
+    for key, kind in (("tool_input", dict), ("cwd", str)):
+        if hook.get(key) is not None and not isinstance(hook[key], kind):
+            raise Malformed(f"{key} is not a{'n object' if kind is dict else ' string'}")
+    return hook
+
+
+def target_of(hook: dict) -> str:
+    tool_input = hook.get("tool_input") or {}
+    for key in ("command", "file_path", "notebook_path", "cmd"):
+        if isinstance(tool_input.get(key), str):
+            return tool_input[key]
+    return ""
+
+
+def render(dialect: str, decision: str, reason: str) -> str:
+    if dialect == "gemini":
+        return dumps({"decision": "deny", "reason": reason})
+    if dialect == "codex":
+        decision = DENY
+    inner = {"hookEventName": "PreToolUse", "permissionDecision": decision}
+    inner["permissionDecisionReason"] = reason
+    return dumps({"hookSpecificOutput": inner})
+
+
+def render_wrapped(dialect: str, hook: dict, command: str) -> str:
+    """The call with its command replaced by the sandboxed one and no decision, so the
+    harness's own permission rules still apply to it."""
+    tool_input = dict(hook.get("tool_input") or {})
+    key = "cmd" if "cmd" in tool_input and "command" not in tool_input else "command"
+    tool_input[key] = command
+    if dialect == "gemini":
+        return dumps(
+            {"hookSpecificOutput": {"hookEventName": "BeforeTool", "tool_input": tool_input}}
+        )
+    return dumps(
+        {"hookSpecificOutput": {"hookEventName": "PreToolUse", "updatedInput": tool_input}}
+    )
+
+
+def finish(dialect: str, decision: str, reason: str, session, tool: str, target: str) -> str:
+    if dialect != "claude":
+        decision = DENY
+    if session is not None:
+        audit(session, tool, target, decision, reason)
+    return render(dialect, decision, reason)
+
+
+def audit(session, tool: str, target: str, decision: str, reason: str) -> None:
+    """One line per call, appended in one write(2) on an O_APPEND fd: atomic, no lock."""
+    event = "sandboxed" if decision == "sandboxed" else "blocked"
+    entry = {"ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "event": event}
+    entry.update(by="guard", session=session.id, tool=tool, target=target[:500])
+    entry.update(decision=decision, reason=reason)
+    try:
+        path = os.path.join(session.state_dir, "audit.jsonl")
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    except OSError:
+        return
+    try:
+        os.write(fd, (dumps(entry) + "\n").encode("ascii"))
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def planning_session(cwd, env):
+    try:
+        session = hookstate.find_session(hookstate.project_dir(cwd, env), env)
+    except DamagedSession:
+        return None  # the deny goes out anyway; only its audit line has nowhere to go
+    return session if session is not None and session.planning else None
+
+
+# -- the policy ------------------------------------------------------------------------------
+
+
+def judge_tool(tool: str, hook: dict, cwd: str, session, project: str, env) -> tuple:
+    tool_input = hook.get("tool_input") or {}
+    if tool == "Bash":
+        command = tool_input.get("command", tool_input.get("cmd"))
+        if not isinstance(command, str):
+            return (MUTATE, "Bash", "has no command string, so the guard cannot check it")
+        return judge_bash(command, session, cwd, project, env)
+    if tool in FILE_TOOLS:
+        path = tool_input.get(FILE_TOOLS[tool])
+        if not isinstance(path, str) or not path:
+            return (MUTATE, tool, "names no file, so the guard cannot check it")
+        return judge_write(tool, path, cwd, session, hook.get("permission_mode"))
+    if tool in PATCH_TOOLS:
+        return judge_patch(tool_input, cwd, session)
+    why = "is not a tool the guard knows to change nothing, so it is denied while planning"
+    return (MUTATE, tool, why, DENY, UNKNOWN_TOOL_HINT)
+
+
+def judge_bash(command: str, session, cwd: str, project: str, env) -> tuple:
+    if "plan" in command or "executor" in command:
+        from cli.guard_own import judge_own
+
+        own = judge_own(command, session, cwd, env)
+        if own is not None:
+            return own
+    if len(command) > MAX_WRAPPED // 4 and len(command.encode("utf-8", "replace")) > MAX_WRAPPED:
+        why = "is too long to judge or to run in the sandbox (over 100 KB); put it in a script"
+        return (MUTATE, command[:60], why + " in the scratch worktree and run that", DENY)
+    from cli.guard_places import Where
+    from cli.guard_rules import classify_bash
+    from cli.sandbox import sandbox_program, scratch_dir, wrap
+
+    # the project is the one holding the session, never one found from the hook's cwd (a
+    # repository planted in the worktree would be "the project" then)
+    where = Where(cwd, project, session.worktree, env, lambda: sandbox_program(env))
+    where.scratch = scratch_dir(session) + os.sep  # written there, like temp, in the sandbox
+    verdict = classify_bash(command, where=where)
+    if verdict[0] == MUTATE or (verdict[0] == UNKNOWN and session.strict):
+        return verdict
+    wrapped = wrap(command, session, project, env)
+    return (SANDBOX, wrapped) if wrapped else verdict
+
+
+def judge_write(tool: str, path: str, cwd: str, session, mode=None) -> tuple:
+    """File tools write only inside the session's scratch worktree (never its state)."""
+    try:
+        target = os.path.realpath(os.path.join(cwd, os.path.expanduser(path)))
+        root = os.path.realpath(session.worktree)
+    except (ValueError, OSError):
+        return (MUTATE, f"{tool} {path}", "names a path the guard cannot resolve")
+    if target.startswith(root + os.sep) and os.path.isdir(root):
+        if ".git" in target[len(root) :].split(os.sep):
+            why = "writes git's own files in the worktree (they could make git run commands)"
+            return (MUTATE, f"{tool} {path}", why)
+        return PASS
+    if mode == "plan" and target.endswith(".md"):
+        plans = os.path.realpath(os.path.expanduser("~/.claude/plans"))
+        if target.startswith(plans + os.sep):
+            return PASS  # Claude Code's own plan mode writes its plan file there
+    return (MUTATE, f"{tool} {path}", "writes outside the session's scratch worktree")
+
+
+def judge_patch(tool_input: dict, cwd: str, session) -> tuple:
+    """Every file a Codex patch names must be inside the worktree. The patch is read as Codex
+    reads it (headers trimmed, `*** Move to:` too) and, to be safe, every line that looks like
+    a header once trimmed counts as well; a patch whose framing does not parse is denied."""
+    patch = tool_input.get("command") or tool_input.get("patch") or tool_input.get("input")
+    files = patch_files(patch) if isinstance(patch, str) else None
+    if not files:
+        why = "is not a patch the guard can parse" if files is None else "names no file"
+        return (MUTATE, "apply_patch", why + ", so the guard cannot check it")
+    workdir = tool_input.get("workdir")
+    if isinstance(workdir, str) and workdir:
+        cwd = os.path.join(cwd, workdir)
+    for path in files:
+        verdict = judge_write("apply_patch", path, cwd, session)
+        if verdict[0] != OK:
+            return verdict
+    return PASS
+
+
+# Rust's str::trim: Unicode White_Space, which differs from Python's str.strip() (\x1c-\x1f)
+RUST_SPACE = "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
+RUST_SPACE += "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+
+
+def patch_files(patch: str):
+    """The paths a Codex patch touches (`Add`, `Update`, `Delete`, `Move to`), or None when
+    its framing does not parse. Lines split on newlines alone and trimmed as Codex does."""
+    lines = [
+        line[:-1] if line.endswith("\r") else line for line in patch.strip(RUST_SPACE).split("\n")
+    ]
+    heredoc = lines[0] in ("<<EOF", "<<'EOF'", '<<"EOF"') and lines[-1].endswith("EOF")
+    if heredoc and len(lines) >= 4:
+        lines = lines[1:-1]
+    if len(lines) < 2 or lines[0].strip(RUST_SPACE) != "*** Begin Patch":
+        return None
+    if lines[-1].strip(RUST_SPACE) != "*** End Patch":
+        return None
+    files = []
+    for line in lines[1:-1]:
+        header = line.strip(RUST_SPACE)
+        for marker in PATCH_MARKERS:
+            if header.startswith(marker):
+                files.append(header[len(marker) :])
+    return files
+
+
+def explain(verdict: tuple, decision: str, session) -> str:
+    kind, part, why = verdict[:3]
+    part = part if len(part) <= 80 else part[:79] + "…"
+    part = part.replace("`", "'").replace("\n", " ")
+    strict = kind == UNKNOWN and session.strict
+    first = f"`{part}` {why}" + (" (strict guard)" if strict else "")
+    if len(verdict) > 4:  # the rule says what to do instead
+        return f"{first}. {HINT}{verdict[4]}; the session is {session.state_dir}."
+    if (len(verdict) > 3 and verdict[3] != DENY) or "person" in why:
+        return f"{first}. {HUMAN_HINT}; the session is {session.state_dir}."
+    hint = WRITE_HINT if "worktree" in why else ASK_HINT if decision == ASK else DENY_HINT
+    return f"{first}. {HINT}{hint}; the session is {session.state_dir}."

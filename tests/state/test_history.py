@@ -1,0 +1,210 @@
+"""Issue 18: history grows with the change, not with the plan. A large plan's revisions are
+deltas (state/delta.py) replayed from a whole snapshot; every revision reads back as it was
+written, whole revisions of older sessions still read, a damaged delta exits 3 naming it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from state import delta, history
+from state.errors import DamagedFile
+from state.store import Store, dumps
+from tests.conftest import Plan
+from tests.state import builders
+
+# --- the delta itself ------------------------------------------------------------------------
+
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-5, 5),
+    st.floats(-2, 2, allow_nan=False),
+    st.text(max_size=3),
+)
+documents = st.recursive(
+    scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=5), st.dictionaries(st.sampled_from("abcde"), inner, max_size=4)
+    ),
+    max_leaves=25,
+)
+
+
+@st.composite
+def edited(draw: st.DrawFn) -> tuple[Any, Any]:
+    """A document and a version of it: edited in a few places, or drawn anew."""
+    old = draw(documents)
+    new = json.loads(json.dumps(old))
+    for _ in range(draw(st.integers(0, 3))):
+        new = _edit(new, draw)
+    return old, draw(st.one_of(st.just(new), documents))
+
+
+def _edit(doc: Any, draw: st.DrawFn) -> Any:
+    if isinstance(doc, list) and doc and draw(st.booleans()):
+        i = draw(st.integers(0, len(doc) - 1))
+        how = draw(st.sampled_from(["insert", "delete", "deeper"]))
+        if how == "insert":
+            doc.insert(i, draw(documents))
+        elif how == "delete":
+            del doc[i]
+        else:
+            doc[i] = _edit(doc[i], draw)
+        return doc
+    if isinstance(doc, dict) and doc and draw(st.booleans()):
+        key = draw(st.sampled_from(sorted(doc)))
+        if draw(st.booleans()):
+            del doc[key]
+        else:
+            doc[key] = _edit(doc[key], draw)
+        return doc
+    return draw(documents)
+
+
+@settings(max_examples=300, deadline=None)
+@given(edited(), st.sampled_from([0, delta.MATCH_MIN]))
+def test_a_delta_replays_to_the_same_bytes(pair: tuple[Any, Any], match_min: int) -> None:
+    """match_min 0: every list middle is aligned with difflib (the "@" hunks)."""
+    old, new = pair
+    saved, delta.MATCH_MIN = delta.MATCH_MIN, match_min
+    try:
+        op = json.loads(json.dumps(delta.diff(old, new)))  # as history/ stores it
+    finally:
+        delta.MATCH_MIN = saved
+    replayed = delta.patch(json.loads(json.dumps(old)), op)
+    assert json.dumps(replayed) == json.dumps(new)
+
+
+def test_a_one_item_change_in_a_long_list_is_a_small_delta() -> None:
+    old = {"items": [{"id": n, "text": "x" * 50} for n in range(1000)], "title": "t"}
+    new = json.loads(json.dumps(old))
+    new["items"][500]["text"] = "changed"
+    new["items"].insert(800, {"id": -1, "text": "new"})
+    assert len(json.dumps(delta.diff(old, new))) < 300
+    assert delta.diff(old, json.loads(json.dumps(old))) is None
+
+
+# --- history/ in a session -------------------------------------------------------------------
+
+
+@pytest.fixture
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Store:
+    """A session whose plan counts as large from the first byte, with a short chain."""
+    monkeypatch.setattr(history, "SNAPSHOT_MIN", 0)
+    monkeypatch.setattr(history, "CHAIN_MAX", 4)
+    directory = tmp_path / "session"
+    directory.mkdir()
+    (directory / "session.json").write_bytes(dumps(builders.session(str(tmp_path))))
+    (directory / "plan.json").write_bytes(dumps(builders.plan()))
+    return Store(str(directory))
+
+
+def add_decision(store: Store, n: int) -> bytes:
+    """One mutation; the plan's bytes after it."""
+    with store.transaction("decision add") as tx:
+        tx.edit("plan")["planning_context"]["decision_log"].append(builders.decision(n))
+    return Path(store.path("plan")).read_bytes()
+
+
+def names(store: Store) -> list[str]:
+    return sorted(
+        history.revision_files(store.dir).values(), key=lambda n: int(n[1:].split(".")[0])
+    )
+
+
+def test_revisions_of_a_large_plan_are_deltas_that_read_back_exactly(store: Store) -> None:
+    written = {f"r{n}": add_decision(store, n) for n in range(1, 11)}
+    assert names(store) == [
+        "r1.json", "r2.delta.json", "r3.delta.json", "r4.delta.json",
+        "r5.json", "r6.delta.json", "r7.delta.json", "r8.delta.json",
+        "r9.json", "r10.delta.json",
+    ]  # fmt: skip
+    for rev, data in written.items():
+        assert dumps(store.revision(rev)) == data, rev
+    assert [e["rev"] for e in store.history()] == list(written)
+    whole = len(written["r10"])
+    deltas = [p for p in Path(store.dir, "history").glob("*.delta.json")]
+    assert all(p.stat().st_size < whole for p in deltas)
+
+
+def test_a_plan_edited_by_hand_gets_a_whole_revision(store: Store) -> None:
+    add_decision(store, 1)
+    add_decision(store, 2)
+    plan = json.loads(Path(store.path("plan")).read_text())
+    plan["overview"]["title"] = "edited by hand"
+    Path(store.path("plan")).write_bytes(dumps(plan))
+    after = add_decision(store, 3)
+    assert names(store)[-1] == "r3.json"
+    assert dumps(store.revision("r3")) == after
+    assert store.revision("r2")["overview"]["title"] != "edited by hand"
+
+
+def test_whole_revisions_of_older_sessions_still_read(store: Store) -> None:
+    """Sessions written before deltas hold only rN.json; a delta can follow them."""
+    first = add_decision(store, 1)
+    history.SNAPSHOT_MIN = 1 << 40  # type: ignore[attr-defined]  # (monkeypatch undoes it)
+    second = add_decision(store, 2)
+    history.SNAPSHOT_MIN = 0  # type: ignore[attr-defined]
+    third = add_decision(store, 3)
+    assert names(store) == ["r1.json", "r2.json", "r3.delta.json"]
+    assert [dumps(store.revision(r)) for r in ("r1", "r2", "r3")] == [first, second, third]
+
+
+@pytest.mark.parametrize("damage", ["garbage", "wrong-base", "missing-base", "bad-op"])
+def test_a_damaged_delta_exits_3_naming_the_file(store: Store, damage: str) -> None:
+    for n in range(1, 4):
+        add_decision(store, n)
+    hist = Path(store.dir, "history")
+    target = hist / "r3.delta.json"
+    record = json.loads(target.read_text())
+    if damage == "garbage":
+        target.write_bytes(b"\xff{")
+    elif damage == "wrong-base":
+        record["base_sha256"] = "0" * 64
+        target.write_text(json.dumps(record))
+    elif damage == "bad-op":
+        record["op"] = ["[", 0, 0, "~", [None, None, None]]
+        target.write_text(json.dumps(record))
+    else:
+        (hist / "r1.json").unlink()
+    with pytest.raises(DamagedFile) as caught:
+        store.revision("r3")
+    assert str(hist) in caught.value.message
+
+
+def test_plan_history_and_diff_work_on_a_large_plan(
+    project: Path, session_dir: Path, plan: Plan
+) -> None:
+    """Through the real CLI, with the real threshold: a plan over SNAPSHOT_MIN bytes."""
+    ops = [{"op": "decision add", "args": {"decision": "d", "reasoning": "r"}}]
+    for m in range(30):
+        ops.append({"op": "milestone add", "args": {"name": f"m{m}", "file": [f"src/m{m}.py"]}})
+        anchor = f"${len(ops)}"
+        ops += [
+            {
+                "op": "intent add",
+                "args": {"milestone": anchor, "file": f"src/m{m}.py", "behavior": f"does {i}" * 5},
+            }
+            for i in range(10)
+        ]
+    plan("apply", "-", input=json.dumps(ops))
+    size = (session_dir / "plan.json").stat().st_size
+    assert size > history.SNAPSHOT_MIN
+    [new_id] = plan.ids("decision", "add", "--decision", "later", "--reasoning", "r")
+    delta_file = session_dir / "history" / "r3.delta.json"
+    assert delta_file.exists() and delta_file.stat().st_size < size / 20
+    assert "r3" in plan("history").stdout
+    shown = plan("diff", "r2", "r3").stdout
+    assert new_id in shown
+    assert plan("diff", "r1", "r3").stdout.count("CI-") >= 300
+    plan("validate")
+    restored = plan("history", "--show", "r2").stdout
+    assert json.loads(restored)["milestones"][29]["name"] == "m29"
+    assert new_id not in restored
