@@ -86,18 +86,6 @@ def _current(tx: Transaction, project: str, path: str) -> str | None:
     return _read(project, path)
 
 
-def _land_staged_files(tx: Transaction) -> None:
-    """Write the project files an earlier exec apply of this batch staged, now, so that git
-    can commit them: a git commit cannot be part of the journal, and a kill after this
-    leaves files that a retry recognises as already applied."""
-    from state import journal
-    from state.store import AUDIT_FILE
-
-    record = {"ts": clock.now(), "event": "project files", "command": tx.command}
-    journal.commit(tx.store.dir, {}, AUDIT_FILE, record, tx.project)
-    tx.project = None
-
-
 def _destination(project: str, path: str, deleting: bool) -> str:
     """Where the file's new content goes: through a symlink to its target (unidiff.unsafe
     checked it stays in the project), so the link stays a link; a deletion removes the link."""
@@ -261,8 +249,6 @@ def exec_commit(tx: Transaction, a: dict[str, Any]) -> None:
     project = session_project(tx.store.dir)
     check_milestone(project, milestone)
     repo = gitinfo_dir(project)
-    if tx.project:
-        _land_staged_files(tx)
     made = _made_commit(repo, project, session, tx.read("execution"), a["id"])
     if made:
         already = run["commit"] == made

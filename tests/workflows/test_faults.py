@@ -233,18 +233,13 @@ def test_crash_points_of_exec_commit(executing_fx: cp.Fixture) -> None:
     assert any(p.split()[1:3] == ["git", "commit"] for p in outcome.points)
 
 
-def test_crash_points_of_a_batch_that_applies_and_commits(executing_fx: cp.Fixture) -> None:
-    """exec apply then exec commit in one `plan apply`: the files land just before git commits
-    them (a commit cannot join the journal); a kill anywhere still converges on a retry."""
+def test_crash_points_of_a_batch_that_applies_two_milestones(executing_fx: cp.Fixture) -> None:
+    """Two exec apply in one `plan apply`: one transaction over both milestones' files."""
     batch = executing_fx.root.parent / "exec.json"
-    ops = [{"op": f"exec {verb}", "args": {"id": "M-001"}} for verb in ("apply", "commit")]
+    ops = [{"op": "exec apply", "args": {"id": m}} for m in ("M-001", "M-002")]
     batch.write_text(json.dumps(ops))
-    _enumerate(
-        executing_fx,
-        "plan apply (exec apply, exec commit)",
-        ["plan", "apply", str(batch)],
-        between=("git", "project", "audit"),
-    )
+    name = "plan apply (exec apply M-001, exec apply M-002)"
+    _enumerate(executing_fx, name, ["plan", "apply", str(batch)])
 
 
 @pytest.fixture
