@@ -36,7 +36,7 @@ HEX40 = re.compile(r"\b[0-9a-f]{40}\b")
 
 
 def run(
-    root: Path, argv: list[str], env: dict[str, str] | None = None
+    root: Path, argv: list[str], env: dict[str, str] | None = None, stdin: str | None = None
 ) -> subprocess.CompletedProcess[str]:
     """One of the package's console scripts, in the project, as a real process."""
     full = {k: v for k, v in os.environ.items() if k not in DROP}
@@ -47,22 +47,14 @@ def run(
         text=True,
         capture_output=True,
         env=full,
+        input=stdin,
         timeout=120,
     )
 
 
 def ok(root: Path, argv: list[str], stdin: str | None = None) -> str:
-    full = {k: v for k, v in os.environ.items() if k not in DROP}
-    full.update(GIT_ID, CI="1")
-    done = subprocess.run(
-        [str(BIN / argv[0]), *argv[1:]],
-        cwd=root,
-        text=True,
-        capture_output=True,
-        env=full,
-        input=stdin,
-        timeout=120,
-    )
+    """run(), which must exit 0: its stdout."""
+    done = run(root, argv, stdin=stdin)
     assert done.returncode == 0, (argv, done.stdout, done.stderr)
     return done.stdout
 
@@ -172,7 +164,7 @@ class Outcome:
     """What the enumeration found for one command: its points and every broken invariant."""
 
     def __init__(self, name: str, points: list[str]):
-        self.name, self.points, self.failures = name, points, []  # type: list[str]
+        self.name, self.points = name, points
         self.failures: list[str] = []
 
     def __str__(self) -> str:
