@@ -48,7 +48,7 @@ def exec_apply(tx: Transaction, a: dict[str, Any]) -> None:
                 if unidiff.unsafe(name, project):
                     raise PreconditionFailed(f"{change['id']}: {unidiff.unsafe(name, project)}")
                 if name not in found:
-                    found[name] = _read(project, name)
+                    found[name] = _current(tx, project, name)
             now = results[path] if path in results else found[patch.old_path or path]
             try:
                 planned = unidiff.apply(patch, before[path]) if path in before else None
@@ -72,6 +72,18 @@ def exec_apply(tx: Transaction, a: dict[str, Any]) -> None:
         tx.tell(f"{a['id']}: already applied (its files hold its planned diffs); recorded")
         return
     tx.tell(f"{a['id']}: applied {len(mine)} planned diff(s) to {', '.join(changed)}")
+
+
+def _current(tx: Transaction, project: str, path: str) -> str | None:
+    """The file as this transaction leaves it so far (an earlier exec apply in the same
+    batch), else as it is on disk."""
+    staged = tx.project[1] if tx.project is not None else {}
+    for deleting in (False, True):
+        where = _destination(project, path, deleting)
+        if where in staged:
+            data = staged[where]
+            return None if data is None else data.decode("utf-8", "surrogateescape")
+    return _read(project, path)
 
 
 def _destination(project: str, path: str, deleting: bool) -> str:

@@ -125,17 +125,19 @@ def test_a_file_replaced_by_a_directory_exits_3_naming_it(fx: cp.Fixture) -> Non
 
 @contextlib.contextmanager
 def mounted(where: Path, size: str = "1m") -> Iterator[Path]:
-    """A real tmpfs over `where` (its files copied in): another file system, to fill or make
-    read-only. Needs root; skips otherwise."""
-    saved = {p.name: p.read_bytes() for p in where.iterdir() if p.is_file()}
+    """A real tmpfs over `where` (its contents copied in): another file system, to fill or
+    make read-only. Needs root; skips otherwise."""
+    copy = where.parent / f".{where.name}.copy"
+    shutil.copytree(where, copy, symlinks=True)
     done = subprocess.run(
         ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)], capture_output=True
     )
     if done.returncode:
+        shutil.rmtree(copy)
         pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
     try:
-        for name, data in saved.items():
-            (where / name).write_bytes(data)
+        shutil.copytree(copy, where, symlinks=True, dirs_exist_ok=True)
+        shutil.rmtree(copy)
         yield where
     finally:
         subprocess.run(["umount", "-l", str(where)], check=True)
@@ -148,9 +150,7 @@ def test_tests_dir_read_only_or_full_writes_nothing_and_says_so(fx: cp.Fixture, 
         if fault == "read-only":
             subprocess.run(["mount", "-o", "remount,ro", str(tests)], check=True)
         else:
-            with contextlib.suppress(OSError), open(tests / "filler", "wb") as f:
-                while True:
-                    f.write(b"x" * 65536)
+            fill(tests)
         out = plan(fx, "exec", "apply", "M-001", code=3)
         assert "tests/test_app.py" in out and "nothing was written" in out
         now = cp.project_files(fx.root)
@@ -172,7 +172,32 @@ def test_a_file_on_another_file_system_is_staged_beside_it(fx: cp.Fixture) -> No
         assert temps_in_project(fx) == []
 
 
-def test_a_full_session_dir_writes_nothing_to_the_project(fx: cp.Fixture) -> None:
+def fill(where: Path) -> None:
+    with contextlib.suppress(OSError), open(where / "filler", "wb") as f:
+        while True:
+            f.write(b"x" * 65536)
+
+
+def test_a_full_session_dir_on_its_own_mount_writes_nothing_to_the_project(
+    fx: cp.Fixture,
+) -> None:
+    """The project's files are staged beside them (another file system), the session's
+    temp file fails: every staged file is removed, the project is as it was."""
+    before = cp.project_files(fx.root)
+    with mounted(fx.state, size="8m") as state:
+        fill(state)
+        out = plan(fx, "exec", "apply", "M-002", code=3)
+        assert "nothing was written" in out
+        assert cp.project_files(fx.root) == before
+        (state / "filler").unlink()
+        plan(fx, "exec", "apply", "M-002")
+        assert (fx.root / "src" / "util.py").read_text().count(TITLE) == 1
+        assert temps_in_project(fx) == []
+
+
+def test_an_audit_log_that_cannot_be_appended_to_writes_nothing_to_the_project(
+    fx: cp.Fixture,
+) -> None:
     (fx.state / "audit.jsonl").rename(fx.state / "audit.saved")
     (fx.state / "audit.jsonl").mkdir()  # the journal's check fails before its commit point
     out = plan(fx, "exec", "apply", "M-002", code=3)

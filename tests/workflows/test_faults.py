@@ -236,6 +236,15 @@ def test_crash_points_of_exec_commit(executing_fx: cp.Fixture) -> None:
     assert any(p.split()[1:3] == ["git", "commit"] for p in outcome.points)
 
 
+def test_crash_points_of_a_batch_that_applies_two_milestones(executing_fx: cp.Fixture) -> None:
+    """Two exec apply in one `plan apply`: one transaction over both milestones' files."""
+    batch = executing_fx.root.parent / "exec.json"
+    ops = [{"op": "exec apply", "args": {"id": m}} for m in ("M-001", "M-002")]
+    batch.write_text(json.dumps(ops))
+    name = "plan apply (exec apply M-001, exec apply M-002)"
+    _enumerate(executing_fx, name, ["plan", "apply", str(batch)])
+
+
 @pytest.fixture
 def planning_fx(tmp_path: Path) -> cp.Fixture:
     root = tmp_path / "project"
