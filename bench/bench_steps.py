@@ -78,13 +78,13 @@ def happy_path(project: Path, snapshots: Path) -> Session:
     s.sh("plan apply -", input=json.dumps(DESIGN))
     out = s.follow(out)
     s.review("plan-design")
-    out = s.follow(s.follow(out, "pass"))
+    out = s.follow(out, "pass")  # the gate runs the next step too
     assert s.state is not None
     (s.state / "app.diff").write_text(DIFF)
     s.sh(f"plan change add --intent CI-001 --file src/app.py --diff {s.state}/app.diff")
     out = s.follow(out)
     s.review("plan-code")
-    out = s.follow(s.follow(out, "pass"))
+    out = s.follow(out, "pass")  # the gate runs the next step too
     s.sh("plan doc set --milestone M-001 --docstring 'farewell: say goodbye'")
     out = s.follow(out)
     s.review("plan-docs")
@@ -94,10 +94,10 @@ def happy_path(project: Path, snapshots: Path) -> Session:
     s.sh("plan exec done M-001 --evidence 'farewell works'")
     out = s.follow(out)
     s.review("impl-code")
-    out = s.follow(s.follow(out, "pass"))
+    out = s.follow(out, "pass")  # the gate runs the next step too
     out = s.follow(out)
     s.review("impl-docs")
-    s.follow(s.follow(out, "pass"))
+    s.follow(out, "pass")
     return s
 
 

@@ -16,7 +16,7 @@ from shared.paths import open_session
 from shared.routing import Routing, command
 from shared.status import current_routing
 from shared.words import note_words, user_words, words_in_full, words_line
-from shared.workflow import Context, Kind, Step, Workflow, workflow_named
+from shared.workflow import Context, Kind, Step, Workflow
 from state import clock
 from state.errors import Finding, PreconditionFailed, Refused, UsageError
 from state.lifecycle import transition
@@ -80,24 +80,19 @@ def run(workflow: Workflow, number: int, flags: dict[str, Any], store: Store | N
     Reading the session, deciding (out of order, re-render, arrival, the gate's verdict) and
     recording the arrival happen in one transaction, under the session's lock: the same step
     run 16 times at once arrives once. The prompt is printed after the commit. A gate whose
-    routing names a step runs that step too, in its own transaction, and prints both: one call
-    per phase (docs/design.md, "One call per gate").
+    routing names a step of its workflow arrives there in the same transaction and prints
+    both: one call per phase, wholly there or wholly absent (docs/design.md, "One call per
+    gate"). The executor starts on its own call.
     """
     if store is None:
         store = open_session(flags.get("state_dir"))
-    ctx, step_kind, routing = decide(workflow, number, flags, store)
-    target = step_target(routing) if isinstance(step_kind, Gate) else None
-    if target is None or target[0] != workflow.name:  # the executor starts on its own call
+    (ctx, step_kind, routing), then = decide(workflow, number, flags, store, follow=True)
+    if then is None:
         emit(render_step(ctx, step_kind, routing), flags)
         return 0
-    gate = render_step(ctx, step_kind, routing, follows=target)
-    following = {"state_dir": store.dir, "format": flags.get("format")}
-    following["non_interactive"] = flags.get("non_interactive")
-    try:
-        then = decide(workflow_named(target[0]), target[1], following, store)
-    except BaseException:
-        emit(gate, flags)  # the verdict is on record: say so before the refusal
-        raise
+    gate = render_step(
+        ctx, step_kind, routing, follows=(then[0].workflow.name, then[0].step.number)
+    )
     emit(render_step(*then), flags, gate=gate)
     return 0
 
@@ -110,38 +105,53 @@ def step_target(routing: Routing) -> tuple[str, int] | None:
     return None
 
 
+Decided = tuple[Context, Kind, Routing]
+
+
 def decide(
-    workflow: Workflow, number: int, flags: dict[str, Any], store: Store
-) -> tuple[Context, Kind, Routing]:
-    """Decide and record (or re-render) step `number`; the context to print it with."""
+    workflow: Workflow, number: int, flags: dict[str, Any], store: Store, follow: bool = False
+) -> tuple[Decided, Decided | None]:
+    """Decide and record (or re-render) step `number`, and with `follow` the step a gate's
+    routing leads to in the same workflow, in one transaction; the contexts to print with."""
+    decided = []
+    with store.transaction(f"{workflow.name} step {number}") as tx:
+        first = _decide_in(tx, workflow, number, flags, store)
+        decided.append(first)
+        target = step_target(first[2]) if follow and isinstance(first[1], Gate) else None
+        if target is not None and target[0] == workflow.name:
+            following = {"state_dir": store.dir, "format": flags.get("format")}
+            following["non_interactive"] = flags.get("non_interactive")
+            decided.append(_decide_in(tx, workflow, target[1], following, store))
+    for ctx, _, _ in decided:
+        ctx.tx = None
+        ctx.forget()
+        ctx.session = store.read("session")
+    return decided[0], decided[1] if len(decided) > 1 else None
+
+
+def _decide_in(
+    tx: Transaction, workflow: Workflow, number: int, flags: dict[str, Any], store: Store
+) -> Decided:
     step = workflow.step(number)
     step_kind = step.kind()
-    label = f"{workflow.name} step {number}"
-    with store.transaction(label) as tx:
-        session = _refuse_closed(store, tx.read("session"))
-        ctx = Context(workflow, step, store, session, flags)
-        ctx.tx = tx
-        verdict = flags.get("qr_status")
-        if step_kind.needs_verdict(ctx) != bool(verdict):
-            need = "needs --qr-status pass|fail" if verdict is None else "takes no --qr-status"
-            raise UsageError(f"--qr-status: {workflow.name} step {number} ({step.name}) {need}")
-        _check_approved(tx)
-        if flags.get("new_session"):
-            how = "arrive"
-        elif _gate_done(step_kind, ctx, verdict):
-            how = "rerender"  # the gate ran and moved on: the same call again changes nothing
-        else:
-            how = mode(workflow, step, store, session)
-        if how == "rerender":
-            _check_same_verdict(step_kind, ctx, verdict)
-            routing = step_kind.routing(ctx)
-        else:
-            routing = arrive(ctx, step_kind)
-    ctx.tx = None
-    ctx.forget()
-    if how != "rerender":
-        ctx.session = store.read("session")
-    return ctx, step_kind, routing
+    session = _refuse_closed(store, tx.read("session"))
+    ctx = Context(workflow, step, store, session, flags)
+    ctx.tx = tx
+    verdict = flags.get("qr_status")
+    if step_kind.needs_verdict(ctx) != bool(verdict):
+        need = "needs --qr-status pass|fail" if verdict is None else "takes no --qr-status"
+        raise UsageError(f"--qr-status: {workflow.name} step {number} ({step.name}) {need}")
+    _check_approved(tx)
+    if flags.get("new_session"):
+        how = "arrive"
+    elif _gate_done(step_kind, ctx, verdict):
+        how = "rerender"  # the gate ran and moved on: the same call again changes nothing
+    else:
+        how = mode(workflow, step, store, session)
+    if how == "rerender":
+        _check_same_verdict(step_kind, ctx, verdict)
+        return ctx, step_kind, step_kind.routing(ctx)
+    return ctx, step_kind, arrive(ctx, step_kind)
 
 
 def _gate_done(step_kind: Kind, ctx: Context, verdict: str | None) -> bool:
