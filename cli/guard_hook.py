@@ -4,15 +4,15 @@ Its entry is cli/guard.py. Standard library only: it runs under `python3 -S` bef
 call, before any environment of the package exists (the project and session come from
 cli/hookstate.py, the sandbox from cli/sandbox.py).
 
-While the project's active session is planning (PRODUCT.md §7): file tools write only inside
-the session's scratch worktree; a Bash command that certainly writes is denied (layer 1, the
-parser in cli/guard_rules.py); every other one is returned wrapped in an OS sandbox that
-shares nothing writable or connectable but the worktree and the session's scratch dir
-(layer 2, cli/sandbox.py, `updatedInput`; Gemini: `tool_input`), or, with no sandbox here,
-passes when read-only and is asked about otherwise; the product's own commands run unwrapped
-when written plainly; the person's own acts
-(approve, reject, accept, cancel, resume another session) are asked, or denied where the
-dialect has no ask. Every deny, ask and sandboxed call is written to the session's audit.jsonl.
+While the project's active session is planning (docs/design.md, "The guard"): tools the
+guard does not know are denied; file tools write only inside the session's scratch worktree;
+a Bash command that certainly writes is denied (layer 1, the parser in cli/guard_rules.py);
+every other one is returned wrapped in an OS sandbox that shares nothing writable or
+connectable but the worktree and the session's scratch dir (layer 2, cli/sandbox.py,
+`updatedInput`; Gemini: `tool_input`), or, with no sandbox here, passes when read-only and
+is asked about or denied otherwise; the product's own commands run unwrapped as plain chains
+(cli/guard_own.py); the person's own acts are asked, or denied where the dialect has no ask.
+Every deny, ask and sandboxed call is written to the session's audit.jsonl.
 
 Hook contracts relied on (observed in ../shared/harness): stdin is one JSON object with
 `tool_name`, `tool_input`, `cwd`; Claude Code and Codex read

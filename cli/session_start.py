@@ -1,12 +1,14 @@
 """The SessionStart hook: where the active planner session stands and the command to run next.
 
 Plain text on stdout, which Claude Code and Codex add to the agent's context, so an agent that
-starts, resumes or compacts picks up where it was (PRODUCT.md §7); `--dialect gemini` wraps it
-in the JSON Gemini CLI requires (hookSpecificOutput.additionalContext). No session, or a
+starts, resumes or compacts picks up where it was (docs/design.md, "One status");
+`--dialect gemini` wraps it in the JSON Gemini CLI requires
+(hookSpecificOutput.additionalContext). No session, or a
 finished one: nothing is printed. Read-only (timeouts are applied by the next real command,
-not here), standard library only (cli/hookstate.py, never shared/ or state/), and it always
-exits 0: a hook must never break a session. While planning it also says whether shell commands
-run in the read-only sandbox or are guarded by command parsing only.
+not here), standard library only (cli/hookstate.py and state/status_view.py, the same text
+`plan status` prints), and it always exits 0: a hook must never break a session. While
+planning it also says, true for the client, whether shell commands run in the read-only
+sandbox or are guarded by command parsing only.
 """
 
 from __future__ import annotations
