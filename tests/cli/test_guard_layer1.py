@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from cli import guard_hook as guard
+from tests.cli.test_guard import make_session
 
 ALLOW, DENY = "allow", "deny"
 
@@ -30,11 +31,7 @@ def project(tmp_path: Path) -> Path:
     subprocess.run([*git, "init", "-q"], cwd=root, check=True)
     subprocess.run([*git, "add", "."], cwd=root, check=True)
     subprocess.run([*git, "commit", "-qm", "base"], cwd=root, check=True)
-    state = root / ".planner" / "s1"
-    (state / "worktree").mkdir(parents=True)
-    session = {"id": "s1", "status": "design", "config": {"guard": "standard"}}
-    (state / "session.json").write_text(json.dumps(session))
-    (root / ".planner" / "ACTIVE").write_text("s1\n")
+    make_session(root, "s1")
     return root
 
 

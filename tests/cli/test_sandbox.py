@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 from cli import guard_hook as guard
 from cli import hookstate, sandbox
 from tests.cli.guard_corpus import BYPASSES, CORPUS, DENY, FALSE_DENIALS
+from tests.cli.test_guard import make_session
 
 needs_bwrap = pytest.mark.skipif(
     shutil.which("bwrap") is None,
@@ -55,11 +56,7 @@ def make_project(root: Path) -> Path:
     subprocess.run([*git, "init", "-q"], cwd=root, check=True)
     subprocess.run([*git, "add", "."], cwd=root, check=True)
     subprocess.run([*git, "commit", "-qm", "base"], cwd=root, check=True)
-    state = root / ".planner" / "s1"
-    (state / "worktree").mkdir(parents=True)
-    session = {"id": "s1", "status": "design", "config": {"guard": "standard"}}
-    (state / "session.json").write_text(json.dumps(session))
-    (root / ".planner" / "ACTIVE").write_text("s1\n")
+    make_session(root, "s1")
     return root
 
 
