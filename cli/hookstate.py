@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 
-PLANNING = frozenset({"discovery", "design", "detailing", "review"})
 CLOSED = frozenset({"completed", "cancelled", "failed"})
 # Statuses known not to be planning; any other (a new one, a typo, "bogus") guards as planning.
 SETTLED = frozenset({"approved", "executing", "result_review", *CLOSED})
