@@ -388,3 +388,12 @@ def test_markdown_keeps_identifiers_and_loads_no_image() -> None:
     assert '<a class="image" href="https://example.com/d.png"' in html
     assert "[image: diagram]" in html
     assert '<span class="image">[image: local]</span>' in html
+
+
+def test_the_page_shows_an_answer_with_its_condition(client: TestClient, store: Store) -> None:
+    path = Path(store.path("context"))
+    context = json.loads(path.read_text())
+    context["questions"][0].update(answer="no", condition="log that it did not wave")
+    path.write_text(json.dumps(context))  # as `plan question answer Q-001 "no, but …"` leaves it
+    page = client.get(f"/?token={TOKEN}").text
+    assert 'Answer: no <span class="condition">but log that it did not wave</span>' in page
