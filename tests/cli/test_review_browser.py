@@ -227,11 +227,13 @@ def test_review_in_the_browser(browser: Any, project: Path) -> None:
         assert abs(phone.evaluate("window.scrollY") - before) < 400  # no jump to the sidebar
         assert 0 <= gap(phone, "#CC-001-L5", "#comment-form") < 20
         assert overflow(phone) == 0
+        phone.keyboard.type("Return a constant?")
+        shot("review-page-390", "CC-001", phone)
         phone.keyboard.press("Escape")
+        assert focused(phone) == "BUTTON#.ln [CC-001:5]"
         phone.evaluate("document.getElementById('audit-details').open = true")
         phone.evaluate("document.getElementById('history-details').open = true")
         assert overflow(phone) == 0
-        shot("review-page-390", "CC-001", phone)
 
         second_wait = start(["plan", "review", "wait", "--timeout", "5m"], project, agent.env)
         shown = phone.get_attribute("#state", "data-sha256")
