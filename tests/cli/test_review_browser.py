@@ -184,6 +184,7 @@ def test_review_in_the_browser(browser: Any, project: Path) -> None:
         shot("2-commented", "CC-001")
         page.screenshot(path=str(ARTIFACTS / "review-page-1280.png"), full_page=False)
 
+        first_shown = page.get_attribute("#state", "data-sha256")
         page.click("#request-changes")
         page.wait_for_selector("#message.ok:has-text('Changes requested')")
         page.wait_for_selector("#state[data-status='design']", state="attached")
@@ -200,7 +201,7 @@ def test_review_in_the_browser(browser: Any, project: Path) -> None:
                 "text": "Why mirror greet()? Say why in the decision.",
             },
         ]
-        assert session["reviews"][0]["sha256"] == session["reviews"][0]["sha256"] is not None
+        assert session["reviews"][0]["sha256"] == first_shown  # what round 1 showed
         design = agent.step(out.removeprefix("NEXT: ").strip())
         assert "on CC-001 line 4: Log every farewell here" in design.text
         agent.plan("risk", "add", "--risk", "Noisy logs", "--mitigation", "log at debug level")
