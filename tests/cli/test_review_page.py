@@ -311,7 +311,15 @@ def test_the_server_listens_on_loopback_and_streams_changes(store: Store) -> Non
 def test_inputs_over_their_limits_are_refused_and_nothing_is_stored(
     client: TestClient, store: Store
 ) -> None:
-    from state.limits import BODY_MAX, COMMENT_MAX, COMMENTS_MAX, FEEDBACK_MAX, NAME_MAX
+    from state.limits import (
+        ANSWER_MAX,
+        BODY_MAX,
+        COMMENT_MAX,
+        COMMENTS_MAX,
+        FEEDBACK_MAX,
+        NAME_MAX,
+        REASON_MAX,
+    )
 
     before = Path(store.path("session")).read_bytes()
     sha = plan_hash(store.read("plan"))
@@ -334,10 +342,14 @@ def test_inputs_over_their_limits_are_refused_and_nothing_is_stored(
         ["review", "reject", "--comment", "DL-001: " + "x" * (COMMENT_MAX + 1)],
         ["review", "reject", *["--comment", "DL-001: x"] * (COMMENTS_MAX + 1)],
         ["review", "approve", "--by", "n" * (NAME_MAX + 1)],
+        ["question", "answer", "Q-001", "no, but " + "x" * ANSWER_MAX],
+        ["qr", "accept", "--phase", "design", "--by", "ann", "--reason", "x" * (REASON_MAX + 1)],
+        ["cancel", "--reason", "x" * (REASON_MAX + 1)],
     ):
         refused = run("plan", *argv, *at, cwd=cwd)
         assert refused.returncode == 2 and "over the limit" in refused.stderr, refused.stderr
     assert Path(store.path("session")).read_bytes() == before
+    assert store.read("context")["questions"][0]["answer"] == "no"
     at_limit = post(client, "/request-changes", {"feedback": "x" * FEEDBACK_MAX})
     assert at_limit.status_code == 200, at_limit.text
 
