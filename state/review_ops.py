@@ -105,6 +105,8 @@ def check_comment(tx: Transaction, comment: dict[str, Any]) -> dict[str, Any]:
 def review_approve(tx: Transaction, a: dict[str, Any]) -> None:
     """The user approves the plan in review: record who, when and its sha256, then freeze."""
     check_text("--by", a["by"], NAME_MAX)
+    if a["by"] is not None and not a["by"].strip():
+        raise UsageError("--by: may not be empty (who approves; leave it out for $USER)")
     session = in_review(tx)
     expect_shown(tx, a.get("expect_sha256"), "approve")
     by = a["by"] or os.environ.get("USER") or "user"

@@ -359,6 +359,10 @@ def test_approving_on_the_page_needs_a_name(client: TestClient, store: Store) ->
     for by in (None, "", "   "):
         refused = post(client, "/approve", {"sha256": sha, "by": by})
         assert refused.status_code == 400 and "name is required" in refused.json()["error"]
+    blank = run(
+        "plan", "review", "approve", "--by", " ", "--state-dir", store.dir, cwd=Path(store.dir)
+    )
+    assert blank.returncode == 2 and "--by: may not be empty" in blank.stderr
     assert store.read("session")["status"] == "review"
 
 
