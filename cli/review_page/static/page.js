@@ -292,7 +292,7 @@
     drawComments();
     if (typing !== null && anchor) { placeForm(); $("comment-text").value = typing; }
     window.scrollTo(0, scroll);
-    if (refocus && !(typing !== null && anchor)) { const again = openerFor(refocus); if (again) again.focus(); }
+    if (refocus && !(typing !== null && anchor)) { const back = openerFor(refocus); if (back) back.focus(); }
     drawVerdictButtons();
     if (state().sha256 !== before) {
       // A new plan: what the page said about the old one no longer holds.
