@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 def approve(tx: Transaction, by: str) -> dict[str, Any]:
     """Record who approved the exact content, then freeze it: status approved."""
+    tx.verdict = True  # the freeze is the one write a plan in review takes
     session, plan = tx.edit("session"), tx.edit("plan")
     at = clock.now()
     approval = {"by": by, "at": at, "sha256": plan_hash(plan)}

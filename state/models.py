@@ -470,7 +470,7 @@ class ReviewComment(Strict):
     anchor: Annotated[str, Field(pattern=r"^[A-Za-z]+-\d+$")]
     """The id of the item the remark is on: DL-003, M-002, CC-004, Q-001."""
     line: Annotated[int, Field(ge=1)] | None = None
-    """A line of the change's diff (1-based), for a CC- anchor."""
+    """For a CC- anchor: the changed file's line (new-file numbering) the diff shows."""
     text: Annotated[str, Field(min_length=1)]
     """The remark."""
 

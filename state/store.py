@@ -142,11 +142,20 @@ def approved(session: dict[str, Any] | None) -> bool:
     return session.get("status") in APPROVED_STATUSES or bool(session.get("approval"))
 
 
-def write_refusal(name: str, session: dict[str, Any] | None, plan: dict[str, Any] | None) -> str:
-    """Why `name` may not be written now, or "" when it may."""
+def write_refusal(
+    name: str, session: dict[str, Any] | None, plan: dict[str, Any] | None, verdict: bool = False
+) -> str:
+    """Why `name` may not be written now, or "" when it may. `verdict`: the transaction
+    records the person's verdict, the one change a plan in review may take (its freeze)."""
     status = (session or {}).get("status")
     if status in CLOSED_STATUSES and name != "session":
         return f"the session is {status}; nothing was written"
+    if name in PLANNING_FILES and status == "review" and not verdict:
+        # The person reviews exactly what the round shows: no edit until their verdict.
+        return (
+            "the plan is in review, frozen until the person's verdict (plan review "
+            "approve|reject, or the review page); nothing was written"
+        )
     if name in PLANNING_FILES and approved(session):
         return f"the plan is frozen: approved (session status {status}); nothing was written"
     if name in PLANNING_FILES and plan and plan.get("frozen_at"):
@@ -271,6 +280,7 @@ class Transaction:
         self.told: list[str] = []  # lines for the user (stderr), e.g. "the session is cancelled"
         self.files: dict[str, bytes] = {}  # other files of the session written on commit
         self.project: tuple[str, dict[str, bytes | None]] | None = None  # project files, too
+        self.verdict = False  # records the verdict on a plan in review: may write its freeze
 
     def __enter__(self) -> Transaction:
         self.lock.__enter__()
@@ -324,7 +334,7 @@ class Transaction:
     def _check_writable(self, name: str) -> None:
         session = self.read_or_none("session") if name != "session" else None
         plan = self.read_or_none("plan") if name in PLANNING_FILES else None
-        reason = write_refusal(name, session, plan)
+        reason = write_refusal(name, session, plan, self.verdict)
         if reason:
             raise Refused(f"{self.store.dir}: {reason}")
 

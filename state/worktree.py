@@ -276,6 +276,11 @@ def make_diff(repo: str, path: str, old: str | None, new: str | None) -> str:
             ok=(0, 1),
         )
     lines = out.decode("utf-8", "surrogateescape").splitlines(keepends=True)
+    # Against /dev/null git names one side twice ("diff --git b/x b/x"); say both, as git
+    # diff in a repository does.
+    for twice in (f"diff --git b/{path} b/{path}\n", f"diff --git a/{path} a/{path}\n"):
+        if lines and lines[0] == twice:
+            lines[0] = f"diff --git a/{path} b/{path}\n"
     return "".join(line for line in lines if not line.startswith("index "))
 
 
