@@ -265,6 +265,11 @@ def remove(project: str | None, state_dir: str) -> bool:
     _discard(tree, admin)
     if os.path.lexists(private):
         _discard(private, None)
+    if admin and admin != private:  # an older session's: git drops an empty worktrees/ too
+        import contextlib
+
+        with contextlib.suppress(OSError):
+            os.rmdir(os.path.dirname(admin))
     return True
 
 
