@@ -273,6 +273,22 @@ def test_crash_points_of_plan_worktree(planning_fx: cp.Fixture) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    "argv", [["plan", "cancel"], ["plan", "fail", "--error", "broke"]], ids=["cancel", "fail"]
+)
+def test_crash_points_of_closing_a_session_with_its_worktree(
+    planning_fx: cp.Fixture, argv: list[str]
+) -> None:
+    """The session closes and its worktree goes: killed anywhere, the next command leaves the
+    session open with its worktree, or closed with none (closing twice is refused: a retry
+    runs only when the close was lost)."""
+    planning_fx.restore()
+    cp.edit_worktree(planning_fx.root)
+    planning_fx.save()
+    outcome = _enumerate(planning_fx, " ".join(argv[:2]), argv, idempotent=False)
+    assert any(p.split()[1] == "unlink" and p.endswith("/worktree") for p in outcome.points)
+
+
 def test_crash_points_of_change_capture_and_plan_apply(planning_fx: cp.Fixture) -> None:
     batch = [
         {"op": "decision add", "args": {"decision": "Mirror greet()", "reasoning": "Obvious."}},
