@@ -244,7 +244,9 @@ def _ignore(project: str, repo: str, state_dir: str) -> None:
     path = os.path.join(state_dir, ".gitignore")
     journal.point("write", path)
     with open(path, "w", encoding="utf-8") as f:
-        f.write("# planner: the scratch worktree is local\n/.gitignore\n/worktree/\n/worktree.git/\n")
+        f.write(
+            "# planner: the scratch worktree is local\n/.gitignore\n/worktree/\n/worktree.git/\n"
+        )
 
 
 # ---------------------------------------------------------------- removal

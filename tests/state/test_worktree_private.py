@@ -104,7 +104,7 @@ def test_worktree_and_capture_work_with_the_projects_git_read_only(planning: cp.
     assert done.returncode == 0, done.stderr
     assert len(capture_all(planning)) == 4
     validated = read_only_git(planning.root, ["plan", "validate", "--phase", "code"])
-    assert "worktree" not in validated.stderr
+    assert "Read-only" not in validated.stderr + validated.stdout
     cancelled = read_only_git(planning.root, ["plan", "cancel"])
     assert cancelled.returncode == 0, cancelled.stderr
     assert not tree.exists() and not (planning.state / "worktree.git").exists()
@@ -201,3 +201,21 @@ def test_an_older_sessions_git_worktree_still_captures_and_is_removed(
     assert gone(planning)
     assert not (planning.root / ".git" / "worktrees").exists()
     assert cp.git(planning.root, "worktree", "list", "--porcelain").count("worktree ") == 1
+
+
+def test_a_project_whose_gitignore_predates_the_git_dir_stays_clean(planning: cp.Fixture) -> None:
+    """An older .planner/.gitignore ignores the worktree but not its git dir: the session gets
+    a .gitignore of its own (ignoring itself), never a line in the project's .git."""
+    home = planning.root / ".planner" / ".gitignore"
+    home.write_text(home.read_text().replace("*/worktree.git/\n", ""))
+    before = git_dir_digest(planning.root)
+    cp.edit_worktree(planning.root)
+    assert git_dir_digest(planning.root) == before  # before git status refreshes the index
+    assert (planning.state / ".gitignore").read_text().splitlines()[1:] == [
+        "/.gitignore",
+        "/worktree/",
+        "/worktree.git/",
+    ]
+    assert cp.git(planning.root, "status", "--porcelain", "-uall", "--", ".planner/*/w*") == ""
+    session_ignore = f".planner/{planning.state.name}/.gitignore"
+    assert session_ignore not in cp.git(planning.root, "status", "--porcelain", "-uall")
