@@ -7,6 +7,7 @@ before anything is written; a damaged file is never written.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 
@@ -247,7 +248,8 @@ class Store:
                 journal.recover(self.dir)
         from state import worktree
 
-        worktree.settle(self.dir)
+        with contextlib.suppress(OSError, PreconditionFailed):  # said when the session closed
+            worktree.settle(self.dir)
 
     def transaction(self, command: str) -> Transaction:
         """`with store.transaction(command) as tx:` everything read and written inside holds

@@ -127,24 +127,34 @@ def create(project: str, state_dir: str, base: str) -> tuple[str, bool]:
     admin = admin_dir(project, tree)
     if admin and os.path.isdir(tree) and _finished(admin):
         return tree, False
-    if admin or _scrap(tree):
+    if admin and admin != private_dir(state_dir):  # an older session's, unfinished: made anew
+        _unregister(admin)
+        _discard(tree, None)
+    elif admin or _scrap(tree):
         _discard(tree, admin)
     elif os.path.lexists(tree):
         raise PreconditionFailed(
             f"{tree}: exists but is not this session's git worktree (move it away and rerun)"
         )
-    _ignore(project, repo, state_dir)
+    if os.path.lexists(private_dir(state_dir)):  # not a directory: nothing git made
+        _discard(None, private_dir(state_dir))
     # The private git dir first, the checkout second, by a git that dies with us: the index
     # appears (renamed into place) only when every file is out, which is what ready() checks.
-    private = _make_private(repo, state_dir, base)
-    os.makedirs(tree, exist_ok=True)
-    from state import journal
+    try:
+        _ignore(project, repo, state_dir)
+        private = _make_private(repo, state_dir, base)
+        os.makedirs(tree, exist_ok=True)
+        from state import journal
 
-    journal.point("write", os.path.join(tree, ".git"))
-    with open(os.path.join(tree, ".git"), "w", encoding="utf-8") as f:
-        # relative, so git run in the worktree by the agent finds the private dir, read-only
-        # in the sandbox; the product itself always names the git dir and the work tree
-        f.write(f"gitdir: ../{os.path.basename(private)}\n")
+        journal.point("write", os.path.join(tree, ".git"))
+        with open(os.path.join(tree, ".git"), "w", encoding="utf-8") as f:
+            # relative, so git run in the worktree by the agent finds the private dir (read-only
+            # in the sandbox); the product itself always names the git dir and the work tree
+            f.write(f"gitdir: ../{os.path.basename(private)}\n")
+    except OSError as e:
+        raise PreconditionFailed(
+            f"{state_dir}: the worktree cannot be made ({e.strerror}); nothing is handed out"
+        ) from None
     git(private, "reset", "--hard", "-q", work_tree=tree, cwd=tree, die_with_parent=True)
     return tree, True
 
@@ -205,7 +215,7 @@ def _scrap(tree: str) -> bool:
         return False
 
 
-def _discard(tree: str, admin: str | None) -> None:
+def _discard(tree: str | None, admin: str | None) -> None:
     """Remove an unfinished or finished worktree and its git dir: the index first (after that
     it is not ready, so a kill midway leaves something the next call removes), then the git
     dir, then the files (git's prune would keep an older session's locked registration)."""
@@ -254,25 +264,32 @@ def _ignore(project: str, repo: str, state_dir: str) -> None:
 
 def remove(project: str | None, state_dir: str) -> bool:
     """Remove the session's worktree and its git dir (a closed session's); whether there was
-    one. An older session's registration under .git/worktrees/ goes too, when it can."""
+    one. An older session's registration under .git/worktrees/ goes too, when .git can be
+    written (else git's prune drops it later: its worktree is gone)."""
+    import contextlib
+
     tree = path_of(state_dir)
     private = private_dir(state_dir)
     if not (os.path.lexists(tree) or os.path.lexists(private)):
         return False
-    try:
-        admin = admin_dir(project, tree) if project else None
-    except PreconditionFailed:  # the project lost its .git: only the session's own files
-        admin = None
-    admin = admin or (private if os.path.isdir(private) else None)
-    _discard(tree, admin)
-    if os.path.lexists(private):
-        _discard(private, None)
-    if admin and admin != private:  # an older session's: git drops an empty worktrees/ too
-        import contextlib
-
-        with contextlib.suppress(OSError):
-            os.rmdir(os.path.dirname(admin))
+    registered = None
+    with contextlib.suppress(OSError, PreconditionFailed):
+        registered = _registered(project, tree) if project else None
+    if registered:
+        _unregister(registered)
+    _discard(tree, private if os.path.lexists(private) else None)
     return True
+
+
+def _unregister(admin: str) -> None:
+    """An older session's registration under .git/worktrees/, removed when .git can be written
+    (read-only, it stays, and git's prune drops it once its worktree is gone)."""
+    import contextlib
+
+    with contextlib.suppress(PreconditionFailed):
+        _discard(None, admin)
+    with contextlib.suppress(OSError):  # as git does, an empty worktrees/ goes too
+        os.rmdir(os.path.dirname(admin))
 
 
 def settle(state_dir: str) -> bool:

@@ -219,3 +219,30 @@ def test_a_project_whose_gitignore_predates_the_git_dir_stays_clean(planning: cp
     assert cp.git(planning.root, "status", "--porcelain", "-uall", "--", ".planner/*/w*") == ""
     session_ignore = f".planner/{planning.state.name}/.gitignore"
     assert session_ignore not in cp.git(planning.root, "status", "--porcelain", "-uall")
+
+
+def test_an_older_sessions_unfinished_git_worktree_is_made_again_privately(
+    planning: cp.Fixture,
+) -> None:
+    tree = legacy_worktree(planning)
+    admin = Path(cp.git(tree, "rev-parse", "--absolute-git-dir").strip())
+    (admin / "locked").write_text("initializing")  # as a killed `git worktree add` leaves it
+    (tree / "src" / "app.py").unlink()
+    assert cp.ok(planning.root, ["plan", "worktree"]).strip() == str(tree)
+    assert (tree / "src" / "app.py").read_text() == cp.APP
+    assert (planning.state / "worktree.git" / "index").exists()
+    assert not (planning.root / ".git" / "worktrees").exists()
+
+
+@needs_bwrap
+def test_an_older_sessions_git_worktree_goes_even_with_the_projects_git_read_only(
+    planning: cp.Fixture,
+) -> None:
+    """Its registration cannot go then: the session still closes, the files go, and git sees
+    the registration as prunable (its worktree is gone)."""
+    tree = legacy_worktree(planning)
+    done = read_only_git(planning.root, ["plan", "cancel"])
+    assert done.returncode == 0, done.stderr
+    assert not tree.exists()
+    assert "prunable" in cp.git(planning.root, "worktree", "list", "--porcelain")
+    assert cp.ok(planning.root, ["plan", "status"])
