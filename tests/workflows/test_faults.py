@@ -285,8 +285,21 @@ def test_crash_points_of_closing_a_session_with_its_worktree(
     planning_fx.restore()
     cp.edit_worktree(planning_fx.root)
     planning_fx.save()
-    outcome = _enumerate(planning_fx, " ".join(argv[:2]), argv, idempotent=False)
+    outcome = _enumerate(
+        planning_fx, " ".join(argv[:2]), argv, idempotent=False, after_crash=_closed_has_no_tree
+    )
     assert any(p.split()[1] == "unlink" and p.endswith("/worktree") for p in outcome.points)
+
+
+def _closed_has_no_tree(fx: cp.Fixture, outcome: cp.Outcome, where: str) -> None:
+    """After the next command, a closed session has nothing of its worktree left (the
+    fingerprint counts a half-removed one as absent), an open one has it whole."""
+    status = json.loads((fx.state / "session.json").read_text())["status"]
+    left = [n for n in ("worktree", "worktree.git") if (fx.state / n).exists()]
+    closed = status in ("cancelled", "failed")
+    whole = len(left) == 2 and cp.worktree_state(fx.root, fx.state) == "ready"
+    if (closed and left) or (not closed and not whole):
+        outcome.failures.append(f"{where}: status {status} with {left} left")
 
 
 def test_crash_points_of_change_capture_and_plan_apply(planning_fx: cp.Fixture) -> None:
