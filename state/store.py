@@ -249,7 +249,7 @@ class Store:
         from state import worktree
 
         with contextlib.suppress(OSError, PreconditionFailed):  # said when the session closed
-            worktree.settle(self.dir)
+            worktree.settle(self.dir, wait=0)
 
     def transaction(self, command: str) -> Transaction:
         """`with store.transaction(command) as tx:` everything read and written inside holds

@@ -1,5 +1,7 @@
-"""The session's scratch worktree (PRODUCT.md §11): a detached git worktree of the base commit
+"""The session's scratch worktree (PRODUCT.md §11): a detached checkout of the base commit
 where planning edits real files; capture turns its edits into planned diffs, in plan order.
+Its git dir is the session's own (`worktree.git`, objects borrowed from the project's store):
+nothing is written to the project's .git, and it goes when the session closes.
 
 Every git call is hardened (no fsmonitor, no hooks, no external diff or textconv) and names
 its repository explicitly, so nothing planted inside the worktree can steer git.
@@ -292,9 +294,10 @@ def _unregister(admin: str) -> None:
         os.rmdir(os.path.dirname(admin))
 
 
-def settle(state_dir: str) -> bool:
-    """A closed session keeps no worktree: remove what a command killed between closing the
-    session and removing its worktree left (cheap when there is none: two lstat calls)."""
+def settle(state_dir: str, wait: float = CREATE_TIMEOUT_S) -> bool:
+    """A closed session keeps no worktree: remove it (the closing command), or what a command
+    killed between closing the session and removing its worktree left (the next one's
+    recover, which waits for no checkout: `wait` 0). Cheap when there is none: two lstat."""
     if not (os.path.lexists(path_of(state_dir)) or os.path.lexists(private_dir(state_dir))):
         return False
     import json
@@ -314,7 +317,7 @@ def settle(state_dir: str) -> bool:
         project: str | None = session_project(state_dir)
     except PreconditionFailed:
         project = None
-    with locked(os.path.join(state_dir, ".worktree.lock"), timeout=CREATE_TIMEOUT_S):
+    with locked(os.path.join(state_dir, ".worktree.lock"), timeout=wait):
         return remove(project, state_dir)
 
 
