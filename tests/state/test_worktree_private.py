@@ -161,6 +161,21 @@ def test_the_worktree_is_removed_when_the_session_is_closed(
     assert gone(planning)
 
 
+def test_the_commit_that_completes_the_session_removes_its_worktree(tmp_path: Path) -> None:
+    """Executor step 9 completes the session in a store transaction (the whole walk is in
+    tests/e2e/test_worktree_flow.py); the worktree goes with that commit."""
+    from state.lifecycle import transition
+    from state.store import Store
+
+    root = tmp_path / "project"
+    root.mkdir()
+    fx = cp.Fixture(root, cp.executing(root))
+    assert cp.worktree_state(fx.root, fx.state) == "ready"
+    with Store(str(fx.state)).transaction("complete") as tx:
+        transition(tx.edit("session"), "completed")
+    assert gone(fx)
+
+
 def test_a_closed_sessions_leftover_worktree_is_removed_by_the_next_command(
     planning: cp.Fixture,
 ) -> None:
