@@ -7,6 +7,7 @@ before anything is written; a damaged file is never written.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 
@@ -249,10 +250,15 @@ class Store:
 
     def recover(self) -> None:
         """Finish or undo what a killed writer left (journal, temp files), under the lock; a
-        directory with nothing left over costs one listdir and takes no lock."""
+        directory with nothing left over costs one listdir and takes no lock. A closed
+        session's worktree that a kill left behind is removed (state/worktree.py settle)."""
         if journal.leftovers(self.dir):
             with locked(os.path.join(self.dir, LOCK_FILE), directory=True):
                 journal.recover(self.dir)
+        from state import worktree
+
+        with contextlib.suppress(OSError, PreconditionFailed):  # said when the session closed
+            worktree.settle(self.dir, wait=0)
 
     def transaction(self, command: str) -> Transaction:
         """`with store.transaction(command) as tx:` everything read and written inside holds
@@ -412,6 +418,18 @@ class Transaction:
         files.update(self.files)
         line = {"ts": clock.now(), "event": "mutation", **record, **self.audit_fields}
         journal.commit(self.store.dir, files, AUDIT_FILE, line, self.project)
+        if "session" in changed and self.docs["session"]["status"] in CLOSED_STATUSES:
+            self._remove_worktree()
+
+    def _remove_worktree(self) -> None:
+        """The session is closed (completed, cancelled, failed): its worktree goes in the same
+        command, after the commit (a kill in between leaves it for the next recover())."""
+        from state import worktree
+
+        try:
+            worktree.settle(self.store.dir)
+        except (OSError, PreconditionFailed) as e:  # the session's record stands: say so
+            self.tell(f"the session is closed but its worktree was not removed: {e}")
 
     def _check_freeze(self) -> None:
         """Frozen means approved: no write while plan.json differs from the approved plan,
