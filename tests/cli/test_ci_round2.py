@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import string
 import subprocess
 from pathlib import Path
 
 import pexpect
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.cli.test_ci import INVALID_PLAN, approved_session, new_session
+from tests.cli.test_ci import INVALID_PLAN, approved_session, new_session, three_sessions
 from tests.conftest import BIN, REPO, Plan, git
 
 # ---------------------------------------------------------------- plan ask: Ctrl-D
@@ -226,3 +228,190 @@ def test_the_readme_pre_commit_snippet_works_as_written(project: Path, tmp_path:
     assert done.returncode == 1, done.stdout + done.stderr
     assert "planner validate" in done.stdout and "Failed" in done.stdout
     assert "'severe' is not one of low, medium, high" in done.stdout
+
+
+# ---------------------------------------------------------------- signatures
+
+
+def ssh_signer(project: Path, tmp_path: Path, principal: str = "ann@example.com") -> Path:
+    """An ed25519 key as git's signing key, trusted for `principal` in allowed signers."""
+    key = tmp_path / "keys" / "id_ed25519"
+    key.parent.mkdir()
+    subprocess.run(
+        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "ann", "-f", str(key)], check=True
+    )
+    allowed = tmp_path / "allowed_signers"
+    allowed.write_text(f"{principal} {key.with_suffix('.pub').read_text()}")
+    git(project, "config", "gpg.format", "ssh")
+    git(project, "config", "user.signingkey", str(key))
+    git(project, "config", "gpg.ssh.allowedSignersFile", str(allowed))
+    return key
+
+
+@pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="needs ssh-keygen")
+def test_a_signature_covers_who_and_when_and_names_the_signer(
+    project: Path, tmp_path: Path
+) -> None:
+    key = ssh_signer(project, tmp_path)
+    directory = approved(project, "s", "--by", "ann@example.com", "--sign")
+    text = (directory / "session.json").read_text()
+    assert str(key) not in text and "keys" not in text  # no local key path is stored
+    record = json.loads(text)["approval"]["signature"]
+    assert record["version"] == 2 and record["fingerprint"].startswith("SHA256:")
+    assert record.get("key", "") == ""  # the old field, empty
+    plan = Plan(project)
+    done = plan("verify", ".planner/s", "--require-signature", "--require-signer-match")
+    assert f"signed by ann@example.com ({record['fingerprint']})" in done.stdout
+    signer = json.loads(plan("verify", ".planner/s", "--json").stdout)["targets"][0]["signer"]
+    assert signer == {
+        "principal": "ann@example.com",
+        "fingerprint": record["fingerprint"],
+        "format": "ssh",
+    }
+
+    # Another approver and another time (plan.md left out, so only the signature can tell).
+
+    session = json.loads(text)
+    session["approval"].update(by="mallory", at="2020-01-01T00:00:00Z")
+    session["reviews"][-1]["by"] = "mallory"
+    (directory / "session.json").write_text(json.dumps(session, indent=2))
+    (directory / "plan.md").unlink()
+    done = plan("verify", ".planner/s", "--require-signature", "--format", "github", code=3)
+    assert "(signature-invalid)::" in done.stdout and "who approved, when" in done.stdout
+
+
+@pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="needs ssh-keygen")
+def test_a_signer_who_is_not_the_approver_warns_and_can_be_required_to_match(
+    project: Path, tmp_path: Path
+) -> None:
+    ssh_signer(project, tmp_path)
+    approved(project, "s", "--by", "Bob", "--sign")
+    plan = Plan(project)
+    done = plan("verify", ".planner/s")  # a warning: exit 0
+    assert "warning: approval.signature: signed by ann@example.com, but approved by Bob" in (
+        done.stdout.replace("session.json:", "")
+    )
+    plan("verify", ".planner/s", "--strict", code=3)
+    done = plan("verify", ".planner/s", "--require-signer-match", "--json", code=3)
+    finding = json.loads(done.stdout)["targets"][0]["findings"][0]
+    assert (finding["rule"], finding["level"]) == ("signer-mismatch", "error")
+
+
+@pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="needs ssh-keygen")
+def test_an_old_form_signature_is_checked_and_said_to_cover_less(
+    project: Path, tmp_path: Path
+) -> None:
+    """A version 1 record (session id and sha256 signed, the key's path stored), as sessions
+    signed before round 2 have it."""
+    key = ssh_signer(project, tmp_path)
+    directory = approved(project, "s", "--by", "ann@example.com")
+    session = json.loads((directory / "session.json").read_text())
+    approval = session["approval"]
+    old = f"planner approval\nsession {session['id']}\nsha256 {approval['sha256']}\n"
+    signed = subprocess.run(
+        ["ssh-keygen", "-Y", "sign", "-n", "planner", "-f", str(key)],
+        input=old.encode(),
+        capture_output=True,
+        check=True,
+    )
+    approval["signature"] = {
+        "format": "ssh",
+        "key": str(key),
+        "signature": signed.stdout.decode(),
+    }
+    (directory / "session.json").write_text(json.dumps(session, indent=2))
+    plan = Plan(project)
+    done = plan("verify", ".planner/s")
+    assert "warning: " in done.stdout and "signed the old way (version 1)" in done.stdout
+    assert "(signature-old-form)" in done.stdout
+    plan("verify", ".planner/s", "--require-signature", code=3)
+    plan("verify", ".planner/s", "--strict", code=3)
+    approval["sha256"] = "0" * 64  # and a version 1 signature that does not verify
+    (directory / "session.json").write_text(json.dumps(session, indent=2))
+    plan("verify", ".planner/s", code=3)
+
+
+# ---------------------------------------------------------------- SARIF, --strict
+
+
+def test_sarif_has_rules_results_and_repository_relative_locations(
+    project: Path, tmp_path: Path
+) -> None:
+    _, _, good = three_sessions(project)
+    (good / "context.json").unlink()  # a warning: question references not checked
+    done = Plan(tmp_path)("validate", str(project / ".planner"), "--format", "sarif", code=3)
+    log = json.loads(done.stdout)
+    assert log["version"] == "2.1.0" and log["$schema"].endswith("sarif-2.1.0.json")
+    (run,) = log["runs"]
+    rules = run["tool"]["driver"]["rules"]
+    assert run["tool"]["driver"]["name"] == "planner"
+    assert all(r["id"] and r["shortDescription"]["text"] for r in rules)
+    results = run["results"]
+    assert len(results) == 6
+    for result in results:
+        assert rules[result["ruleIndex"]]["id"] == result["ruleId"]
+        assert result["level"] in ("error", "warning", "note") and result["message"]["text"]
+        location = result["locations"][0]["physicalLocation"]
+        assert location["artifactLocation"]["uri"].startswith(".planner/")
+    by_rule = {r["ruleId"]: r for r in results}
+    schema = by_rule["schema"]["locations"][0]["physicalLocation"]
+    assert schema["artifactLocation"]["uri"] == ".planner/b-invalid%2C100%25%3Ax/plan.json"
+    assert schema["region"] == {"startLine": 12, "startColumn": 47, "endLine": 12, "endColumn": 63}
+    assert by_rule["questions-unchecked"]["level"] == "warning"
+    assert by_rule["damaged-file"]["locations"][0]["physicalLocation"]["region"] == {
+        "startLine": 1,
+        "startColumn": 23,
+    }
+    assert run["invocations"][0]["exitCode"] == 3
+
+
+def test_strict_makes_warnings_failures(project: Path) -> None:
+    directory = new_session(project, "s")
+    (directory / "context.json").unlink()
+    plan = Plan(project)
+    done = plan("validate", ".planner/s")
+    assert ".planner/s: valid" in done.stdout
+    assert "warning: no context.json: question references are not checked" in done.stdout
+    done = plan("validate", ".planner/s", "--strict", "--json", code=3)
+    report = json.loads(done.stdout)
+    assert report["strict"] is True and report["targets"][0]["ok"] is False
+
+
+# ---------------------------------------------------------------- cancelled, nothing to check
+
+
+def test_cancelled_sessions_are_not_unapproved(project: Path) -> None:
+    approved(project, "a-approved")
+    for name, status in (("b-cancelled", "cancelled"), ("c-failed", "failed")):
+        directory = new_session(project, name)
+        session = json.loads((directory / "session.json").read_text())
+        session["status"] = status
+        (directory / "session.json").write_text(json.dumps(session, indent=2))
+    new_session(project, "d-open")
+    (project / ".planner" / "ACTIVE").unlink()
+    plan = Plan(project)
+    done = plan("verify", "--all", "--require-approved", code=3)
+    assert ".planner/b-cancelled: cancelled, not checked" in done.stdout
+    assert ".planner/c-failed: failed, not checked" in done.stdout
+    assert ".planner/d-open: not approved (status discovery)" in done.stdout
+    assert "plan verify: 1 of 4 failed" in done.stderr
+    shutil.rmtree(project / ".planner" / "d-open")
+    plan("verify", "--all", "--require-approved")
+
+
+def test_no_planner_directory_is_nothing_to_check(project: Path) -> None:
+    plan = Plan(project)
+    for command in ("validate", "verify"):
+        for every in ([], ["--all"]):
+            done = plan(command, *every)
+            assert done.stdout == ""
+            assert (
+                done.stderr
+                == f"plan {command}: warning: nothing to check: no session in .planner/\n"
+            )
+        log = json.loads(plan(command, "--format", "sarif").stdout)
+        assert log["runs"][0]["results"] == []
+        assert log["runs"][0]["invocations"][0]["executionSuccessful"] is True
+    assert plan("validate", "--format", "github").stdout.startswith(
+        "::warning title=plan validate (nothing-to-check)::nothing to check"
+    )
