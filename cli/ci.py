@@ -132,15 +132,15 @@ def sarif(run: Run) -> dict[str, Any]:
             if region:
                 location["region"] = region
             message = p.text()
-            results.append(
-                {
-                    "ruleId": p.rule,
-                    "ruleIndex": ids.index(p.rule),
-                    "level": SARIF_LEVELS.get(p.level, "note"),
-                    "message": {"text": message},
-                    "locations": [{"physicalLocation": location}],
-                }
-            )
+            result = {
+                "ruleId": p.rule,
+                "level": SARIF_LEVELS.get(p.level, "note"),
+                "message": {"text": message},
+                "locations": [{"physicalLocation": location}],
+            }
+            if p.rule in ids:
+                result["ruleIndex"] = ids.index(p.rule)
+            results.append(result)
     notifications = [
         {"level": SARIF_LEVELS.get(p.level, "note"), "message": {"text": p.text()}}
         for p in run.problems

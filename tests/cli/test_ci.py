@@ -347,10 +347,14 @@ def test_openpgp_signed_approval(project: Path, tmp_path: Path) -> None:
         session["status"] = "review"
         (directory / "session.json").write_text(json.dumps(session, indent=2))
         plan = Plan(project)
-        plan("review", "approve", "--sign", "--state-dir", str(directory), env=env)
+        approve = ("review", "approve", "--by", "Ann", "--sign", "--state-dir", str(directory))
+        plan(*approve, env=env)
         record = json.loads((directory / "session.json").read_text())["approval"]["signature"]
         assert record["format"] == "openpgp" and "BEGIN PGP SIGNATURE" in record["signature"]
-        plan("verify", str(directory), "--require-signature", env=env)
+        done = plan("verify", str(directory), "--require-signature", env=env)
+        assert "signed by Ann <ann@example.com> (" in done.stdout  # the key's user id
+        plan("verify", str(directory), "--require-signer-match", env=env)  # Ann is its name
+        assert len(record["fingerprint"]) == 40
         session = json.loads((directory / "session.json").read_text())
         session["id"] = "another-session"  # the signature names the session it approved
         (directory / "session.json").write_text(json.dumps(session, indent=2))

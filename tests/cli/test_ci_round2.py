@@ -415,3 +415,43 @@ def test_no_planner_directory_is_nothing_to_check(project: Path) -> None:
     assert plan("validate", "--format", "github").stdout.startswith(
         "::warning title=plan validate (nothing-to-check)::nothing to check"
     )
+
+
+# ---------------------------------------------------------------- what is signed, generated
+
+
+names = st.text(alphabet=string.ascii_letters + " .-_'", min_size=1, max_size=20).filter(
+    lambda s: s.strip() and "<" not in s
+)
+
+
+@settings(max_examples=50, deadline=None)
+@given(name=names, user=st.from_regex(r"[a-z]{1,8}", fullmatch=True))
+def test_a_signer_matches_by_name_or_email_ignoring_case(name: str, user: str) -> None:
+    from state.signing import matches
+
+    email = f"{user}@example.com"
+    identity = f"{name} <{email}>"
+    assert matches(identity, name.strip().upper()) and matches(identity, email.upper())
+    assert matches(email, email) and not matches(email, f"x{user}")
+    assert not matches(identity, f"{name.strip()}x")
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    by=st.text(min_size=1, max_size=30),
+    other=st.text(min_size=1, max_size=30),
+    when=st.datetimes().map(lambda d: d.strftime("%Y-%m-%dT%H:%M:%SZ")),
+)
+def test_what_is_signed_changes_with_who_and_when(by: str, other: str, when: str) -> None:
+    """Version 2 signs a canonical record: any other approver or time is other bytes."""
+    from state.signing import payload
+
+    approval = {"by": by, "at": "2026-01-01T00:00:00Z", "sha256": "a" * 64}
+    signed = payload("s-1", approval)
+    assert signed == payload("s-1", dict(reversed(list(approval.items()))))  # key order
+    if other != by:
+        assert payload("s-1", {**approval, "by": other}) != signed
+    if when != approval["at"]:
+        assert payload("s-1", {**approval, "at": when}) != signed
+    assert payload("s-1", {**approval, "by": other}, version=1) == payload("s-1", approval, 1)
