@@ -503,7 +503,7 @@ class Signature(Strict):
     fingerprint: str = ""
     """The signing key's fingerprint (SHA256:… for ssh, the OpenPGP fingerprint)."""
     key: str = ""
-    """Version 1 only: the signing key as git's user.signingkey named it (no longer written)."""
+    """Version 1 only: the signing key as user.signingkey named it (a local path; now empty)."""
     signature: str
     """The armored detached signature of what `version` says."""
 
