@@ -132,7 +132,7 @@ def sarif(run: Run) -> dict[str, Any]:
             if region:
                 location["region"] = region
             message = p.text()
-            result = {
+            result: dict[str, Any] = {
                 "ruleId": p.rule,
                 "level": SARIF_LEVELS.get(p.level, "note"),
                 "message": {"text": message},
