@@ -191,6 +191,18 @@ def test_the_pre_commit_hook_catches_tampering_and_damage(project: Path, tmp_pat
     git(project, "add", ".planner")
     done = try_repo(project, home)
     assert done.returncode == 1 and "content changed after approval" in done.stdout
+    env = {**os.environ, "PRE_COMMIT_HOME": str(home)}
+    env.pop("PLANNER_STATE_DIR", None)
+    verify_hook = subprocess.run(
+        [str(BIN / "pre-commit"), "try-repo", str(REPO), "planner-verify", "--all-files"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert verify_hook.returncode == 1 and "planner verify" in verify_hook.stdout
+    assert "content changed after approval" in verify_hook.stdout
     git(project, "checkout", "HEAD", "--", ".planner")
     (directory / "session.json").write_text('{"status": "approved", ')
     git(project, "add", ".planner")
