@@ -116,7 +116,7 @@ def review_approve(tx: Transaction, a: dict[str, Any]) -> None:
         from state.signing import sign
 
         project = session_project(tx.store.dir)
-        approval["signature"] = sign(project, session["id"], approval["sha256"])
+        approval["signature"] = sign(project, session["id"], approval)
     close_round(session, verdict="approved", by=by, sha256=approval["sha256"])
     tx.tell(f"approved and frozen: sha256 {approval['sha256']} (by {by})")
     tx.next_argv = ["executor", "--step", "1", "--state-dir", tx.store.dir]
