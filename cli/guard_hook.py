@@ -55,10 +55,15 @@ DIALECTS = ("claude", "codex", "gemini")
 HINT = "Planning is read-only until the plan is approved: "
 DENY_HINT = "record this in the plan (plan change add / plan intent add …) instead"
 ASK_HINT = "allow it only if it changes nothing, else record it in the plan instead"
+# Where there is no prompt (Codex, Gemini CLI) an "ask" is a denial the model reads: what to do.
+MODEL_ASK_HINT = "the guard cannot tell whether this command writes, so it is denied here;"
+MODEL_ASK_HINT += " read with plain read-only commands (cat, grep, ls, git show, …) or the read"
+MODEL_ASK_HINT += " tools, and record what should change in the plan (plan change add / plan"
+MODEL_ASK_HINT += " intent add …)"
 WRITE_HINT = "edit files in the scratch worktree (`plan worktree` prints it), then"
 WRITE_HINT += " `plan change capture`"
-HUMAN_HINT = "the person runs it themselves, in their terminal or on the review page"
-HUMAN_HINT += " (`plan review open`); the agent must not"
+HUMAN_HINT = "The person runs it themselves, in their terminal or on the review page"
+HUMAN_HINT += " (`plan review open`), not the agent: ask them to"
 UNKNOWN_TOOL_HINT = "read with Read/Grep/Glob, run shell commands with Bash (judged, then"
 UNKNOWN_TOOL_HINT += " sandboxed), edit in the scratch worktree (`plan worktree`); after"
 UNKNOWN_TOOL_HINT += " approval every tool runs"
@@ -144,7 +149,7 @@ def run(raw: bytes, dialect: str = "claude", env=None) -> str:
         if len(verdict) > 3
         else (DENY if verdict[0] == MUTATE or session.strict else ASK)
     )
-    reason = explain(verdict, decision, session)
+    reason = explain(verdict, decision, session, dialect)
     return finish(dialect, decision, reason, session, tool, target_of(hook))
 
 
@@ -181,7 +186,8 @@ def render(dialect: str, decision: str, reason: str) -> str:
     if dialect == "gemini":
         return dumps({"decision": "deny", "reason": reason})
     if dialect == "codex":
-        decision = DENY
+        # Codex shows "Command blocked by PreToolUse hook: REASON. Command: CMD": its own period.
+        decision, reason = DENY, reason.rstrip(". ")
     inner = {"hookEventName": "PreToolUse", "permissionDecision": decision}
     inner["permissionDecisionReason"] = reason
     return dumps({"hookSpecificOutput": inner})
@@ -348,7 +354,7 @@ def patch_files(patch: str):
     return files
 
 
-def explain(verdict: tuple, decision: str, session) -> str:
+def explain(verdict: tuple, decision: str, session, dialect: str = "claude") -> str:
     kind, part, why = verdict[:3]
     part = part if len(part) <= 80 else part[:79] + "…"
     part = part.replace("`", "'").replace("\n", " ")
@@ -358,5 +364,6 @@ def explain(verdict: tuple, decision: str, session) -> str:
         return f"{first}. {HINT}{verdict[4]}; the session is {session.state_dir}."
     if (len(verdict) > 3 and verdict[3] != DENY) or "person" in why:
         return f"{first}. {HUMAN_HINT}; the session is {session.state_dir}."
-    hint = WRITE_HINT if "worktree" in why else ASK_HINT if decision == ASK else DENY_HINT
+    ask_hint = ASK_HINT if dialect == "claude" else MODEL_ASK_HINT
+    hint = WRITE_HINT if "worktree" in why else ask_hint if decision == ASK else DENY_HINT
     return f"{first}. {HINT}{hint}; the session is {session.state_dir}."

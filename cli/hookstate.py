@@ -152,9 +152,10 @@ def status_text(session: Session, dialect: str = "claude") -> str:
     return text(with_guard(summary(session.data, session.state_dir, context), dialect))
 
 
-CODEX_GUARD = "planning is guarded by command parsing only (Codex runs no rewritten command):"
-CODEX_GUARD += " shell commands the guard cannot judge are denied; edit files only in the"
-CODEX_GUARD += " scratch worktree"
+CODEX_GUARD = "planning is read-only, guarded by command parsing only (Codex runs no rewritten"
+CODEX_GUARD += " command, so nothing runs in a sandbox): shell commands that write, or that the"
+CODEX_GUARD += " guard cannot judge, are denied, in the scratch worktree too; edit files only"
+CODEX_GUARD += " with apply_patch, in the scratch worktree"
 
 
 def with_guard(summary: dict, dialect: str = "claude") -> dict:

@@ -52,19 +52,29 @@ def render(text: str, dialect: str) -> str:
     if dialect != "gemini":
         return text
     import json
+    import re
 
+    # Gemini CLI turns every < and > of additionalContext into &lt; &gt; (against tag
+    # injection), so a placeholder such as '<the user's words>' would reach the model escaped.
+    text = re.sub(r"<([^<>\n]*)>", "\u2039\\1\u203a", text)
     context = {"hookEventName": "SessionStart", "additionalContext": text}
     return json.dumps({"hookSpecificOutput": context})
 
 
-def parse_dialect(args: list) -> str:
-    """`--dialect claude|codex|gemini` (or `--dialect=…`); claude and codex read plain text."""
+def parse_dialect(args: list, env=None) -> str:
+    """`--dialect claude|codex|gemini` (or `--dialect=…`); claude and codex read plain text.
+
+    Without the flag, Gemini CLI is recognised by the GEMINI_SESSION_ID it gives every hook:
+    hooks/hooks.json is read by Claude Code and by Gemini CLI's extension loader alike, and
+    SessionStart has the same name in both, so one command serves the two.
+    """
     for i, arg in enumerate(args):
         if arg == "--dialect" and i + 1 < len(args):
             return args[i + 1]
         if arg.startswith("--dialect="):
             return arg.split("=", 1)[1]
-    return "claude"
+    env = os.environ if env is None else env
+    return "gemini" if env.get("GEMINI_SESSION_ID") and env.get("GEMINI_CWD") else "claude"
 
 
 def main(argv=None) -> int:
