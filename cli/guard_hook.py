@@ -48,7 +48,7 @@ READ_ONLY_TOOLS = names(
     TaskOutput BashOutput KillShell KillBash ExitPlanMode EnterPlanMode Skill SlashCommand
     AskUserQuestion ListMcpResourcesTool ReadMcpResourceTool ToolSearch
     read_file read_many_files list_directory glob search_file_content grep google_web_search
-    web_fetch write_todos view_image update_plan web_search"""
+    web_fetch write_todos view_image update_plan web_search activate_skill"""
 )
 OWN_MCP = ("mcp__planner__", "mcp__plugin_planner_planner__")  # the read-only companion
 DIALECTS = ("claude", "codex", "gemini")
