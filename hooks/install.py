@@ -1,11 +1,15 @@
 """Install planner into Codex CLI: `python3 /path/to/planner/hooks/install.py codex`.
 
-Claude Code installs the plugin and Gemini CLI the extension from this folder by themselves;
-Codex 0.169 has no such install for a folder, so this writes what it reads, for the user:
+Claude Code installs the plugin and Gemini CLI the extension from this folder by themselves.
+Codex 0.169 could install it as a plugin, but would then run hooks/hooks.json, whose guard
+speaks Claude Code's dialect (an "ask" Codex ignores: the call would run) and whose
+SessionStart claims a sandbox Codex does not have. So this writes what Codex reads, for the
+user:
 
 - `$CODEX_HOME/skills/planner/SKILL.md` (CODEX_HOME defaults to ~/.codex): a copy of the
   root SKILL.md (Codex 0.169 skips a linked one), the one skill `planner` (planning and
-  execution), in a folder that holds only it; run the install again after an update. A link to the whole clone made Codex find skills/planner/SKILL.md under it too (two
+  execution), in a folder that holds only it; run the install again after an update. A link
+  to the whole clone made Codex find skills/planner/SKILL.md under it too (two
   skills named `planner`); ~/.agents/skills is avoided because Gemini CLI reads it as well.
 - `$CODEX_HOME/hooks.json`: the guard (PreToolUse, every tool, `--dialect codex`) and
   SessionStart (the session's status, and the environment's build: hooks run outside Codex's

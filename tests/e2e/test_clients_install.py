@@ -240,3 +240,136 @@ def test_codex_session_start_builds_the_environment_outside_the_sandbox_and_tell
     assert "planner: an active session" in context
     assert "command parsing only (Codex runs no rewritten command" in context
     assert "sandbox except" not in context
+
+
+def gemini_bundle() -> Path | None:
+    found = Path(CACHE, "gemini", "node_modules", "@google", "gemini-cli", "bundle", "gemini.js")
+    return found if found.exists() else None
+
+
+def clean_copy(tmp_path: Path) -> Path:
+    """This folder as a fresh clone has it: no virtualenv, caches or git metadata."""
+    junk = shutil.ignore_patterns(".git", ".venv", "__pycache__", "*_cache", "*.egg-info")
+    return Path(shutil.copytree(REPO, tmp_path / "planner", ignore=junk))
+
+
+def gemini_shims(tmp_path: Path) -> Path:
+    """GEMINI_BIN, whose `extensions link` is `extensions install`, and the launchers as a
+    person links them: ~/.gemini/extensions/planner/bin/* on PATH (here: of the run's HOME)."""
+    bundle = gemini_bundle()
+    assert bundle is not None
+    shim = tmp_path / "gemini.mjs"
+    shim.write_text(
+        "// the harness links an extension; a person installs it (a copy in ~/.gemini)\n"
+        "if (process.argv[2] === 'extensions' && process.argv[3] === 'link')\n"
+        "  process.argv[3] = 'install';\n"
+        f"await import({json.dumps(bundle.as_uri())});\n"
+    )
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name in ("planner", "executor", "plan"):
+        launcher = bin_dir / name
+        launcher.write_text(f'#!/bin/sh\nexec "$HOME/.gemini/extensions/planner/bin/{name}" "$@"\n')
+        launcher.chmod(0o755)
+    return shim
+
+
+def run_gemini(
+    tmp_path: Path, scenario: dict, extension: Path, path: str, *env: str, out: str = "out"
+) -> tuple[int, dict]:
+    (tmp_path / f"{out}.json").write_text(json.dumps(scenario))
+    where = tmp_path / out
+    environ = {**os.environ, "GEMINI_BIN": str(tmp_path / "gemini.mjs")}
+    extra = [x for pair in (("--env", e) for e in env) for x in pair]
+    done = subprocess.run(
+        [
+            str(RUN_GEMINI),
+            *("--scenario", str(tmp_path / f"{out}.json"), "--extension-dir", str(extension)),
+            *("--workdir", str(tmp_path / "project"), "--out", str(where)),
+            *("--path", f"{tmp_path / 'bin'}:{path}", "--timeout", "600", "--quiet"),
+            *("--settings-file", str(tmp_path / "settings.json")),
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=environ,
+    )
+    summary = where / "summary.json"
+    assert summary.exists(), done.stderr[-2000:]
+    return done.returncode, json.loads(summary.read_text())
+
+
+@needs_gemini
+@pytest.mark.skipif(gemini_bundle() is None, reason="no Gemini CLI bundle in the harness cache")
+def test_gemini_from_extensions_install_walks_a_quick_plan(
+    project: Path,
+    tmp_path: Path,
+    isolated_path: str,
+    wheelhouse: Path,  # noqa: F811
+) -> None:
+    extension = clean_copy(tmp_path)
+    gemini_shims(tmp_path)
+    (tmp_path / "settings.json").write_text(json.dumps({"model": {"disableLoopDetection": True}}))
+    # One data dir for the three runs (each has its own HOME, and so its own copy).
+    data = f"PLANNER_DATA_DIR={tmp_path / 'data'}"
+    pip = ("PIP_NO_INDEX=1", f"PIP_FIND_LINKS={wheelhouse}")
+    readme = (project / "README.md").read_text()
+    first = {
+        "prompt": "Add a farewell(name) function to src/app.py. Plan it first, quickly.",
+        "turns": [
+            {"skill": "planner"},
+            {"bash": TASK, "description": "Start the plan"},
+            {"write": {"file_path": "{{cwd}}/NOTES.md", "content": "planning notes\n"}},
+            {"bash": "plan review approve --by me", "description": "Approve it myself"},
+            {"text": "Planning has started."},
+        ],
+    }
+    rc, s = run_gemini(tmp_path, first, extension, isolated_path, "CI=1", data, *pip)
+    assert rc == 0 and s["ok"], (rc, s["stderr_tail"], s["requests"])
+
+    # Installed by `gemini extensions install`: a copy, its skills once each, the skill's
+    # own folder as its resources (not the clone: no .git, no hooks/).
+    install_log = (tmp_path / "out" / "extension-install.log").read_text()
+    assert "installed" in install_log.lower(), install_log
+    assert sorted(s["local_skills"]) == ["executor", "planner"], s["skills"]
+    sent = (tmp_path / "out" / "requests.jsonl").read_text()
+    listed = json.loads(
+        '"' + sent.split("<available_resources>", 1)[1].split("</available_resources>")[0] + '"'
+    )
+    [root] = [line for line in listed.splitlines() if line.startswith("/")]
+    assert root.endswith("/.gemini/extensions/planner/skills/planner/"), listed
+    assert ".git" not in listed and "bootstrap.py" not in listed and "SKILL.md" in listed
+
+    results_ = results(s)
+    assert results_[1][0] == TASK and "PLANNER 1/11" in results_[1][1], results_[1]
+    reasons = [d["reason"] for d in s["hook_denials"]]
+    assert len(reasons) == 2, reasons
+    assert "scratch worktree" in reasons[0]
+    assert "person's decision" in reasons[1] and "the person runs it" not in reasons[1]
+    assert not (project / "NOTES.md").exists()
+    assert (project / "README.md").read_text() == readme
+    # Gemini CLI skips Claude Code's event in the shared hooks/hooks.json, with a warning.
+    skipped = [n for n in s["stderr_notes"] if "Invalid hook event" in n]
+    assert all('"PreToolUse"' in n for n in skipped), skipped
+    state = Path(results_[1][1].split("STATE_DIR=")[1].split()[0])
+
+    # Before approval: the status says planning is read-only and shell commands are sandboxed
+    # (Gemini CLI runs the rewritten command); then the walk to frozen. The extension is a
+    # new copy in the run's new HOME, so its environment is made again.
+    second = {"prompt": "Go on with the plan.", "turns": [WALK, {"text": "Frozen."}]}
+    rc, s = run_gemini(tmp_path, second, extension, isolated_path, "CI=1", data, *pip, out="walk")
+    assert rc == 0 and s["ok"], (rc, s["stderr_tail"], s["requests"])
+    context = "\n".join(map(str, s["session_context"] or s["hook_messages"]))
+    assert f"STATE_DIR={state}" in context and "read-only sandbox" in context, context
+    assert "&lt;" not in context and "&gt;" not in context
+    session = json.loads((state / "session.json").read_text())
+    assert json.loads((state / "plan.json").read_text())["frozen_at"]
+    assert session["approval"]["by"] == "auto"
+
+    # After approval: approved, and no claim about planning or its sandbox.
+    third = {"prompt": "Where does it stand?", "turns": [{"text": "Approved."}]}
+    rc, s = run_gemini(tmp_path, third, extension, isolated_path, data, out="after")
+    assert rc == 0 and s["ok"], (rc, s["stderr_tail"])
+    context = "\n".join(map(str, s["session_context"] or s["hook_messages"]))
+    assert "approved" in context and "sandbox" not in context, context
