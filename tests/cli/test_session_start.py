@@ -124,3 +124,11 @@ def test_gemini_context_holds_no_angle_brackets_to_escape() -> None:
     assert "<" not in out and ">" not in out
     assert out.endswith("--feedback '\u2039the user's words\u203a'")
     assert render(line, "claude") == line
+
+
+def test_plan_status_inside_codex_claims_no_sandbox(project: Path) -> None:
+    """Codex gives its commands CODEX_THREAD_ID: `plan status` there has Codex's guard line."""
+    start(project)
+    inside = run("plan", "status", cwd=project, env={"CODEX_THREAD_ID": "t-1"}).stdout
+    assert "command parsing only (Codex runs no rewritten command" in inside
+    assert "Codex" not in run("plan", "status", cwd=project).stdout
