@@ -75,7 +75,9 @@ def is_ours(hook) -> bool:
 
 def merged(existing: dict, ours: dict) -> dict:
     """`existing` with planner's earlier entries removed and `ours` added; the rest kept."""
-    hooks = existing.get("hooks") if isinstance(existing.get("hooks"), dict) else {}
+    hooks = existing.get("hooks")
+    if not isinstance(hooks, dict):
+        hooks = {}
     out: dict = {}
     for event, groups in hooks.items():
         kept = []
@@ -158,11 +160,11 @@ def install_codex(codex_home: str, bin_dir: str, build: bool, say) -> int:
 
     if build:
         say("environment: making it now (the first time takes a while)…")
-        done = subprocess.run(
+        built = subprocess.run(
             [sys.executable, "-S", "-I", os.path.join(ROOT, "hooks", "bootstrap.py"), "ensure"],
             stdin=subprocess.DEVNULL,
         )
-        if done.returncode != 0:
+        if built.returncode != 0:
             say("environment: not made (above: why); the SessionStart hook tries again")
     say(TRUST)
     return 0
