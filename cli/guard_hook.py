@@ -67,6 +67,15 @@ HUMAN_HINT += " (`plan review open`), not the agent: ask them to"
 UNKNOWN_TOOL_HINT = "read with Read/Grep/Glob, run shell commands with Bash (judged, then"
 UNKNOWN_TOOL_HINT += " sandboxed), edit in the scratch worktree (`plan worktree`); after"
 UNKNOWN_TOOL_HINT += " approval every tool runs"
+# The same, in the tools and the truth of the clients that name them otherwise.
+UNKNOWN_TOOL_HINTS = {
+    "codex": "read with shell commands that change nothing (cat, grep, ls, git show, …: judged,"
+    " never sandboxed), edit with apply_patch in the scratch worktree (`plan worktree`); after"
+    " approval every tool runs",
+    "gemini": "read with read_file/glob/search_file_content, run shell commands with"
+    " run_shell_command (judged, then sandboxed), edit with write_file/replace in the scratch"
+    " worktree (`plan worktree`); after approval every tool runs",
+}
 MAX_WRAPPED = 100_000  # bytes of command that still fit one argv word of the sandbox wrapper
 ASK, DENY, SANDBOX = "ask", "deny", "sandbox"
 
@@ -361,7 +370,10 @@ def explain(verdict: tuple, decision: str, session, dialect: str = "claude") -> 
     strict = kind == UNKNOWN and session.strict
     first = f"`{part}` {why}" + (" (strict guard)" if strict else "")
     if len(verdict) > 4:  # the rule says what to do instead
-        return f"{first}. {HINT}{verdict[4]}; the session is {session.state_dir}."
+        instead = verdict[4]
+        if instead is UNKNOWN_TOOL_HINT:
+            instead = UNKNOWN_TOOL_HINTS.get(dialect, instead)
+        return f"{first}. {HINT}{instead}; the session is {session.state_dir}."
     if (len(verdict) > 3 and verdict[3] != DENY) or "person" in why:
         return f"{first}. {HUMAN_HINT}; the session is {session.state_dir}."
     ask_hint = ASK_HINT if dialect == "claude" else MODEL_ASK_HINT
