@@ -19,6 +19,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -47,6 +48,40 @@ WALK = {
         "max": 20,
         "description": "Run the next planner step",
         "on": [rule for rule in QUICK if rule["match"] != "^PLANNER 1/11"],
+    }
+}
+
+
+# In Codex, step 3's design is followed by step 6's kind of work: an edit in the scratch
+# worktree (apply_patch, a raw patch: the file exists only once `plan worktree` worked) and
+# `plan change capture`, which records it as the intent's diff.
+FAREWELL_PATCH = """*** Begin Patch
+*** Update File: {{state_dir}}/worktree/src/app.py
+@@
+ def greet(name):
+     return 'hi ' + name
++
++
++def farewell(name):
++    return 'bye ' + name
+*** End Patch
+"""
+CODEX_WALK = {
+    "follow": {
+        **WALK["follow"],
+        "on": [
+            {
+                "match": rule["match"],
+                "turns": [
+                    {"bash": rule["bash"]},
+                    {"tool": "apply_patch", "input": {"patch": FAREWELL_PATCH}},
+                    {"bash": "plan change capture", "description": "Record the edit"},
+                ],
+            }
+            if rule["match"] == "^PLANNER 3/11"
+            else rule
+            for rule in WALK["follow"]["on"]
+        ],
     }
 }
 
@@ -139,7 +174,7 @@ def test_codex_from_its_install_command_walks_a_quick_plan(
             {"write": {"file_path": "{{cwd}}/NOTES.md", "content": "planning notes\n"}},
             {"bash": "plan review approve --by me", "description": "Approve it myself"},
             {"bash": "plan worktree", "description": "The scratch worktree"},
-            WALK,
+            CODEX_WALK,
             {"bash": "plan status", "description": "Where the plan stands"},
             {"text": "The quick plan is approved and frozen."},
         ],
@@ -179,9 +214,11 @@ def test_codex_from_its_install_command_walks_a_quick_plan(
 
     # Before approval SessionStart had nothing to say (no session yet); after it, a new
     # Codex session is told the plan is approved, with no guard line and no sandbox claim.
+    shim = codex_shim(tmp_path, python, "--no-build")  # nothing runs: no environment needed
     rc, after = run_codex(
-        tmp_path, {"turns": [{"text": "ok"}]}, shim, outside_tmp, isolated_path, out="after"
-    )
+        tmp_path, {"turns": [{"text": "ok"}]}, shim, outside_tmp, isolated_path,
+        f"PLANNER_PYTHON={sys.executable}", out="after",
+    )  # fmt: skip
     assert rc == 0 and after["ok"], after["stderr_tail"]
     context = "\n".join(map(str, after["hook_messages"]))
     assert "planner: an active session" in context and "approved" in context, context
@@ -193,6 +230,11 @@ def test_codex_from_its_install_command_walks_a_quick_plan(
     if worktree.startswith("Exit code"):
         pytest.skip(f"plan worktree fails inside Codex's sandbox on this branch: {worktree[:300]}")
     assert (state / "worktree").is_dir()
+    plan = json.loads((state / "plan.json").read_text())
+    changes = [c for m in plan["milestones"] for c in m["code_changes"]]
+    assert [c["intent_ref"] for c in changes] == ["CI-001"], changes
+    assert "+def farewell(name):" in json.dumps(changes)
+    assert (project / "src" / "app.py").read_text() == "def greet(name):\n    return 'hi ' + name\n"
 
 
 @needs_codex
