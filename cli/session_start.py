@@ -77,11 +77,30 @@ def parse_dialect(args: list, env=None) -> str:
     return "gemini" if env.get("GEMINI_SESSION_ID") and env.get("GEMINI_CWD") else "claude"
 
 
+def launchers_note(dialect: str, env=None) -> str:
+    """Where the launchers are, when the agent's shell cannot find them: Claude Code puts the
+    plugin's bin/ on PATH, Gemini CLI does not (the person links them once) and Codex's
+    install links them into a directory that may not be on PATH; "" when `planner` is found."""
+    import shutil
+
+    env = os.environ if env is None else env
+    if dialect == "claude" or shutil.which("planner", path=env.get("PATH", "")):
+        return ""
+    bin_dir = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bin")
+    return (
+        f"planner: the commands planner, executor and plan are not on PATH: run them as"
+        f" {bin_dir}/planner (and so on), and ask the person to run once:"
+        f" ln -s {bin_dir}/planner {bin_dir}/executor {bin_dir}/plan ~/.local/bin/"
+    )
+
+
 def main(argv=None) -> int:
     dialect = parse_dialect(sys.argv[1:] if argv is None else argv)
     try:
         raw = sys.stdin.buffer.read() if sys.stdin is not None else b""
         text = report(hook_cwd(raw), dialect)
+        note = launchers_note(dialect)
+        text = f"{text}\n{note}" if text and note else text or note
     except Exception as e:
         if os.environ.get("PLANNER_DEBUG") == "1":
             raise

@@ -40,6 +40,8 @@ def start(project: Path) -> Path:
 
 def test_no_session_prints_nothing(project: Path) -> None:
     assert hook(project).stdout == ""
+    on_path = {"PATH": f"{REPO / 'bin'}:/usr/bin:/bin"}
+    assert hook(project, None, "--dialect", "codex", env=on_path).stdout == ""
 
 
 def test_the_active_session_and_its_next_command(project: Path) -> None:
@@ -132,3 +134,17 @@ def test_plan_status_inside_codex_claims_no_sandbox(project: Path) -> None:
     inside = run("plan", "status", cwd=project, env={"CODEX_THREAD_ID": "t-1"}).stdout
     assert "command parsing only (Codex runs no rewritten command" in inside
     assert "Codex" not in run("plan", "status", cwd=project).stdout
+
+
+def test_gemini_and_codex_are_told_where_the_launchers_are_when_path_lacks_them(
+    project: Path, tmp_path: Path
+) -> None:
+    """Gemini CLI does not put the extension's bin/ on PATH: the model gets the full paths."""
+    gemini = {"GEMINI_SESSION_ID": "s-1", "GEMINI_CWD": str(project)}
+    out = json.loads(hook(project, None, env=gemini).stdout)  # no session: only the note
+    note = out["hookSpecificOutput"]["additionalContext"]
+    assert f"run them as {REPO}/bin/planner" in note and "ln -s" in note
+    assert "not on PATH" in hook(project, None, "--dialect", "codex").stdout
+    assert hook(project).stdout == ""  # Claude Code puts bin/ on PATH itself
+    on_path = {"PATH": f"{REPO / 'bin'}:/usr/bin:/bin"}
+    assert hook(project, None, "--dialect", "codex", env=on_path).stdout == ""
