@@ -221,7 +221,10 @@ def commit_message(milestone: dict[str, Any]) -> str:
         c["id"] for c in milestone["code_changes"]
     ]
     head = f"{milestone['id']} {milestone['name']}" + (f": {', '.join(ids)}" if ids else "")
-    body = [f"{c['id']} {c['intent_ref']} {c['file']}" for c in milestone["code_changes"]]
+    body = [
+        f"{c['id']} {','.join([c['intent_ref'], *c['shared_intents']])} {c['file']}"
+        for c in milestone["code_changes"]
+    ]
     return head + ("\n\n" + "\n".join(body) if body else "") + "\n"
 
 
