@@ -9,6 +9,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests.cli.test_worktree import BYE, DESIGN, GREET, WAVE, executing
 from tests.conftest import Plan, git
@@ -201,3 +203,58 @@ def test_two_intents_given_together_share_one_change(
     assert done.stdout.split() == []
     assert "CC-001 CI-001,CI-002 src/unique.py: re-captured (+6 -0)" in done.stderr
     assert changes(session_dir) == [("CC-001", "CI-001", ["CI-002"], "src/unique.py")]
+
+
+# ---------------------------------------------------------------- unclaimed, generated
+
+POOL = [
+    "src/app.py",  # CI-001, CI-002
+    "README.md",  # CI-003
+    "tests/test_app.py",  # M-001's test file
+    "setup.cfg",
+    "docs/guide.md",
+    "docs/deep/a b.md",
+    "src/nouveau_été.py",
+    "src/__pycache__/app.cpython-312.pyc",  # a byproduct: never named
+    ".pytest_cache/v/cache/lastfailed",
+]
+
+
+@settings(
+    max_examples=15,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    edits=st.dictionaries(
+        st.sampled_from(POOL), st.sampled_from(["x = 1\n", "# Demo\n", ""]), max_size=6
+    )
+)
+def test_unclaimed_is_exactly_the_changed_files_nothing_claims(
+    plan: Plan, tree: Path, project: Path, session_dir: Path, edits: dict[str, str]
+) -> None:
+    from state import capture_ops
+    from state import worktree as wt
+    from state.store import Store
+
+    doc = Store(str(session_dir)).read("plan")
+    base = json.loads((session_dir / "session.json").read_text())["base_commit"]
+    capture = capture_ops.Capture(
+        None, doc, str(project), str(tree), wt.base_reader(str(project), base)
+    )
+    for path, text in edits.items():
+        write(tree, path, text)
+    try:
+        at_base = {p: (project / p).read_text() if (project / p).exists() else None for p in edits}
+        expected = sorted(
+            p
+            for p, text in edits.items()
+            if p not in ("src/app.py", "README.md", "tests/test_app.py")
+            and "cache" not in p
+            and text != at_base[p]
+        )
+        assert capture.unclaimed(base) == expected
+    finally:
+        for path in edits:
+            (tree / path).unlink()
+        git(tree, "checkout", "-q", "--", ".")

@@ -20,7 +20,7 @@ def planned(plan: Plan, session_dir: Path) -> None:
 
 
 def execution(session_dir: Path) -> dict:
-    return json.loads((session_dir / "execution.json").read_text())  # type: ignore[no-any-return]
+    return json.loads((session_dir / "execution.json").read_text())
 
 
 def deviation(plan: Plan, text: str) -> str:
