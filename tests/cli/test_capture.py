@@ -258,3 +258,15 @@ def test_unclaimed_is_exactly_the_changed_files_nothing_claims(
         for path in edits:
             (tree / path).unlink()
         git(tree, "checkout", "-q", "--", ".")
+
+
+def test_change_set_intent_makes_a_shared_change_one_intents_again(
+    plan: Plan, tree: Path, session_dir: Path
+) -> None:
+    write(tree, "src/app.py", GREET + BYE + WAVE)
+    plan("change", "capture", "src/app.py")
+    assert changes(session_dir)[0][2] == ["CI-002"]
+    plan("change", "set", "CC-001", "--intent", "CI-002")
+    assert changes(session_dir) == [("CC-001", "CI-002", [], "src/app.py")]
+    refused = plan("validate", "--phase", "code", code=3)
+    assert "CI-001" in refused.stdout + refused.stderr
