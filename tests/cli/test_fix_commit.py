@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from skills.executor import reconcile
 from tests.cli.test_worktree import BYE, DESIGN, GREET, WAVE, executing
 from tests.conftest import Plan, git
 
@@ -49,6 +50,12 @@ def test_a_fix_commit_names_the_deviations_it_carries_out(
     run, devs = execution(session_dir)["milestones"][0], execution(session_dir)["deviations"]
     assert (run["commit"], run["fix_commits"]) == (first, [fix])
     assert [d["commit"] for d in devs] == [fix, fix]
+    doc = json.loads((session_dir / "plan.json").read_text())
+    record = reconcile.build(doc, execution(session_dir), str(project))
+    assert (record["milestones"][0]["commit"], record["milestones"][0]["fix_commits"]) == (
+        first,
+        [fix],
+    )
     again = plan("exec", "commit", "M-001")  # nothing changed since: nothing to commit
     assert "already committed" in again.stderr
     assert git(project, "rev-parse", "HEAD").strip() == fix
