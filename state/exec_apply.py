@@ -327,6 +327,8 @@ def exec_commit(tx: Transaction, a: dict[str, Any]) -> None:
     message = commit_message(milestone, carried, fix) + "\n" + "\n".join(trailers) + "\n"
     wt.git(repo, "commit", "-q", "-m", message, "--", *keep, work_tree=project, cwd=project)
     sha = wt.git(repo, "rev-parse", "HEAD", work_tree=project, cwd=project).decode().strip()
+    if not fix:
+        run["commit"] = None  # the milestone's commit, even when an older one left HEAD's history
     _recorded(run, execution, sha, [d["id"] for d in carried])
     tx.tell(f"{a['id']}: committed {sha[:12]} {message.splitlines()[0]}")
 
