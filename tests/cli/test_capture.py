@@ -270,3 +270,31 @@ def test_change_set_intent_makes_a_shared_change_one_intents_again(
     assert changes(session_dir) == [("CC-001", "CI-002", [], "src/app.py")]
     refused = plan("validate", "--phase", "code", code=3)
     assert "CI-001" in refused.stdout + refused.stderr
+
+
+def test_claims_follow_plan_order_across_milestones() -> None:
+    from state.capture_ops import claims
+    from tests.state import builders as b
+
+    doc = b.plan(
+        milestones=[
+            b.milestone(
+                1,
+                tests={"files": ["tests/t.py"]},
+                code_intents=[b.intent(1), b.intent(2, file="lib.py")],
+            ),
+            b.milestone(
+                2,
+                tests={"files": ["tests/t.py", "lib.py"]},
+                code_intents=[b.intent(3, file="lib.py"), b.intent(4, file="tests/t.py")],
+                code_changes=[b.change(1, "CI-003", file="extra.py", shared_intents=["CI-004"])],
+            ),
+            b.milestone(3, tests={"files": ["tests/none.py"]}),  # no intent: nothing to take it
+        ]
+    )
+    assert claims(doc) == {
+        "src/app.py": ["CI-001"],
+        "lib.py": ["CI-002", "CI-003"],
+        "tests/t.py": ["CI-001", "CI-004"],  # M-001's first intent; M-002's intent on it
+        "extra.py": ["CI-003", "CI-004"],  # a change's file: the intents it serves
+    }
