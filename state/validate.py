@@ -272,8 +272,8 @@ def _tests_captured(milestone: dict[str, Any], where: str) -> list[Finding]:
         Finding(
             f"{where}.tests.files",
             f"{milestone['id']} names test file {path}, which has no captured diff",
-            f"write it in the worktree, then plan change capture {path} "
-            f"(or drop it: plan milestone tests {milestone['id']} --file F...)",
+            f"write it in the worktree, then plan change capture {path}; or name the "
+            f"milestone's test files without it: plan milestone tests {milestone['id']} --file F",
         )
         for path in milestone["tests"]["files"]
         if path and path not in changed
