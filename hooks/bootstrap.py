@@ -450,8 +450,7 @@ def session_start() -> int:
             return 0
         data = data_dir()
         env_file = os.environ.get("CLAUDE_ENV_FILE")
-        chosen = os.environ.get("PLANNER_DATA_DIR") or os.environ.get("CLAUDE_PLUGIN_DATA")
-        if env_file and chosen:
+        if env_file:  # also the fallback dir: a named data dir is what lets bin/ start one Python
             with open(env_file, "a", encoding="utf-8") as f:
                 f.write(f"export PLANNER_DATA_DIR={shlex.quote(data)}\n")
         if current(data):

@@ -203,3 +203,27 @@ def test_paths_with_spaces_take_the_fast_path(
     [plan] = project.glob(".planner/*/plan.json")
     assert "c  'd' $HOME" in plan.read_text()
     assert calls(log) == []
+
+
+def test_session_start_names_the_fallback_data_dir_for_the_shell_too(
+    isolated_path: str, tmp_path: Path
+) -> None:
+    # Without CLAUDE_PLUGIN_DATA the data dir is the XDG fallback; the agent's shell still
+    # gets it as PLANNER_DATA_DIR, so its launchers take the fast path.
+    env_file = tmp_path / "env.sh"
+    hook = ["python3", "-S", "-I", str(REPO / "hooks" / "bootstrap.py")]
+    xdg = {"XDG_DATA_HOME": str(tmp_path / "xdg")}
+    done = subprocess.run(
+        [*hook, "session-start"],
+        env=clean_env(isolated_path, CLAUDE_ENV_FILE=str(env_file), **xdg, **OFFLINE),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    where = subprocess.run(
+        [*hook, "where"], env=clean_env(isolated_path, **xdg), capture_output=True, text=True
+    )
+    data = where.stdout.splitlines()[0].removeprefix("data: ")
+    assert data.startswith(str(tmp_path / "xdg" / "planner") + "/")
+    assert env_file.read_text() == f"export PLANNER_DATA_DIR={data}\n"
