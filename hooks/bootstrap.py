@@ -11,7 +11,6 @@ it was made from in `planner-env.json`), `venv.lock` serialises the builders and
 `bootstrap.log` keeps the installers' output.
 
     bootstrap.py run NAME [ARGS...]   run `NAME` (planner, executor, plan) in the environment
-    bootstrap.py fast NAME [ARGS...]  the launchers' fast path, run by the environment's Python
     bootstrap.py session-start        the SessionStart hook: start a build in the background
     bootstrap.py ensure | rebuild     make the environment if needed | make it anew
     bootstrap.py where                print the data directory and the environment in use
@@ -25,8 +24,8 @@ path entry, no import hook that every start would pay for): the code that runs i
 plugin folder Claude Code manages, never a stale copy.
 
 The launchers' fast path (docs/design.md, "Launcher fast path"): when the data dir is named by
-the environment (PLANNER_DATA_DIR, CLAUDE_PLUGIN_DATA), bin/ runs this file with the
-environment's own Python (`fast`), which checks the environment as `run` would and runs the
+the environment (PLANNER_DATA_DIR, CLAUDE_PLUGIN_DATA), bin/ imports this file in the
+environment's own Python and calls fast(), which checks the environment as `run` would and runs the
 command in the same process: one Python start instead of two. Anything else is handed to
 `python3 -S -I bootstrap.py run`, the slow path.
 """
@@ -387,8 +386,8 @@ def run(launcher: str, args: list[str]) -> int:
 
 
 def fast(launcher: str, args: list[str]) -> int:
-    """bin/'s fast path, run as `<data>/venv/bin/python -I bootstrap.py fast LAUNCHER ARGS`:
-    if that environment is the one in use and matches the plugin folder (current(), the same
+    """bin/'s fast path, called in `<data>/venv/bin/python -I` with bootstrap imported: if
+    that environment is the one in use and matches the plugin folder (current(), the same
     check `run` makes), run the command in this process; else hand over to the slow path.
 
     A command that cannot even be imported means a damaged environment: one line with the fix.
@@ -519,6 +518,4 @@ def dispatch(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["fast"] and len(sys.argv) >= 3:  # the command handles its own errors
-        sys.exit(fast(sys.argv[2], sys.argv[3:]))
     sys.exit(main(sys.argv[1:]))
