@@ -68,7 +68,10 @@ def review_reject(tx: Transaction, a: dict[str, Any]) -> None:
     help="Port on 127.0.0.1 (0: any free one).",
 )
 @click.option("--no-browser", is_flag=True, help="Print the URL only; do not open a browser.")
-def review_open(port: int, no_browser: bool, state_dir: str | None, as_json: bool) -> None:
+@click.option("--verbose", is_flag=True, help="Log every request and server warning to stderr.")
+def review_open(
+    port: int, no_browser: bool, verbose: bool, state_dir: str | None, as_json: bool
+) -> None:
     """Serve the plan's review page on 127.0.0.1 (a new secret URL each run) until Ctrl-C."""
     from cli.review_page.serve import open_page
 
@@ -76,7 +79,7 @@ def review_open(port: int, no_browser: bool, state_dir: str | None, as_json: boo
         out(json.dumps({"url": url}) if as_json else url)
         sys.stdout.flush()
 
-    open_page(open_store(state_dir), port, not no_browser, say)
+    open_page(open_store(state_dir), port, not no_browser, say, verbose)
 
 
 @review_command.command("wait")

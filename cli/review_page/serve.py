@@ -32,8 +32,11 @@ def bind(port: int) -> socket.socket:
     return sock
 
 
-def open_page(store: Store, port: int, open_browser: bool, say: Callable[[str], None]) -> None:
-    """Serve the session's review page until interrupted; print its URL first."""
+def open_page(
+    store: Store, port: int, open_browser: bool, say: Callable[[str], None], verbose: bool = False
+) -> None:
+    """Serve the session's review page until interrupted; print its URL first. The server's
+    own log (requests, malformed connections) reaches the terminal only when `verbose`."""
     import uvicorn
 
     from cli.review_page.app import create_app
@@ -53,7 +56,11 @@ def open_page(store: Store, port: int, open_browser: bool, say: Callable[[str], 
 
         webbrowser.open(url)
     config = uvicorn.Config(
-        app, log_level="warning", timeout_graceful_shutdown=1, lifespan="off", access_log=False
+        app,
+        log_level="info" if verbose else "error",
+        timeout_graceful_shutdown=1,
+        lifespan="off",
+        access_log=verbose,
     )
     uvicorn.Server(config).run(sockets=[sock])
 
