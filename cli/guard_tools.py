@@ -252,13 +252,6 @@ def _git_config(rest: list) -> str | None:
     return "changes git configuration" if len(operands) > 1 else None
 
 
-def _unless(*read_options: str, why: str = CHANGES):
-    def rule(rest: list) -> str | None:
-        return None if any(a in read_options for a in rest) else why
-
-    return rule
-
-
 def _git_archive(rest: list) -> str | None:
     return "writes an archive file" if any(a.startswith("-o") for a in rest) else None
 

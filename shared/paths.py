@@ -18,9 +18,6 @@ PLANNER_DIR = ".planner"
 ACTIVE_FILE = "ACTIVE"
 STATE_DIR_ENV = "PLANNER_STATE_DIR"
 
-# Session statuses during which planning is read-only (PRODUCT.md §6.5, §7).
-PLANNING_STATUSES = frozenset({"discovery", "design", "detailing", "review"})
-
 
 def planner_home(cwd: str | None = None) -> str:
     """The `.planner/` directory of the project that holds cwd."""

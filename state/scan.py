@@ -113,14 +113,6 @@ def scan(root: str, base: str | None, task: str = "") -> dict[str, Any]:
     return gathered
 
 
-def scan_summary(context: dict[str, Any]) -> str:
-    """The stored scan's summary, for `plan context scan` and the discovery prompt."""
-    gathered = context.get("gathered") or {}
-    if not gathered.get("scanned_at"):
-        return "No scan yet: run `plan context scan` (--base REF to compare with an older commit)."
-    return str(gathered.get("summary", ""))
-
-
 def document_kind(path: str) -> str | None:
     """readme, agents, architecture, security, contributing, adr, design, docs (pages under
     docs/), or docs-site (mkdocs.yml, sphinx's docs/conf.py); None otherwise."""

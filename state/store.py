@@ -119,18 +119,6 @@ def parse(path: str, schema_name: str, raw: bytes) -> dict[str, Any]:
     return doc
 
 
-def plan_file_name(path: str) -> str:
-    """The document name of a file `plan validate` is given: any JSON file is read as a plan,
-    but a session's other files are refused by name (exit 2)."""
-    name = os.path.basename(path)[: -len(".json")]
-    if name in ("session", "context", "execution", "reconcile", "config") or name.startswith("qr-"):
-        raise UsageError(
-            f"{path}: is the session's {name}.json, not a plan: plan validate checks a plan "
-            "(plan.json, or any JSON file holding one)"
-        )
-    return name
-
-
 def load(path: str, schema_name: str) -> dict[str, Any]:
     return parse(path, schema_name, read_bytes(path))
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from state.errors import UsageError
-from state.scan import change_types, scan, scan_summary
+from state.scan import change_types, scan
 from tests.conftest import Plan, git
 
 NEUTRAL = "x = 1\n"
@@ -223,16 +223,6 @@ def test_the_summary_stays_short_for_a_hundred_documents(project: Path) -> None:
     assert lines[1].startswith("Changed since HEAD (40 files): src/auth/handler_0.py,")
     assert lines[2] == "Change types: auth, api, security"
     assert lines[3].startswith("Read first: SECURITY.md (auth, security), ARCHITECTURE.md (api)")
-
-
-def test_scan_summary_reads_the_stored_scan(project: Path) -> None:
-    assert scan_summary({"gathered": {}}).startswith("No scan yet: run `plan context scan`")
-    gathered = scan(str(project), None)
-    assert (
-        scan_summary({"gathered": gathered})
-        == gathered["summary"]
-        == ("Documents (1): README.md\nChanged since HEAD: nothing\nChange types: none detected")
-    )
 
 
 def test_plan_context_scan_stores_the_scan_in_context_json(
