@@ -352,7 +352,6 @@ def at_gate(root: Path) -> tuple[Path, list[str]]:
     new_project(root)
     out = ok(root, ["planner", "--step", "1", "--task", "Add things", "--non-interactive"])
     state = Path(next(ln[10:] for ln in out.splitlines() if ln.startswith("STATE_DIR=")))
-    out = ok(root, route(out, "NEXT: "))
     ok(root, ["plan", "context", "set", "--goal", "say goodbye"])
     out = ok(root, route(out, "NEXT: "))
     ok(root, ["plan", "apply", "-"], json.dumps(DESIGN))

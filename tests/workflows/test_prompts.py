@@ -47,14 +47,13 @@ def design_of(w: Walk) -> Output:
 def walk_to_review(project: Path) -> tuple[Walk, Output]:
     w = Walk(project)
     agent = w.agent
-    out = w.step(w.step("planner --step 1 --task 'Add a farewell'").route())
+    out = w.step("planner --step 1 --task 'Add a farewell'")
     agent.plan("question", "import", "-", input=json.dumps(QUESTIONS))
     for n, answer in enumerate(ANSWERS, 1):
         agent.plan("question", "answer", f"Q-00{n}", answer)
     agent.plan(
         "context", "set", "--goal", "say goodbye", "--scope", "app", "--out-of-scope", "i18n"
     )
-    out = w.step(out.route())  # step 2 again: the answers are in, it routes to design
     design = w.step(out.route())  # 3
     agent.apply(DESIGN)
     out = w.step(design.route())  # 4: the design review fails once
@@ -62,9 +61,8 @@ def walk_to_review(project: Path) -> tuple[Walk, Output]:
     fix = w.step(out.route("fail"))  # 5 fail, which prints 3 in fix mode
     assert "FIX MODE" in fix.text
     agent.plan("decision", "set", "DL-001", "--reasoning", "Same shape keeps the module obvious.")
-    out = w.step(fix.route())  # 4 again
-    judge_todo(agent, out, "plan-design")
-    out = w.step(out.route("pass"))  # 5, which prints 6
+    judge_todo(agent, fix, "plan-design")  # the re-check fix mode lists
+    out = w.step(fix.route("pass"))  # 5, which prints 6
     add_farewell_change(agent, state_of(out))
     out = w.step(out.route())
     review(agent, "plan-code")

