@@ -148,8 +148,8 @@ def _decide_in(
     _check_approved(tx)
     if flags.get("new_session"):
         how = "arrive"
-    elif _gate_done(step_kind, ctx, verdict):
-        how = "rerender"  # the gate ran and moved on: the same call again changes nothing
+    elif _gate_done(step_kind, ctx, verdict) or _passed_by_chain(step_kind, ctx):
+        how = "rerender"  # the step ran and moved on: the same call again changes nothing
     else:
         how = mode(workflow, step, store, session)
     if how == "rerender":
@@ -166,7 +166,30 @@ def _gate_done(step_kind: Kind, ctx: Context, verdict: str | None) -> bool:
     here = (ctx.session["workflow"], ctx.session["step"])
     if here[0] != ctx.workflow.name or here[1] == ctx.step.number:
         return False
-    return step_target(step_kind.routing(ctx)) == here
+    target = step_target(step_kind.routing(ctx))
+    return target is not None and target[0] == here[0] and _chain_reaches_here(ctx, target[1])
+
+
+def _passed_by_chain(step_kind: Kind, ctx: Context) -> bool:
+    """Whether this step (not a gate) ran in a call that went on to the step the session is
+    at: running it again re-renders the chain instead of arriving back here."""
+    if isinstance(step_kind, Gate) or ctx.session["workflow"] != ctx.workflow.name:
+        return False
+    return ctx.step.number < ctx.session["step"] and _chain_reaches_here(ctx, ctx.step.number)
+
+
+def _chain_reaches_here(ctx: Context, start: int) -> bool:
+    """Whether every step from `start` up to the one the session is at needs no agent work,
+    so that one call went through them all."""
+    if start > ctx.session["step"]:
+        return False  # the session went back since
+    for number in range(start, ctx.session["step"]):
+        step = ctx.workflow.step(number)
+        there = Context(ctx.workflow, step, ctx.store, ctx.session, ctx.flags)
+        there.tx = ctx.tx
+        if not step.kind().chains(there):
+            return False
+    return True
 
 
 def _check_approved(tx: Transaction) -> None:

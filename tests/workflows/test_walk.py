@@ -189,3 +189,22 @@ def test_exec_step_6_chains_to_its_review_when_nothing_is_to_write(project: Path
     review(agent, "impl-code")
     out = agent.step(out.route("pass"))  # 5, 6, 7
     assert out.header.startswith("EXECUTOR 7/9") and "nothing to write here" in out.text
+
+
+def test_running_a_chained_step_again_changes_nothing(project: Path) -> None:
+    from tests.workflows.helpers import to_approval
+
+    agent = Agent(project, env={"CI": "1"})
+    first = agent.step("planner --step 1 --task 'Add a farewell'")  # 1, which prints 2
+    session = Path(first.state_dir) / "session.json"
+    before = session.read_bytes()
+    again = agent.step(f"planner --step 1 --state-dir '{first.state_dir}'")
+    assert again.text == first.text and session.read_bytes() == before
+    agent.plan("cancel")
+    agent, out = to_approval(project)
+    agent.step(out.route())  # executor 1, 2 and 3
+    before = (state_of(out) / "execution.json").read_bytes()
+    for step in (1, 2):  # each ran on to step 3: a re-render of the chain from there
+        rerun = agent.step(f"executor --step {step} --state-dir '{out.state_dir}'")
+        assert rerun.header.startswith("EXECUTOR 3/9")
+        assert (state_of(out) / "execution.json").read_bytes() == before
