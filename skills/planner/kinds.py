@@ -205,22 +205,23 @@ class WorktreeExecute(Execute):
 
 
 def ensure_worktree(ctx: Context) -> str:
-    """The worktree's path, made now if it is not there (what `plan worktree` does), or how
-    to get one when it cannot be made here (no git commit)."""
+    """Where the worktree is (STATE_DIR/worktree), made now if it is not there (what `plan
+    worktree` does), or how to get one when it cannot be made here (no git commit)."""
     from state import worktree
     from state.lock import locked
     from state.project import session_project
 
+    shown = "STATE_DIR/worktree"  # the state dir is printed once, at the top of the step
     if ctx.session["approval"]:
-        return worktree.path_of(ctx.state_dir)
+        return shown
     try:
         base = worktree.base_of(ctx.session, f"{ctx.store.path('session')}:base_commit")
         lock = os.path.join(ctx.state_dir, ".worktree.lock")
         with locked(lock, timeout=worktree.CREATE_TIMEOUT_S):
-            path, _ = worktree.create(session_project(ctx.state_dir), ctx.state_dir, base)
+            worktree.create(session_project(ctx.state_dir), ctx.state_dir, base)
     except PlannerError as e:
         return f"(not made: {e.message}; then plan worktree)"
-    return path
+    return shown
 
 
 class DocsExecute(WorktreeExecute):

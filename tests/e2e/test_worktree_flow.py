@@ -30,7 +30,7 @@ def test_plan_from_worktree_edits_then_apply_and_commit(project: Path) -> None:
     review(agent, "plan-design")
     out = agent.step(out.route("pass"))  # 5, which prints 6
     assert out.header == "PLANNER 6/11 plan-code-execute"
-    says(out, str(state / "worktree"), "plan change capture", "--intent CI-n")
+    says(out, "STATE_DIR/worktree", "plan change capture", "--intent CI-n")
 
     tree = Path(agent.plan("worktree").stdout.strip())
     assert tree == state / "worktree"

@@ -99,8 +99,10 @@ def test_the_interactive_path(project: Path, tmp_path: Path) -> None:
         "Q-004",
     ]
     agent.plan("context", "set", "--goal", "Users can say goodbye")
-    out = agent.step(out.route())  # step 2 again: no answers yet, so it routes back to step 2
-    assert out.next.startswith("planner --step 2") and "3 more question(s)" in out.text
+    refused = agent.shell(out.route(), code=3)  # design waits for the answers
+    assert "3 more question(s) must be answered" in refused.stderr
+    out = agent.step(out.route().replace("--step 3", "--step 2", 1))  # step 2 again
+    assert out.next.startswith("planner --step 3") and "3 more question(s)" in out.text
 
     stopped = ask_in_terminal(project)
     assert "Stopped; the answers given so far are saved." in stopped
@@ -109,8 +111,7 @@ def test_the_interactive_path(project: Path, tmp_path: Path) -> None:
     assert by_id["Q-001"]["answer"] == "Farewell and wave"
     assert by_id["Q-002"]["answer"] == "yes"
     assert by_id["Q-003"]["skipped"] and by_id["Q-004"]["answer"] is None
-    out = agent.step(out.route())
-    assert out.next.startswith("planner --step 3")
+    assert out.next.startswith("planner --step 3")  # once answered, NEXT starts the design
     design = agent.step(out.route())
     assert "Q-001 Which greeting styles are needed? -> Farewell and wave" in design.text
 

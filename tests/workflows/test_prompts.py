@@ -86,17 +86,21 @@ def test_what_the_agent_reads(project: Path) -> None:
         first = next(o for o in w.outputs if o.header.startswith(header))
         assert first.text.count("plan apply - <<'EOF'") == 1, header  # one skeleton a step
     code = next(o for o in w.outputs if o.header.startswith("PLANNER 6/11"))
-    assert "plan worktree" in code.text and "plan change capture" in code.text  # no diff by hand
+    tree = "checkout of the base commit): STATE_DIR/worktree"
+    assert tree in code.text and "plan change capture" in code.text  # no diff by hand
     assert "the same way at step 9, not here" in code.text  # validate --phase code asks none
+    assert "plan validate --phase code requires the diffs of the code milestones only" in code.text
     docs = next(o for o in w.outputs if o.header.startswith("PLANNER 9/11"))
     assert "plan change capture" in docs.text and '"op": "doc set"' not in docs.text
     assert "nobody writes a diff by hand" in docs.text and "plan render --full" in docs.text
     assert "--diff" not in fix.text and "--diff" not in docs.text
     discovery = next(o for o in w.outputs if o.header.startswith("PLANNER 2/11"))
     assert '"recommended" is the option\'s label or its number, counting from 1' in discovery.text
-    for header in ("PLANNER 2/11", "PLANNER 3/11", "PLANNER 4/11", "PLANNER 6/11"):
+    for header in ("PLANNER 2/11", "PLANNER 3/11", "PLANNER 6/11"):  # the work steps, once
         first = next(o for o in w.outputs if o.header.startswith(header))
         assert first.text.count("Scratch files go in STATE_DIR/scratch/") == 1, header
+    review_step = next(o for o in w.outputs if o.header.startswith("PLANNER 4/11"))
+    assert "Scratch files" not in review_step.text  # the reviewer's batch is a heredoc
 
     rejected = w.agent.shell(at_review.route("fail").replace("<the user's words>", FEEDBACK))
     again = w.step(rejected.stderr.split("NEXT: ", 1)[1].strip())  # step 3 with the feedback
