@@ -208,3 +208,15 @@ def test_running_a_chained_step_again_changes_nothing(project: Path) -> None:
         rerun = agent.step(f"executor --step {step} --state-dir '{out.state_dir}'")
         assert rerun.header.startswith("EXECUTOR 3/9")
         assert (state_of(out) / "execution.json").read_bytes() == before
+
+
+def test_the_design_batch_takes_the_choice_with_options_as_json(project: Path) -> None:
+    agent, out = start(project)
+    assert '{"op": "choice add", "args": {"topic": "T", "option_json": [{' in out.text
+    options = [{"name": "inline", "recommended": True}, {"name": "helper", "cons": ["more"]}]
+    choice = {"op": "choice add", "args": {"topic": "Where", "option_json": options}}
+    created = agent.apply([*DESIGN, choice])
+    assert created[-3:] == ["D-001", "D-001/OPT-A", "D-001/OPT-B"]
+    shown = json.loads(agent.plan("show", "D-001").stdout)
+    assert [o["name"] for o in shown["options"]] == ["inline", "helper"]
+    assert shown["options"][1]["cons"] == ["more"]
