@@ -220,3 +220,39 @@ def test_the_design_batch_takes_the_choice_with_options_as_json(project: Path) -
     shown = json.loads(agent.plan("show", "D-001").stdout)
     assert [o["name"] for o in shown["options"]] == ["inline", "helper"]
     assert shown["options"][1]["cons"] == ["more"]
+
+
+def test_the_users_words_whole_at_the_first_wave_then_one_line(project: Path) -> None:
+    from tests.workflows.test_cost import README_DIFF, interactive
+
+    agent, out = interactive(project)  # Q-001 answered "the app"
+    later = {"name": "Document farewell", "file": ["README.md"], "doc_only": True}
+    readme = {"milestone": "M-002", "file": "README.md"}
+    agent.apply(
+        [
+            *DESIGN,
+            {"op": "milestone add", "args": {**later, "depends": ["M-001"]}},
+            {"op": "intent add", "args": {**readme, "behavior": "README says farewell()"}},
+        ]
+    )
+    out = agent.step(out.route())  # 4
+    review(agent, "plan-design")
+    out = agent.step(out.route("pass"))  # 6
+    add_farewell_change(agent, state_of(out))
+    out = agent.step(out.route())  # 7
+    review(agent, "plan-code")
+    out = agent.step(out.route("pass"))  # 9
+    (state_of(out) / "readme.diff").write_text(README_DIFF)
+    agent.plan("change", "add", "--intent", "CI-002", "--file", "README.md",
+               "--diff", str(state_of(out) / "readme.diff"))  # fmt: skip
+    out = agent.step(out.route())  # 10
+    review(agent, "plan-docs")
+    out = agent.step(out.route("pass"))  # 11
+    approved = agent.shell(f"{out.if_pass} --by ann")
+    wave_1 = agent.step(approved.stderr.split("NEXT: ", 1)[1].strip())  # executor 1, 2, 3
+    assert "Wave 1" in wave_1.text and "Q-001 Who says it? -> the app" in wave_1.text
+    agent.plan("exec", "apply", "M-001")
+    agent.plan("exec", "done", "M-001", "--evidence", "e", "--commit")
+    wave_2 = agent.step(wave_1.route())
+    assert "Wave 2" in wave_2.text and "the app" not in wave_2.text
+    assert "The user's words (Q-001) unchanged since step 3: plan show --answers" in wave_2.text
