@@ -1,4 +1,5 @@
-"""Prints a CI run (shared/ci.py) as text, one JSON document, or GitHub workflow commands.
+"""Prints a CI run (shared/ci.py) as text, one JSON document, GitHub workflow commands or
+one SARIF 2.1.0 log (GitHub code scanning), and keeps usage errors in the asked format.
 
 GitHub escaping follows @actions/core's command.ts: data escapes % CR LF; properties
 also escape : and , (https://docs.github.com/actions/reference/workflow-commands).
@@ -9,6 +10,9 @@ from __future__ import annotations
 import json
 import sys
 
+import click
+
+from cli.base import PlanCommand
 from state.errors import UsageError
 
 TYPE_CHECKING = False
@@ -17,7 +21,10 @@ if TYPE_CHECKING:
 
     from shared.ci import Problem, Run
 
-FORMATS = ("text", "json", "github")
+FORMATS = ("text", "json", "github", "sarif")
+DOCUMENTS = ("json", "sarif")  # formats that print exactly one document, whatever happens
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+SARIF_LEVELS = {"error": "error", "warning": "warning", "notice": "note"}
 
 
 def output_format(args: dict[str, Any]) -> str:
@@ -48,42 +55,120 @@ def github_command(level: str, message: str, **properties: Any) -> str:
 
 def _github(run: Run, problem: Problem) -> str:
     level = problem.level if problem.level in ("error", "warning", "notice") else "notice"
-    title = f"plan {run.command}" + (f" {problem.path}" if problem.path else "")
-    message = problem.message + (f" (fix: {problem.fix})" if problem.fix else "")
     return github_command(
         level,
-        message,
+        problem.text(),
         file=run.relative(problem.file) if problem.file else None,
         line=problem.line,
         col=problem.col,
-        title=title.strip(),
+        endLine=problem.end_line,
+        endColumn=problem.end_col,
+        title=f"plan {run.command} ({problem.rule})",
     )
+
+
+def _head(run: Run, t: Any) -> str:
+    where = run.relative(t.path)
+    failing = [p for p in t.problems if p.level == "error" or (t.strict and p.level == "warning")]
+    phase = f" for phase {run.phase}" if run.phase else ""
+    if not t.judged:
+        from shared.ci import ENDED_STATUSES
+
+        if t.status in ENDED_STATUSES:
+            return f"{where}: {t.status}, not checked"
+        return f"{where}: not approved (status {t.status})"
+    if failing:
+        return f"{where}: {len(failing)} problem(s){phase}"
+    head = f"{where}: {'verified' if run.command == 'verify' else 'valid'}{phase}"
+    if t.signer:
+        head += f", signed by {t.signer['principal'] or '?'} ({t.signer['fingerprint']})"
+    return head
 
 
 def _text(run: Run) -> str:
     lines: list[str] = []
     for t in run.targets:
-        errors = [p for p in t.problems if p.level == "error"]
-        phase = f" for phase {run.phase}" if run.phase else ""
-        if not t.judged:
-            head = f"{run.relative(t.path)}: not approved (status {t.status})"
-        elif errors:
-            head = f"{run.relative(t.path)}: {len(errors)} problem(s){phase}"
-        else:
-            head = f"{run.relative(t.path)}: {'verified' if run.command == 'verify' else 'valid'}"
-            head += phase
-        lines.append(head)
+        lines.append(_head(run, t))
         for p in t.problems:
             where = run.relative(p.file) + (f":{p.line}" if p.line else "")
             level = "" if p.level == "error" else f"{p.level}: "
-            lines.append(f"  - {level}{p.text()}  [{where}]")
+            lines.append(f"  - {level}{p.text()}  [{where}] ({p.rule})")
     return "\n".join(lines)
+
+
+def sarif(run: Run) -> dict[str, Any]:
+    """The run as one SARIF 2.1.0 log: the rules in tool.driver, a result per finding with
+    its repository-relative location; run-level findings as tool notifications."""
+    from importlib.metadata import version
+    from urllib.parse import quote
+
+    from shared.ci import RULES
+
+    ids = list(RULES)
+    rules = [
+        {
+            "id": rule,
+            "shortDescription": {"text": text},
+            "defaultConfiguration": {"level": "warning" if text.startswith("Warning") else "error"},
+        }
+        for rule, text in RULES.items()
+    ]
+    results = []
+    for t in run.targets:
+        for p in t.problems:
+            region = {
+                k: v
+                for k, v in (
+                    ("startLine", p.line),
+                    ("startColumn", p.col),
+                    ("endLine", p.end_line),
+                    ("endColumn", p.end_col),
+                )
+                if v
+            }
+            location: dict[str, Any] = {
+                "artifactLocation": {"uri": quote(run.relative(p.file or t.path), safe="/")}
+            }
+            if region:
+                location["region"] = region
+            message = p.text()
+            result: dict[str, Any] = {
+                "ruleId": p.rule,
+                "level": SARIF_LEVELS.get(p.level, "note"),
+                "message": {"text": message},
+                "locations": [{"physicalLocation": location}],
+            }
+            if p.rule in ids:
+                result["ruleIndex"] = ids.index(p.rule)
+            results.append(result)
+    notifications = [
+        {"level": SARIF_LEVELS.get(p.level, "note"), "message": {"text": p.text()}}
+        for p in run.problems
+    ]
+    invocation = {
+        "executionSuccessful": run.usage_code == 0,
+        "exitCode": run.exit_code,
+        "toolExecutionNotifications": notifications,
+    }
+    driver = {
+        "name": "planner",
+        "semanticVersion": version("planner"),
+        "informationUri": "https://github.com/planner-dev/planner",
+        "rules": rules,
+    }
+    return {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [{"tool": {"driver": driver}, "invocations": [invocation], "results": results}],
+    }
 
 
 def emit(run: Run, fmt: str) -> int:
     """Print the run in `fmt`, a one-line summary on stderr if it failed; the exit code."""
     if fmt == "json":
         sys.stdout.write(json.dumps(run.as_dict(), indent=2, ensure_ascii=False) + "\n")
+    elif fmt == "sarif":
+        sys.stdout.write(json.dumps(sarif(run), indent=2, ensure_ascii=False) + "\n")
     elif fmt == "github":
         lines = [_github(run, p) for p in run.problems]
         lines += [_github(run, p) for t in run.targets for p in t.problems]
@@ -92,7 +177,12 @@ def emit(run: Run, fmt: str) -> int:
     elif run.targets:
         sys.stdout.write(_text(run) + "\n")
     if fmt == "text" and run.problems:  # what belongs to no target, as every command says it
-        sys.stderr.write("".join(f"plan {run.command}: {p.text()}\n" for p in run.problems))
+        sys.stderr.write(
+            "".join(
+                f"plan {run.command}: {'warning: ' if p.level == 'warning' else ''}{p.text()}\n"
+                for p in run.problems
+            )
+        )
     code = run.exit_code
     if code and run.targets:
         bad = [t for t in run.targets if not t.ok]
@@ -102,23 +192,54 @@ def emit(run: Run, fmt: str) -> int:
     return code
 
 
-def usage_failure(command: str, error: UsageError, fmt: str) -> int:
-    """A usage error before any target was read: one JSON document still, in JSON mode."""
+def usage_failure(command: str, message: str, fmt: str) -> int:
+    """A usage error before any target was read, printed as the run would be (exit 2)."""
     from shared.ci import Run
     from shared.paths import project_root
 
-    run = Run(command, project_root()).fail(error.message)
-    if fmt != "json":
-        raise error
-    return emit(run, fmt)
+    return emit(Run(command, project_root()).fail(message), fmt)
 
 
 def run_command(command: str, args: dict[str, Any], check: Any) -> int:
-    """Parse the format, run `check()` (a Run), print it; usage errors stay JSON in JSON mode."""
-    wants_json = bool(args.get("json")) or args.get("format") == "json"
+    """Parse the format, run `check()` (a Run), print it; usage errors stay in the format."""
+    asked = "json" if args.get("json") else args.get("format")
     try:
         fmt = output_format(args)
         run = check()
     except UsageError as e:
-        return usage_failure(command, e, "json" if wants_json else "text")
+        if asked not in DOCUMENTS:
+            raise
+        return usage_failure(command, e.message, asked)
     return emit(run, fmt)
+
+
+def asked_format(args: list[str]) -> str | None:
+    """The document format an argv asks for (--json, --format json|sarif, --format=…), as
+    far as it can be read when click could not parse it."""
+    asked = None
+    for index, word in enumerate(args):
+        following = args[index + 1] if index + 1 < len(args) else ""
+        if word == "--":
+            break
+        if word == "--json":
+            asked = "json"
+        elif word == "--format" and following in DOCUMENTS:
+            asked = following
+        elif word.startswith("--format=") and word.split("=", 1)[1] in DOCUMENTS:
+            asked = word.split("=", 1)[1]
+    return asked
+
+
+class CICommand(PlanCommand):
+    """validate and verify: a wrong flag still prints one document when one was asked for."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        asked = asked_format(args)
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as e:
+            if asked is None:
+                raise
+            message = e.format_message().replace("\n", " ")
+            code = usage_failure(str(self.name), message, asked)
+            raise click.exceptions.Exit(code) from None

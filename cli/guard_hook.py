@@ -48,20 +48,34 @@ READ_ONLY_TOOLS = names(
     TaskOutput BashOutput KillShell KillBash ExitPlanMode EnterPlanMode Skill SlashCommand
     AskUserQuestion ListMcpResourcesTool ReadMcpResourceTool ToolSearch
     read_file read_many_files list_directory glob search_file_content grep google_web_search
-    web_fetch write_todos view_image update_plan web_search"""
+    web_fetch write_todos view_image update_plan web_search activate_skill"""
 )
 OWN_MCP = ("mcp__planner__", "mcp__plugin_planner_planner__")  # the read-only companion
 DIALECTS = ("claude", "codex", "gemini")
 HINT = "Planning is read-only until the plan is approved: "
 DENY_HINT = "record this in the plan (plan change add / plan intent add …) instead"
 ASK_HINT = "allow it only if it changes nothing, else record it in the plan instead"
+# Where there is no prompt (Codex, Gemini CLI) an "ask" is a denial the model reads: what to do.
+MODEL_ASK_HINT = "the guard cannot tell whether this command writes, so it is denied here;"
+MODEL_ASK_HINT += " read with plain read-only commands (cat, grep, ls, git show, …) or the read"
+MODEL_ASK_HINT += " tools, and record what should change in the plan (plan change add / plan"
+MODEL_ASK_HINT += " intent add …)"
 WRITE_HINT = "edit files in the scratch worktree (`plan worktree` prints it), then"
 WRITE_HINT += " `plan change capture`"
-HUMAN_HINT = "the person runs it themselves, in their terminal or on the review page"
-HUMAN_HINT += " (`plan review open`); the agent must not"
+HUMAN_HINT = "The person runs it themselves, in their terminal or on the review page"
+HUMAN_HINT += " (`plan review open`), not the agent: ask them to"
 UNKNOWN_TOOL_HINT = "read with Read/Grep/Glob, run shell commands with Bash (judged, then"
 UNKNOWN_TOOL_HINT += " sandboxed), edit in the scratch worktree (`plan worktree`); after"
 UNKNOWN_TOOL_HINT += " approval every tool runs"
+# The same, in the tools and the truth of the clients that name them otherwise.
+UNKNOWN_TOOL_HINTS = {
+    "codex": "read with shell commands that change nothing (cat, grep, ls, git show, …: judged,"
+    " never sandboxed), edit with apply_patch in the scratch worktree (`plan worktree`); after"
+    " approval every tool runs",
+    "gemini": "read with read_file/glob/search_file_content, run shell commands with"
+    " run_shell_command (judged, then sandboxed), edit with write_file/replace in the scratch"
+    " worktree (`plan worktree`); after approval every tool runs",
+}
 MAX_WRAPPED = 100_000  # bytes of command that still fit one argv word of the sandbox wrapper
 ASK, DENY, SANDBOX = "ask", "deny", "sandbox"
 
@@ -144,7 +158,7 @@ def run(raw: bytes, dialect: str = "claude", env=None) -> str:
         if len(verdict) > 3
         else (DENY if verdict[0] == MUTATE or session.strict else ASK)
     )
-    reason = explain(verdict, decision, session)
+    reason = explain(verdict, decision, session, dialect)
     return finish(dialect, decision, reason, session, tool, target_of(hook))
 
 
@@ -181,7 +195,8 @@ def render(dialect: str, decision: str, reason: str) -> str:
     if dialect == "gemini":
         return dumps({"decision": "deny", "reason": reason})
     if dialect == "codex":
-        decision = DENY
+        # Codex shows "Command blocked by PreToolUse hook: REASON. Command: CMD": its own period.
+        decision, reason = DENY, reason.rstrip(". ")
     inner = {"hookEventName": "PreToolUse", "permissionDecision": decision}
     inner["permissionDecisionReason"] = reason
     return dumps({"hookSpecificOutput": inner})
@@ -348,15 +363,19 @@ def patch_files(patch: str):
     return files
 
 
-def explain(verdict: tuple, decision: str, session) -> str:
+def explain(verdict: tuple, decision: str, session, dialect: str = "claude") -> str:
     kind, part, why = verdict[:3]
     part = part if len(part) <= 80 else part[:79] + "…"
     part = part.replace("`", "'").replace("\n", " ")
     strict = kind == UNKNOWN and session.strict
     first = f"`{part}` {why}" + (" (strict guard)" if strict else "")
     if len(verdict) > 4:  # the rule says what to do instead
-        return f"{first}. {HINT}{verdict[4]}; the session is {session.state_dir}."
+        instead = verdict[4]
+        if instead is UNKNOWN_TOOL_HINT:
+            instead = UNKNOWN_TOOL_HINTS.get(dialect, instead)
+        return f"{first}. {HINT}{instead}; the session is {session.state_dir}."
     if (len(verdict) > 3 and verdict[3] != DENY) or "person" in why:
         return f"{first}. {HUMAN_HINT}; the session is {session.state_dir}."
-    hint = WRITE_HINT if "worktree" in why else ASK_HINT if decision == ASK else DENY_HINT
+    ask_hint = ASK_HINT if dialect == "claude" else MODEL_ASK_HINT
+    hint = WRITE_HINT if "worktree" in why else ask_hint if decision == ASK else DENY_HINT
     return f"{first}. {HINT}{hint}; the session is {session.state_dir}."

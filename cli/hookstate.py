@@ -152,16 +152,27 @@ def status_text(session: Session, dialect: str = "claude") -> str:
     return text(with_guard(summary(session.data, session.state_dir, context), dialect))
 
 
-CODEX_GUARD = "planning is guarded by command parsing only (Codex runs no rewritten command):"
-CODEX_GUARD += " shell commands the guard cannot judge are denied; edit files only in the"
-CODEX_GUARD += " scratch worktree"
+CODEX_GUARD = "planning is read-only, guarded by command parsing only (Codex runs no rewritten"
+CODEX_GUARD += " command, so nothing runs in a sandbox): shell commands that write, or that the"
+CODEX_GUARD += " guard cannot judge, are denied, in the scratch worktree too; edit files only"
+CODEX_GUARD += " with apply_patch, in the scratch worktree"
 
 
-def with_guard(summary: dict, dialect: str = "claude") -> dict:
+def client_dialect(env=None) -> str:
+    """The client a command runs under, from what it sets in its shells' environment: Codex
+    gives every command CODEX_THREAD_ID (and runs no rewritten command, so its guard line
+    differs); Claude Code and Gemini CLI share the sandboxed one."""
+    env = os.environ if env is None else env
+    return "codex" if env.get("CODEX_THREAD_ID") or env.get("CODEX_SESSION_ID") else "claude"
+
+
+def with_guard(summary: dict, dialect=None) -> dict:
     """The status record with the guard's line while planning, true for the client: the
-    sandbox where commands run in it, else what parsing alone does."""
+    sandbox where commands run in it, else what parsing alone does. Without a dialect
+    (`plan status`), the client the command runs under."""
     if summary["status"] in SETTLED:
         return summary
+    dialect = dialect or client_dialect()
     if dialect == "codex":
         return {**summary, "guard": f"{CODEX_GUARD} ({summary['state_dir']}/worktree)"}
     note = sandbox_note()

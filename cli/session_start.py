@@ -52,19 +52,46 @@ def render(text: str, dialect: str) -> str:
     if dialect != "gemini":
         return text
     import json
+    import re
 
+    # Gemini CLI turns every < and > of additionalContext into &lt; &gt; (against tag
+    # injection), so a placeholder such as '<the user's words>' would reach the model escaped.
+    text = re.sub(r"<([^<>\n]*)>", "\u2039\\1\u203a", text)
     context = {"hookEventName": "SessionStart", "additionalContext": text}
     return json.dumps({"hookSpecificOutput": context})
 
 
-def parse_dialect(args: list) -> str:
-    """`--dialect claude|codex|gemini` (or `--dialect=…`); claude and codex read plain text."""
+def parse_dialect(args: list, env=None) -> str:
+    """`--dialect claude|codex|gemini` (or `--dialect=…`); claude and codex read plain text.
+
+    Without the flag, Gemini CLI is recognised by the GEMINI_SESSION_ID it gives every hook:
+    hooks/hooks.json is read by Claude Code and by Gemini CLI's extension loader alike, and
+    SessionStart has the same name in both, so one command serves the two.
+    """
     for i, arg in enumerate(args):
         if arg == "--dialect" and i + 1 < len(args):
             return args[i + 1]
         if arg.startswith("--dialect="):
             return arg.split("=", 1)[1]
-    return "claude"
+    env = os.environ if env is None else env
+    return "gemini" if env.get("GEMINI_SESSION_ID") and env.get("GEMINI_CWD") else "claude"
+
+
+def launchers_note(dialect: str, env=None) -> str:
+    """Where the launchers are, when the agent's shell cannot find them: Claude Code puts the
+    plugin's bin/ on PATH, Gemini CLI does not (the person links them once) and Codex's
+    install links them into a directory that may not be on PATH; "" when `planner` is found."""
+    import shutil
+
+    env = os.environ if env is None else env
+    if dialect == "claude" or shutil.which("planner", path=env.get("PATH", "")):
+        return ""
+    bin_dir = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bin")
+    return (
+        f"planner: the commands planner, executor and plan are not on PATH: run them as"
+        f" {bin_dir}/planner (and so on), and ask the person to run once:"
+        f" ln -s {bin_dir}/planner {bin_dir}/executor {bin_dir}/plan ~/.local/bin/"
+    )
 
 
 def main(argv=None) -> int:
@@ -72,6 +99,8 @@ def main(argv=None) -> int:
     try:
         raw = sys.stdin.buffer.read() if sys.stdin is not None else b""
         text = report(hook_cwd(raw), dialect)
+        note = launchers_note(dialect)
+        text = f"{text}\n{note}" if text and note else text or note
     except Exception as e:
         if os.environ.get("PLANNER_DEBUG") == "1":
             raise

@@ -148,9 +148,12 @@ def locked(data: str, prefix: str):
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     except OSError as e:  # a read-only or full data dir, a directory in the way
-        raise Failure(
-            f"cannot write {path} ({e.strerror})", "free it or set PLANNER_DATA_DIR"
-        ) from None
+        try:
+            # Inside a sandbox that keeps HOME read-only (Codex) the lock the SessionStart
+            # hook's build holds, outside it, can still be waited for: flock needs no write.
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:
+            raise Failure(f"cannot write {path} ({e.strerror})", outside_fix()) from None
     waited = 0.0  # when it began to wait for another process, if it did
     try:
         try:
@@ -185,7 +188,7 @@ def ensure(prefix: str, rebuild: bool = False) -> str:
     try:
         os.makedirs(data, exist_ok=True)
     except OSError as e:
-        raise Failure(f"cannot create {data} ({e.strerror})", "set PLANNER_DATA_DIR") from None
+        raise Failure(f"cannot create {data} ({e.strerror})", outside_fix()) from None
     with locked(data, prefix) as waited:
         env = current(data)
         if env and not rebuild:  # made by the process we waited for
@@ -199,9 +202,7 @@ def ensure(prefix: str, rebuild: bool = False) -> str:
                 return build(data, wanted(), prefix)
             except OSError as e:  # the data dir itself: full, read-only, a file in the way
                 where = e.filename or data
-                raise Failure(
-                    f"cannot write {where} ({e.strerror})", "free it or set PLANNER_DATA_DIR"
-                ) from None
+                raise Failure(f"cannot write {where} ({e.strerror})", outside_fix()) from None
         except Failure as e:
             try:
                 with open(failed, "w", encoding="utf-8") as f:
@@ -209,6 +210,16 @@ def ensure(prefix: str, rebuild: bool = False) -> str:
             except OSError:
                 pass  # a full or read-only dir: the waiters then build and fail themselves
             raise
+
+
+def outside_fix() -> str:
+    """The fix for a data dir the launcher cannot write: the agent's sandbox (Codex keeps HOME
+    read-only and has no network) cannot make the environment, a terminal can, once."""
+    bootstrap = os.path.join(ROOT, "hooks", "bootstrap.py")
+    return (
+        f"run once in a terminal, outside the agent's sandbox: python3 {bootstrap} ensure"
+        " (or free the dir, or set PLANNER_DATA_DIR to a writable one)"
+    )
 
 
 def last_failure(failed: str, data: str) -> Failure:
@@ -271,7 +282,8 @@ def install(env: str, log, log_path: str, prefix: str) -> None:
     import shlex
     import shutil
 
-    again = f"then run: python3 {shlex.quote(os.path.join(ROOT, 'hooks', 'bootstrap.py'))} rebuild"
+    bootstrap = shlex.quote(os.path.join(ROOT, "hooks", "bootstrap.py"))
+    again = f"then run in a terminal (outside the agent's sandbox): python3 {bootstrap} rebuild"
     python = os.path.join(env, "bin", "python")
     uv = shutil.which("uv")
     if uv:

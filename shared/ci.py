@@ -1,30 +1,65 @@
-"""`plan validate` and `plan verify` for CI: which sessions and plan files to check, the
-checks, and one result for the run (findings located by file, line and column).
+"""`plan validate` and `plan verify` for CI: the run's model (problems located by file, line
+and column, each with a rule id), the rules, and which sessions and plan files to check.
 
-Nothing here prints; cli/ci.py formats a Run as text, JSON or GitHub workflow commands.
-Exit code of a run, worst wins: 0 all good < 2 usage (a path that is no session or plan,
-no session found, conflicting flags) < 3 a plan invalid, damaged, not verified.
+Nothing here prints; cli/ci.py formats a Run as text, JSON, GitHub commands or SARIF; the
+checks are in shared/ci_checks.py. Exit code of a run, worst wins: 0 all good < 2 usage (a
+path that is no session or plan, conflicting flags) < 3 a plan invalid, damaged, not
+verified. With --strict a warning about a target fails it too (docs/design.md, "CI").
 """
 
 from __future__ import annotations
 
-import json
 import os
 
-from state.errors import DamagedFile, Finding, PlannerError, UsageError
+from state.errors import Finding, UsageError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
 APPROVED_STATUSES = ("approved", "executing", "completed")
-NOT_A_PLAN = ("session", "context", "execution")
+ENDED_STATUSES = ("cancelled", "failed")  # never approved, never will be: not "unapproved"
+
+# Every kind of problem: its rule id (SARIF ruleId, JSON "rule", GitHub title) and summary.
+RULES: dict[str, str] = {
+    "usage": "The command line or the session to check is wrong (exit 2).",
+    "nothing-to-check": "There is no session to check (no .planner/ or no session in it).",
+    "not-found": "A path named on the command line, or a file of a session, does not exist.",
+    "not-a-plan": "A path is not a session directory or a plan file (exit 2).",
+    "damaged-file": "A state file is not readable JSON (bytes, encoding, syntax).",
+    "schema": "A state file does not match its JSON Schema (plan schema NAME).",
+    "duplicate-id": "Two items of one kind have the same id.",
+    "dangling-reference": "A reference names an item that does not exist.",
+    "self-reference": "An item refers to itself.",
+    "dependency-cycle": "Milestones depend on each other in a cycle.",
+    "placeholder": "A placeholder (TBD, TODO, FIXME, XXX, ???) is left in the plan's text.",
+    "empty-text": "An item's text is empty.",
+    "risk-without-mitigation": "A known risk has no mitigation.",
+    "incomplete": "The plan lacks what the phase (--phase) needs.",
+    "diff-does-not-apply": "A planned diff does not apply to the file it changes.",
+    "questions-unchecked": "Warning: no context.json, so question references were not checked.",
+    "no-approval": "The session is approved but has no approval record, or is not frozen.",
+    "content-changed": "plan.json changed after approval (its sha256 is not the approved one).",
+    "review-mismatch": "The last review round does not record the approval.",
+    "plan-md-mismatch": "plan.md is not plan.json rendered (plan.md is never edited).",
+    "not-approved": "verify: the session is not approved yet (an error with --require-approved).",
+    "not-checked": "verify: the session was cancelled or failed; there is nothing to verify.",
+    "unsigned": "The approval is not signed (an error with --require-signature).",
+    "signature-invalid": "The approval's signature does not verify.",
+    "signer-untrusted": "The signing key is not trusted by git's settings.",
+    "signer-mismatch": "Warning: the signer is not the approver (error: --require-signer-match).",
+    "signature-old-form": "Warning: a version 1 signature, which does not cover who and when.",
+}
 
 
 class Problem:
-    """A Finding placed in a file: level, JSON path, message, fix, file, line and column."""
+    """A Finding placed in a file: rule, level, JSON path, message, fix, file, and where:
+    line and column, and where the value ends (end_line, end_col: the column after it)."""
 
-    __slots__ = ("col", "file", "fix", "level", "line", "message", "path")
+    __slots__ = (
+        *("col", "end_col", "end_line", "file", "fix"),
+        *("level", "line", "message", "path", "rule"),
+    )
 
     def __init__(
         self,
@@ -35,15 +70,32 @@ class Problem:
         file: str = "",
         line: int | None = None,
         col: int | None = None,
+        rule: str = "",
     ):
         self.message, self.path, self.fix, self.level = message, path, fix, level
         self.file, self.line, self.col = file, line, col
+        self.end_line: int | None = None
+        self.end_col: int | None = None
+        self.rule = rule or "schema"
+
+    @classmethod
+    def of(cls, finding: Finding, rule: str = "") -> Problem:
+        problem = cls(finding.message, finding.path, finding.fix, finding.level)
+        problem.rule = finding.rule or rule or problem.rule
+        return problem
 
     def as_dict(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in ("level", "path", "message", "fix")} | {
+        return {
+            "rule": self.rule,
+            "level": self.level,
+            "path": self.path,
+            "message": self.message,
+            "fix": self.fix,
             "file": self.file or None,
             "line": self.line,
             "col": self.col,
+            "end_line": self.end_line,
+            "end_col": self.end_col,
         }
 
     def text(self) -> str:
@@ -51,40 +103,51 @@ class Problem:
 
 
 class Target:
-    """One session or plan file of the run and what was found in it."""
+    """One session or plan file of the run, what was found in it and, for verify, who
+    signed its approval."""
 
-    def __init__(self, path: str, kind: str, status: str | None = None):
+    def __init__(self, path: str, kind: str, status: str | None = None, given: str = ""):
         self.path, self.kind, self.status = path, kind, status  # kind: session | plan
+        self.given = given or path  # as the person typed it, for messages
         self.problems: list[Problem] = []
         self.judged = True  # verify: False for a session that is not approved
         self.usage = False  # the path is no session or plan (exit 2, not 3)
+        self.strict = False  # warnings fail it too
+        self.signer: dict[str, str] | None = None
 
     @property
     def ok(self) -> bool:
-        return not any(p.level == "error" for p in self.problems)
+        failing = ("error", "warning") if self.strict else ("error",)
+        return not any(p.level in failing for p in self.problems)
 
     def exit_code(self) -> int:
         if self.ok:
             return 0
         return UsageError.exit_code if self.usage else 3
 
-    def add(self, problem: Problem) -> None:
+    def add(self, problem: Problem) -> Problem:
         problem.file = problem.file or self.path
         self.problems.append(problem)
+        return problem
 
 
 class Run:
     """The whole run: its targets and the problems that belong to none (no session found)."""
 
-    def __init__(self, command: str, root: str, phase: str | None = None):
-        self.command, self.root, self.phase = command, root, phase
+    def __init__(self, command: str, root: str, phase: str | None = None, strict: bool = False):
+        self.command, self.root, self.phase, self.strict = command, root, phase, strict
         self.targets: list[Target] = []
         self.problems: list[Problem] = []
         self.usage_code = 0
 
-    def fail(self, message: str, fix: str = "") -> Run:
-        self.problems.append(Problem(message, fix=fix))
-        self.usage_code = UsageError.exit_code
+    def fail(self, message: str, fix: str = "", rule: str = "usage") -> Run:
+        self.problems.append(Problem(message, fix=fix, rule=rule))
+        self.usage_code = max(self.usage_code, UsageError.exit_code)
+        return self
+
+    def warn(self, message: str, rule: str) -> Run:
+        """A warning of the run itself (nothing to check): it never changes the exit code."""
+        self.problems.append(Problem(message, level="warning", rule=rule))
         return self
 
     @property
@@ -92,8 +155,10 @@ class Run:
         return max([self.usage_code, *(t.exit_code() for t in self.targets)])
 
     def relative(self, path: str) -> str:
-        """A path as GitHub and people read it: relative to the repository root, with /."""
-        rel = os.path.relpath(path, self.root)
+        """A path as GitHub and people read it: relative to the root of the repository that
+        holds it (wherever the command runs from), with /; absolute outside any."""
+        root = repository_of(path) or self.root
+        rel = os.path.relpath(path, root)
         return path if rel.startswith("..") else rel.replace(os.sep, "/")
 
     def as_dict(self) -> dict[str, Any]:
@@ -107,6 +172,7 @@ class Run:
             "ok": self.exit_code == 0,
             "exit_code": self.exit_code,
             "phase": self.phase,
+            "strict": self.strict,
             "findings": [problem(p) for p in self.problems],
             "targets": [
                 {
@@ -115,11 +181,31 @@ class Run:
                     "status": t.status,
                     "judged": t.judged,
                     "ok": t.ok,
+                    "signer": t.signer,
                     "findings": [problem(p) for p in t.problems],
                 }
                 for t in self.targets
             ],
         }
+
+
+def repository_of(path: str) -> str | None:
+    """The repository a state file belongs to: the directory holding the `.planner/` it is
+    under, else the nearest directory above it with a `.git` entry; None if neither."""
+    from shared.paths import PLANNER_DIR
+
+    here = os.path.abspath(path)
+    parts = here.split(os.sep)
+    if PLANNER_DIR in parts[:-1]:
+        index = len(parts) - 1 - parts[::-1].index(PLANNER_DIR)
+        return os.sep.join(parts[:index]) or os.sep
+    while True:
+        if os.path.lexists(os.path.join(here, ".git")):
+            return here
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
 
 
 # ---------------------------------------------------------------- which targets
@@ -139,24 +225,40 @@ def sessions_in(home: str) -> list[str]:
     return [d for d in found if os.path.isdir(d) and _is_session(d)]
 
 
+def _named(raw: str) -> list[Target]:
+    """The targets one PATH names: a session, a .planner/ directory's sessions, a plan file;
+    a path that is none of these is a target with a usage problem (exit 2), named whole."""
+    path = os.path.abspath(raw)
+    if os.path.isdir(path) and _is_session(path):
+        return [Target(path, "session", given=raw)]
+    if os.path.isdir(path) and sessions_in(path):
+        return [Target(d, "session") for d in sessions_in(path)]  # a .planner/ directory
+    target = Target(path, "plan" if os.path.isfile(path) else "session", given=raw)
+    if not os.path.exists(path):
+        message, rule = f"{raw}: not found", "not-found"
+    elif os.path.isdir(path):
+        message = f"{raw}: not a session or plan (no session.json or plan.json in it)"
+        rule = "not-a-plan"
+    elif not path.endswith(".json"):
+        message, rule = f"{raw}: not a session or plan", "not-a-plan"
+    else:
+        return [target]
+    target.add(Problem(message, fix="plan list (the sessions), or --all", rule=rule))
+    target.usage = True
+    return [target]
+
+
 def collect(run: Run, paths: list[str], every: bool, state_dir: str | None) -> list[Target]:
     """The targets named by PATHs, --all, or else the active session (problems go to run)."""
     from shared.paths import PLANNER_DIR
 
     home = os.path.join(run.root, PLANNER_DIR)
-    targets: list[Target] = []
-    for raw in paths:
-        path = os.path.abspath(raw)
-        if os.path.isdir(path) and not _is_session(path) and sessions_in(path):
-            targets += [Target(d, "session") for d in sessions_in(path)]  # a .planner/ dir
-        elif os.path.isdir(path):
-            targets.append(Target(path, "session"))
-        else:
-            targets.append(Target(path, "plan"))
+    targets = [t for raw in paths for t in _named(raw)]
+    nothing = f"nothing to check: no session in {run.relative(home)}/"
     if every:
         targets += [Target(d, "session") for d in sessions_in(home)]
-        if not sessions_in(home):
-            run.fail(f"no sessions in {home}", "planner --step 1 --task TEXT")
+        if not sessions_in(home) and not targets:
+            run.warn(nothing, "nothing-to-check")
     if not paths and not every:
         found = _active(run, state_dir, home)
         if found:
@@ -167,18 +269,15 @@ def collect(run: Run, paths: list[str], every: bool, state_dir: str | None) -> l
                 run.fail(
                     f"no active session: {count} sessions in {run.relative(home)}/; "
                     "pass a path or --all",
-                    "plan validate --all",
+                    f"plan {run.command} --all",
                 )
             elif count == 1:
                 targets += [Target(d, "session") for d in sessions_in(home)]
             else:
-                run.fail(
-                    "no session found: start one with `planner --step 1 --task TEXT` "
-                    "or pass a path",
-                    "planner --step 1 --task TEXT",
-                )
+                run.warn(nothing, "nothing-to-check")
     unique: dict[str, Target] = {}
     for t in targets:
+        t.strict = run.strict
         unique.setdefault(t.path, t)  # a session named twice is checked once
     run.targets += unique.values()
     return list(unique.values())
@@ -188,6 +287,7 @@ def _active(run: Run, state_dir: str | None, home: str) -> str | None:
     """The session --state-dir, $PLANNER_STATE_DIR or .planner/ACTIVE names; a damaged ACTIVE,
     or one naming no session directory, is a problem of the run (exit 3) naming the file."""
     from shared.paths import ACTIVE_FILE, STATE_DIR_ENV, resolve_state_dir
+    from state.errors import DamagedFile
 
     try:
         found = resolve_state_dir(state_dir, strict=True)
@@ -206,241 +306,3 @@ def _active(run: Run, state_dir: str | None, home: str) -> str | None:
         run.usage_code = DamagedFile.exit_code
         return None
     return found
-
-
-# ---------------------------------------------------------------- reading, located
-
-
-class Document:
-    """A state file read for CI: its text, the document, and where its problems are."""
-
-    def __init__(self, path: str, text: str, doc: Any):
-        self.path, self.text, self.doc = path, text, doc
-        self.keys = set(doc) if isinstance(doc, dict) else set()  # before defaults are filled
-
-    def place(self, problem: Problem) -> Problem:
-        from state.jsonpos import locate, pointer_of
-
-        problem.file = self.path
-        problem.line, problem.col = locate(self.text, pointer_of(self.doc, problem.path))
-        return problem
-
-
-def read_document(target: Target, path: str, schema: str) -> Document | None:
-    """The file checked against its schema; every problem goes to target (None if unusable)."""
-    from state import schema as schemas
-
-    if not os.path.exists(path):
-        target.add(Problem(f"{os.path.basename(path)}: not found", file=path))
-        target.usage = target.usage or path == target.path
-        return None
-    try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except OSError as e:
-        target.add(Problem(f"cannot be read ({e.strerror})", file=path))
-        return None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        target.add(Problem(f"not valid UTF-8 ({e.reason} at byte {e.start}); damaged", file=path))
-        return None
-    if not text.strip():
-        target.add(Problem("empty file; damaged", file=path, line=1, col=1))
-        return None
-    try:
-        doc = json.loads(text)
-    except ValueError as e:
-        line, col = getattr(e, "lineno", None), getattr(e, "colno", None)
-        at = f" at line {line} column {col}" if line else ""
-        reason = str(getattr(e, "msg", e)).removesuffix(" at")
-        message = f"not valid JSON ({reason}{at}); damaged, left as it is"
-        target.add(Problem(message, "", "", "error", path, line, col))
-        return None
-    except RecursionError:
-        target.add(Problem("not valid JSON (nested too deep); damaged", file=path))
-        return None
-    document = Document(path, text, doc)
-    for problem in schemas.check(schema, doc):
-        where, _, message = problem.partition(": ")
-        target.add(document.place(Problem(message, "" if where == "(document)" else where)))
-    return document
-
-
-def _plan_file(target: Target) -> str:
-    return os.path.join(target.path, "plan.json") if target.kind == "session" else target.path
-
-
-def _not_a_plan(target: Target, document: Document | None) -> bool:
-    """True (with a clear problem) when a file given as a plan is another state file or
-    a JSON that is no plan at all."""
-    name = os.path.basename(target.path)
-    stem = name.removesuffix(".json")
-    if stem in NOT_A_PLAN or stem.startswith("qr-"):
-        target.add(
-            Problem(
-                f"{name} is a session's {stem} record, not a plan: pass the session "
-                f"directory ({os.path.dirname(target.path)}) or its plan.json",
-                fix=f"plan validate {os.path.dirname(target.path)}",
-            )
-        )
-        target.usage = True
-        return True
-    if document is not None and not {"plan_id", "milestones"} & document.keys:
-        target.problems = []
-        target.add(
-            Problem("not a plan: a plan.json has plan_id, milestones and planning_context", "")
-        )
-        target.usage = True
-        return True
-    return False
-
-
-# ---------------------------------------------------------------- validate
-
-
-def validate(paths: list[str], every: bool, state_dir: str | None, phase: str | None) -> Run:
-    """`plan validate`: structure (every schema error), references, meaning, a phase."""
-    from shared.paths import project_root
-
-    run = Run("validate", project_root(), phase)
-    for target in collect(run, paths, every, state_dir):
-        if target.kind == "plan" and _not_a_plan(target, None):
-            continue
-        document = read_document(target, _plan_file(target), "plan")
-        if target.kind == "plan" and _not_a_plan(target, document):
-            continue
-        _status(target)
-        if document is not None:
-            _plan_checks(target, document, phase)
-    return run
-
-
-def _status(target: Target) -> dict[str, Any] | None:
-    """The session record of a session target (its status noted), or None."""
-    from state import store
-
-    if target.kind != "session":
-        return None
-    path = os.path.join(target.path, "session.json")
-    if not os.path.exists(path):
-        return None
-    try:
-        session = store.load(path, "session")
-    except PlannerError:  # damaged: verify reports it; validate checks the plan only
-        return None
-    target.status = session["status"]
-    return session
-
-
-def _plan_checks(target: Target, document: Document, phase: str | None) -> None:
-    from state import validate as checks
-
-    questions = _question_ids(target)
-    root = os.path.dirname(os.path.dirname(target.path)) if target.kind == "session" else ""
-    try:
-        findings = checks.integrity(document.doc, questions) + checks.meaning(document.doc)
-        if phase:
-            base = _base_commit(target)
-            findings += checks.completeness(document.doc, phase, root or os.getcwd(), base)
-    except (KeyError, TypeError, AttributeError, IndexError):
-        if target.ok:
-            raise
-        return  # the structure is too broken for the reference checks: schema errors said so
-    for f in findings:
-        target.add(document.place(Problem(f.message, f.path, f.fix, f.level)))
-
-
-def _base_commit(target: Target) -> str | None:
-    """The session's base commit, checked (values from files are data, §3), or None."""
-    from state import gitinfo
-
-    session = _status(target)
-    base = session.get("base_commit") if session else None
-    return base if gitinfo.is_commit_id(base) else None
-
-
-def _question_ids(target: Target) -> set[str] | None:
-    from state import store
-
-    directory = target.path if target.kind == "session" else os.path.dirname(target.path)
-    path = os.path.join(directory, "context.json")
-    try:
-        context = store.load(path, "context")
-    except PlannerError:  # missing or damaged: question references are not checked
-        return None
-    return {q["id"] for q in context["questions"]}
-
-
-# ---------------------------------------------------------------- verify
-
-
-def verify(
-    paths: list[str],
-    every: bool,
-    state_dir: str | None,
-    require_approved: bool = False,
-    require_signature: bool = False,
-) -> Run:
-    """`plan verify`: approved sessions still have the approved content (and signature)."""
-    from shared.paths import project_root
-
-    run = Run("verify", project_root())
-    for target in collect(run, paths, every, state_dir):
-        if target.kind == "plan":  # a plan file: its session is the directory it is in
-            target.path, target.kind = os.path.dirname(target.path), "session"
-        session_doc = read_document(target, os.path.join(target.path, "session.json"), "session")
-        if session_doc is None or not target.ok:
-            continue
-        session = session_doc.doc
-        target.status = session["status"]
-        if session["status"] not in APPROVED_STATUSES:
-            target.judged = False
-            level = "error" if require_approved else "notice"
-            problem = Problem(
-                f"not approved (status {session['status']}): nothing to verify yet",
-                "status",
-                "",
-                level,
-            )
-            target.add(session_doc.place(problem))
-            continue
-        plan_doc = read_document(target, os.path.join(target.path, "plan.json"), "plan")
-        if plan_doc is None or not target.ok:
-            continue
-        _approval_checks(target, plan_doc, session_doc, require_signature, run.root)
-    return run
-
-
-def _approval_checks(
-    target: Target, plan: Document, session: Document, require_signature: bool, root: str
-) -> None:
-    from shared.plan_md import for_session
-    from state import signing
-    from state.approval import verify as check_approval
-
-    render = for_session(lambda name: _session_file(target.path, name, session.doc))
-    for f in check_approval(plan.doc, session.doc, target.path, render):
-        document = session if f.path.startswith("session.json") else plan
-        target.add(document.place(Problem(f.message, f.path, f.fix, f.level)))
-    if not target.ok:
-        return
-    approval = session.doc.get("approval") or {}
-    for message, fix in signing.check(session.doc, approval, root, require_signature):
-        target.add(session.place(Problem(message, "approval.signature", fix)))
-
-
-def _session_file(directory: str, name: str, session: dict[str, Any]) -> dict[str, Any] | None:
-    """A file of the session beside plan.json, read as the store reads it, for rendering
-    plan.md: None when it is missing or damaged (validate reports the damage)."""
-    from state import store
-
-    if name == "session":
-        return session
-    path = os.path.join(directory, f"{name}.json")
-    if not os.path.exists(path):
-        return None
-    try:
-        return store.load(path, store.schema_name(name))
-    except PlannerError:
-        return None

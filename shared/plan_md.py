@@ -37,6 +37,7 @@ def render_plan(
         "questions": questions,
         "milestones": in_apply_order(plan),
         "alternatives": _by_decision(plan["planning_context"]["rejected_alternatives"]),
+        "loose_constraints": loose_constraints(plan, context),
         "reports": [(p, reports[p]) for p in PLANNING_PHASES if reports and p in reports],
         "rejections": [r for r in (session or {}).get("reviews", []) if r["verdict"] == "rejected"],
         "approval": (session or {}).get("approval") if plan.get("frozen_at") else None,
@@ -61,6 +62,17 @@ def in_apply_order(plan: dict[str, Any]) -> list[dict[str, Any]]:
         mid: w["wave"] for w in plan["milestone_dependencies"]["waves"] for mid in w["milestones"]
     }
     return sorted(plan["milestones"], key=lambda m: wave_of.get(m["id"], 0))
+
+
+def loose_constraints(plan: dict[str, Any], context: dict[str, Any] | None) -> list[str]:
+    """context.json's constraints that the plan does not already hold with an id: one
+    recorded both ways (discovery's words, then C-001) is shown once."""
+    held = {_words(c["description"]) for c in plan["planning_context"]["constraints"]}
+    return [c for c in (context or {}).get("constraints", []) if _words(c) not in held]
+
+
+def _words(text: str) -> str:
+    return " ".join(text.lower().replace(".", " ").replace(":", " ").split())
 
 
 def _by_decision(alternatives: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:

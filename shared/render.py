@@ -29,7 +29,14 @@ def environment(search_path: tuple[str, ...]) -> jinja2.Environment:
     )
     env.filters["quote"] = shlex.quote
     env.filters["sentence"] = sentence
+    env.globals["in_codex"] = in_codex
     return env
+
+
+def in_codex() -> bool:
+    """Whether the step runs inside Codex, which sets CODEX_THREAD_ID for its commands and runs
+    no sandbox: the prompts then say what works there (cli/hookstate.py tells the status)."""
+    return bool(os.environ.get("CODEX_THREAD_ID") or os.environ.get("CODEX_SESSION_ID"))
 
 
 def sentence(text: Any) -> str:

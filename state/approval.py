@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 def approve(tx: Transaction, by: str) -> dict[str, Any]:
     """Record who approved the exact content, then freeze it: status approved."""
+    tx.verdict = True  # the freeze is the one write a plan in review takes
     session, plan = tx.edit("session"), tx.edit("plan")
     at = clock.now()
     approval = {"by": by, "at": at, "sha256": plan_hash(plan)}
@@ -50,9 +51,17 @@ def verify(
                     "plan.json:frozen_at",
                     "the plan is not frozen (not approved yet)",
                     "planner next",
+                    rule="no-approval",
                 )
             ]
-        return [Finding("session.json:approval", "no approval on record", "planner status")]
+        return [
+            Finding(
+                "session.json:approval",
+                "no approval on record",
+                "planner status",
+                rule="no-approval",
+            )
+        ]
     restore = "restore plan.json from history/ (plan history)"
     actual = plan_hash(plan)
     findings = []
@@ -63,11 +72,17 @@ def verify(
                 f"content changed after approval: sha256 {actual[:12]}… "
                 f"is not the approved {approval['sha256'][:12]}…",
                 restore,
+                rule="content-changed",
             )
         )
     elif not plan["frozen_at"]:
         findings.append(
-            Finding("plan.json:frozen_at", "changed after approval: frozen_at cleared", restore)
+            Finding(
+                "plan.json:frozen_at",
+                "changed after approval: frozen_at cleared",
+                restore,
+                rule="content-changed",
+            )
         )
     findings += _review_findings(session or {}, approval)
     if state_dir is not None and render is not None:
@@ -80,7 +95,8 @@ def _review_findings(session: dict[str, Any], approval: dict[str, Any]) -> list[
     rounds = session.get("reviews") or []
     last = rounds[-1] if rounds else None
     if not last or last.get("verdict") != "approved":
-        return [Finding("session.json:reviews", "the last review round is not the approval", "")]
+        message = "the last review round is not the approval"
+        return [Finding("session.json:reviews", message, rule="review-mismatch")]
     if last.get("sha256") != approval["sha256"]:
         return [
             Finding(
@@ -88,6 +104,7 @@ def _review_findings(session: dict[str, Any], approval: dict[str, Any]) -> list[
                 f"review round {last.get('round')} approved sha256 "
                 f"{str(last.get('sha256'))[:12]}…, the approval record says "
                 f"{approval['sha256'][:12]}…",
+                rule="review-mismatch",
             )
         ]
     return []
@@ -107,7 +124,24 @@ def _plan_md_findings(
     except FileNotFoundError:
         return []
     except (OSError, UnicodeDecodeError) as e:
-        return [Finding(path, f"cannot be read ({e})")]
+        return [Finding("plan.md", f"cannot be read ({e})", rule="damaged-file")]
     if text not in (render(plan), render({**plan, "frozen_at": None})):
-        return [Finding(path, "does not match plan.json (plan.md is rendered, never edited)")]
+        message = "does not match plan.json (plan.md is rendered from it, never edited)"
+        return [
+            Finding(
+                "plan.md",
+                message,
+                "restore plan.md from git (or re-approve)",
+                rule="plan-md-mismatch",
+                line_no=_first_difference(text, render(plan)),
+            )
+        ]
     return []
+
+
+def _first_difference(text: str, expected: str) -> int | None:
+    """The 1-based line where `text` first differs from `expected` (None: it is a prefix)."""
+    for n, (a, b) in enumerate(zip(text.splitlines(), expected.splitlines(), strict=False), 1):
+        if a != b:
+            return n
+    return None

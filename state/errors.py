@@ -7,12 +7,23 @@ from __future__ import annotations
 
 
 class Finding:
-    """One problem: where (a JSON path or file), how bad, what, and the command that fixes it."""
+    """One problem: where (a JSON path or file), how bad, what, and the command that fixes it;
+    `rule` names the kind of problem for CI (shared/ci.py RULES), "" where nobody asks;
+    `line`, for a text file (plan.md), where in it."""
 
-    __slots__ = ("fix", "level", "message", "path")
+    __slots__ = ("fix", "level", "line_no", "message", "path", "rule")
 
-    def __init__(self, path: str, message: str, fix: str = "", level: str = "error"):
+    def __init__(
+        self,
+        path: str,
+        message: str,
+        fix: str = "",
+        level: str = "error",
+        rule: str = "",
+        line_no: int | None = None,
+    ):
         self.path, self.message, self.fix, self.level = path, message, fix, level
+        self.rule, self.line_no = rule, line_no
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Finding) and self.as_dict() == other.as_dict()

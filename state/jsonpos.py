@@ -17,10 +17,11 @@ if TYPE_CHECKING:
 _SPACE = " \t\n\r"
 
 
-def positions(text: str) -> dict[Pointer, int]:
-    """Offset of every path in `text` (a valid JSON document): () is the document itself."""
+def positions(text: str, ends: dict[Pointer, int] | None = None) -> dict[Pointer, int]:
+    """Offset of every path in `text` (a valid JSON document): () is the document itself;
+    `ends`, if given, receives the offset just after each path's value."""
     found: dict[Pointer, int] = {}
-    _value(text, _skip(text, 0), (), found)
+    _value(text, _skip(text, 0), (), found, ends)
     return found
 
 
@@ -32,11 +33,18 @@ def line_col(text: str, offset: int) -> tuple[int, int]:
 
 def locate(text: str, pointer: Pointer) -> tuple[int, int]:
     """Line and column of `pointer`, or of the nearest ancestor that is in the text."""
-    found = positions(text)
+    return span(text, pointer)[:2]
+
+
+def span(text: str, pointer: Pointer) -> tuple[int, int, int, int]:
+    """Line and column where `pointer` (or its nearest ancestor in the text) starts, and
+    where its value ends (the column just after the last character, as SARIF counts)."""
+    ends: dict[Pointer, int] = {}
+    found = positions(text, ends)
     for n in range(len(pointer), -1, -1):
         if pointer[:n] in found:
-            return line_col(text, found[pointer[:n]])
-    return 1, 1
+            return (*line_col(text, found[pointer[:n]]), *line_col(text, ends[pointer[:n]]))
+    return 1, 1, 1, 1
 
 
 def pointer_of(doc: Any, path: str) -> Pointer:
@@ -106,9 +114,20 @@ def _skip(text: str, i: int) -> int:
     return i
 
 
-def _value(text: str, i: int, here: Pointer, found: dict[Pointer, int]) -> int:
+def _value(
+    text: str, i: int, here: Pointer, found: dict[Pointer, int], ends: dict[Pointer, int] | None
+) -> int:
     """Scan the value at i (recording positions below `here`); the offset after it."""
     found.setdefault(here, i)
+    end = _scan(text, i, here, found, ends)
+    if ends is not None:
+        ends[here] = end
+    return end
+
+
+def _scan(
+    text: str, i: int, here: Pointer, found: dict[Pointer, int], ends: dict[Pointer, int] | None
+) -> int:
     c = text[i]
     if c == "{":
         i = _skip(text, i + 1)
@@ -119,7 +138,7 @@ def _value(text: str, i: int, here: Pointer, found: dict[Pointer, int]) -> int:
             key, i = scanstring(text, i + 1)
             found[(*here, key)] = key_at
             i = _skip(text, _skip(text, i) + 1)  # past the colon
-            i = _skip(text, _value(text, i, (*here, key), found))
+            i = _skip(text, _value(text, i, (*here, key), found, ends))
             if text[i] == "}":
                 return i + 1
             i = _skip(text, i + 1)  # past the comma
@@ -129,7 +148,7 @@ def _value(text: str, i: int, here: Pointer, found: dict[Pointer, int]) -> int:
             return i + 1
         index = 0
         while True:
-            i = _skip(text, _value(text, i, (*here, index), found))
+            i = _skip(text, _value(text, i, (*here, index), found, ends))
             index += 1
             if text[i] == "]":
                 return i + 1

@@ -470,7 +470,7 @@ class ReviewComment(Strict):
     anchor: Annotated[str, Field(pattern=r"^[A-Za-z]+-\d+$")]
     """The id of the item the remark is on: DL-003, M-002, CC-004, Q-001."""
     line: Annotated[int, Field(ge=1)] | None = None
-    """A line of the change's diff (1-based), for a CC- anchor."""
+    """For a CC- anchor: the changed file's line (new-file numbering) the diff shows."""
     text: Annotated[str, Field(min_length=1)]
     """The remark."""
 
@@ -497,10 +497,15 @@ class Review(Strict):
 class Signature(Strict):
     format: Literal["ssh", "openpgp"]
     """ssh or openpgp: git's gpg.format of the signer."""
+    version: int = 1
+    """What is signed: 2 the session, by, at and sha256 (canonical JSON); 1 (older sessions)
+    the session and sha256 only."""
+    fingerprint: str = ""
+    """The signing key's fingerprint (SHA256:… for ssh, the OpenPGP fingerprint)."""
     key: str = ""
-    """The signing key as git's user.signingkey named it."""
+    """Version 1 only: the signing key as user.signingkey named it (a local path; now empty)."""
     signature: str
-    """The armored detached signature of the session id and sha256."""
+    """The armored detached signature of what `version` says."""
 
 
 class Approval(Strict):

@@ -186,7 +186,10 @@ def qr_accept(tx: Transaction, a: dict[str, Any]) -> None:
     """Accept a stopped review loop's open findings on record; the gate may then pass."""
     from state import clock
     from state.errors import PreconditionFailed
+    from state.limits import NAME_MAX, REASON_MAX, check_text
 
+    check_text("--by", a["by"], NAME_MAX)
+    check_text("--reason", a["reason"], REASON_MAX)
     phase = a["phase"]
     loop = tx.edit("session")["qr"].get(phase)
     if not loop or loop["state"] != "escalated":

@@ -266,6 +266,9 @@ def set_answer(
 def question_answer(tx: Transaction, a: dict[str, Any]) -> None:
     """Record the user's answer (a choice by number, letter or label; y/n; words after it
     are the answer's condition), or --skip."""
+    from state.limits import ANSWER_MAX, check_text
+
+    check_text("the answer", a["text"], ANSWER_MAX)
     q = find_question(tx.edit("context"), a["id"])
     if a["skip"] == (a["text"] is not None):
         raise UsageError("question answer: give the answer TEXT or --skip, not both or neither")

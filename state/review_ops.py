@@ -15,6 +15,15 @@ from state import clock
 from state.approval import approve, plan_hash
 from state.errors import Refused, UsageError
 from state.lifecycle import transition
+from state.limits import (
+    COMMENT_MAX,
+    COMMENTS_MAX,
+    FEEDBACK_MAX,
+    NAME_MAX,
+    REASON_MAX,
+    check_count,
+    check_text,
+)
 from state.store import report_name
 
 TYPE_CHECKING = False
@@ -53,7 +62,9 @@ COMMENT = re.compile(r"\s*([A-Za-z]+-\d+)(?::(\d+))?\s*[:=]\s*(\S.*)", re.DOTALL
 
 
 def parse_comment(text: str) -> dict[str, Any]:
-    """`DL-003: text` or `CC-004:7: text` (line 7 of the change's diff) as a comment record."""
+    """`DL-003: text` or `CC-004:7: text` (line 7 of the changed file, as the diff shows it)
+    as a comment record."""
+    check_text("a comment", text, COMMENT_MAX + 40)  # before the pattern reads it
     match = COMMENT.fullmatch(text)
     if not match:
         raise UsageError(
@@ -61,12 +72,14 @@ def parse_comment(text: str) -> dict[str, Any]:
             "(e.g. 'DL-003: why not a dict?', 'CC-004:7: off by one')"
         )
     anchor, line, words = match.groups()
+    check_text(f"the comment on {anchor.upper()}", words.strip(), COMMENT_MAX)
     return {"anchor": anchor.upper(), "line": int(line) if line else None, "text": words.strip()}
 
 
 def check_comment(tx: Transaction, comment: dict[str, Any]) -> dict[str, Any]:
     """The comment, once its anchor names an item of the plan (or a question) and its line
-    a line of that change's diff; UsageError otherwise."""
+    a line of the changed file that the change's diff shows; UsageError otherwise."""
+    from state.numbered import new_lines, spans
     from state.plan_ops import find
 
     anchor, line = comment["anchor"], comment["line"]
@@ -80,21 +93,22 @@ def check_comment(tx: Transaction, comment: dict[str, Any]) -> dict[str, Any]:
     if line is not None:
         if not anchor.startswith("CC-"):
             raise UsageError(f"--comment {anchor}:{line}: only a code change (CC-) has lines")
-        count = len(item["diff"].splitlines())
-        if not 1 <= line <= count:
-            raise UsageError(f"--comment {anchor}:{line}: its diff has lines 1 to {count}")
+        shown = new_lines(item["diff"])
+        if line not in shown:
+            raise UsageError(
+                f"--comment {anchor}:{line}: its diff shows lines {spans(shown) or 'none'} "
+                f"of {item['file']}"
+            )
     return comment
 
 
 def review_approve(tx: Transaction, a: dict[str, Any]) -> None:
     """The user approves the plan in review: record who, when and its sha256, then freeze."""
+    check_text("--by", a["by"], NAME_MAX)
+    if a["by"] is not None and not a["by"].strip():
+        raise UsageError("--by: may not be empty (who approves; leave it out for $USER)")
     session = in_review(tx)
-    expected = a.get("expect_sha256")
-    if expected and plan_hash(tx.read("plan")) != expected:
-        raise StaleApproval(
-            f"plan.json changed since it was shown (sha256 {expected[:12]}… is no longer "
-            "the plan's): reload it, review the changes, then approve"
-        )
+    expect_shown(tx, a.get("expect_sha256"), "approve")
     by = a["by"] or os.environ.get("USER") or "user"
     approval = approve(tx, by)
     if a["sign"]:
@@ -102,22 +116,42 @@ def review_approve(tx: Transaction, a: dict[str, Any]) -> None:
         from state.signing import sign
 
         project = session_project(tx.store.dir)
-        approval["signature"] = sign(project, session["id"], approval["sha256"])
+        approval["signature"] = sign(project, session["id"], approval)
     close_round(session, verdict="approved", by=by, sha256=approval["sha256"])
     tx.tell(f"approved and frozen: sha256 {approval['sha256']} (by {by})")
     tx.next_argv = ["executor", "--step", "1", "--state-dir", tx.store.dir]
 
 
+def expect_shown(tx: Transaction, expected: str | None, verdict: str) -> None:
+    """StaleApproval when the plan is not the one the person saw (its hash `expected`)."""
+    if expected and plan_hash(tx.read("plan")) != expected:
+        raise StaleApproval(
+            f"plan.json changed since it was shown (sha256 {expected[:12]}… is no longer "
+            f"the plan's): reload it, review the changes, then {verdict}"
+        )
+
+
 def review_reject(tx: Transaction, a: dict[str, Any]) -> None:
     """The user rejects the plan: back to the smallest planning phase the feedback and the
     comments touch (rejected_phase); max_rejects cancels."""
+    check_text("--feedback", a["feedback"], FEEDBACK_MAX)
+    check_count("--comment (comments in one round)", len(a.get("comment") or []), COMMENTS_MAX)
+    check_text("--by", a.get("by"), NAME_MAX)
     session = in_review(tx)
+    expect_shown(tx, a.get("expect_sha256"), "request changes")
     feedback = (a["feedback"] or "").strip()
     comments = [check_comment(tx, parse_comment(c)) for c in a.get("comment") or []]
     if not feedback and not comments:
         raise UsageError("review reject: --feedback or --comment is required and may not be empty")
     session["rejects"] += 1
-    close_round(session, verdict="rejected", feedback=feedback or None, comments=comments)
+    close_round(
+        session,
+        verdict="rejected",
+        by=a.get("by") or None,
+        feedback=feedback or None,
+        comments=comments,
+        sha256=plan_hash(tx.read("plan")),  # frozen in review: the content the round showed
+    )
     limit = session["config"]["max_rejects"]
     if session["rejects"] >= limit:
         transition(session, "cancelled")
@@ -196,6 +230,7 @@ def reopen_reviews(tx: Transaction, session: dict[str, Any], phase: str = "plan-
 
 def cancel(tx: Transaction, a: dict[str, Any]) -> None:
     """Cancel the session (from any status that is not final)."""
+    check_text("--reason", a["reason"], REASON_MAX)
     session = tx.edit("session")
     transition(session, "cancelled")
     session["reason"] = a["reason"] or "cancelled by the user"
@@ -203,6 +238,7 @@ def cancel(tx: Transaction, a: dict[str, Any]) -> None:
 
 def fail(tx: Transaction, a: dict[str, Any]) -> None:
     """Mark the session failed, with the error."""
+    check_text("--error", a["error"], REASON_MAX)
     session = tx.edit("session")
     transition(session, "failed")
     session["reason"] = a["error"]

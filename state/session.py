@@ -131,6 +131,7 @@ staging/
 audit.jsonl
 history/
 */worktree/
+*/worktree.git/
 """
 
 

@@ -7,6 +7,7 @@ before anything is written; a damaged file is never written.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 
@@ -142,11 +143,20 @@ def approved(session: dict[str, Any] | None) -> bool:
     return session.get("status") in APPROVED_STATUSES or bool(session.get("approval"))
 
 
-def write_refusal(name: str, session: dict[str, Any] | None, plan: dict[str, Any] | None) -> str:
-    """Why `name` may not be written now, or "" when it may."""
+def write_refusal(
+    name: str, session: dict[str, Any] | None, plan: dict[str, Any] | None, verdict: bool = False
+) -> str:
+    """Why `name` may not be written now, or "" when it may. `verdict`: the transaction
+    records the person's verdict, the one change a plan in review may take (its freeze)."""
     status = (session or {}).get("status")
     if status in CLOSED_STATUSES and name != "session":
         return f"the session is {status}; nothing was written"
+    if name in PLANNING_FILES and status == "review" and not verdict:
+        # The person reviews exactly what the round shows: no edit until their verdict.
+        return (
+            "the plan is in review, frozen until the person's verdict (plan review "
+            "approve|reject, or the review page); nothing was written"
+        )
     if name in PLANNING_FILES and approved(session):
         return f"the plan is frozen: approved (session status {status}); nothing was written"
     if name in PLANNING_FILES and plan and plan.get("frozen_at"):
@@ -240,10 +250,15 @@ class Store:
 
     def recover(self) -> None:
         """Finish or undo what a killed writer left (journal, temp files), under the lock; a
-        directory with nothing left over costs one listdir and takes no lock."""
+        directory with nothing left over costs one listdir and takes no lock. A closed
+        session's worktree that a kill left behind is removed (state/worktree.py settle)."""
         if journal.leftovers(self.dir):
             with locked(os.path.join(self.dir, LOCK_FILE), directory=True):
                 journal.recover(self.dir)
+        from state import worktree
+
+        with contextlib.suppress(OSError, PreconditionFailed):  # said when the session closed
+            worktree.settle(self.dir, wait=0)
 
     def transaction(self, command: str) -> Transaction:
         """`with store.transaction(command) as tx:` everything read and written inside holds
@@ -271,6 +286,7 @@ class Transaction:
         self.told: list[str] = []  # lines for the user (stderr), e.g. "the session is cancelled"
         self.files: dict[str, bytes] = {}  # other files of the session written on commit
         self.project: tuple[str, dict[str, bytes | None]] | None = None  # project files, too
+        self.verdict = False  # records the verdict on a plan in review: may write its freeze
 
     def __enter__(self) -> Transaction:
         self.lock.__enter__()
@@ -324,7 +340,7 @@ class Transaction:
     def _check_writable(self, name: str) -> None:
         session = self.read_or_none("session") if name != "session" else None
         plan = self.read_or_none("plan") if name in PLANNING_FILES else None
-        reason = write_refusal(name, session, plan)
+        reason = write_refusal(name, session, plan, self.verdict)
         if reason:
             raise Refused(f"{self.store.dir}: {reason}")
 
@@ -402,6 +418,18 @@ class Transaction:
         files.update(self.files)
         line = {"ts": clock.now(), "event": "mutation", **record, **self.audit_fields}
         journal.commit(self.store.dir, files, AUDIT_FILE, line, self.project)
+        if "session" in changed and self.docs["session"]["status"] in CLOSED_STATUSES:
+            self._remove_worktree()
+
+    def _remove_worktree(self) -> None:
+        """The session is closed (completed, cancelled, failed): its worktree goes in the same
+        command, after the commit (a kill in between leaves it for the next recover())."""
+        from state import worktree
+
+        try:
+            worktree.settle(self.store.dir)
+        except (OSError, PreconditionFailed) as e:  # the session's record stands: say so
+            self.tell(f"the session is closed but its worktree was not removed: {e}")
 
     def _check_freeze(self) -> None:
         """Frozen means approved: no write while plan.json differs from the approved plan,

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 PHASES = ("design", "code", "docs", "final")
+INCOMPLETE = "incomplete"  # the rule of what a phase still lacks (shared/ci.py RULES)
 # A placeholder word standing alone: not part of a path or file name (TODO.txt, docs/TODO).
 PLACEHOLDER = re.compile(r"(?<![\w./\\-])(?:TBD|TODO|FIXME|XXX)(?![\w/\\-]|\.\w)|\?\?\?")
 # Fields that hold paths or code, not prose: a file may be called TODO.txt, code may say TODO.
@@ -49,16 +50,17 @@ def integrity(plan: dict[str, Any], question_ids: set[str] | None = None) -> lis
         seen: set[str] = set()
         for item in items:
             if item["id"] in seen:
-                found.append(Finding(_where(path, item["id"]), "duplicate id"))
+                found.append(Finding(_where(path, item["id"]), "duplicate id", rule="duplicate-id"))
             seen.add(item["id"])
 
     def ref(
         path: str, target: str | None, known: set[str], kind: str, fix: str, own: str = ""
     ) -> None:
         if target is not None and target == own:
-            found.append(Finding(path, f"{own} refers to itself", fix))
+            found.append(Finding(path, f"{own} refers to itself", fix, rule="self-reference"))
         elif target is not None and target not in known:
-            found.append(Finding(path, f"refers to {kind} {target}, which does not exist", fix))
+            message = f"refers to {kind} {target}, which does not exist"
+            found.append(Finding(path, message, fix, rule="dangling-reference"))
 
     for d in ctx["decision_log"]:
         where = _where("planning_context.decision_log", d["id"])
@@ -159,6 +161,7 @@ def integrity(plan: dict[str, Any], question_ids: set[str] | None = None) -> lis
                 _where("milestones", cycle[0]) + ".depends_on",
                 "dependency cycle " + " -> ".join(cycle),
                 f"plan milestone set {cycle[0]} --depends …",
+                rule="dependency-cycle",
             )
         )
     return found
@@ -185,9 +188,18 @@ def _design(plan: dict[str, Any]) -> list[Finding]:
     found = []
     for field in ("problem", "approach"):
         if not plan["overview"][field].strip():
-            found.append(Finding(f"overview.{field}", "empty", f"plan overview set --{field} TEXT"))
+            found.append(
+                Finding(
+                    f"overview.{field}",
+                    "empty",
+                    f"plan overview set --{field} TEXT",
+                    rule=INCOMPLETE,
+                )
+            )
     if not plan["milestones"]:
-        found.append(Finding("milestones", "no milestone", "plan milestone add --name N …"))
+        found.append(
+            Finding("milestones", "no milestone", "plan milestone add --name N …", rule=INCOMPLETE)
+        )
     for m in plan["milestones"]:
         if m["is_documentation_only"]:
             continue
@@ -198,6 +210,7 @@ def _design(plan: dict[str, Any]) -> list[Finding]:
                     f"{where}.code_intents",
                     "no code intent",
                     f"plan intent add --milestone {m['id']} --file F --behavior B",
+                    rule=INCOMPLETE,
                 )
             )
         if not m["acceptance_criteria"]:
@@ -206,6 +219,7 @@ def _design(plan: dict[str, Any]) -> list[Finding]:
                     f"{where}.acceptance_criteria",
                     "no acceptance criterion",
                     f"plan milestone set {m['id']} --acceptance A",
+                    rule=INCOMPLETE,
                 )
             )
         for i in m["code_intents"]:
@@ -215,6 +229,7 @@ def _design(plan: dict[str, Any]) -> list[Finding]:
                         f"{where}.code_intents[{i['id']}].behavior",
                         "empty",
                         f"plan intent set {i['id']} --behavior B",
+                        rule=INCOMPLETE,
                     )
                 )
     return found
@@ -235,6 +250,7 @@ def _code(plan: dict[str, Any], root: str, base: str | None) -> list[Finding]:
                         f"{where}.code_intents[{i['id']}]",
                         "no code change",
                         f"plan change capture --intent {i['id']} {i['file']}",
+                        rule=INCOMPLETE,
                     )
                 )
     applied: dict[str, str | None] = {}
@@ -250,6 +266,7 @@ def _code(plan: dict[str, Any], root: str, base: str | None) -> list[Finding]:
                     f"{where}.code_changes[{c['id']}].diff",
                     problem,
                     f"plan change capture --intent {c['intent_ref']} {c['file']}",
+                    rule="diff-does-not-apply",
                 )
             )
     return found
@@ -280,6 +297,7 @@ def _docs(plan: dict[str, Any]) -> list[Finding]:
                     _where("milestones", m["id"]) + ".documentation",
                     "empty",
                     f"plan doc set --milestone {m['id']} --module-comment T",
+                    rule=INCOMPLETE,
                 )
             )
     return found
@@ -296,6 +314,7 @@ def meaning(plan: dict[str, Any]) -> list[Finding]:
                     path,
                     f"placeholder {match.group()!r} left in {_excerpt(text)}",
                     "replace it with the real content (plan … set)",
+                    rule="placeholder",
                 )
             )
     ctx = plan["planning_context"]
@@ -315,6 +334,7 @@ def meaning(plan: dict[str, Any]) -> list[Finding]:
                             f"planning_context.{group}[{item['id']}].{field}",
                             "empty text",
                             "give it content with the matching `plan … add` or `plan … set`",
+                            rule="empty-text",
                         )
                     )
     for r in ctx["known_risks"]:
@@ -324,6 +344,7 @@ def meaning(plan: dict[str, Any]) -> list[Finding]:
                     f"planning_context.known_risks[{r['id']}].mitigation",
                     "risk without mitigation",
                     f"plan risk set {r['id']} --mitigation M",
+                    rule="risk-without-mitigation",
                 )
             )
     for m in plan["milestones"]:
@@ -333,6 +354,7 @@ def meaning(plan: dict[str, Any]) -> list[Finding]:
                     _where("milestones", m["id"]) + ".name",
                     "empty text",
                     f"plan milestone set {m['id']} --name N",
+                    rule="empty-text",
                 )
             )
     return found

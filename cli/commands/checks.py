@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from cli.base import PlanCommand, dump
+from cli.ci import CICommand
 from state.errors import UsageError
 
 PATHS = click.argument("paths", nargs=-1, metavar="[PATH]...")
@@ -16,12 +17,19 @@ FORMAT = click.option(
     "format_",
     default="text",
     show_default=True,
-    metavar="text|json|github",
-    help="text for people, json for tools (always one document), github for annotations.",
+    metavar="text|json|github|sarif",
+    help="text for people, json for tools and sarif for code scanning (always one "
+    "document), github for annotations.",
 )  # a plain string, checked by cli/ci.py, so that a bad value still gets JSON output
+STRICT = click.option(
+    "--strict",
+    is_flag=True,
+    help="Warnings fail the run too (a session without context.json, a signer who is not "
+    "the approver, an old-form signature).",
+)
 
 
-@click.command("validate", cls=PlanCommand)
+@click.command("validate", cls=CICommand)
 @click.option(
     "--phase",
     metavar="design|code|docs|final",
@@ -29,11 +37,13 @@ FORMAT = click.option(
     "plan-docs, as `plan qr` spells them, are accepted too).",
 )
 @FORMAT
+@STRICT
 @EVERY
 @PATHS
 def validate_command(
     phase: str | None,
     format_: str,
+    strict: bool,
     every: bool,
     paths: tuple[str, ...],
     state_dir: str | None,
@@ -41,13 +51,15 @@ def validate_command(
 ) -> int:
     """Check plans: structure (every schema error), references, meaning, a phase's completeness.
 
-    PATH: session directories or plan files (default: the active session). Exit 3 if one is
-    invalid or damaged, 2 if a path is no session or plan."""
+    PATH: session directories or plan files (default: the active session). session.json
+    and context.json are checked too, and an approved plan must still be the approved one.
+    Exit 3 if one is invalid or damaged, 2 if a path is no session or plan, 0 with a
+    warning when there is nothing to check."""
     from cli.ci import run_command
-    from shared import ci
+    from shared import ci, ci_checks
 
     def check() -> ci.Run:
-        return ci.validate(list(paths), every, state_dir, _phase(phase))
+        return ci_checks.validate(list(paths), every, state_dir, _phase(phase), strict)
 
     return run_command("validate", {"json": as_json, "format": format_}, check)
 
@@ -62,17 +74,33 @@ def _phase(phase: str | None) -> str | None:
     return phase
 
 
-@click.command("verify", cls=PlanCommand)
+@click.command("verify", cls=CICommand)
 @FORMAT
+@STRICT
 @EVERY
-@click.option("--require-approved", is_flag=True, help="A session not approved yet is an error.")
-@click.option("--require-signature", is_flag=True, help="An unsigned approval is an error.")
+@click.option(
+    "--require-approved",
+    is_flag=True,
+    help="A session not approved yet is an error (cancelled and failed ones are not).",
+)
+@click.option(
+    "--require-signature",
+    is_flag=True,
+    help="An unsigned approval (or one signed the old way) is an error.",
+)
+@click.option(
+    "--require-signer-match",
+    is_flag=True,
+    help="The signer's principal must name the approver (approval.by).",
+)
 @PATHS
 def verify_command(
     format_: str,
+    strict: bool,
     every: bool,
     require_approved: bool,
     require_signature: bool,
+    require_signer_match: bool,
     paths: tuple[str, ...],
     state_dir: str | None,
     as_json: bool,
@@ -80,12 +108,21 @@ def verify_command(
     """Check that approved plans still have the content that was approved (for CI).
 
     Sessions not approved yet are listed, not judged (an error with --require-approved).
-    A signature, when present, must verify (see plan review approve --sign)."""
+    A signature, when present, must verify; its signer is printed (see plan review approve
+    --sign)."""
     from cli.ci import run_command
-    from shared import ci
+    from shared import ci, ci_checks
 
     def check() -> ci.Run:
-        return ci.verify(list(paths), every, state_dir, require_approved, require_signature)
+        return ci_checks.verify(
+            list(paths),
+            every,
+            state_dir,
+            require_approved,
+            require_signature,
+            require_signer_match,
+            strict,
+        )
 
     return run_command("verify", {"json": as_json, "format": format_}, check)
 

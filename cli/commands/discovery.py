@@ -275,7 +275,7 @@ def ask_command(state_dir: str | None, as_json: bool) -> int:
 
     Arrow keys edit the line; Enter takes the recommended option (shown as [N]) or skips a
     question without one; words after an option are kept as its condition. Ctrl-C stops,
-    keeps what was answered and exits 130."""
+    keeps what was answered and exits 130; so does Ctrl-D (end of input) with questions open."""
     store = open_store(state_dir)
     waiting, choices = open_questions(store), open_choices(store)
     if not waiting and not choices:
@@ -294,9 +294,10 @@ def ask_command(state_dir: str | None, as_json: bool) -> int:
         for n, choice in enumerate(choices, len(waiting) + 1):
             counts[pick_one(store, choice, f"{n}/{total}")] += 1
             sys.stdout.write("\n")
-    except (KeyboardInterrupt, EOFError) as e:
+    except (KeyboardInterrupt, EOFError):
         sys.stdout.write("\nStopped; the answers given so far are saved.\n")
-        code = 130 if isinstance(e, KeyboardInterrupt) else 0
+        code = 130
     left = len(open_questions(store)) + len(open_choices(store))
+    code = code if left else 0  # Ctrl-D, like Ctrl-C, is a stop while something is open
     out(f"{counts['answered']} answered, {counts['skipped']} skipped, {left} still open.")
     return code

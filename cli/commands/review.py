@@ -68,13 +68,14 @@ def review_reject(tx: Transaction, a: dict[str, Any]) -> None:
     help="Port on 127.0.0.1 (0: any free one).",
 )
 @click.option("--no-browser", is_flag=True, help="Print the URL only; do not open a browser.")
+@click.option("--verbose", is_flag=True, help="Log every request and server warning to stderr.")
 @click.option(
     "--wait",
     is_flag=True,
     help="Serve until the person decides, then stop and print what is next (as review wait).",
 )
 def review_open(
-    port: int, no_browser: bool, wait: bool, state_dir: str | None, as_json: bool
+    port: int, no_browser: bool, verbose: bool, wait: bool, state_dir: str | None, as_json: bool
 ) -> None:
     """Serve the plan's review page on 127.0.0.1 (a new secret URL each run) until Ctrl-C, or
     with --wait until the person's verdict."""
@@ -85,7 +86,7 @@ def review_open(
         sys.stdout.flush()
 
     store = open_store(state_dir)
-    argv = open_page(store, port, not no_browser, say, wait=wait)
+    argv = open_page(store, port, not no_browser, say, verbose, wait=wait)
     if argv is not None:
         say_next(store, argv, as_json)
 

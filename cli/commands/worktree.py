@@ -10,21 +10,26 @@ from cli.base import PlanCommand, dump, open_store, out
 
 @click.command("worktree", cls=PlanCommand)
 def worktree_command(state_dir: str | None, as_json: bool) -> None:
-    """Create (once) a git worktree of the base commit in the session and print its path.
+    """Create (once) a checkout of the base commit in the session and print its path.
 
     Edit files there with your file tools and run the tests there; then
-    `plan change capture` records the edits as the plan's diffs. It is never committed.
+    `plan change capture` records the edits as the plan's diffs. It is never committed,
+    writes nothing to the project's .git, and is removed when the session is closed.
     """
     import os
     import sys
 
     from state import worktree
+    from state.errors import Refused
+    from state.lifecycle import FINAL
     from state.lock import locked
     from state.project import session_project
 
     store = open_store(state_dir)
     store.recover()
     session = store.read("session")
+    if session["status"] in FINAL:  # a closed session's worktree was removed with it
+        raise Refused(f"{store.dir}: the session is {session['status']}; it has no worktree")
     base = worktree.base_of(session, f"{store.path('session')}:base_commit")
     # its own lock: a checkout may take longer than the session lock waits for
     with locked(os.path.join(store.dir, ".worktree.lock"), timeout=worktree.CREATE_TIMEOUT_S):

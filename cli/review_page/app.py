@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+import json
 import os
 
 from markdown_it import MarkdownIt
@@ -24,6 +25,15 @@ from cli.review_page import view
 from shared.paths import open_session
 from state import review_ops
 from state.errors import PlannerError, UsageError
+from state.limits import (
+    BODY_MAX,
+    COMMENT_MAX,
+    COMMENTS_MAX,
+    FEEDBACK_MAX,
+    NAME_MAX,
+    TooLarge,
+    check_text,
+)
 from state.review_ops import StaleApproval
 from state.store import Store
 
@@ -100,8 +110,30 @@ class Gate:
 
 
 def markdown() -> Any:
-    """Plan text as markdown with raw HTML escaped: plan text is never trusted as HTML."""
+    """Plan text as markdown with raw HTML escaped: plan text is never trusted as HTML.
+
+    Underscores never emphasise (`__init__.py`, `snake_case` stay literal; `*x*` still
+    does), and an image is a link to it: the page loads nothing from elsewhere."""
     md = MarkdownIt("commonmark", {"html": False, "linkify": False})
+    emphasis = md.inline.ruler.__rules__[md.inline.ruler.__find__("emphasis")].fn
+
+    def no_underscore(state: Any, silent: bool) -> bool:
+        return state.src[state.pos] != "_" and bool(emphasis(state, silent))
+
+    md.inline.ruler.at("emphasis", no_underscore)
+
+    def image(renderer: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
+        token = tokens[idx]
+        alt = Markup.escape(token.content or "image")
+        src = token.attrGet("src") or ""
+        if not src.startswith(("http://", "https://")):
+            return f'<span class="image">[image: {alt}]</span>'
+        return (
+            f'<a class="image" href="{Markup.escape(src)}" rel="noopener noreferrer">'
+            f"[image: {alt}]</a>"
+        )
+
+    md.add_render_rule("image", image)
 
     def render(text: str | None) -> Markup:
         return Markup(md.render(text or ""))
@@ -109,6 +141,12 @@ def markdown() -> Any:
     return render
 
 
+LIMITS = {
+    "name": NAME_MAX,
+    "comment": COMMENT_MAX,
+    "comments": COMMENTS_MAX,
+    "feedback": FEEDBACK_MAX,
+}
 VERDICTS = {"review approve": review_ops.review_approve, "review reject": review_ops.review_reject}
 
 
@@ -138,7 +176,7 @@ def create_app(state_dir: str, token: str, csrf: str, port: int) -> Starlette:
     secrets = Secrets(token, csrf, port)
 
     def render(request: Request, name: str, model: dict[str, Any]) -> HTMLResponse:
-        page = {**model, "token": token, "csrf": csrf}
+        page = {**model, "token": token, "csrf": csrf, "limits": LIMITS}
         response = templates.TemplateResponse(request, name, page)
         response.headers["x-plan-sha256"] = model["sha256"]
         return response
@@ -181,6 +219,8 @@ def create_app(state_dir: str, token: str, csrf: str, port: int) -> Starlette:
     async def verdict(request: Request, name: str, args: dict[str, Any]) -> JSONResponse:
         try:
             tx = await asyncio.to_thread(record_verdict, store, name, args)
+        except TooLarge as e:
+            return JSONResponse({"error": e.message}, 413)
         except StaleApproval as e:
             return JSONResponse({"error": e.message, "stale": True}, 409)
         except PlannerError as e:
@@ -193,24 +233,38 @@ def create_app(state_dir: str, token: str, csrf: str, port: int) -> Starlette:
 
     async def approve(request: Request) -> JSONResponse:
         body = await json_body(request)
+        if body is None:
+            return too_large()
         sha = body.get("sha256")
         if not isinstance(sha, str) or len(sha) != 64:
             return JSONResponse({"error": "the page's plan hash (sha256) is missing"}, 400)
-        by = body.get("by") if isinstance(body.get("by"), str) and body["by"].strip() else None
+        by = text_field(body, "by").strip()
+        if not by:
+            return JSONResponse({"error": "your name is required to approve"}, 400)
+        try:
+            check_text("your name", by, NAME_MAX)
+        except TooLarge as e:
+            return JSONResponse({"error": e.message}, 413)
         return await verdict(request, "review approve", {"by": by, "expect_sha256": sha})
 
     async def request_changes(request: Request) -> JSONResponse:
         body = await json_body(request)
-        feedback = body.get("feedback") if isinstance(body.get("feedback"), str) else ""
+        if body is None:
+            return too_large()
+        feedback = text_field(body, "feedback")
+        by = text_field(body, "by").strip()
+        sha = body.get("sha256") if isinstance(body.get("sha256"), str) else None
+        given = body.get("comments") or []
+        if not isinstance(given, list):
+            return JSONResponse({"error": "comments must be a list"}, 400)
         comments = []
-        for c in body.get("comments") or []:
+        for c in given:
             if not isinstance(c, dict) or not isinstance(c.get("text"), str):
                 return JSONResponse({"error": "a comment needs anchor and text"}, 400)
             line = f":{c['line']}" if isinstance(c.get("line"), int) and c["line"] > 0 else ""
             comments.append(f"{c.get('anchor', '')}{line}: {c['text']}")
-        return await verdict(
-            request, "review reject", {"feedback": feedback or None, "comment": comments}
-        )
+        args = {"feedback": feedback or None, "comment": comments, "by": by or None}
+        return await verdict(request, "review reject", {**args, "expect_sha256": sha})
 
     app = Starlette(
         routes=[
@@ -227,9 +281,30 @@ def create_app(state_dir: str, token: str, csrf: str, port: int) -> Starlette:
     return app
 
 
-async def json_body(request: Request) -> dict[str, Any]:
+def text_field(body: dict[str, Any], name: str) -> str:
+    value = body.get(name)
+    return value if isinstance(value, str) else ""
+
+
+def too_large() -> JSONResponse:
+    return JSONResponse(
+        {"error": f"the request is over {BODY_MAX:,} bytes; nothing was stored"}, 413
+    )
+
+
+async def json_body(request: Request) -> dict[str, Any] | None:
+    """The request's JSON object ({} when it is not one); None when the body is over
+    BODY_MAX bytes, which is refused before it is read whole."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > BODY_MAX:
+        return None
+    raw = bytearray()
+    async for chunk in request.stream():
+        raw += chunk
+        if len(raw) > BODY_MAX:
+            return None
     try:
-        body = await request.json()
+        body = json.loads(raw)
     except ValueError:
         return {}
     return body if isinstance(body, dict) else {}

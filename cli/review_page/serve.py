@@ -33,11 +33,17 @@ def bind(port: int) -> socket.socket:
 
 
 def open_page(
-    store: Store, port: int, open_browser: bool, say: Callable[[str], None], wait: bool = False
+    store: Store,
+    port: int,
+    open_browser: bool,
+    say: Callable[[str], None],
+    verbose: bool = False,
+    wait: bool = False,
 ) -> list[str] | None:
-    """Serve the session's review page until interrupted; print its URL first. With `wait`,
-    serve until the person decides the round now open, then stop and return the routing argv
-    of their verdict (as wait_for_verdict does)."""
+    """Serve the session's review page until interrupted; print its URL first. The server's
+    own log (requests, malformed connections) reaches the terminal only when `verbose`. With
+    `wait`, serve until the person decides the round now open, then stop and return the
+    routing argv of their verdict (as wait_for_verdict does)."""
     import threading
 
     import uvicorn
@@ -62,7 +68,11 @@ def open_page(
 
         webbrowser.open(url)
     config = uvicorn.Config(
-        app, log_level="warning", timeout_graceful_shutdown=1, lifespan="off", access_log=False
+        app,
+        log_level="info" if verbose else "error",
+        timeout_graceful_shutdown=1,
+        lifespan="off",
+        access_log=verbose,
     )
     server = uvicorn.Server(config)
     decided: list[list[str] | BaseException] = []

@@ -8,6 +8,7 @@ import os
 
 from state.approval import plan_hash
 from state.diff import diff as semantic_diff
+from state.numbered import Line, numbered
 from state.qr_ops import PHASES
 from state.store import AUDIT_FILE, HISTORY_DIR, HISTORY_INDEX, report_name
 
@@ -36,6 +37,8 @@ def page_model(store: Store) -> dict[str, Any]:
         "qr": [(phase, store.read_or_none(report_name(phase))) for phase in PHASES],
         "history": history(store),
         "rounds": [r for r in reviews if r.get("revision")],
+        "round": reviews[-1]["round"] if reviews else 0,
+        "said": said(reviews),
         "audit": audit(store),
         "since": since_last_round(store, plan, reviews),
         "in_review": session["status"] == "review",
@@ -55,22 +58,23 @@ def milestone_view(milestone: dict[str, Any]) -> dict[str, Any]:
     return {**milestone, "intents": intents}
 
 
-def diff_lines(diff: str) -> list[tuple[int, str, str]]:
-    """(line number from 1, kind, text): kind is add, del, hunk, file or ctx."""
-    out = []
-    for number, text in enumerate(diff.splitlines(), 1):
-        if text.startswith(("+++", "---")):
-            kind = "file"
-        elif text.startswith("@@"):
-            kind = "hunk"
-        elif text.startswith("+"):
-            kind = "add"
-        elif text.startswith("-"):
-            kind = "del"
-        else:
-            kind = "ctx"
-        out.append((number, kind, text))
-    return out
+def diff_lines(diff: str) -> list[Line]:
+    """The diff's lines with their old and new file line numbers (state/numbered.py)."""
+    return numbered(diff)
+
+
+def said(reviews: list[dict[str, Any]]) -> dict[str, Any]:
+    """Earlier rounds' comments by anchor, to show on their item and line: {"DL-001":
+    {"item": [(round, text)], "lines": {7: [(round, text)]}}}."""
+    found: dict[str, Any] = {}
+    for r in reviews:
+        for c in r.get("comments") or []:
+            place = found.setdefault(c["anchor"], {"item": [], "lines": {}})
+            if c.get("line"):
+                place["lines"].setdefault(c["line"], []).append((r["round"], c["text"]))
+            else:
+                place["item"].append((r["round"], c["text"]))
+    return found
 
 
 def history(store: Store) -> list[dict[str, Any]]:
@@ -94,8 +98,21 @@ def audit(store: Store) -> list[dict[str, Any]]:
         except ValueError:
             continue
         if isinstance(record, dict):
-            records.append(record)
+            records.append(audit_row(record))
     return records[::-1]
+
+
+def audit_row(record: dict[str, Any]) -> dict[str, Any]:
+    """An audit line as a table row: when, what, and the rest as short "key: value" pairs."""
+    at = record.get("at") or record.get("ts") or ""
+    event = record.get("command") or record.get("event") or ""  # a mutation says its command
+    rest = []
+    for key, value in record.items():
+        if key in ("at", "ts", "event", "command") or value in (None, "", [], {}):
+            continue
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        rest.append((key, text if len(text) <= 200 else text[:200] + "…"))
+    return {"at": at, "event": event, "details": rest}
 
 
 def since_last_round(

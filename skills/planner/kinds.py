@@ -11,7 +11,7 @@ from shared.paths import project_root
 from shared.routing import Routing, step_argv
 from shared.workflow import Context, Kind, Step
 from state import clock
-from state.approval import approve
+from state.approval import approve, plan_hash
 from state.choice_ops import pick, unpicked
 from state.errors import Finding, PlannerError
 from state.lifecycle import transition
@@ -259,6 +259,7 @@ class FinalGate(Gate):
                 "verdict": "submitted",
                 "at": clock.now(),
                 "revision": revision,
+                "sha256": plan_hash(tx.read("plan")),  # the content this round shows
             }
         )
         session["review_started_at"] = clock.now()

@@ -36,18 +36,18 @@ INVALID_PLAN = """\
 # What GitHub is sent for the three sessions: data escapes % CR LF, properties also : and ,
 # (@actions/core command.ts escapeData / escapeProperty). Lines and columns are 1-based.
 EXPECTED_GITHUB = """\
-::error file=.planner/a-damaged/plan.json,line=1,col=23,title=plan validate::not valid JSON \
-(Unterminated string starting at line 1 column 23); damaged, left as it is
-::error file=.planner/b-invalid%2C100%25%3Ax/plan.json,line=12,col=47,\
-title=plan validate milestones[0].risk::'severe' is not one of low, medium, high
-::error file=.planner/b-invalid%2C100%25%3Ax/plan.json,line=8,col=55,\
-title=plan validate planning_context.known_risks[R-001].decision_ref::refers to decision \
-DL-007, which does not exist (fix: plan risk set R-001 --decision DL-n)
-::error file=.planner/b-invalid%2C100%25%3Ax/plan.json,line=12,col=65,\
-title=plan validate milestones[M-001].depends_on::refers to milestone M-009, which does not \
-exist (fix: plan milestone set M-001 --depends M-n)
-::error file=.planner/b-invalid%2C100%25%3Ax/plan.json,line=5,col=16,\
-title=plan validate overview.title::placeholder 'TBD' left in 'Ship 100%25 TBD' \
+::error file=.planner/a-damaged/plan.json,line=1,col=23,title=plan validate (damaged-file)::\
+not valid JSON (Unterminated string starting at line 1 column 23); damaged, left as it is
+::error file=.planner/b-invalid%2C100%25%3Ax/plan.json,line=12,col=47,endLine=12,endColumn=63,\
+title=plan validate (schema)::milestones[0].risk: 'severe' is not one of low, medium, high
+::error file=.planner/b-invalid%2C100%25%3Ax/plan.json,line=8,col=55,endLine=8,endColumn=79,\
+title=plan validate (dangling-reference)::planning_context.known_risks[R-001].decision_ref: \
+refers to decision DL-007, which does not exist (fix: plan risk set R-001 --decision DL-n)
+::error file=.planner/b-invalid%2C100%25%3Ax/plan.json,line=12,col=65,endLine=12,endColumn=88,\
+title=plan validate (dangling-reference)::milestones[M-001].depends_on: refers to milestone \
+M-009, which does not exist (fix: plan milestone set M-001 --depends M-n)
+::error file=.planner/b-invalid%2C100%25%3Ax/plan.json,line=5,col=16,endLine=5,endColumn=40,\
+title=plan validate (placeholder)::overview.title: placeholder 'TBD' left in 'Ship 100%25 TBD' \
 (fix: replace it with the real content (plan … set))
 """
 
@@ -123,10 +123,11 @@ def test_json_is_one_document_even_when_nothing_is_found_or_damaged(project: Pat
         ["verify", "--json"],
         ["verify", "--all", "--json"],
     ):
-        done = plan(*args, code=2)
+        done = plan(*args)  # nothing to check is a warning, as ruff says it (exit 0)
         report = json.loads(done.stdout)
-        assert report["exit_code"] == 2
-        assert report["findings"][0]["message"].startswith("no session")
+        assert report["exit_code"] == 0 and report["targets"] == []
+        assert report["findings"][0]["message"].startswith("nothing to check")
+        assert report["findings"][0]["level"] == "warning"
     truncated = approved_session(project, "truncated")
     (truncated / "plan.json").write_bytes((truncated / "plan.json").read_bytes()[:40])
     report = json.loads(plan("verify", str(truncated), "--json", code=3).stdout)
@@ -135,17 +136,23 @@ def test_json_is_one_document_even_when_nothing_is_found_or_damaged(project: Pat
     (damaged / "session.json").write_text('{"id": "x", ')
     for command in ("validate", "verify"):
         report = json.loads(plan(command, str(damaged), "--json", code=3).stdout)
-        assert set(report) == {"command", "ok", "exit_code", "phase", "findings", "targets"}
+        assert set(report) == {
+            *("command", "ok", "exit_code", "phase", "strict", "findings", "targets")
+        }
         assert set(report["targets"][0]) == {
             "path",
             "kind",
             "status",
             "judged",
             "ok",
+            "signer",
             "findings",
         }
         finding = report["targets"][0]["findings"][0]
-        assert set(finding) == {"level", "path", "message", "fix", "file", "line", "col"}
+        assert set(finding) == {
+            *("rule", "level", "path", "message", "fix", "file"),
+            *("line", "col", "end_line", "end_col"),
+        }
         assert "damaged" in finding["message"] and finding["line"] == 1
 
 
@@ -167,7 +174,7 @@ def test_no_active_session_among_several_says_so(project: Path) -> None:
     assert "start one" not in done.stdout + done.stderr
     assert done.stdout == ""
     github = Plan(project)("verify", "--format", "github", code=2).stdout
-    assert github.startswith("::error title=plan verify::no active session: 3 sessions in")
+    assert github.startswith("::error title=plan verify (usage)::no active session: 3 sessions")
 
 
 def test_validate_answers_clearly_on_files_that_are_no_plan(project: Path) -> None:
@@ -177,7 +184,7 @@ def test_validate_answers_clearly_on_files_that_are_no_plan(project: Path) -> No
     assert "session.json is a session's session record, not a plan" in done.stdout
     other = project / "other.json"
     other.write_text('{"name": "x"}')
-    assert "not a plan" in plan("validate", str(other), code=2).stdout
+    assert f"{other}: not a session or plan" in plan("validate", str(other), code=2).stdout
 
 
 def test_github_escapes_file_names_and_messages(project: Path) -> None:
@@ -185,7 +192,8 @@ def test_github_escapes_file_names_and_messages(project: Path) -> None:
     odd.write_text('{"plan_id": "p", "created_at": "2024-05-01T12:00:00Z", "milestones": [')
     done = Plan(project)("validate", str(odd), "--format", "github", code=3)
     assert done.stdout == (
-        "::error file=odd 100%25%2Ca%3Ab%0Ac.json,line=1,col=71,title=plan validate::"
+        "::error file=odd 100%25%2Ca%3Ab%0Ac.json,line=1,col=71,title=plan validate "
+        "(damaged-file)::"
         "not valid JSON (Expecting value at line 1 column 71); damaged, left as it is\n"
     )
     assert " ::" not in done.stdout  # no trailing space in a title
@@ -226,8 +234,9 @@ def test_verify_judges_approved_sessions_and_lists_the_others(project: Path) -> 
     edited["overview"]["title"] = "Edited by hand"
     plan_json.write_text(json.dumps(edited, indent=2))
     github = plan("verify", "--all", "--format", "github", code=3).stdout
-    where = "::error file=.planner/b-approved/plan.json,line=1,col=1,title=plan verify plan.json"
-    assert github.startswith("::notice") and f"\n{where}::" in github
+    where = "::error file=.planner/b-approved/plan.json,line=1,col=1,title=plan verify"
+    assert github.startswith("::notice") and f"\n{where} (content-changed)::plan.json:" in github
+    assert "content changed after approval" in github
     assert "content changed after approval" in github
 
 
@@ -338,10 +347,14 @@ def test_openpgp_signed_approval(project: Path, tmp_path: Path) -> None:
         session["status"] = "review"
         (directory / "session.json").write_text(json.dumps(session, indent=2))
         plan = Plan(project)
-        plan("review", "approve", "--sign", "--state-dir", str(directory), env=env)
+        approve = ("review", "approve", "--by", "Ann", "--sign", "--state-dir", str(directory))
+        plan(*approve, env=env)
         record = json.loads((directory / "session.json").read_text())["approval"]["signature"]
         assert record["format"] == "openpgp" and "BEGIN PGP SIGNATURE" in record["signature"]
-        plan("verify", str(directory), "--require-signature", env=env)
+        done = plan("verify", str(directory), "--require-signature", env=env)
+        assert "signed by Ann <ann@example.com> (" in done.stdout  # the key's user id
+        plan("verify", str(directory), "--require-signer-match", env=env)  # Ann is its name
+        assert len(record["fingerprint"]) == 40
         session = json.loads((directory / "session.json").read_text())
         session["id"] = "another-session"  # the signature names the session it approved
         (directory / "session.json").write_text(json.dumps(session, indent=2))

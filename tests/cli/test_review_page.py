@@ -127,28 +127,48 @@ def test_a_post_without_origin_is_refused(client: TestClient, store: Store) -> N
 
 def test_a_stale_approval_is_refused_with_a_reload_prompt(client: TestClient, store: Store) -> None:
     shown = client.get(f"/?token={TOKEN}").headers["x-plan-sha256"]
-    run_op(store, "risk add", {"risk": "Log noise", "mitigation": "debug level"})
-    stale = post(client, "/approve", {"sha256": shown, "by": "ann"})
+    other = "0" * 64  # what a page left open on an earlier round still holds
+    stale = post(client, "/approve", {"sha256": other, "by": "ann"})
     assert stale.status_code == 409
     assert stale.json()["stale"] is True and "reload" in stale.json()["error"]
+    stale = post(client, "/request-changes", {"sha256": other, "feedback": "x"})
+    assert stale.status_code == 409 and stale.json()["stale"] is True
     assert store.read("session")["status"] == "review"
 
-    now = client.get(f"/content?token={TOKEN}")
-    assert "R-001" in now.text
-    approved = post(client, "/approve", {"sha256": now.headers["x-plan-sha256"], "by": "ann"})
+    approved = post(client, "/approve", {"sha256": shown, "by": "ann"})
     assert approved.status_code == 200
     assert approved.json()["next"] == f"executor --step 1 --state-dir {store.dir}"
     session = store.read("session")
     assert session["status"] == "approved"
-    assert (
-        session["approval"]["sha256"]
-        == now.headers["x-plan-sha256"]
-        == plan_hash(store.read("plan"))
-    )
+    assert session["approval"]["sha256"] == shown == plan_hash(store.read("plan"))
     assert session["approval"]["by"] == "ann" and session["reviews"][-1]["verdict"] == "approved"
 
 
+def test_a_plan_in_review_is_frozen_to_the_agent(store: Store) -> None:
+    """Every plan edit exits 4 until the person's verdict; the round keeps the hash it showed."""
+    cwd, at = Path(store.dir), ["--state-dir", store.dir]
+    shown = plan_hash(store.read("plan"))
+    assert store.read("session")["reviews"][-1]["sha256"] == shown  # recorded at step 11
+    for edit in (
+        ["decision", "add", "--decision", "D", "--reasoning", "R"],
+        ["risk", "add", "--risk", "R", "--mitigation", "M"],
+        ["qr", "add", "--phase", "design", "--check", "C"],
+    ):
+        refused = run("plan", *edit, *at, cwd=cwd)
+        assert refused.returncode == 4, (edit, refused.stderr)
+        assert "in review, frozen until the person's verdict" in refused.stderr
+    assert plan_hash(store.read("plan")) == shown and store.read("session")["status"] == "review"
+
+    rejected = run("plan", "review", "reject", "--feedback", "log it", *at, cwd=cwd)
+    assert rejected.returncode == 0, rejected.stderr
+    last = store.read("session")["reviews"][-1]
+    assert (last["verdict"], last["sha256"]) == ("rejected", shown)
+    added = run("plan", "risk", "add", "--risk", "R", "--mitigation", "M", *at, cwd=cwd)
+    assert added.returncode == 0, added.stderr  # back in design: the agent revises
+
+
 def test_plan_text_is_escaped_never_html(client: TestClient, store: Store) -> None:
+    act(store, "review reject", {"feedback": "say why"})  # the agent revises in design
     run_op(
         store,
         "decision add",
@@ -167,7 +187,7 @@ def test_plan_text_is_escaped_never_html(client: TestClient, store: Store) -> No
 def test_request_changes_records_structured_comments(client: TestClient, store: Store) -> None:
     comments = [
         {"anchor": "DL-001", "line": None, "text": "Why mirror greet()?"},
-        {"anchor": "CC-001", "line": 7, "text": "Name it goodbye"},
+        {"anchor": "CC-001", "line": 4, "text": "Name it goodbye"},
     ]
     done = post(client, "/request-changes", {"feedback": "Log farewells", "comments": comments})
     assert done.status_code == 200, done.text
@@ -177,15 +197,16 @@ def test_request_changes_records_structured_comments(client: TestClient, store: 
     last = session["reviews"][-1]
     assert (last["verdict"], last["feedback"]) == ("rejected", "Log farewells")
     assert last["comments"] == comments
+    assert last["sha256"] == plan_hash(store.read("plan"))  # what the round showed
 
     shown = run("plan", "show", "--state-dir", store.dir, cwd=Path(store.dir)).stdout
     assert "Review round 1 rejected: Log farewells" in shown
-    assert "  on CC-001 line 7: Name it goodbye" in shown
+    assert "  on CC-001 line 4: Name it goodbye" in shown
     prompt = run("planner", "--step", "3", "--state-dir", store.dir, cwd=Path(store.dir)).stdout
     assert "on DL-001: Why mirror greet()?" in prompt
-    assert "on CC-001 line 7: Name it goodbye" in prompt
+    assert "on CC-001 line 4: Name it goodbye" in prompt
     rendered = run("plan", "render", "--state-dir", store.dir, cwd=Path(store.dir)).stdout
-    assert "## Review" in rendered and "- on CC-001 line 7: Name it goodbye" in rendered
+    assert "## Review" in rendered and "- on CC-001 line 4: Name it goodbye" in rendered
 
 
 @pytest.mark.parametrize(
@@ -193,7 +214,7 @@ def test_request_changes_records_structured_comments(client: TestClient, store: 
     [
         ({"anchor": "DL-099", "text": "x"}, "no DL-099"),
         ({"anchor": "DL-001", "line": 2, "text": "x"}, "only a code change"),
-        ({"anchor": "CC-001", "line": 99, "text": "x"}, "lines 1 to 8"),
+        ({"anchor": "CC-001", "line": 99, "text": "x"}, "shows lines 1-5 of src/app.py"),
     ],
 )
 def test_a_comment_must_name_a_real_item(
@@ -211,14 +232,14 @@ def test_the_cli_takes_comments_and_wait_prints_the_routing(store: Store) -> Non
     assert run("plan", "review", "reject", "--comment", "M-001 no id", *at, cwd=cwd).returncode == 2
     rejected = run(
         "plan", "review", "reject", *at,
-        "--comment", "DL-001: why?", "--comment", "CC-001:8: return a constant", cwd=cwd,
+        "--comment", "DL-001: why?", "--comment", "CC-001:5: return a constant", cwd=cwd,
     )  # fmt: skip
     assert rejected.returncode == 0, rejected.stderr
     reviews = json.loads((cwd / "session.json").read_text())["reviews"]
     assert reviews[-1]["feedback"] is None
     assert reviews[-1]["comments"] == [
         {"anchor": "DL-001", "line": None, "text": "why?"},
-        {"anchor": "CC-001", "line": 8, "text": "return a constant"},
+        {"anchor": "CC-001", "line": 5, "text": "return a constant"},
     ]
     after = run("plan", "review", "wait", *at, cwd=cwd)
     assert after.returncode == 3 and "no plan in review" in after.stderr
@@ -234,6 +255,7 @@ def test_wait_returns_the_executor_line_once_approved(store: Store) -> None:
 
 
 def test_history_compares_two_revisions_by_meaning(client: TestClient, store: Store) -> None:
+    act(store, "review reject", {"feedback": "record the risk"})
     run_op(store, "risk add", {"risk": "Log noise", "mitigation": "debug level"})
     page = client.get(f"/?token={TOKEN}").text
     assert 'id="compare-form"' in page and 'id="audit-search"' in page
@@ -267,7 +289,7 @@ def test_the_server_listens_on_loopback_and_streams_changes(store: Store) -> Non
         assert events.status == 200
         assert events.headers["content-type"].startswith("text/event-stream")
         assert events.readline() == b"retry: 1000\n"
-        run("plan", "risk", "add", "--risk", "R", "--mitigation", "M", "--state-dir", store.dir,
+        run("plan", "review", "reject", "--feedback", "F", "--state-dir", store.dir,
             cwd=Path(store.dir))  # fmt: skip
         lines = [events.readline() for _ in range(2)]
         assert b"event: change\n" in lines
@@ -275,6 +297,125 @@ def test_the_server_listens_on_loopback_and_streams_changes(store: Store) -> Non
         bare = http.client.HTTPConnection("127.0.0.1", url.port, timeout=20)
         bare.request("GET", "/")
         assert bare.getresponse().status == 403
+        import socket
+
+        with socket.create_connection(("127.0.0.1", url.port or 0), timeout=20) as garbage:
+            garbage.sendall(b"NOT HTTP AT ALL\r\n\r\n")  # uvicorn warns about this one
+            garbage.recv(1024)
     finally:
         server.terminate()
-        server.wait(timeout=10)
+        _, err = server.communicate(timeout=10)
+    assert "Invalid HTTP request" not in err and "GET /" not in err, err  # quiet: no --verbose
+
+
+def test_inputs_over_their_limits_are_refused_and_nothing_is_stored(
+    client: TestClient, store: Store
+) -> None:
+    from state.limits import (
+        ANSWER_MAX,
+        BODY_MAX,
+        COMMENT_MAX,
+        COMMENTS_MAX,
+        FEEDBACK_MAX,
+        NAME_MAX,
+        REASON_MAX,
+    )
+
+    before = Path(store.path("session")).read_bytes()
+    sha = plan_hash(store.read("plan"))
+    one = {"anchor": "DL-001", "line": None, "text": "x"}
+    for path, body in (
+        ("/request-changes", {"feedback": "x" * (FEEDBACK_MAX + 1)}),
+        ("/request-changes", {"comments": [{**one, "text": "x" * (COMMENT_MAX + 1)}]}),
+        ("/request-changes", {"comments": [one] * (COMMENTS_MAX + 1)}),
+        ("/approve", {"sha256": sha, "by": "n" * (NAME_MAX + 1)}),
+        ("/request-changes", {"feedback": "x" * (BODY_MAX + 1)}),  # refused unread
+    ):
+        refused = post(client, path, body)
+        assert refused.status_code == 413, (path, refused.text[:200])
+        assert "limit" in refused.json()["error"] or "bytes" in refused.json()["error"]
+    assert Path(store.path("session")).read_bytes() == before
+
+    cwd, at = Path(store.dir), ["--state-dir", store.dir]
+    for argv in (
+        ["review", "reject", "--feedback", "x" * (FEEDBACK_MAX + 1)],
+        ["review", "reject", "--comment", "DL-001: " + "x" * (COMMENT_MAX + 1)],
+        ["review", "reject", *["--comment", "DL-001: x"] * (COMMENTS_MAX + 1)],
+        ["review", "approve", "--by", "n" * (NAME_MAX + 1)],
+        ["question", "answer", "Q-001", "no, but " + "x" * ANSWER_MAX],
+        ["qr", "accept", "--phase", "design", "--by", "ann", "--reason", "x" * (REASON_MAX + 1)],
+        ["cancel", "--reason", "x" * (REASON_MAX + 1)],
+    ):
+        refused = run("plan", *argv, *at, cwd=cwd)
+        assert refused.returncode == 2 and "over the limit" in refused.stderr, refused.stderr
+    assert Path(store.path("session")).read_bytes() == before
+    assert store.read("context")["questions"][0]["answer"] == "no"
+    at_limit = post(client, "/request-changes", {"feedback": "x" * FEEDBACK_MAX})
+    assert at_limit.status_code == 200, at_limit.text
+
+
+def test_approving_on_the_page_needs_a_name(client: TestClient, store: Store) -> None:
+    sha = plan_hash(store.read("plan"))
+    for by in (None, "", "   "):
+        refused = post(client, "/approve", {"sha256": sha, "by": by})
+        assert refused.status_code == 400 and "name is required" in refused.json()["error"]
+    blank = run(
+        "plan", "review", "approve", "--by", " ", "--state-dir", store.dir, cwd=Path(store.dir)
+    )
+    assert blank.returncode == 2 and "--by: may not be empty" in blank.stderr
+    assert store.read("session")["status"] == "review"
+
+
+def test_the_page_reads_as_a_code_review(client: TestClient, store: Store) -> None:
+    """File line numbers (old and new) in diffs, one tab stop per diff, a <noscript> note,
+    verdict buttons off until the script runs, audit and history collapsed."""
+    import re
+
+    page = client.get(f"/?token={TOKEN}").text
+    rows = re.findall(r'<tr class="(\w+)"(?: data-line="(\d+)")?', page)
+    assert [r for r in rows if r[0] in ("ctx", "add")] == [
+        ("ctx", "1"), ("ctx", "2"), ("add", "3"), ("add", "4"), ("add", "5"),
+    ]  # fmt: skip
+    assert 'id="CC-001-L4"' in page
+    assert len(re.findall(r'class="ln"[^>]*tabindex="0"', page)) == 1
+    assert len(re.findall(r'class="ln"[^>]*tabindex="-1"', page)) == 4
+    assert "<noscript>" in page and "plan review approve --by NAME" in page
+    assert re.search(r'id="approve" class="approve" disabled', page)
+    assert '<details id="audit-details">' in page and '<details id="history-details">' in page
+    assert "{&#34;" not in page and '{"' not in page.split('id="audit"')[1]  # no raw JSON
+
+
+def test_earlier_comments_show_on_their_item_and_line(client: TestClient, store: Store) -> None:
+    act(
+        store,
+        "review reject",
+        {"comment": ["DL-001: say why", "CC-001:4: name it goodbye"], "feedback": None},
+    )
+    page = client.get(f"/?token={TOKEN}").text
+    assert '<p class="said">Round 1: say why</p>' in page
+    line = page.index('id="CC-001-L4"')
+    assert page.index("Round 1 on line 4: name it goodbye") > line
+    assert page.index("Round 1 on line 4: name it goodbye") < page.index('id="CC-001-L5"')
+
+
+def test_markdown_keeps_identifiers_and_loads_no_image() -> None:
+    from cli.review_page.app import markdown
+
+    md = markdown()
+    html = str(md("Edit `x` in __init__.py and snake_case_name; *this* matters."))
+    assert "__init__.py" in html and "snake_case_name" in html and "<strong>" not in html
+    assert "<em>this</em>" in html
+    html = str(md("![diagram](https://example.com/d.png) and ![local](d.png)"))
+    assert "<img" not in html
+    assert '<a class="image" href="https://example.com/d.png"' in html
+    assert "[image: diagram]" in html
+    assert '<span class="image">[image: local]</span>' in html
+
+
+def test_the_page_shows_an_answer_with_its_condition(client: TestClient, store: Store) -> None:
+    path = Path(store.path("context"))
+    context = json.loads(path.read_text())
+    context["questions"][0].update(answer="no", condition="log that it did not wave")
+    path.write_text(json.dumps(context))  # as `plan question answer Q-001 "no, but …"` leaves it
+    page = client.get(f"/?token={TOKEN}").text
+    assert 'Answer: no <span class="condition">but log that it did not wave</span>' in page

@@ -207,6 +207,31 @@ def test_the_worktrees_git_pointer_is_read_only_in_the_sandbox(env, tmp_path):
 
 
 @needs_bwrap
+def test_git_works_in_a_real_worktree_whose_git_dir_stays_read_only(env, tmp_path):
+    """`plan worktree`'s checkout in the sandbox: its files writable, git reading it through
+    its private git dir (read-only, as the project's .git is), so tests and `git diff` run."""
+    from tests import crashpoints as cp
+
+    project = tmp_path / "p"
+    project.mkdir()
+    cp.new_project(project)
+    state = cp.planning(project)
+    tree = Path(cp.ok(project, ["plan", "worktree"]).strip())
+    private = state / "worktree.git"
+    heads = (private / "HEAD").read_text()
+    script = (
+        f"cd {tree} && echo '# more' >> README.md && git diff --stat && git status --short; "
+        f"echo x > {private}/HEAD; echo x > {project}/.git/HEAD; git -C {tree} log --oneline"
+    )
+    session = hookstate.find_session(str(project), env)
+    done = run_wrapped(sandbox.wrap(script, session, str(project), env), project)
+    assert "README.md | 1 +" in done.stdout and " M README.md" in done.stdout, done.stderr
+    assert done.stderr.count("Read-only file system") == 2 and "init" in done.stdout
+    assert (private / "HEAD").read_text() == heads
+    assert (tree / "README.md").read_text() == "# Demo\n# more\n"
+
+
+@needs_bwrap
 def test_gemini_gets_the_wrapped_command_as_tool_input(env, tmp_path):
     project = make_project(tmp_path / "p")
     payload = {"tool_name": "run_shell_command", "tool_input": {"command": "make", "x": 1}}

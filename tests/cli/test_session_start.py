@@ -14,7 +14,9 @@ from tests.conftest import REPO, run
 HOOK = REPO / "cli" / "session_start.py"
 
 
-def hook(cwd: Path, stdin: str | None = None, *args: str) -> subprocess.CompletedProcess[str]:
+def hook(
+    cwd: Path, stdin: str | None = None, *args: str, env: dict | None = None
+) -> subprocess.CompletedProcess[str]:
     payload = stdin if stdin is not None else json.dumps({"cwd": str(cwd), "source": "startup"})
     done = subprocess.run(
         [sys.executable, "-S", str(HOOK), *args],
@@ -23,7 +25,7 @@ def hook(cwd: Path, stdin: str | None = None, *args: str) -> subprocess.Complete
         capture_output=True,
         text=True,
         timeout=60,
-        env={"PATH": "/usr/bin:/bin"},
+        env={"PATH": "/usr/bin:/bin", **(env or {})},
     )
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stdout + done.stderr
@@ -38,6 +40,8 @@ def start(project: Path) -> Path:
 
 def test_no_session_prints_nothing(project: Path) -> None:
     assert hook(project).stdout == ""
+    on_path = {"PATH": f"{REPO / 'bin'}:/usr/bin:/bin"}
+    assert hook(project, None, "--dialect", "codex", env=on_path).stdout == ""
 
 
 def test_the_active_session_and_its_next_command(project: Path) -> None:
@@ -98,7 +102,49 @@ def test_the_guard_line_is_true_for_each_client(project: Path) -> None:
     """Codex runs no rewritten command: its status never claims a sandbox."""
     state = start(project)
     codex = hook(project, None, "--dialect", "codex").stdout
-    assert "command parsing only (Codex runs no rewritten command)" in codex
+    assert "command parsing only (Codex runs no rewritten command" in codex
     assert "sandbox except" not in codex and f"{state}/worktree" in codex
     claude = hook(project).stdout
     assert "Codex" not in claude and "guard: " in claude
+
+
+def test_gemini_is_recognised_by_the_variables_it_gives_hooks(project: Path) -> None:
+    """hooks/hooks.json serves Claude Code and Gemini CLI: one SessionStart command for both."""
+    start(project)
+    gemini = {"GEMINI_SESSION_ID": "s-1", "GEMINI_CWD": str(project)}
+    out = json.loads(hook(project, None, env=gemini).stdout)
+    assert "planner: an active session" in out["hookSpecificOutput"]["additionalContext"]
+    assert hook(project).stdout.startswith("planner: an active session")
+
+
+def test_gemini_context_holds_no_angle_brackets_to_escape() -> None:
+    """Gemini CLI escapes < and > of additionalContext to &lt; &gt;: placeholders avoid them."""
+    from cli.session_start import render
+
+    line = "IF FAIL: plan review reject --feedback '<the user's words>'"
+    out = json.loads(render(line, "gemini"))["hookSpecificOutput"]["additionalContext"]
+    assert "<" not in out and ">" not in out
+    assert out.endswith("--feedback '\u2039the user's words\u203a'")
+    assert render(line, "claude") == line
+
+
+def test_plan_status_inside_codex_claims_no_sandbox(project: Path) -> None:
+    """Codex gives its commands CODEX_THREAD_ID: `plan status` there has Codex's guard line."""
+    start(project)
+    inside = run("plan", "status", cwd=project, env={"CODEX_THREAD_ID": "t-1"}).stdout
+    assert "command parsing only (Codex runs no rewritten command" in inside
+    assert "Codex" not in run("plan", "status", cwd=project).stdout
+
+
+def test_gemini_and_codex_are_told_where_the_launchers_are_when_path_lacks_them(
+    project: Path, tmp_path: Path
+) -> None:
+    """Gemini CLI does not put the extension's bin/ on PATH: the model gets the full paths."""
+    gemini = {"GEMINI_SESSION_ID": "s-1", "GEMINI_CWD": str(project)}
+    out = json.loads(hook(project, None, env=gemini).stdout)  # no session: only the note
+    note = out["hookSpecificOutput"]["additionalContext"]
+    assert f"run them as {REPO}/bin/planner" in note and "ln -s" in note
+    assert "not on PATH" in hook(project, None, "--dialect", "codex").stdout
+    assert hook(project).stdout == ""  # Claude Code puts bin/ on PATH itself
+    on_path = {"PATH": f"{REPO / 'bin'}:/usr/bin:/bin"}
+    assert hook(project, None, "--dialect", "codex", env=on_path).stdout == ""

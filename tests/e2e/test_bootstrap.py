@@ -336,6 +336,44 @@ def test_a_read_only_data_dir_is_one_line_and_exit_2(
             pytest.skip("cannot remount read-only here")
         line = one_line_exit_2(plugin, isolated_path, data, new_repo(tmp_path / "p"))
     assert f"{data}/venv.lock" in line and "Read-only file system" in line
+    # The fix works where the launcher cannot write (Codex's sandbox): a terminal, once.
+    assert f"outside the agent's sandbox: python3 {plugin}/hooks/bootstrap.py ensure" in line
+
+
+def test_a_read_only_data_dir_waits_for_the_build_another_process_makes(
+    plugin: Path, isolated_path: str, tmp_path: Path, first_launch
+) -> None:
+    """Inside Codex's sandbox HOME is read-only while the SessionStart hook, outside it, makes
+    the environment: the launcher waits on the lock it cannot write, then runs in what the
+    hook made."""
+    import fcntl
+
+    made = (first_launch[0] / "venv").resolve()
+    writable, data = tmp_path / "rw", tmp_path / "ro"
+    writable.mkdir()
+    data.mkdir()
+    if subprocess.run(["mount", "--bind", str(writable), str(data)]).returncode:
+        pytest.skip("cannot bind-mount here")
+    try:
+        ro = subprocess.run(["mount", "-o", "remount,bind,ro", str(data)], capture_output=True)
+        if ro.returncode:
+            pytest.skip("cannot remount read-only here")
+        fd = os.open(writable / "venv.lock", os.O_RDWR | os.O_CREAT)
+        fcntl.flock(fd, fcntl.LOCK_EX)  # the hook's build, in progress
+        proc = launch(
+            plugin, "plan", "schema", "plan", cwd=new_repo(tmp_path / "p"), path=isolated_path,
+            data=data,
+        )  # fmt: skip
+        try:
+            assert proc.stderr is not None
+            assert "waiting for another process" in proc.stderr.readline()
+            (writable / "venv").symlink_to(made)  # the build is done
+        finally:
+            os.close(fd)
+        rc, out, err = finish(proc)
+        assert rc == 0 and json.loads(out)["title"], err
+    finally:
+        subprocess.run(["umount", "-l", str(data)], capture_output=True)
 
 
 def test_a_full_data_dir_is_one_line_and_exit_2(

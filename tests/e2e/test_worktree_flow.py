@@ -62,6 +62,7 @@ def test_plan_from_worktree_edits_then_apply_and_commit(project: Path) -> None:
         "CI-001", "CI-002", "CI-003", "CI-004",
     ]  # fmt: skip
 
+    planned = {p: (tree / p).read_text() for p in ("src/app.py", "tests/test_app.py", "README.md")}
     out = agent.step(out.route())  # executor 1, which prints 2 and 3 (wave 1)
     says(out, "plan exec apply M-n", "plan exec done M-n", "--ran", "plan exec commit M-n")
     for wave, milestone in ((1, "M-001"), (2, "M-002")):
@@ -93,8 +94,8 @@ def test_plan_from_worktree_edits_then_apply_and_commit(project: Path) -> None:
     files = git(project, "diff", "--name-only", base, first).split()
     assert files == ["src/app.py", "tests/test_app.py"]
     assert git(project, "diff", "--name-only", first, second).split() == ["README.md"]
-    for path in ("src/app.py", "tests/test_app.py", "README.md"):
-        assert git(project, "show", f"HEAD:{path}") == (tree / path).read_text()
+    for path, text in planned.items():
+        assert git(project, "show", f"HEAD:{path}") == text
     assert git(project, "status", "--porcelain", "--", "src", "tests", "README.md") == ""
 
     record = json.loads((state / "reconcile.json").read_text())
@@ -103,5 +104,8 @@ def test_plan_from_worktree_edits_then_apply_and_commit(project: Path) -> None:
     assert record["head"] == second
     # The plan still validates now that its implementation is merged.
     agent.plan("validate", "--phase", "final")
-    done = subprocess.run(["git", "status", "--porcelain"], cwd=tree, capture_output=True)
-    assert done.returncode == 0
+    # The completed session kept no worktree, and git never registered one.
+    assert not tree.exists() and not (state / "worktree.git").exists()
+    assert not (project / ".git" / "worktrees").exists()
+    done = subprocess.run(["git", "worktree", "list"], cwd=project, capture_output=True)
+    assert done.returncode == 0 and len(done.stdout.splitlines()) == 1

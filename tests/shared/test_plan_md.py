@@ -89,3 +89,57 @@ def test_diffs_come_in_apply_order() -> None:
     text = render_plan(plan)
     assert text.index("**CC-002**") < text.index("**CC-003**") < text.index("**CC-001**")
     assert text.index("### M-002") < text.index("### M-001")
+
+
+def option(**fields: object) -> dict:
+    return {"description": "", "pros": [], "cons": [], "recommended": False, **fields}
+
+
+def test_what_was_agreed_reads_as_agreed() -> None:
+    """An answer with its condition, a choice's fields on their own lines, a constraint
+    recorded twice shown once, a fixed finding as fixed, a round's hash."""
+    context = b.context()
+    context["questions"][0]["condition"] = "the error message says why"
+    context["constraints"].append("Constraint 1.")  # what C-001 records with an id
+    plan = sample()
+    plan["planning_context"]["choices"] = [
+        b.choice(
+            1,
+            picked="OPT-A",
+            rationale="simplest",
+            options=[
+                option(id="OPT-A", name="Direct", description="Do it directly", pros=["safe"]),
+                option(id="OPT-B", name="Queue", cons=["slow", "more code"]),
+            ],
+        )
+    ]
+    report = b.qr_report()
+    report["items"][1].update(status="PASS")  # fixed in round 2; its finding is history
+    session = b.rich_session()
+    session["reviews"][0]["sha256"] = "b" * 64
+    text = render_plan(plan, context, session, {"plan-design": report})
+    assert "**Q-001** Question 1? Answer: yes, but the error message says why" in text
+    assert "  - From Q-001: Question 1? Answer: yes, but the error message says why" in text
+    assert "  - Picked: OPT-A Direct. Do it directly.\n    - Pros: safe.\n" in text
+    assert "  - Not picked: OPT-B Queue\n    - Cons: slow; more code.\n" in text
+    assert "  - Why: simplest." in text
+    assert "  - Why: Reasoning for decision 1." in text
+    assert text.count("Constraint 1") == 1 and "- MUST keep greet." in text
+    assert (
+        "qa-002 SHOULD PASS [R-001] risks mitigated -- fixed (earlier finding: no mitigation)"
+        in text
+    )
+    assert "(it showed sha256 bbbbbbbbbbbb…)" in text
+
+
+def test_a_new_file_diff_names_both_sides(tmp_path) -> None:
+    from state.worktree import make_diff
+    from tests.conftest import git
+
+    git(tmp_path, "init", "-q")
+    created = make_diff(str(tmp_path), "src/new.py", None, "x = 1\n")
+    assert created.startswith("diff --git a/src/new.py b/src/new.py\nnew file mode")
+    assert "--- /dev/null\n+++ b/src/new.py\n" in created
+    deleted = make_diff(str(tmp_path), "src/old.py", "x = 1\n", None)
+    assert deleted.startswith("diff --git a/src/old.py b/src/old.py\n")
+    assert "--- a/src/old.py\n+++ /dev/null\n" in deleted

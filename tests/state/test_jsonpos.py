@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from state.jsonpos import line_col, locate, pointer_of, positions
+from state.jsonpos import line_col, locate, pointer_of, positions, span
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=5),
@@ -34,6 +34,32 @@ def test_every_position_points_at_its_key_or_element(doc: object, indent: int | 
             assert found == pointer[-1]
         else:  # the document or an element: its value
             assert found == value_at(doc, pointer)
+
+
+@settings(max_examples=100, deadline=None)
+@given(JSON, st.sampled_from([None, 1, 2]))
+def test_every_value_ends_where_its_text_ends(doc: object, indent: int | None) -> None:
+    """The end of each path is just after its value: the text up to it decodes to the value
+    (and span gives the same start and end as line and column)."""
+    text = json.dumps(doc, indent=indent)
+    decoder = json.JSONDecoder()
+    ends: dict = {}
+    starts = positions(text, ends)
+    assert set(ends) == set(starts)
+    for pointer, end in ends.items():
+        found, stop = decoder.raw_decode(text, _value_start(text, starts[pointer], pointer))
+        assert stop == end and found == value_at(doc, pointer)
+        assert span(text, pointer) == (*line_col(text, starts[pointer]), *line_col(text, end))
+
+
+def _value_start(text: str, offset: int, pointer: tuple) -> int:
+    """Past a member's key and colon to its value (an element starts at its value)."""
+    if pointer and isinstance(pointer[-1], str):
+        _, offset = json.JSONDecoder().raw_decode(text, offset)
+        offset = text.index(":", offset) + 1
+        while text[offset] in " \n":
+            offset += 1
+    return offset
 
 
 def test_finding_paths_by_index_by_id_and_missing_keys() -> None:

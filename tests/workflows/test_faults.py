@@ -272,6 +272,35 @@ def test_crash_points_of_plan_worktree(planning_fx: cp.Fixture) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    "argv", [["plan", "cancel"], ["plan", "fail", "--error", "broke"]], ids=["cancel", "fail"]
+)
+def test_crash_points_of_closing_a_session_with_its_worktree(
+    planning_fx: cp.Fixture, argv: list[str]
+) -> None:
+    """The session closes and its worktree goes: killed anywhere, the next command leaves the
+    session open with its worktree, or closed with none (closing twice is refused: a retry
+    runs only when the close was lost)."""
+    planning_fx.restore()
+    cp.edit_worktree(planning_fx.root)
+    planning_fx.save()
+    outcome = _enumerate(
+        planning_fx, " ".join(argv[:2]), argv, idempotent=False, after_crash=_closed_has_no_tree
+    )
+    assert any(p.split()[1] == "unlink" and p.endswith("/worktree") for p in outcome.points)
+
+
+def _closed_has_no_tree(fx: cp.Fixture, outcome: cp.Outcome, where: str) -> None:
+    """After the next command, a closed session has nothing of its worktree left (the
+    fingerprint counts a half-removed one as absent), an open one has it whole."""
+    status = json.loads((fx.state / "session.json").read_text())["status"]
+    left = [n for n in ("worktree", "worktree.git") if (fx.state / n).exists()]
+    closed = status in ("cancelled", "failed")
+    whole = len(left) == 2 and cp.worktree_state(fx.root, fx.state) == "ready"
+    if (closed and left) or (not closed and not whole):
+        outcome.failures.append(f"{where}: status {status} with {left} left")
+
+
 def test_crash_points_of_change_capture_and_plan_apply(planning_fx: cp.Fixture) -> None:
     batch = [
         {"op": "decision add", "args": {"decision": "Mirror greet()", "reasoning": "Obvious."}},

@@ -1,5 +1,6 @@
-// The review page: comments kept in the browser until they are sent, the verdict posted with
-// the CSRF token and the hash of the plan shown, and live reloads from the event stream.
+// The review page: comments kept in the browser until they are sent (shown on their item and
+// line, the form opened where the person clicked), the verdict posted with the CSRF token and
+// the hash of the plan shown, and live reloads from the event stream.
 "use strict";
 (function () {
   const body = document.body;
@@ -8,8 +9,11 @@
   const q = (query) => encodeURIComponent(token) + (query ? "&" + query : "");
   const $ = (id) => document.getElementById(id);
   const storeKey = "planner-review-comments:" + token;
+  const form = $("comment-form");
+  const maxComments = Number($("comments").dataset.max);
   let comments = JSON.parse(sessionStorage.getItem(storeKey) || "[]");
-  let anchor = null;
+  let anchor = null; // {anchor, line} the open form is for
+  let opener = null; // the button that opened it: focus goes back there
 
   function state() { return $("state").dataset; }
   function say(text, isError) {
@@ -17,23 +21,72 @@
     box.textContent = text;
     box.className = isError ? "error" : "ok";
   }
+  function where(c) { return c.anchor + (c.line ? " line " + c.line : ""); }
+  function cssId(text) { return text.replace(/[^A-Za-z0-9_-]/g, ""); }
+
+  // The element a comment on `c` goes after: its diff line's row (and the rows already
+  // shown under it), or the item's thread.
+  function placeOf(c) {
+    if (c.line) {
+      const row = document.querySelector("table.diff[data-change='" + cssId(c.anchor) + "'] tr[data-line='" + Number(c.line) + "']");
+      if (row) {
+        let last = row;
+        while (last.nextElementSibling && last.nextElementSibling.matches(".said-row, .pending-row")) last = last.nextElementSibling;
+        return { row: last };
+      }
+    }
+    const thread = document.querySelector("[data-thread='" + cssId(c.anchor) + "']");
+    return thread ? { thread: thread } : null;
+  }
+
+  function openerFor(c) {
+    const selector = c.line
+      ? "button.ln[data-anchor='" + cssId(c.anchor) + "'][data-line='" + Number(c.line) + "']"
+      : "button.comment[data-anchor='" + cssId(c.anchor) + "']";
+    return document.querySelector(selector);
+  }
+
+  function removeButton(index, label) {
+    const remove = document.createElement("button");
+    remove.type = "button";
+    remove.className = "remove";
+    remove.dataset.index = String(index);
+    remove.textContent = "Remove";
+    remove.setAttribute("aria-label", "Remove the comment on " + label);
+    return remove;
+  }
 
   function drawComments() {
     sessionStorage.setItem(storeKey, JSON.stringify(comments));
     const list = $("comments");
     list.replaceChildren();
+    document.querySelectorAll(".pending, .pending-row").forEach((node) => node.remove());
     comments.forEach((c, index) => {
       const li = document.createElement("li");
-      const where = document.createElement("a");
-      where.href = "#" + c.anchor;
-      where.textContent = c.anchor + (c.line ? " line " + c.line : "");
-      const remove = document.createElement("button");
-      remove.type = "button";
-      remove.textContent = "Remove";
-      remove.setAttribute("aria-label", "Remove the comment on " + where.textContent);
-      remove.addEventListener("click", () => { comments.splice(index, 1); drawComments(); });
-      li.append(where, document.createTextNode(": " + c.text + " "), remove);
+      const link = document.createElement("a");
+      link.href = "#" + (c.line ? c.anchor + "-L" + c.line : c.anchor);
+      link.textContent = where(c);
+      li.append(link, document.createTextNode(": " + c.text + " "), removeButton(index, where(c)));
+      li.dataset.side = "list";
       list.append(li);
+
+      const note = document.createElement("div");
+      note.className = "pending";
+      const label = document.createElement("strong");
+      label.textContent = "Your comment" + (c.line ? " on line " + c.line : "") + ": ";
+      note.append(label, document.createTextNode(c.text + " "), removeButton(index, where(c)));
+      const place = placeOf(c);
+      if (place && place.row) {
+        const tr = document.createElement("tr");
+        tr.className = "pending-row";
+        const td = document.createElement("td");
+        td.colSpan = 3;
+        td.append(note);
+        tr.append(td);
+        place.row.after(tr);
+      } else if (place) {
+        place.thread.append(note);
+      }
     });
     $("comment-count").textContent = String(comments.length);
   }
@@ -42,29 +95,102 @@
     const open = state().inReview === "1";
     $("approve").disabled = !open;
     $("request-changes").disabled = !open;
+    if (!open) $("approve-confirm").hidden = true;
+  }
+
+  function placeForm() {
+    if (!anchor) return;
+    const place = placeOf(anchor);
+    if (place && place.row) {
+      const tr = document.createElement("tr");
+      tr.className = "form-row";
+      const td = document.createElement("td");
+      td.colSpan = 3;
+      td.append(form);
+      tr.append(td);
+      place.row.after(tr);
+    } else if (place) {
+      place.thread.after(form);
+    } else {
+      $("form-home").after(form);
+    }
+  }
+
+  function closeForm(focusBack) {
+    const row = form.closest("tr.form-row");
+    $("form-home").append(form);
+    if (row) row.remove();
+    anchor = null;
+    if (focusBack && opener && opener.isConnected) opener.focus();
   }
 
   function startComment(button) {
+    closeForm(false);
+    opener = button;
     anchor = { anchor: button.dataset.anchor, line: button.dataset.line ? Number(button.dataset.line) : null };
-    $("comment-anchor").textContent = anchor.anchor + (anchor.line ? " line " + anchor.line : "");
-    $("comment-form").hidden = false;
+    $("comment-anchor").textContent = where(anchor);
     $("comment-text").value = "";
+    placeForm();
     $("comment-text").focus();
   }
 
+  function removeComment(button) {
+    const index = Number(button.dataset.index);
+    const inList = button.closest("#comments") !== null;
+    const [gone] = comments.splice(index, 1);
+    drawComments();
+    say("Comment on " + where(gone) + " removed.");
+    let next = null;
+    if (inList) {
+      const buttons = $("comments").querySelectorAll("button.remove");
+      next = buttons[Math.min(index, buttons.length - 1)] || $("comments-h");
+    } else {
+      next = openerFor(gone) || $("comments-h");
+    }
+    next.focus();
+  }
+
   document.addEventListener("click", (event) => {
+    const remove = event.target.closest("button.remove");
+    if (remove) { removeComment(remove); return; }
     const button = event.target.closest("button.comment, button.ln");
     if (button) startComment(button);
   });
-  $("comment-cancel").addEventListener("click", () => { $("comment-form").hidden = true; });
-  $("comment-form").addEventListener("submit", (event) => {
+
+  // Line numbers are one tab stop per diff: arrow keys move between them.
+  document.addEventListener("keydown", (event) => {
+    const button = event.target.closest && event.target.closest("button.ln");
+    if (!button || !["ArrowDown", "ArrowUp", "Home", "End"].includes(event.key)) return;
+    const all = Array.from(button.closest("table").querySelectorAll("button.ln"));
+    let at = all.indexOf(button);
+    if (event.key === "ArrowDown") at = Math.min(at + 1, all.length - 1);
+    if (event.key === "ArrowUp") at = Math.max(at - 1, 0);
+    if (event.key === "Home") at = 0;
+    if (event.key === "End") at = all.length - 1;
+    all.forEach((b) => { b.tabIndex = -1; });
+    all[at].tabIndex = 0;
+    all[at].focus();
+    event.preventDefault();
+  });
+
+  form.addEventListener("keydown", (event) => {
+    if (event.key === "Escape") { event.preventDefault(); closeForm(true); }
+    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) { event.preventDefault(); form.requestSubmit(); }
+  });
+  $("feedback").addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) { event.preventDefault(); $("changes-form").requestSubmit(); }
+  });
+  $("comment-cancel").addEventListener("click", () => closeForm(true));
+  form.addEventListener("submit", (event) => {
     event.preventDefault();
     const text = $("comment-text").value.trim();
     if (!text || !anchor) return;
-    comments.push({ anchor: anchor.anchor, line: anchor.line, text: text });
-    $("comment-form").hidden = true;
+    if (comments.length >= maxComments) { say("At most " + maxComments + " comments in one round: put the rest in the overall feedback.", true); return; }
+    const added = { anchor: anchor.anchor, line: anchor.line, text: text };
+    comments.push(added);
+    closeForm(true);
     drawComments();
-    say("Comment added on " + anchor.anchor + (anchor.line ? " line " + anchor.line : "") + ".");
+    say("Comment added on " + where(added) + ".");
   });
 
   async function post(path, payload) {
@@ -75,15 +201,20 @@
     });
     let answer = {};
     try { answer = await response.json(); } catch (e) { answer = { error: response.statusText }; }
-    return { ok: response.ok, answer: answer };
+    return { ok: response.ok, status: response.status, answer: answer };
   }
 
   $("changes-form").addEventListener("submit", async (event) => {
     event.preventDefault();
     const feedback = $("feedback").value.trim();
     if (!feedback && !comments.length) { say("Write what must change, or add a comment.", true); return; }
-    const { ok, answer } = await post("request-changes", { feedback: feedback, comments: comments });
-    if (!ok) { say(answer.error || "refused", true); return; }
+    const payload = { feedback: feedback, comments: comments, by: $("approver").value.trim(), sha256: state().sha256 };
+    const { ok, answer } = await post("request-changes", payload);
+    if (!ok) {
+      say(answer.stale ? answer.error + " — the page reloads the plan now." : (answer.error || "refused"), true);
+      if (answer.stale) await reload();
+      return;
+    }
     comments = [];
     $("feedback").value = "";
     drawComments();
@@ -91,9 +222,20 @@
     await reload();
   });
 
-  $("approve-form").addEventListener("submit", async (event) => {
+  $("approve-form").addEventListener("submit", (event) => {
     event.preventDefault();
-    const { ok, answer } = await post("approve", { sha256: state().sha256, by: $("approver").value });
+    const name = $("approver").value.trim();
+    if (!name) { say("Your name is required to approve.", true); $("approver").focus(); return; }
+    $("confirm-text").textContent = "Approve review round " + state().round + " of this plan, sha256 " + state().sha256 + ", as " + name + "?";
+    $("approve-confirm").dataset.sha256 = state().sha256;
+    $("approve-confirm").hidden = false;
+    $("approve-yes").focus();
+  });
+  $("approve-no").addEventListener("click", () => { $("approve-confirm").hidden = true; $("approve").focus(); });
+  $("approve-yes").addEventListener("click", async () => {
+    $("approve-confirm").hidden = true;
+    const sha = $("approve-confirm").dataset.sha256;
+    const { ok, answer } = await post("approve", { sha256: sha, by: $("approver").value.trim() });
     if (!ok) {
       say(answer.stale ? answer.error + " — the page reloads the plan now." : (answer.error || "refused"), true);
       if (answer.stale) await reload();
@@ -101,6 +243,8 @@
     }
     say("Approved. Next: " + answer.next);
     await reload();
+    $("status").setAttribute("tabindex", "-1");
+    $("status").focus();
   });
 
   $("content").addEventListener("submit", async (event) => {
@@ -135,10 +279,27 @@
     const response = await fetch("content?token=" + q());
     if (!response.ok) return;
     const html = await response.text();
+    const before = state().sha256;
+    const open = Array.from(document.querySelectorAll("#content details[open]")).map((d) => d.id);
+    const focused = document.activeElement;
+    const refocus = focused && $("content").contains(focused) && focused.dataset.anchor
+      ? { anchor: focused.dataset.anchor, line: focused.dataset.line ? Number(focused.dataset.line) : null } : null;
+    const typing = form.isConnected && $("content").contains(form) ? $("comment-text").value : null;
+    if (typing !== null) $("form-home").append(form);
     const scroll = window.scrollY;
     $("content").innerHTML = html;
+    open.forEach((id) => { const d = $(id); if (d) d.open = true; });
+    drawComments();
+    if (typing !== null && anchor) { placeForm(); $("comment-text").value = typing; }
     window.scrollTo(0, scroll);
+    if (refocus && !(typing !== null && anchor)) { const back = openerFor(refocus); if (back) back.focus(); }
     drawVerdictButtons();
+    if (state().sha256 !== before) {
+      // A new plan: what the page said about the old one no longer holds.
+      $("message").textContent = "";
+      $("message").className = "";
+      $("approve-confirm").hidden = true;
+    }
     $("live").textContent = "Updated " + new Date().toLocaleTimeString() + " (plan sha256 " + state().sha256.slice(0, 12) + "…)";
     body.dataset.version = String(Number(body.dataset.version || "0") + 1);
   }

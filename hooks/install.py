@@ -1,0 +1,206 @@
+"""Install planner into Codex CLI: `python3 /path/to/planner/hooks/install.py codex`.
+
+Claude Code installs the plugin and Gemini CLI the extension from this folder by themselves.
+Codex 0.169 could install it as a plugin, but would then run hooks/hooks.json, whose guard
+speaks Claude Code's dialect (an "ask" Codex ignores: the call would run) and whose
+SessionStart claims a sandbox Codex does not have. So this writes what Codex reads, for the
+user:
+
+- `$CODEX_HOME/skills/planner/SKILL.md` (CODEX_HOME defaults to ~/.codex): a copy of the
+  root SKILL.md (Codex 0.169 skips a linked one), the one skill `planner` (planning and
+  execution), in a folder that holds only it; run the install again after an update. A link
+  to the whole clone made Codex find skills/planner/SKILL.md under it too (two
+  skills named `planner`); ~/.agents/skills is avoided because Gemini CLI reads it as well.
+- `$CODEX_HOME/hooks.json`: the guard (PreToolUse, every tool, `--dialect codex`) and
+  SessionStart (the session's status, and the environment's build: hooks run outside Codex's
+  sandbox, which keeps HOME read-only and has no network). Other hooks in the file are kept;
+  planner's own entries are replaced, so running it again changes nothing.
+- `~/.local/bin/{planner,executor,plan}` (`--bin-dir`): links to the launchers.
+- the Python environment, made now (`--no-build` skips it): a terminal has the network.
+
+Standard library only, like the hooks; it prints each thing it wrote. Codex runs a new hook
+only once the person has trusted it (/hooks in Codex): until then nothing is guarded, and the
+install says so last, where it is read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+LAUNCHERS = ("planner", "executor", "plan")
+# A hook command that holds one of these is planner's (of any clone): replaced on install.
+OURS = ("/cli/guard.py", "/cli/session_start.py", "/hooks/bootstrap.py")
+TRUST = (
+    "IMPORTANT: Codex runs new hooks only after you trust them. Start codex, type /hooks,"
+    " review and trust planner's PreToolUse and SessionStart hooks; until then NOTHING is"
+    " guarded and planning is read-only only by the skill's instructions. Trust them again"
+    " after each update of planner (their command or this file changes)."
+)
+
+
+def codex_hooks(root: str = ROOT) -> dict:
+    """planner's hook entries for Codex, by event (Claude Code's shape, timeouts in seconds)."""
+
+    def command(*words: str) -> dict:
+        line = shlex.join(["python3", *words])
+        return {"type": "command", "command": line, "timeout": 10}
+
+    return {
+        "PreToolUse": [
+            {
+                "matcher": "*",
+                "hooks": [command("-S", "-I", f"{root}/cli/guard.py", "--dialect", "codex")],
+            }
+        ],
+        "SessionStart": [
+            {
+                "matcher": "startup|resume|clear|compact",
+                "hooks": [
+                    command("-S", "-I", f"{root}/cli/session_start.py", "--dialect", "codex"),
+                    command("-S", "-I", f"{root}/hooks/bootstrap.py", "session-start"),
+                ],
+            }
+        ],
+    }
+
+
+def is_ours(hook) -> bool:
+    return isinstance(hook, dict) and any(part in str(hook.get("command", "")) for part in OURS)
+
+
+def merged(existing: dict, ours: dict) -> dict:
+    """`existing` with planner's earlier entries removed and `ours` added; the rest kept."""
+    hooks = existing.get("hooks")
+    if not isinstance(hooks, dict):
+        hooks = {}
+    out: dict = {}
+    for event, groups in hooks.items():
+        kept = []
+        for group in groups if isinstance(groups, list) else []:
+            if not isinstance(group, dict):
+                kept.append(group)
+                continue
+            inner = [h for h in group.get("hooks", []) if not is_ours(h)]
+            if inner or not group.get("hooks"):
+                kept.append({**group, "hooks": inner})
+        if kept:
+            out[event] = kept
+    for event, groups in ours.items():
+        out.setdefault(event, []).extend(groups)
+    return {**existing, "hooks": out}
+
+
+def write_if_changed(path: str, text: str) -> bool:
+    try:
+        with open(path, encoding="utf-8") as f:
+            if f.read() == text:
+                return False
+    except OSError:
+        pass
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = f"{path}.planner-{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+    return True
+
+
+def link(target: str, path: str) -> str:
+    """Make `path` a symlink to `target`; what happened, in words."""
+    if os.path.islink(path) and os.readlink(path) == target:
+        return "unchanged"
+    if os.path.lexists(path) and not os.path.islink(path):
+        return "left alone: a file that is not a link is there"
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = f"{path}.planner-{os.getpid()}"
+    os.symlink(target, tmp)
+    os.replace(tmp, path)
+    return "linked"
+
+
+def install_codex(codex_home: str, bin_dir: str, build: bool, say) -> int:
+    skill = os.path.join(codex_home, "skills", "planner", "SKILL.md")
+    if os.path.islink(skill):
+        os.unlink(skill)  # Codex 0.169 does not list a skill whose SKILL.md is a link
+    with open(os.path.join(ROOT, "SKILL.md"), encoding="utf-8") as f:
+        copied = "written" if write_if_changed(skill, f.read()) else "unchanged"
+    say(f"skill   {skill}: a copy of {ROOT}/SKILL.md ({copied})")
+
+    hooks_path = os.path.join(codex_home, "hooks.json")
+    try:
+        with open(hooks_path, encoding="utf-8") as f:
+            existing = json.load(f)
+    except FileNotFoundError:
+        existing = {}
+    except (OSError, ValueError) as e:
+        say(f"cannot read {hooks_path} ({e}); fix it or move it away, then run this again")
+        return 3
+    if not isinstance(existing, dict):
+        say(f"{hooks_path} is not a JSON object; fix it or move it away, then run this again")
+        return 3
+    text = json.dumps(merged(existing, codex_hooks()), indent=2) + "\n"
+    changed = write_if_changed(hooks_path, text)
+    done = "written" if changed else "unchanged"
+    say(f"hooks   {hooks_path}: the guard and SessionStart ({done})")
+
+    on_path = os.path.realpath(bin_dir) in {
+        os.path.realpath(p) for p in os.environ.get("PATH", "").split(os.pathsep) if p
+    }
+    for name in LAUNCHERS:
+        where = os.path.join(bin_dir, name)
+        made = link(os.path.join(ROOT, "bin", name), where)
+        say(f"command {where} -> {ROOT}/bin/{name} ({made})")
+    if not on_path:
+        say(f"note    {bin_dir} is not on PATH: add it in your shell's profile (bash -lc reads it)")
+
+    if build:
+        say("environment: making it now (the first time takes a while)…")
+        built = subprocess.run(
+            [sys.executable, "-S", "-I", os.path.join(ROOT, "hooks", "bootstrap.py"), "ensure"],
+            stdin=subprocess.DEVNULL,
+        )
+        if built.returncode != 0:
+            say("environment: not made (above: why); the SessionStart hook tries again")
+    say(TRUST)
+    return 0
+
+
+USAGE = "usage: install.py codex [--codex-home DIR] [--bin-dir DIR] [--no-build]"
+
+
+def main(argv: list[str]) -> int:
+    def say(line: str) -> None:
+        print(line, flush=True)
+
+    if not argv or argv[0] != "codex":
+        print(USAGE + "\n(Claude Code: the plugin; Gemini CLI: gemini extensions install)")
+        return 2
+    home = os.path.expanduser("~")
+    codex_home = os.environ.get("CODEX_HOME") or os.path.join(home, ".codex")
+    bin_dir, build = os.path.join(home, ".local", "bin"), True
+    args = argv[1:]
+    while args:
+        flag = args.pop(0)
+        if flag in ("--codex-home", "--bin-dir") and args:
+            value = os.path.abspath(os.path.expanduser(args.pop(0)))
+            codex_home, bin_dir = (
+                (value, bin_dir) if flag == "--codex-home" else (codex_home, value)
+            )
+        elif flag == "--no-build":
+            build = False
+        else:
+            print(USAGE, file=sys.stderr)
+            return 2
+    if sys.version_info < (3, 11):  # noqa: UP036 (it must say so on an old Python)
+        print("planner needs Python 3.11 or newer as python3", file=sys.stderr)
+        return 2
+    return install_codex(codex_home, bin_dir, build, say)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
