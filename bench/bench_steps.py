@@ -1,16 +1,22 @@
-"""Step scripts: a first arrival and a re-render as ratios to `python -c pass` (target <= 8x),
-and the characters printed by the full happy path of both workflows with every role
-instruction.
+"""Step scripts and `plan` as Claude Code runs them, as ratios to `python -c pass` (targets: a
+step <= 8x, a `plan` command <= 6x), and the characters printed by the full happy path of
+both workflows with every role instruction.
 
-Arrivals record state, so each is timed by restoring a snapshot of the session taken just
-before it; re-renders are timed as they are, through the installed console scripts (whose
-pip-made wrapper imports `re`, ~0.5x on its own) and through the plugin's bin/ launchers.
+Everything is timed through the plugin's bin/ launchers with its environment ready (made
+once by hooks/bootstrap.py, named by PLANNER_DATA_DIR, PLANNER_PYTHON unset): step 1 (a new
+session), each later step's first arrival (timed by restoring a snapshot of the session taken
+just before it) and its re-render, and `plan status` / `plan decision add`; a re-render by the
+environment's console script beside them shows what the launcher adds. Each figure is the
+median wall time, and beside it the median CPU time (user + system), which a machine busy
+with other work inflates far less than wall time.
 Run: .venv/bin/python -m bench.bench_steps [--rounds N]
 """
 
 from __future__ import annotations
 
 import json
+import os
+import resource
 import shlex
 import shutil
 import statistics
@@ -19,6 +25,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from bench.agent import Agent
 from bench.common import BIN, REPO, baseline, compile_package, environment_note, rounds
@@ -101,59 +108,99 @@ def happy_path(project: Path, snapshots: Path) -> Session:
     return s
 
 
-def time_steps(s: Session, rounds: int) -> tuple[float, list[tuple[str, float, float, float]]]:
-    """Median ms of the baseline, and per step (label, arrival ms, re-render ms, re-render ms
-    through bin/)."""
-    base: list[float] = []
-    arrive: dict[int, list[float]] = {i: [] for i in range(1, len(s.steps))}
-    render: dict[int, list[float]] = {i: [] for i in arrive}
-    launcher: dict[int, list[float]] = {i: [] for i in arrive}
+def plugin_environment(env: dict[str, str]) -> dict[str, str]:
+    """The environment Claude Code's shell gives the bin/ launchers: the plugin's own Python
+    environment, made once (`bootstrap.py ensure`, kept between runs), named by
+    PLANNER_DATA_DIR (the SessionStart hook exports it), no PLANNER_PYTHON, and this
+    benchmark's interpreter off PATH (python3 is the system's, as for a plugin user)."""
+    env = {k: v for k, v in env.items() if k != "PLANNER_PYTHON"}
+    env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if p != str(BIN))
+    bootstrap = ["python3", "-S", "-I", str(REPO / "hooks" / "bootstrap.py"), "ensure"]
+    made = subprocess.run(bootstrap, env=env, capture_output=True, text=True, check=True)
+    env["PLANNER_DATA_DIR"] = str(Path(made.stdout.strip()).parent)
+    return env
+
+
+Sample = tuple[float, float]  # wall ms, CPU ms (user + system of the process and its children)
+
+
+def run_timed(argv: list[str], **kwargs: Any) -> tuple[Sample, subprocess.CompletedProcess]:
+    """Run argv; its wall time, and its CPU time, which a busy machine inflates far less."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run(argv, capture_output=True, check=False, **kwargs)
+    wall = (time.perf_counter() - start) * 1000
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * 1000
+    return (wall, cpu), done
+
+
+def median(samples: list[Sample]) -> Sample:
+    return statistics.median(w for w, _ in samples), statistics.median(c for _, c in samples)
+
+
+def time_steps(s: Session, rounds: int) -> tuple[Sample, list[tuple[str, Sample, Sample, Sample]]]:
+    """Medians of the baseline, and per step (label, arrival, re-render, re-render by the
+    environment's console script, without the launcher), all through bin/ as Claude Code
+    runs them; then step 1 itself, `plan status` and `plan decision add` (labelled rows
+    with the same figure in every column)."""
+    env = plugin_environment(s.agent.env)
+    scripts = Path(env["PLANNER_DATA_DIR"]) / "venv" / "bin"
+    base: list[Sample] = []
+    arrive: dict[int, list[Sample]] = {i: [] for i in range(1, len(s.steps))}
+    render: dict[int, list[Sample]] = {i: [] for i in arrive}
+    direct: dict[int, list[Sample]] = {i: [] for i in arrive}
+    extra: dict[str, list[Sample]] = {"step 1": [], "plan status": [], "plan decision add": []}
     final = s.snapshots / "final"
     state = s.state
     assert state is not None, "the walk has started a session"
     shutil.copytree(state, final)
+    # A design-phase snapshot: `plan decision add` is accepted there.
+    design = next(i for i in arrive if " --step 3 " in s.steps[i][0] + " ")
+    fresh = s.project.parent / "fresh"  # step 1 starts a new session: in a project of its own
+    shutil.copytree(s.project, fresh, ignore=shutil.ignore_patterns(".planner"))
 
-    def timed(command: str, bin_dir: Path = BIN) -> float:
+    def timed(command: str, bin_dir: Path = REPO / "bin", cwd: Path = s.project) -> Sample:
         argv = shlex.split(command)
         argv[0] = str(bin_dir / argv[0])
-        start = time.perf_counter()
-        subprocess.run(
-            argv,
-            cwd=s.project,
-            env=s.agent.env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            check=False,
-        )
-        return (time.perf_counter() - start) * 1000
+        took, done = run_timed(argv, cwd=cwd, env=env)
+        if done.returncode not in (0, 1):  # a gate that fails exits 1; anything else is wrong
+            sys.exit(f"{command}: exit {done.returncode}: {done.stderr.decode()[-500:]}")
+        return took
 
-    # The launchers run in the plugin's own environment: make it (once) before timing them.
-    bootstrap = ["python3", "-S", "-I", str(REPO / "hooks" / "bootstrap.py"), "ensure"]
-    subprocess.run(bootstrap, env=s.agent.env, capture_output=True, check=True)
+    def restore(snapshot: Path) -> None:
+        shutil.rmtree(state)
+        shutil.copytree(snapshot, state)
+
     for _ in range(rounds):
-        start = time.perf_counter()
-        subprocess.run(baseline(), check=False)
-        base.append((time.perf_counter() - start) * 1000)
+        base.append(run_timed(baseline())[0])
+        extra["step 1"].append(timed(s.steps[0][0], cwd=fresh))
+        shutil.rmtree(fresh / ".planner")
         for i in arrive:
             command, snapshot, _ = s.steps[i]
             assert snapshot is not None, "every step after the first has a snapshot"
-            shutil.rmtree(state)
-            shutil.copytree(snapshot, state)
+            restore(snapshot)
             arrive[i].append(timed(command))
             render[i].append(timed(command))  # the session is now at this step: a re-render
-            launcher[i].append(timed(command, REPO / "bin"))
-    shutil.rmtree(state)
-    shutil.copytree(final, state)
+            direct[i].append(timed(command, scripts))
+            if i == design:
+                extra["plan status"].append(timed("plan status"))
+                decision = "plan decision add --decision d --reasoning r"
+                extra["plan decision add"].append(timed(decision))
+    restore(final)
     rows = [
         (
             s.steps[i][0].split(" --state-dir")[0],
-            statistics.median(arrive[i]),
-            statistics.median(render[i]),
-            statistics.median(launcher[i]),
+            median(arrive[i]),
+            median(render[i]),
+            median(direct[i]),
         )
         for i in arrive
     ]
-    return statistics.median(base), rows
+    for label, values in extra.items():
+        m = median(values)
+        rows.append((label, m, m, m))
+    return median(base), rows
 
 
 def main() -> None:
@@ -177,19 +224,26 @@ def main() -> None:
             f"{len(s.roles)} role instructions {role_chars:,}; total "
             f"{step_chars + role_chars:,} (target <= 40,000)"
         )
-        base, rows = time_steps(s, rounds=rounds(15))
-    print(f"{'':30}{'arrive':>15}   {'re-render':>15}   {'bin/ re-render':>15}")
-    for label, *times in rows:
-        print(f"  {label:<28}" + "   ".join(f"{ms:6.1f} ms {ms / base:4.2f}x" for ms in times))
-    for what, values in (
-        ("first arrival", [row[1] for row in rows]),
-        ("step re-render", [row[2] for row in rows]),
-        ("step re-render through bin/", [row[3] for row in rows]),
+        (base, base_cpu), rows = time_steps(s, rounds=rounds(15))
+    steps, (first, status, mutation) = rows[:-3], rows[-3:]
+    print("through bin/ with the plugin environment ready (as in Claude Code), wall time:")
+    print(f"{'':30}{'arrive':>15}   {'re-render':>15}   {'venv script':>15}")
+    for label, *samples in steps:
+        print(f"  {label:<28}" + "   ".join(f"{ms:6.1f} ms {ms / base:4.2f}x" for ms, _ in samples))
+    for what, values, target in (
+        ("step 1 (a new session) through bin/", [first[1]], "8x"),
+        ("first arrival through bin/", [row[1] for row in steps], "8x"),
+        ("step re-render through bin/", [row[2] for row in steps], "8x"),
+        ("step re-render, venv script (no launcher)", [row[3] for row in steps], "8x"),
+        ("plan status through bin/", [status[1]], "6x"),
+        ("plan decision add through bin/", [mutation[1]], "6x"),
     ):
-        median = statistics.median(values)
+        wall, cpu = median(values)
+        slowest = f", slowest {max(w for w, _ in values) / base:.2f}x" if len(values) > 1 else ""
         print(
-            f"{what}: median {median:.1f} ms vs python -c pass {base:.1f} ms"
-            f" = {median / base:.2f}x, slowest {max(values) / base:.2f}x (target <= 8x)"
+            f"{what}: median {wall:.1f} ms vs python -c pass {base:.1f} ms"
+            f" = {wall / base:.2f}x{slowest}; CPU {cpu:.1f} ms vs {base_cpu:.1f} ms"
+            f" = {cpu / base_cpu:.2f}x (target <= {target})"
         )
 
 

@@ -19,8 +19,15 @@ An environment is made with `uv` when it is on PATH (`uv venv` + `uv pip install
 `python3 -m venv` + pip, in a new directory beside the link; the link is then replaced
 atomically (rename), all under an exclusive lock, so concurrent first launches make it once and
 nothing ever runs a half-made environment. It is made anew when the plugin's version, its
-declared dependencies or its folder change. The plugin folder is installed editable: the code
-that runs is always the plugin folder Claude Code manages, never a stale copy.
+declared dependencies or its folder change. The plugin folder is installed editable (a plain
+path entry, no import hook that every start would pay for): the code that runs is always the
+plugin folder Claude Code manages, never a stale copy.
+
+The launchers' fast path (docs/design.md, "Launcher fast path"): when the data dir is named by
+the environment (PLANNER_DATA_DIR, CLAUDE_PLUGIN_DATA), bin/ imports this file in the
+environment's own Python and calls fast(), which checks the environment as `run` would and runs the
+command in the same process: one Python start instead of two. Anything else is handed to
+`python3 -S -I bootstrap.py run`, the slow path.
 """
 
 from __future__ import annotations
@@ -37,6 +44,9 @@ STAMP = "planner-env.json"  # what the environment was made from (see wanted())
 FAILED = "venv.failed"  # why the last build failed, for the processes that waited for it
 KEY = "planner-env.key"  # the plugin files' stat() when STAMP last matched them: the fast check
 LOCK_WAIT_S = 900  # longer than any build; a dead holder's lock is released by the kernel
+# setuptools' default editable install adds an import-hook finder that runs at every start
+# (~1x `python -c pass`); compat mode is a plain path entry to the plugin folder.
+COMPAT = "editable_mode=compat"
 
 
 class Failure(Exception):
@@ -82,12 +92,14 @@ def wanted() -> dict:
         "dependencies": project.get("dependencies", []),
         "scripts": project.get("scripts", {}),
         "root": ROOT,
+        "install": COMPAT,  # environments made with the import-hook finder are made anew
     }
 
 
 def quick_key() -> str:
-    """The plugin folder and the stat() of the files wanted() reads: unchanged means same."""
-    lines = [ROOT]
+    """The plugin folder, how it is installed and the stat() of the files wanted() reads:
+    unchanged means same."""
+    lines = [ROOT, COMPAT]
     for rel in ("pyproject.toml", os.path.join(".claude-plugin", "plugin.json")):
         try:
             st = os.stat(os.path.join(ROOT, rel))
@@ -298,7 +310,7 @@ def install(env: str, log, log_path: str, prefix: str) -> None:
             )
             step(
                 "uv pip install",
-                [uv, "pip", "install", "--python", python, "-e", ROOT],
+                [uv, "pip", "install", "--python", python, "-C", COMPAT, "-e", ROOT],
                 log,
                 log_path,
                 again,
@@ -316,7 +328,7 @@ def install(env: str, log, log_path: str, prefix: str) -> None:
         ) from None
     say(prefix, "installing the package and its dependencies with pip…")
     pip = [python, "-m", "pip", "install", "--disable-pip-version-check", "--no-input"]
-    step("pip install", [*pip, "-e", ROOT], log, log_path, again)
+    step("pip install", [*pip, "--config-settings", COMPAT, "-e", ROOT], log, log_path, again)
 
 
 def step(what: str, cmd: list[str], log, log_path: str, again: str) -> None:
@@ -385,6 +397,52 @@ def run(launcher: str, args: list[str]) -> int:
     return 2
 
 
+def fast(launcher: str, args: list[str]) -> int:
+    """bin/'s fast path, called in `<data>/venv/bin/python -I` with bootstrap imported: if
+    that environment is the one in use and matches the plugin folder (current(), the same
+    check `run` makes), run the command in this process; else hand over to the slow path.
+
+    A command that cannot even be imported means a damaged environment: one line with the fix.
+    """
+    name = os.path.basename(os.path.realpath(launcher))
+    entry = ""
+    try:
+        env = current(data_dir())
+        if env and os.path.realpath(env) == os.path.realpath(sys.prefix):
+            import json
+
+            with open(os.path.join(env, STAMP), encoding="utf-8") as f:
+                entry = json.load(f)["scripts"][name]
+    except Exception:  # a damaged stamp, an unreadable plugin folder: `run` judges and says
+        entry = ""
+    if not entry:
+        try:
+            os.execvp(
+                "python3",
+                ["python3", "-S", "-I", os.path.realpath(__file__), "run", launcher, *args],
+            )
+        except OSError as e:
+            say(name, f"cannot run python3 ({e.strerror}); set PLANNER_PYTHON")
+            return 2
+    module, func = entry.split(":")
+    sys.argv = [launcher, *args]
+    try:
+        import importlib
+
+        command = getattr(importlib.import_module(module), func)
+    except (ImportError, AttributeError) as e:
+        if os.environ.get("PLANNER_DEBUG") == "1":
+            raise
+        detail = " ".join(str(e).split())
+        say(
+            name,
+            f"the Python environment {sys.prefix} cannot run it ({type(e).__name__}: {detail}); "
+            f"fix: python3 {os.path.join(ROOT, 'hooks', 'bootstrap.py')} rebuild",
+        )
+        return 2
+    return command()
+
+
 def session_start() -> int:
     """SessionStart hook: fail open, never wait; a missing environment is made in the background.
 
@@ -403,8 +461,7 @@ def session_start() -> int:
             return 0
         data = data_dir()
         env_file = os.environ.get("CLAUDE_ENV_FILE")
-        chosen = os.environ.get("PLANNER_DATA_DIR") or os.environ.get("CLAUDE_PLUGIN_DATA")
-        if env_file and chosen:
+        if env_file:  # also the fallback dir: a named data dir is what lets bin/ start one Python
             with open(env_file, "a", encoding="utf-8") as f:
                 f.write(f"export PLANNER_DATA_DIR={shlex.quote(data)}\n")
         if current(data):

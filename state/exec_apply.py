@@ -215,25 +215,46 @@ def _read(project: str, path: str) -> str | None:
         ) from None
 
 
-def commit_message(milestone: dict[str, Any]) -> str:
-    """ "M-001 Parser: CI-001, CI-002", then one line per planned change."""
-    ids = [i["id"] for i in milestone["code_intents"]] or [
-        c["id"] for c in milestone["code_changes"]
+def commit_message(
+    milestone: dict[str, Any], deviations: list[dict[str, Any]] | None = None, fix: bool = False
+) -> str:
+    """ "M-001 Parser: CI-001, CI-002", then one line per planned change and per deviation it
+    carries out; a fix after the milestone's commit: "M-001 Parser (fix: DV-001, DV-002)"."""
+    deviations = deviations or []
+    named = [d["id"] for d in deviations]
+    if fix:
+        head = f"{milestone['id']} {milestone['name']} (fix" + (
+            f": {', '.join(named)})" if named else ")"
+        )
+        body = []
+    else:
+        ids = [i["id"] for i in milestone["code_intents"]] or [
+            c["id"] for c in milestone["code_changes"]
+        ]
+        head = f"{milestone['id']} {milestone['name']}" + (f": {', '.join(ids)}" if ids else "")
+        body = [
+            f"{c['id']} {','.join([c['intent_ref'], *c['shared_intents']])} {c['file']}"
+            for c in milestone["code_changes"]
+        ]
+    body += [
+        f"{d['id']} {d['description'].splitlines()[0] if d['description'] else ''}".rstrip()
+        for d in deviations
     ]
-    head = f"{milestone['id']} {milestone['name']}" + (f": {', '.join(ids)}" if ids else "")
-    body = [f"{c['id']} {c['intent_ref']} {c['file']}" for c in milestone["code_changes"]]
     return head + ("\n\n" + "\n".join(body) if body else "") + "\n"
 
 
 SESSION_TRAILER = "Planner-Session"
 MILESTONE_TRAILER = "Planner-Milestone"
+DEVIATION_TRAILER = "Planner-Deviation"
 
 
 def exec_commit(tx: Transaction, a: dict[str, Any]) -> None:
-    """Commit the milestone's planned files with a message from the plan (config `commit`).
+    """Commit the milestone's planned files with a message from the plan (config `commit`);
+    after its commit, a fix commit of what changed since, naming the deviations it carries out.
 
-    The commit carries trailers naming the session and the milestone, so that a rerun, or a
-    retry after a kill between `git commit` and the record, finds it and records it instead.
+    The commit carries trailers naming the session, the milestone and those deviations, so
+    that a rerun, or a retry after a kill between `git commit` and the record, finds it and
+    records it instead.
     """
     run = run_of(tx, a["id"])
     session = tx.read("session")
@@ -249,12 +270,11 @@ def exec_commit(tx: Transaction, a: dict[str, Any]) -> None:
     project = session_project(tx.store.dir)
     check_milestone(project, milestone)
     repo = gitinfo_dir(project)
-    made = _made_commit(repo, project, session, tx.read("execution"), a["id"])
-    if made:
-        already = run["commit"] == made
-        run["commit"] = made
-        what = "already committed" if already else "committed earlier (found by its trailer)"
-        tx.tell(f"{a['id']}: {what} as {made[:12]}; recorded, nothing else to do")
+    execution = tx.read("execution")
+    made = _made_commit(repo, project, session, execution, a["id"])
+    if made and made[0] not in (run["commit"], *run["fix_commits"]):
+        _recorded(run, execution, *made)
+        tx.tell(f"{a['id']}: committed earlier as {made[0][:12]} (found by its trailer); recorded")
         return
     if not a.get("allow_detached") and _detached(repo, project):
         raise PreconditionFailed(
@@ -262,11 +282,12 @@ def exec_commit(tx: Transaction, a: dict[str, Any]) -> None:
             f"(fix: git switch <branch>, then rerun; or plan exec commit {a['id']} "
             "--allow-detached)"
         )
+    fix = made is not None  # the milestone has its commit: what changed since is a fix
     paths = _milestone_paths(milestone, project)
     tracked = wt.git(repo, "ls-files", "-z", "--", *paths, work_tree=project, cwd=project)
     known = set(tracked.decode("utf-8", "surrogateescape").split("\0"))
     keep = [p for p in paths if p in known or os.path.lexists(os.path.join(project, p))]
-    theirs = [p for p in run.get("dirty_at_apply", []) if p in keep]
+    theirs = [p for p in run.get("dirty_at_apply", []) if p in keep and not fix]
     if theirs and not a.get("include_uncommitted"):
         raise PreconditionFailed(
             f"{a['id']}: {', '.join(theirs)} held uncommitted edits of yours before "
@@ -290,33 +311,56 @@ def exec_commit(tx: Transaction, a: dict[str, Any]) -> None:
         if keep
         else b""
     )
+    if not staged.strip(b"\0") and made:
+        tx.tell(f"{a['id']}: already committed as {made[0][:12]}; nothing else to do")
+        return
     if not staged.strip(b"\0"):
         raise PreconditionFailed(
             f"{a['id']}: nothing to commit in its files (fix: plan exec apply {a['id']})"
         )
-    message = commit_message(milestone) + (
-        f"\n{SESSION_TRAILER}: {session['id']}\n{MILESTONE_TRAILER}: {a['id']}\n"
-    )
+    carried = [d for d in execution["deviations"] if d["milestone"] == a["id"] and not d["commit"]]
+    trailers = [
+        f"{SESSION_TRAILER}: {session['id']}",
+        f"{MILESTONE_TRAILER}: {a['id']}",
+        *(f"{DEVIATION_TRAILER}: {d['id']}" for d in carried),
+    ]
+    message = commit_message(milestone, carried, fix) + "\n" + "\n".join(trailers) + "\n"
     wt.git(repo, "commit", "-q", "-m", message, "--", *keep, work_tree=project, cwd=project)
     sha = wt.git(repo, "rev-parse", "HEAD", work_tree=project, cwd=project).decode().strip()
-    run["commit"] = sha
+    if not fix:
+        run["commit"] = None  # the milestone's commit, even when an older one left HEAD's history
+    _recorded(run, execution, sha, [d["id"] for d in carried])
     tx.tell(f"{a['id']}: committed {sha[:12]} {message.splitlines()[0]}")
+
+
+def _recorded(
+    run: dict[str, Any], execution: dict[str, Any], sha: str, deviations: list[str]
+) -> None:
+    """The milestone's commit (its first) or one more fix commit, and the deviations it names."""
+    if run["commit"] is None:
+        run["commit"] = sha
+    elif sha != run["commit"] and sha not in run["fix_commits"]:
+        run["fix_commits"].append(sha)
+    for d in execution["deviations"]:
+        if d["id"] in deviations:
+            d["commit"] = sha
 
 
 def _made_commit(
     repo: str, project: str, session: dict[str, Any], execution: dict[str, Any], milestone: str
-) -> str | None:
-    """The commit on HEAD's ancestry since the base commit whose trailers name this session
-    and milestone (the newest), or None."""
+) -> tuple[str, list[str]] | None:
+    """The newest commit on HEAD's ancestry since the base commit whose trailers name this
+    session and milestone, with the deviations its trailers name; or None."""
     from state import gitinfo
 
     base = execution.get("base_commit") or session.get("base_commit")
     since = [f"^{gitinfo.commit_id(base, 'execution.json:base_commit')}"] if base else []
+    keys = ",".join(f"key={k}" for k in (SESSION_TRAILER, MILESTONE_TRAILER, DEVIATION_TRAILER))
     done = wt.run(
         repo,
         "log",
         "-z",
-        "--format=%H%n%(trailers:key=Planner-Session,key=Planner-Milestone,valueonly=false)",
+        f"--format=%H%n%(trailers:{keys},valueonly=false)",
         "HEAD",
         *since,
         "--",
@@ -328,8 +372,10 @@ def _made_commit(
     want = {f"{SESSION_TRAILER}: {session['id']}", f"{MILESTONE_TRAILER}: {milestone}"}
     for entry in done.stdout.decode("utf-8", "replace").split("\0"):
         sha, _, trailers = entry.strip().partition("\n")
-        if want <= {line.strip() for line in trailers.splitlines()}:
-            return sha
+        lines = {line.strip() for line in trailers.splitlines()}
+        if want <= lines:
+            prefix = f"{DEVIATION_TRAILER}: "
+            return sha, sorted(x.removeprefix(prefix) for x in lines if x.startswith(prefix))
     return None
 
 

@@ -198,6 +198,9 @@ class CodeChange(Strict):
     """CC-NNN, assigned by the CLI."""
     intent_ref: IntentId
     """The intent (CI-NNN) this change implements."""
+    shared_intents: list[IntentId] = []
+    """Other intents (CI-NNN) of its milestone this one diff implements too (intents that
+    change one file together, captured at once)."""
     file: str
     """The file the diff applies to, relative to the project root."""
     diff: str
@@ -600,6 +603,8 @@ class MilestoneRun(Strict):
     """When `plan exec apply` applied its planned diffs."""
     commit: str | None = None
     """The commit `plan exec commit` made of it."""
+    fix_commits: list[str] = []
+    """Commits `plan exec commit` made of it after that one (fixes, naming their deviations)."""
     dirty_at_apply: list[str] = []
     """Its files that held uncommitted edits of the person's when `plan exec apply` ran:
     `plan exec commit` refuses them unless --include-uncommitted."""
@@ -614,6 +619,8 @@ class Deviation(Strict):
     """What was done differently from the plan, and why."""
     at: Timestamp
     """When it was recorded."""
+    commit: str | None = None
+    """The commit that carried it out (`plan exec commit` names it there)."""
 
 
 class Execution(Strict):

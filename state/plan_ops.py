@@ -414,6 +414,7 @@ def change_set(tx: Transaction, a: dict[str, Any]) -> None:
         owner(plan, a["id"])["code_changes"].remove(item)
         owner(plan, a["intent"])["code_changes"].append(item)
         item["intent_ref"] = a["intent"]
+        item["shared_intents"] = []  # it now implements the one intent it was given
     require_some(given or bool(a["intent"]), "change set")
     _check_diff(tx, item["diff"], item["file"])
 

@@ -133,7 +133,12 @@ def scope_content(plan: dict[str, Any], scope: str) -> Any:
             item = find(plan, scope)
         except UsageError:
             return None
-        changes = [c for m in milestones for c in m["code_changes"] if c["intent_ref"] == scope]
+        changes = [
+            c
+            for m in milestones
+            for c in m["code_changes"]
+            if scope in (c["intent_ref"], *c["shared_intents"])
+        ]
         return [item, *changes]
     on_file = [
         x

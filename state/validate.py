@@ -144,6 +144,14 @@ def integrity(plan: dict[str, Any], question_ids: set[str] | None = None) -> lis
                 "intent",
                 f"plan change set {c['id']} --intent CI-n",
             )
+            for shared in c["shared_intents"]:
+                ref(
+                    f"{where}.code_changes[{c['id']}].shared_intents",
+                    shared,
+                    intent_ids,
+                    "intent",
+                    f"plan change capture --intent {c['intent_ref']} {c['file']}",
+                )
     for wave in plan["milestone_dependencies"]["waves"]:
         for mid in wave["milestones"]:
             ref(
@@ -242,7 +250,7 @@ def _code(plan: dict[str, Any], root: str, base: str | None) -> list[Finding]:
     found = []
     for m in plan["milestones"]:
         where = _where("milestones", m["id"])
-        covered = {c["intent_ref"] for c in m["code_changes"]}
+        covered = {i for c in m["code_changes"] for i in (c["intent_ref"], *c["shared_intents"])}
         for i in m["code_intents"]:
             if i["id"] not in covered and not m["is_documentation_only"]:
                 found.append(
@@ -253,6 +261,7 @@ def _code(plan: dict[str, Any], root: str, base: str | None) -> list[Finding]:
                         rule=INCOMPLETE,
                     )
                 )
+        found += _tests_captured(m, where)
     applied: dict[str, str | None] = {}
     pairs = worktree.ordered_changes(plan)
     if base and pairs:
@@ -270,6 +279,22 @@ def _code(plan: dict[str, Any], root: str, base: str | None) -> list[Finding]:
                 )
             )
     return found
+
+
+def _tests_captured(milestone: dict[str, Any], where: str) -> list[Finding]:
+    """A test file the milestone names is one it writes or changes: without a captured diff
+    in the milestone, the executor would run a test that is not there."""
+    changed = {c["file"] for c in milestone["code_changes"]}
+    return [
+        Finding(
+            f"{where}.tests.files",
+            f"{milestone['id']} names test file {path}, which has no captured diff",
+            f"write it in the worktree, then plan change capture {path}; or name the "
+            f"milestone's test files without it: plan milestone tests {milestone['id']} --file F",
+        )
+        for path in milestone["tests"]["files"]
+        if path and path not in changed
+    ]
 
 
 def _touched(diff: str) -> list[str]:

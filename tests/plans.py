@@ -117,8 +117,6 @@ COMMANDS: list[tuple[list[str], str | None]] = [
             "milestone",
             "tests",
             "M-001",
-            "--file",
-            "tests/test_app.py",
             "--type",
             "unit",
             "--normal",
@@ -245,7 +243,6 @@ def batch(app_diff: str = FAREWELL_DIFF) -> list[dict]:
             "op": "milestone tests",
             "args": {
                 "id": "$9",
-                "file": ["tests/test_app.py"],
                 "type": "unit",
                 "normal": ["farewell('ann')"],
                 "edge": ["empty name"],

@@ -67,7 +67,10 @@ def exec_apply(tx: Transaction, a: dict[str, Any]) -> None:
 def exec_commit(tx: Transaction, a: dict[str, Any]) -> None:
     """Commit the milestone's files: "M-001 Name: CI-001, CI-002" (config commit = "none": not).
 
-    The commit's trailers (Planner-Session, Planner-Milestone) let a rerun find and record it.
+    Run again after a fix, it commits what changed in its files since as
+    "M-001 Name (fix: DV-001, DV-002)", naming the deviations recorded since its last commit.
+    The commit's trailers (Planner-Session, Planner-Milestone, Planner-Deviation) let a rerun
+    find and record it.
     Refused (exit 3) on a detached HEAD, or when its files held edits of yours before exec
     apply, unless the flag says so.
     """

@@ -206,9 +206,11 @@ def change_set(tx: Transaction, a: dict[str, Any]) -> None:
 def change_capture(tx: Transaction, a: dict[str, Any]) -> list[str]:
     """Record the scratch worktree's edits as code changes: [--intent CI-n] [FILE]...
 
-    Intents sharing a file are captured in plan order, each diff applying on the one
-    before; capturing again replaces the intent's change. FILE limits the files (with
-    --intent: the files its change covers, default the intent's file).
+    Changes sharing a file are captured in plan order, each diff applying on the one
+    before; capturing again replaces the change. Intents of one milestone on one file
+    share one change; a milestone's test files go to its intents. FILE limits the files
+    (with --intent: the files it takes, default the intent's file). It names, in one line,
+    the files the worktree changed that no intent names.
     """
     from state import capture_ops
 

@@ -133,7 +133,11 @@ def outline(plan: dict[str, Any]) -> str:
         deps = f" after {', '.join(m['depends_on'])}" if m["depends_on"] else ""
         lines.append(f"{m['id']} {m['name']}{flags}{deps}")
         for i in m["code_intents"]:
-            changes = [c["id"] for c in m["code_changes"] if c["intent_ref"] == i["id"]]
+            changes = [
+                c["id"]
+                for c in m["code_changes"]
+                if i["id"] in (c["intent_ref"], *c["shared_intents"])
+            ]
             done = f" [{', '.join(changes)}]" if changes else ""
             lines.append(f"  {i['id']} {i['file']}: {i['behavior']}{done}")
     return "\n".join(lines)

@@ -54,7 +54,12 @@ def milestone_view(milestone: dict[str, Any]) -> dict[str, Any]:
             for c in milestone["code_changes"]
             if c["intent_ref"] == intent["id"]
         ]
-        intents.append({**intent, "changes": changes})
+        shared = [
+            c["id"]
+            for c in milestone["code_changes"]
+            if intent["id"] in (c.get("shared_intents") or [])
+        ]  # one change serving several intents of a file is shown once, under its first
+        intents.append({**intent, "changes": changes, "shared": shared})
     return {**milestone, "intents": intents}
 
 

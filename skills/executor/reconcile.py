@@ -40,6 +40,7 @@ def build(plan: dict[str, Any], execution: dict[str, Any], root: str) -> dict[st
                     i["id"] for i in m["code_intents"] if i["file"] not in changed
                 ],
                 "commit": runs.get(m["id"], {}).get("commit"),
+                "fix_commits": runs.get(m["id"], {}).get("fix_commits", []),
             }
         )
     return {

@@ -14,6 +14,7 @@ from starlette.testclient import TestClient
 from cli.commands.apply import apply_batch, batch_context, convert
 from cli.main import plan as plan_group
 from cli.review_page.app import create_app
+from cli.review_page.view import milestone_view
 from state.approval import plan_hash
 from state.store import Store
 from tests.cli import tree
@@ -419,3 +420,14 @@ def test_the_page_shows_an_answer_with_its_condition(client: TestClient, store: 
     path.write_text(json.dumps(context))  # as `plan question answer Q-001 "no, but …"` leaves it
     page = client.get(f"/?token={TOKEN}").text
     assert 'Answer: no <span class="condition">but log that it did not wave</span>' in page
+
+
+def test_a_shared_change_shows_once_and_its_other_intents_point_to_it() -> None:
+    change = {"id": "CC-001", "intent_ref": "CI-001", "shared_intents": ["CI-002"]}
+    milestone = {
+        "code_intents": [{"id": "CI-001"}, {"id": "CI-002"}],
+        "code_changes": [{**change, "file": "u.py", "diff": "--- /dev/null\n+++ b/u.py\n"}],
+    }
+    first, second = milestone_view(milestone)["intents"]
+    assert [c["id"] for c in first["changes"]] == ["CC-001"] and first["shared"] == []
+    assert second["changes"] == [] and second["shared"] == ["CC-001"]

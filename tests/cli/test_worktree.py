@@ -117,14 +117,15 @@ def test_recapture_replaces_and_keeps_later_diffs_applying(
     assert "greetings" not in diff_of(plan, "CC-001")
 
 
-def test_whole_file_goes_to_the_first_intent_and_the_other_is_named(
+def test_whole_file_goes_to_one_change_serving_both_intents_of_the_milestone(
     plan: Plan, tree: Path, session_dir: Path
 ) -> None:
     (tree / "src" / "app.py").write_text(GREET + BYE + WAVE)
     done = plan("change", "capture")
     assert done.stdout.split() == ["CC-001"]
-    assert "CI-002: shares src/app.py with CI-001" in done.stderr
-    assert "plan change capture --intent CI-002 src/app.py" in done.stderr
+    assert "CC-001 CI-001,CI-002 src/app.py: captured (+6 -0)" in done.stderr
+    doc = json.loads((session_dir / "plan.json").read_text())
+    assert doc["milestones"][0]["code_changes"][0]["shared_intents"] == ["CI-002"]
 
 
 def test_documentation_only_milestone_is_captured_from_the_worktree(

@@ -62,7 +62,7 @@ def test_each_launcher_is_the_same_executable_posix_script() -> None:
     for name in ("planner", "executor", "plan"):
         assert os.access(BIN / name, os.X_OK), name
     [script] = scripts
-    assert script.startswith("#!/bin/sh\n") and len(script.splitlines()) <= 12
+    assert script.startswith("#!/bin/sh\n") and len(script.splitlines()) <= 20
 
 
 def test_the_launchers_run_the_package_in_the_plugin_environment(project: Path, path: str) -> None:

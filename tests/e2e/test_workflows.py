@@ -31,6 +31,8 @@ DESIGN = [
         },
     },
 ]
+TEST = "tests/test_app.py"
+TEST_DIFF = f"--- /dev/null\n+++ b/{TEST}\n@@ -0,0 +1 @@\n+from src.app import farewell\n"
 
 
 class Walk:
@@ -87,6 +89,10 @@ def test_planner_then_executor_following_the_printed_routing(project: Path) -> N
     out = walk.go(out.route("pass"))  # 5 pass, which prints 6 plan-code-execute
     assert out.header == "PLANNER 6/11 plan-code-execute"
     add_farewell_change(agent, state)
+    (state / "test.diff").write_text(TEST_DIFF)  # the test file the milestone names
+    agent.plan(
+        "change", "add", "--intent", "CI-001", "--file", TEST, "--diff", str(state / "test.diff")
+    )
     out = walk.go(out.route())  # 7
     review(agent, "plan-code")
     out = walk.go(out.route("pass"))  # 8, which prints 9 plan-docs-execute
