@@ -79,7 +79,7 @@ class Session:
 
 def happy_path(project: Path, snapshots: Path) -> Session:
     s = Session(project, snapshots)
-    out = s.follow(s.step("planner --step 1 --task 'Add a farewell'"))
+    out = s.step("planner --step 1 --task 'Add a farewell'")  # 1, which prints 2
     s.sh("plan context set --goal 'say goodbye'")
     out = s.follow(out)
     s.sh("plan apply -", input=json.dumps(DESIGN))
@@ -95,7 +95,7 @@ def happy_path(project: Path, snapshots: Path) -> Session:
     s.sh("plan doc set --milestone M-001 --docstring 'farewell: say goodbye'")
     out = s.follow(out)
     s.review("plan-docs")
-    out = s.follow(s.follow(s.follow(s.follow(out, "pass"))))  # 11, executor 1, 2, 3
+    out = s.follow(s.follow(out, "pass"))  # 11, then executor 1, which prints 2 and 3
     s.sh("plan exec start M-001")
     s.sh("git apply", input=DIFF)
     s.sh("plan exec done M-001 --evidence 'farewell works'")

@@ -16,7 +16,6 @@ apart, and so are the person's clicks on the page.
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import subprocess
 import tempfile
@@ -115,29 +114,30 @@ QUESTIONS = [
 OPTION = '{{"name": "{0}", "description": "{0}", "recommended": {1}}}'
 
 
-def failed_round(agent: Agent, out: Output, phase: str, fix: Callable[[], object]) -> Output:
-    """The reviewer fails one item, the gate routes to fix mode, the fix, the re-check."""
+def failed_round(
+    agent: Agent, out: Output, phase: str, fix: Callable[[list[dict]], object]
+) -> Output:
+    """The reviewer fails one item, the gate prints fix mode, the fix and the re-check (one
+    call, as fix mode shows), and the gate, which prints the next phase's step."""
     qa = agent.plan(
         "qr", "add", "--phase", phase, "--check", "reviewed", "--status", "FAIL",
         "--finding", "the change is incomplete; fix it",
     ).stdout.strip()  # fmt: skip
     out = agent.step(out.route("fail"))  # the gate prints fix mode
-    fix()
-    out = agent.step(out.route())  # review again
-    agent.plan("qr", "set", qa, "--phase", phase, "--status", "PASS")
+    assert qa in out.text and '"op": "qr set"' in out.text, out.text
+    fix([{"op": "qr set", "args": {"id": qa, "phase": phase, "status": "PASS"}}])
     return agent.step(out.route("pass"))  # the gate prints the next phase's step
 
 
-OPEN_ITEM = re.compile(r"^\s+(qa-\d+) \w+ TODO ", re.MULTILINE)
+OPEN_ITEM = re.compile(r'"op": "qr set", "args": \{"id": "(qa-\d+)", "phase": "([\w-]+)"')
 
 
-def rejudge(agent: Agent, out: Output, phase: str) -> None:
-    """At a review step after the rejection: the reviewer judges again what is open, in one
-    call (nothing when every item kept its verdict)."""
-    todo = OPEN_ITEM.findall(out.text)
-    if todo:
-        ops = [{"op": "qr set", "args": {"id": i, "phase": phase, "status": "PASS"}} for i in todo]
-        agent.apply(ops)
+def rechecks(out: Output) -> list[dict]:
+    """The re-checks a prompt names (what the rework after a rejection asks to judge again)."""
+    return [
+        {"op": "qr set", "args": {"id": i, "phase": phase, "status": "PASS"}}
+        for i, phase in OPEN_ITEM.findall(out.text)
+    ]
 
 
 class Person:
@@ -155,46 +155,20 @@ class Person:
 
 
 def review_round(agent: Agent, person: Person, *verdict: str) -> Output:
-    """The agent waits on the review page (`plan review wait`, as step 11 says) while the
-    person decides; what the wait prints is what the agent reads."""
-    waiting = subprocess.Popen(
-        ["bash", "-c", "plan review wait --timeout 60s"], cwd=agent.project, env=agent.env,
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
-    import time
-
-    time.sleep(0.5)  # the wait has read the open round
-    person.decide(*verdict)
-    printed, _ = waiting.communicate(timeout=120)
-    assert waiting.returncode == 0, printed
-    agent.transcript.append(f"$ plan review wait --timeout 60s\n{printed}")
-    return Output(printed)
-
-
-def open_page(agent: Agent) -> subprocess.Popen[str]:
-    """`plan review open --no-browser` in the background; the agent reads the URL it prints."""
+    """The agent serves the review page until the verdict (`plan review open --no-browser
+    --wait` in the background, as step 11 says) and gives the person its URL; the person
+    decides; what the command printed is what the agent reads: one command per round."""
     page = subprocess.Popen(
-        ["plan", "review", "open", "--no-browser"], cwd=agent.project, env=agent.env,
+        ["plan", "review", "open", "--no-browser", "--wait"], cwd=agent.project, env=agent.env,
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
     )  # fmt: skip
     assert page.stdout is not None
-    agent.transcript.append(f"$ plan review open --no-browser &\n{page.stdout.readline()}")
-    return page
-
-
-def rework(agent: Agent, out: Output, fix_docs: Callable[[], None]) -> Output:
-    """After the rejection: follow the routing back to step 11, doing what each step asks."""
-    while not out.header.startswith("PLANNER 11/"):
-        name = out.header.split()[-1]
-        phase = name.rsplit("-", 1)[0] if name.endswith("-qr") else ""
-        if name.endswith("-qr"):
-            rejudge(agent, out, phase)
-            out = agent.step(out.route("pass"))
-            continue
-        if name == "plan-docs-execute":
-            fix_docs()
-        out = agent.step(out.route())
-    return out
+    url = page.stdout.readline()  # the URL: the page is up
+    person.decide(*verdict)
+    printed, _ = page.communicate(timeout=120)  # the server stops after the verdict
+    assert page.returncode == 0, printed
+    agent.transcript.append(f"$ plan review open --no-browser --wait &\n{url}{printed}")
+    return Output(printed)
 
 
 def walk(project: Path) -> tuple[Agent, int, list[int]]:
@@ -207,32 +181,28 @@ def walk(project: Path) -> tuple[Agent, int, list[int]]:
         edits[0] += 1
         edit(path, text)
 
-    out = agent.step("planner --step 1 --task 'Add a farewell'")
-    out = agent.step(out.route())  # 2
+    out = agent.step("planner --step 1 --task 'Add a farewell'")  # prints step 2 too
     questions = agent.apply(  # the goal and the questions in one call, as step 2 shows
         [
             {"op": "context set", "args": {"goal": "Users can say goodbye"}},
-            {"op": "question import", "args": {"source": json.dumps(QUESTIONS)}},
+            {"op": "question import", "args": {"source": QUESTIONS}},
         ]
     )
     answers = [{"op": "question answer", "args": {"id": q, "text": "1"}} for q in questions]
     agent.apply(answers)  # the user's answers, in one call
-    out = agent.step(out.route())  # 3 (2 again, when step 2 routed back to itself)
-    if out.header.startswith("PLANNER 2/"):
-        out = agent.step(out.route())
-    agent.apply(DESIGN)
-    options = [OPTION.format(name, rec) for name, rec in (("inline", "true"), ("helper", "false"))]
-    choice = agent.plan(
-        "choice", "add", "--topic", "Where farewell lives",
-        *(w for o in options for w in ("--option-json", o)),
-    ).stdout.split()[0]  # fmt: skip
-    agent.plan("choice", "pick", choice, "OPT-A", "--rationale", "Simplest")
+    out = agent.step(out.route())  # 3
+    options = [
+        {"name": name, "description": name, "recommended": rec}
+        for name, rec in (("inline", True), ("helper", False))
+    ]
+    choice = {"op": "choice add", "args": {"topic": "Where farewell lives", "option_json": options}}
+    created = agent.apply([*DESIGN, choice])  # the design and the choice in one call
+    agent.plan("choice", "pick", created[-3], "OPT-A", "--rationale", "Simplest")
     out = agent.step(out.route())  # 4
-    out = failed_round(
-        agent, out, "plan-design",
-        lambda: agent.plan("overview", "set", "--approach", "Add farewell() next to greet()"),
-    )  # fmt: skip
-    tree = Path(agent.plan("worktree").stdout.strip())
+    overview = {"op": "overview set", "args": {"approach": "Add farewell() next to greet()"}}
+    out = failed_round(agent, out, "plan-design", lambda recheck: agent.apply([overview, *recheck]))
+    shown = re.findall(r"checkout of the base commit\): (.+)$", out.text, re.M)[-1]
+    tree = Path(shown.replace("STATE_DIR", out.state_dir, 1))
     change(tree / "src" / "app.py", FAREWELL)
     agent.plan("change", "capture", "--intent", "CI-001")
     change(tree / "src" / "app.py", WAVE)
@@ -241,50 +211,41 @@ def walk(project: Path) -> tuple[Agent, int, list[int]]:
     agent.plan("change", "capture")
     out = agent.step(out.route())  # 7
 
-    def fix_code() -> None:
-        change(tree / "tests" / "test_app.py", "assert wave() != ''\n")
-        agent.plan("change", "capture", "--intent", "CI-003")
+    def capture_and_recheck(path: Path, text: str, intent: str) -> Callable[[list[dict]], None]:
+        def fix(recheck: list[dict]) -> None:
+            change(path, text)
+            agent.apply([{"op": "change capture", "args": {"intent": [intent]}}, *recheck])
 
-    out = failed_round(agent, out, "plan-code", fix_code)
+        return fix
+
+    fix_code = capture_and_recheck(
+        tree / "tests" / "test_app.py", "assert wave() != ''\n", "CI-003"
+    )
+    out = failed_round(agent, out, "plan-code", fix_code)  # prints step 9
     change(tree / "README.md", README_LINE)
     agent.plan("change", "capture")
     out = agent.step(out.route())  # 10
-
-    def fix_docs() -> None:
-        change(tree / "README.md", "`wave()` waves.\n")
-        agent.plan("change", "capture", "--intent", "CI-004")
-
+    fix_docs = capture_and_recheck(tree / "README.md", "`wave()` waves.\n", "CI-004")
     out = failed_round(agent, out, "plan-docs", fix_docs)  # 11: the plan is in review
     person = Person(agent)
-    page = open_page(agent)
-    try:
-        out = agent.step(review_round(agent, person, "reject", "--comment", COMMENT).route())
-
-        def credit() -> None:
-            change(tree / "README.md", "Thanks to ann for the idea.\n")
-            agent.plan("change", "capture")
-
-        out = rework(agent, out, credit)
-        out = review_round(agent, person, "approve")
-    finally:
-        page.terminate()
-        page.wait()
+    out = review_round(agent, person, "reject", "--comment", COMMENT)  # prints the rework step
+    assert out.header.startswith("PLANNER 9/"), out.text
+    change(tree / "README.md", "Thanks to ann for the idea.\n")
+    agent.apply([{"op": "change capture", "args": {}}, *rechecks(out)])  # the fix, re-checked
+    out = agent.step(out.route("pass"))  # 11 again: the plan is in review
+    out = review_round(agent, person, "approve")
     planning = len(agent.transcript)
-    out = agent.step(out.route())  # executor 1
-    out = agent.step(out.route())  # 2
-    out = agent.step(out.route())  # 3
+    out = agent.step(out.route())  # executor 1, which prints 2 and 3
     for milestone in ("M-001", "M-002"):
         agent.plan("exec", "apply", milestone)
         ran = []
         if milestone == "M-001":
             agent.shell("python3 tests/test_app.py")
             ran = ["--ran", "tests/test_app.py"]
-        agent.plan("exec", "done", milestone, "--evidence", "checked", *ran)
-        agent.plan("exec", "commit", milestone)
+        agent.plan("exec", "done", milestone, "--evidence", "checked", *ran, "--commit")
         out = agent.step(out.route())  # 3 again, then 4
     review(agent, "impl-code")
-    out = agent.step(out.route("pass"))  # 5, which prints 6
-    out = agent.step(out.route())  # 7
+    out = agent.step(out.route("pass"))  # 5, which prints 6 and 7 (nothing to write at 6)
     review(agent, "impl-docs")
     out = agent.step(out.route("pass"))  # 8, which prints 9
     assert out.done, out.text

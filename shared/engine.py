@@ -6,6 +6,7 @@ transaction; running the step the session is at again only re-renders: nothing i
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import sys
@@ -79,21 +80,21 @@ def run(workflow: Workflow, number: int, flags: dict[str, Any], store: Store | N
 
     Reading the session, deciding (out of order, re-render, arrival, the gate's verdict) and
     recording the arrival happen in one transaction, under the session's lock: the same step
-    run 16 times at once arrives once. The prompt is printed after the commit. A gate whose
-    routing names a step of its workflow arrives there in the same transaction and prints
-    both: one call per phase, wholly there or wholly absent (docs/design.md, "One call per
-    gate"). The executor starts on its own call.
+    run 16 times at once arrives once. The prompt is printed after the commit. A step that
+    needs no agent work (a gate, or a kind whose `chains` says so) arrives at the step its
+    routing names in the same transaction and prints both: one call per phase, wholly there
+    or wholly absent (docs/design.md, "One call per gate").
     """
     if store is None:
         store = open_session(flags.get("state_dir"))
-    (ctx, step_kind, routing), then = decide(workflow, number, flags, store, follow=True)
-    if then is None:
-        emit(render_step(ctx, step_kind, routing), flags)
-        return 0
-    gate = render_step(
-        ctx, step_kind, routing, follows=(then[0].workflow.name, then[0].step.number)
-    )
-    emit(render_step(*then), flags, gate=gate)
+    chain = decide(workflow, number, flags, store, follow=True)
+    for ctx, step_kind, _ in chain:
+        step_kind.ready(ctx)
+    earlier = [
+        render_step(ctx, kind, routing, follows=(nxt[0].workflow.name, nxt[0].step.number))
+        for (ctx, kind, routing), nxt in itertools.pairwise(chain)
+    ]
+    emit(render_step(*chain[-1]), flags, earlier=earlier)
     return 0
 
 
@@ -110,15 +111,18 @@ Decided = tuple[Context, Kind, Routing]
 
 def decide(
     workflow: Workflow, number: int, flags: dict[str, Any], store: Store, follow: bool = False
-) -> tuple[Decided, Decided | None]:
-    """Decide and record (or re-render) step `number`, and with `follow` the step a gate's
-    routing leads to in the same workflow, in one transaction; the contexts to print with."""
-    decided = []
+) -> list[Decided]:
+    """Decide and record (or re-render) step `number`, and with `follow` the steps its routing
+    leads to in the same workflow while the step just decided needs no agent work (`chains`),
+    in one transaction; the contexts to print with, in order."""
+    decided: list[Decided] = []
     with store.transaction(f"{workflow.name} step {number}") as tx:
-        first = _decide_in(tx, workflow, number, flags, store)
-        decided.append(first)
-        target = step_target(first[2]) if follow and isinstance(first[1], Gate) else None
-        if target is not None and target[0] == workflow.name:
+        decided.append(_decide_in(tx, workflow, number, flags, store))
+        while follow and len(decided) <= workflow.total:
+            ctx, kind, routing = decided[-1]
+            target = step_target(routing) if kind.chains(ctx) else None
+            if target is None or target[0] != workflow.name:
+                break
             following = {"state_dir": store.dir, "format": flags.get("format")}
             following["non_interactive"] = flags.get("non_interactive")
             decided.append(_decide_in(tx, workflow, target[1], following, store))
@@ -126,7 +130,7 @@ def decide(
         ctx.tx = None
         ctx.forget()
         ctx.session = store.read("session")
-    return decided[0], decided[1] if len(decided) > 1 else None
+    return decided
 
 
 def _decide_in(
@@ -144,8 +148,8 @@ def _decide_in(
     _check_approved(tx)
     if flags.get("new_session"):
         how = "arrive"
-    elif _gate_done(step_kind, ctx, verdict):
-        how = "rerender"  # the gate ran and moved on: the same call again changes nothing
+    elif _gate_done(step_kind, ctx, verdict) or _passed_by_chain(step_kind, ctx):
+        how = "rerender"  # the step ran and moved on: the same call again changes nothing
     else:
         how = mode(workflow, step, store, session)
     if how == "rerender":
@@ -162,7 +166,30 @@ def _gate_done(step_kind: Kind, ctx: Context, verdict: str | None) -> bool:
     here = (ctx.session["workflow"], ctx.session["step"])
     if here[0] != ctx.workflow.name or here[1] == ctx.step.number:
         return False
-    return step_target(step_kind.routing(ctx)) == here
+    target = step_target(step_kind.routing(ctx))
+    return target is not None and target[0] == here[0] and _chain_reaches_here(ctx, target[1])
+
+
+def _passed_by_chain(step_kind: Kind, ctx: Context) -> bool:
+    """Whether this step (not a gate) ran in a call that went on to the step the session is
+    at: running it again re-renders the chain instead of arriving back here."""
+    if isinstance(step_kind, Gate) or ctx.session["workflow"] != ctx.workflow.name:
+        return False
+    return ctx.step.number < ctx.session["step"] and _chain_reaches_here(ctx, ctx.step.number)
+
+
+def _chain_reaches_here(ctx: Context, start: int) -> bool:
+    """Whether every step from `start` up to the one the session is at needs no agent work,
+    so that one call went through them all."""
+    if start > ctx.session["step"]:
+        return False  # the session went back since
+    for number in range(start, ctx.session["step"]):
+        step = ctx.workflow.step(number)
+        there = Context(ctx.workflow, step, ctx.store, ctx.session, ctx.flags)
+        there.tx = ctx.tx
+        if not step.kind().chains(there):
+            return False
+    return True
 
 
 def _check_approved(tx: Transaction) -> None:
@@ -269,13 +296,19 @@ def render_step(
     return record
 
 
-def emit(record: dict[str, Any], flags: dict[str, Any], gate: dict[str, Any] | None = None) -> None:
-    """Print a step: its text, or one JSON object; a gate that ran it comes first (text) or
-    under "gate" (JSON: the object is the step the session is at, its routing what is next)."""
+def emit(
+    record: dict[str, Any], flags: dict[str, Any], earlier: list[dict[str, Any]] | None = None
+) -> None:
+    """Print a step: its text, or one JSON object; the steps that ran before it in the same
+    call come first (text) or under "gate" (JSON, the first of them; "before" lists them all:
+    the object is the step the session is at, its routing what is next)."""
+    earlier = earlier or []
     if flags.get("format") == "json":
         shown = {k: v for k, v in record.items() if k != "text"}
-        if gate is not None:
-            shown["gate"] = {k: v for k, v in gate.items() if k not in ("text", "state_dir")}
+        cut = [{k: v for k, v in e.items() if k not in ("text", "state_dir")} for e in earlier]
+        if cut:
+            shown["gate"] = cut[0]
+            shown["before"] = cut
         sys.stdout.write(json.dumps(shown, ensure_ascii=False) + "\n")
         return
-    sys.stdout.write((gate["text"] if gate else "") + record["text"])
+    sys.stdout.write("".join(e["text"] for e in earlier) + record["text"])

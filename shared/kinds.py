@@ -19,15 +19,48 @@ def loop(ctx: Context) -> dict[str, Any]:
 
 
 class Execute(Kind):
-    """A role does the phase's work; after a failed gate the prompt lists what to fix."""
+    """A role does the phase's work; after a failed gate the prompt lists what to fix. Where
+    the reviewer judged the phase before (a fix round, or the rework after a rejection), the
+    prompt names the items to re-check and routes to the gate: the gate runs the mechanical
+    checks again itself, so the review step need not be re-run to re-judge a few items."""
 
     def context(self, ctx: Context) -> dict[str, Any]:
         state = loop(ctx)
+        report = ctx.doc_or_none(report_name(ctx.step.phase or "")) or {"items": []}
         fix = []
         if state["state"] in ("retry", "escalated"):
-            report = ctx.doc_or_none(report_name(ctx.step.phase or "")) or {"items": []}
             fix = [i for i in report["items"] if i["status"] == "FAIL"]
-        return {"iteration": state["iteration"], "fix_items": fix}
+        recheck = []
+        if self.rechecking(ctx):
+            recheck = [
+                i for i in report["items"] if i["source"] == "reviewer" and i["status"] in qr.OPEN
+            ]
+        return {
+            "iteration": state["iteration"],
+            "fix_items": fix,
+            "recheck": self.rechecking(ctx),
+            "recheck_items": recheck,
+            "review_command": f"{ctx.workflow.name} --step {ctx.step.number + 1}",
+        }
+
+    def starts_phase(self, ctx: Context) -> bool:
+        """Whether this arrival starts the phase's work (the user's words are shown whole)."""
+        return True
+
+    def rechecking(self, ctx: Context) -> bool:
+        """Whether the reviewer judged this phase before and its loop is open again: a failed
+        gate's fix round, or the rework a rejection reopened."""
+        if loop(ctx)["state"] not in ("retry", "initial"):
+            return False
+        report = ctx.doc_or_none(report_name(ctx.step.phase or "")) or {"items": []}
+        return any(i["source"] == "reviewer" for i in report["items"])
+
+    def routing(self, ctx: Context) -> Routing:
+        following = super().routing(ctx)
+        if not self.rechecking(ctx) or following.next != ctx.argv(ctx.step.number + 1):
+            return following
+        gate = ctx.step.number + 2  # the review step's gate
+        return Routing(if_pass=ctx.argv(gate, "pass"), if_fail=ctx.argv(gate, "fail"))
 
 
 class Review(Kind):
@@ -61,9 +94,16 @@ class Gate(Kind):
     def needs_verdict(self, ctx: Context) -> bool:
         return True
 
+    def chains(self, ctx: Context) -> bool:
+        return True  # the verdict is the agent's work; the next step's prompt comes with it
+
     def arrive(self, ctx: Context, tx: Transaction) -> None:
         phase = ctx.step.phase or ""
         verdict = ctx.flags["qr_status"]
+        if tx.read_or_none(report_name(phase)) is not None:
+            # what the validator checks is checked again here, as the review step does: the
+            # agent may come from a fix round without re-running that step
+            qr.refresh_mechanical_items(tx, phase, ctx.workflow.mechanical_checks(ctx))
         fail_cmd = command(ctx.argv(ctx.step.number, "fail"))
         qr.judge(
             tx,

@@ -42,6 +42,21 @@ def record_mechanical_items(
     report = open_report(tx, phase)
     new_round = report["iteration"] < iteration
     report["iteration"] = max(report["iteration"], iteration)
+    _mechanical(report, findings)
+    if new_round:
+        for item in report["items"]:
+            if item["source"] == "reviewer" and item["status"] == "FAIL":
+                item["status"] = "TODO"  # the finding stays: the reviewer re-checks it
+    return report
+
+
+def refresh_mechanical_items(tx: Transaction, phase: str, findings: list[Finding]) -> None:
+    """The validator's items brought up to date (as at the review step), the reviewer's left
+    as judged: what a gate does before it weighs the verdict."""
+    _mechanical(open_report(tx, phase), findings)
+
+
+def _mechanical(report: dict[str, Any], findings: list[Finding]) -> None:
     mechanical = {
         (i["check"], i["scope"]): i for i in report["items"] if i["source"] == "validator"
     }
@@ -64,11 +79,6 @@ def record_mechanical_items(
     for key, item in mechanical.items():
         if key not in seen and item["status"] == "FAIL":
             item.update(status="PASS", finding="fixed")
-    if new_round:
-        for item in report["items"]:
-            if item["source"] == "reviewer" and item["status"] == "FAIL":
-                item["status"] = "TODO"  # the finding stays: the reviewer re-checks it
-    return report
 
 
 def open_items(report: dict[str, Any], iteration: int) -> list[dict[str, Any]]:

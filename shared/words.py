@@ -33,7 +33,7 @@ def words_in_full(ctx: Context, step_kind: Kind, words: dict[str, Any]) -> bool:
     Execute), where they changed since the step that showed them last, and again on that step;
     elsewhere one line names them (docs/design.md, "The user's words once")."""
     execute = isinstance(step_kind, Execute)
-    if execute and not fixing(ctx):
+    if execute and not fixing(ctx) and step_kind.starts_phase(ctx):  # type: ignore[attr-defined]
         return True
     where, _, digest = (ctx.session.get("words_shown") or "::").rpartition(":")
     here = where == f"{ctx.workflow.name}:{ctx.step.number}" and not execute

@@ -196,6 +196,15 @@ class Kind:
         """Variables for the step's template."""
         return {}
 
+    def chains(self, ctx: Context) -> bool:
+        """Whether the step needs no agent work before the step its routing names, which then
+        runs in the same call (a gate's verdict, a start that only says where things are)."""
+        return False
+
+    def ready(self, ctx: Context) -> None:
+        """Work done after the arrival is committed and before the prompt is printed, outside
+        the session's lock (a checkout); it must be idempotent: a re-render runs it again."""
+
     def routing(self, ctx: Context) -> Routing:
         following, skipped = ctx.workflow.following(ctx.step.number, ctx)
         note = skipped_note(skipped)

@@ -78,7 +78,7 @@ def test_a_plan_starts_from_the_installed_wheel(wheel: Path, tmp_path: Path) -> 
         timeout=60,
     )
     assert done.returncode == 0, done.stderr
-    assert "STATE_DIR=" in done.stdout and "NEXT: planner --step 2" in done.stdout
+    assert "STATE_DIR=" in done.stdout and "NEXT: planner --step 3" in done.stdout
     role = subprocess.run(
         [str(venv / "bin" / "planner"), "role", "architect"],
         cwd=project,

@@ -208,6 +208,9 @@ def json_value(param: click.Parameter, value: Any, where: str) -> Any:
     number = isinstance(param.type, click.types.IntParamType)
     many = param.multiple or param.nargs == -1  # a repeatable option, or FILE... positionals
     values = value if many and isinstance(value, list) else [value]
+    if param.metavar in ("JSON", "FILE|-"):  # JSON text may be given as the JSON itself
+        values = [json.dumps(v) if isinstance(v, (dict, list)) else v for v in values]
+        value = values if many else values[0]
     for one in values:
         is_number = isinstance(one, int) and not isinstance(one, bool)
         if not (isinstance(one, str) or (number and is_number)):

@@ -85,9 +85,15 @@ def exec_commit(tx: Transaction, a: dict[str, Any]) -> None:
 @click.option(
     "--ran", multiple=True, metavar="TEST_FILE", help="A test file that was run (repeatable)."
 )
+@click.option("--commit", is_flag=True, help="Then commit it, as plan exec commit M-n does.")
 def exec_done(tx: Transaction, a: dict[str, Any]) -> None:
-    """Mark a milestone done, with the evidence and the tests that were run."""
+    """Mark a milestone done, with the evidence and the tests that were run; with --commit,
+    commit it in the same call."""
     exec_ops.exec_done(tx, a)
+    if a.get("commit"):
+        from state import exec_apply as ops
+
+        ops.exec_commit(tx, {"id": a["id"]})
 
 
 @exec_command.command("deviation", cls=Execution)

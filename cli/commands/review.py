@@ -14,7 +14,7 @@ from state import qr_ops, review_ops
 from state.errors import UsageError
 
 if TYPE_CHECKING:
-    from state.store import Transaction
+    from state.store import Store, Transaction
 
 PHASE = click.option(
     "--phase",
@@ -69,17 +69,26 @@ def review_reject(tx: Transaction, a: dict[str, Any]) -> None:
 )
 @click.option("--no-browser", is_flag=True, help="Print the URL only; do not open a browser.")
 @click.option("--verbose", is_flag=True, help="Log every request and server warning to stderr.")
+@click.option(
+    "--wait",
+    is_flag=True,
+    help="Serve until the person decides, then stop and print what is next (as review wait).",
+)
 def review_open(
-    port: int, no_browser: bool, verbose: bool, state_dir: str | None, as_json: bool
+    port: int, no_browser: bool, verbose: bool, wait: bool, state_dir: str | None, as_json: bool
 ) -> None:
-    """Serve the plan's review page on 127.0.0.1 (a new secret URL each run) until Ctrl-C."""
+    """Serve the plan's review page on 127.0.0.1 (a new secret URL each run) until Ctrl-C, or
+    with --wait until the person's verdict."""
     from cli.review_page.serve import open_page
 
     def say(url: str) -> None:
         out(json.dumps({"url": url}) if as_json else url)
         sys.stdout.flush()
 
-    open_page(open_store(state_dir), port, not no_browser, say, verbose)
+    store = open_store(state_dir)
+    argv = open_page(store, port, not no_browser, say, verbose, wait=wait)
+    if argv is not None:
+        say_next(store, argv, as_json)
 
 
 @review_command.command("wait")
@@ -91,14 +100,34 @@ def review_open(
     help='How long to wait, e.g. "90s", "30m"; 0: no limit.',
 )
 def review_wait(timeout: str, state_dir: str | None, as_json: bool) -> None:
-    """Block until the person decides on the review page; print the routing line (exit 3 when
-    the time runs out with the plan still in review)."""
+    """Block until the person decides on the review page; print what is next: after a
+    rejection the rework step's prompt (that step has run: do not run it again), after an
+    approval the executor's command (exit 3 when the time runs out with the plan still in
+    review)."""
     from cli.review_page.serve import wait_for_verdict
     from shared.config import duration
+
+    store = open_store(state_dir)
+    say_next(store, wait_for_verdict(store, duration(timeout, "--timeout")), as_json)
+
+
+def say_next(store: Store, argv: list[str], as_json: bool) -> None:
+    """The verdict's next step: a planner step (the rework) runs here and prints its prompt,
+    as a gate prints the step it leads to; anything else is printed as the NEXT line. --json
+    prints {"next": …} only."""
     from shared.routing import command
 
-    argv = wait_for_verdict(open_store(state_dir), duration(timeout, "--timeout"))
-    out(json.dumps({"next": command(argv)}) if as_json else f"NEXT: {command(argv)}")
+    if as_json:
+        out(json.dumps({"next": command(argv)}))
+        return
+    if argv[:2] == ["planner", "--step"] and argv[2].isdigit():
+        from shared import engine
+        from shared.workflow import workflow_named
+
+        out(f"Sent back: planner step {argv[2]} follows (run here: do not run it again).")
+        engine.run(workflow_named("planner"), int(argv[2]), {"state_dir": store.dir}, store)
+        return
+    out(f"NEXT: {command(argv)}")
 
 
 @click.group("qr", cls=PlanGroup)

@@ -33,23 +33,35 @@ def bind(port: int) -> socket.socket:
 
 
 def open_page(
-    store: Store, port: int, open_browser: bool, say: Callable[[str], None], verbose: bool = False
-) -> None:
+    store: Store,
+    port: int,
+    open_browser: bool,
+    say: Callable[[str], None],
+    verbose: bool = False,
+    wait: bool = False,
+) -> list[str] | None:
     """Serve the session's review page until interrupted; print its URL first. The server's
-    own log (requests, malformed connections) reaches the terminal only when `verbose`."""
+    own log (requests, malformed connections) reaches the terminal only when `verbose`. With
+    `wait`, serve until the person decides the round now open, then stop and return the
+    routing argv of their verdict (as wait_for_verdict does)."""
+    import threading
+
     import uvicorn
 
     from cli.review_page.app import create_app
 
+    if wait:
+        open_round(store)  # refused before serving when there is nothing to wait for
     sock = bind(port)
     port = sock.getsockname()[1]
     token, csrf = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
     url = f"http://{HOST}:{port}/?token={token}"
     app = create_app(store.dir, token, csrf, port)
     say(url)
+    until = "the verdict (then it stops)" if wait else "Ctrl-C"
     sys.stderr.write(
         f"Serving the review page of {store.dir} at {url}\n"
-        "Only this URL opens it (the token is new each run). Stop with Ctrl-C.\n"
+        f"Only this URL opens it (the token is new each run). Serving until {until}.\n"
     )
     if open_browser:
         import webbrowser
@@ -62,26 +74,53 @@ def open_page(
         lifespan="off",
         access_log=verbose,
     )
-    uvicorn.Server(config).run(sockets=[sock])
+    server = uvicorn.Server(config)
+    decided: list[list[str] | BaseException] = []
+    if wait:
+
+        def watch() -> None:
+            try:
+                decided.append(wait_for_verdict(store, 0, stop=lambda: server.should_exit))
+            except BaseException as e:  # handed to the caller below
+                decided.append(e)
+            server.should_exit = True  # the page answered the person's request first
+
+        threading.Thread(target=watch, daemon=True).start()
+    server.run(sockets=[sock])
+    if not decided:
+        return None  # interrupted before a verdict
+    if isinstance(decided[0], BaseException):
+        raise decided[0]
+    return decided[0]
 
 
-def wait_for_verdict(store: Store, timeout: int, poll: float = 0.2) -> list[str]:
-    """The routing argv once the open review round is decided (timeout 0: no limit).
-
-    PreconditionFailed (exit 3) when no plan is in review or the time runs out;
-    Refused (exit 4) when the verdict cancelled the session.
-    """
+def open_round(store: Store) -> dict:
+    """The session, when a plan is in review or approved (a verdict to report); else exit 3."""
     session = store.read("session")
-    if session["approval"]:
-        return executor(store)
-    if session["status"] != "review":
+    if session["status"] != "review" and not session["approval"]:
         raise PreconditionFailed(
             f"{store.path('session')}: status {session['status']}: no plan in review to wait "
             "for (planner step 11 puts it there)"
         )
+    return session
+
+
+def wait_for_verdict(
+    store: Store, timeout: int, poll: float = 0.2, stop: Callable[[], bool] | None = None
+) -> list[str]:
+    """The routing argv once the open review round is decided (timeout 0: no limit).
+
+    PreconditionFailed (exit 3) when no plan is in review or the time runs out (or `stop`
+    says to give up); Refused (exit 4) when the verdict cancelled the session.
+    """
+    session = open_round(store)
+    if session["approval"]:
+        return executor(store)
     round_number = len(session["reviews"])
     deadline = time.monotonic() + timeout if timeout else None
     while session["status"] == "review" and len(session["reviews"]) == round_number:
+        if stop is not None and stop():
+            raise PreconditionFailed("the review page stopped before a verdict")
         if deadline is not None and time.monotonic() >= deadline:
             raise PreconditionFailed(
                 f"no verdict within {timeout}s: the plan is still in review "

@@ -7,7 +7,7 @@ import json
 import os
 from typing import TYPE_CHECKING, Any
 
-from shared.kinds import Execute
+from shared.kinds import Execute, loop
 from shared.paths import project_root
 from shared.routing import Routing
 from shared.workflow import Context, Kind, Requirement
@@ -52,6 +52,9 @@ def review_findings(docs: bool) -> Requirement:
 
 class ExecInit(Kind):
     """Step 1: the plan is frozen and approved as is; record the base commit and any drift."""
+
+    def chains(self, ctx: Context) -> bool:
+        return True  # loading follows in the same call
 
     def check(self, ctx: Context) -> list[Finding]:
         problems = verify(ctx.doc("plan"), ctx.session)
@@ -108,6 +111,9 @@ def stale_diffs(plan: dict[str, Any], project: str) -> list[str]:
 class Load(Kind):
     """Step 2: read the plan; the waves, and the diffs step 1 found no longer apply."""
 
+    def chains(self, ctx: Context) -> bool:
+        return True  # the first wave follows in the same call
+
     def context(self, ctx: Context) -> dict[str, Any]:
         return {
             "diagram": ctx.doc("plan")["milestone_dependencies"]["diagram_ascii"],
@@ -149,6 +155,28 @@ class Implement(Execute):
     def routing(self, ctx: Context) -> Routing:
         _, _, later = self.current(ctx)
         return Routing(next=ctx.argv(3)) if later else super().routing(ctx)
+
+    def starts_phase(self, ctx: Context) -> bool:
+        """The first wave shows the user's words whole; later waves name them in one line."""
+        number, _, _ = self.current(ctx)
+        waves = ctx.doc("plan")["milestone_dependencies"]["waves"]
+        return not waves or number in (0, waves[0]["wave"])
+
+
+class DocsImplement(Execute):
+    """Step 6: plan-level documentation that has no file yet; when there is none (documentation
+    in files came with the milestones' diffs), the review follows in the same call."""
+
+    def context(self, ctx: Context) -> dict[str, Any]:
+        return {**super().context(ctx), "to_write": to_write(ctx)}
+
+    def chains(self, ctx: Context) -> bool:
+        return not to_write(ctx) and loop(ctx)["state"] == "initial"
+
+
+def to_write(ctx: Context) -> list[str]:
+    """The milestones whose plan-level documentation (no file) is to be written."""
+    return [m["id"] for m in ctx.doc("plan")["milestones"] if any(m["documentation"].values())]
 
 
 class Reconcile(Kind):

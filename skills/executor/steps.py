@@ -7,9 +7,17 @@ from __future__ import annotations
 import os
 
 from shared.engine import SHARED_TEMPLATES
-from shared.kinds import Execute, Gate, Review
+from shared.kinds import Gate, Review
 from shared.workflow import Step, Workflow
-from skills.executor.kinds import ExecInit, Implement, Load, Reconcile, all_done, review_findings
+from skills.executor.kinds import (
+    DocsImplement,
+    ExecInit,
+    Implement,
+    Load,
+    Reconcile,
+    all_done,
+    review_findings,
+)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -24,7 +32,7 @@ STEPS = (
          phase="impl-code", requires=(all_done,)),
     Step(5, "impl-code-qr-gate", Gate,      "05-impl-code-qr-gate.j2",
          phase="impl-code", on_fail=3),
-    Step(6, "impl-docs-execute", Execute,   "06-impl-docs-execute.j2", role="technical-writer",
+    Step(6, "impl-docs-execute", DocsImplement, "06-impl-docs-execute.j2", role="technical-writer",
          phase="impl-docs"),
     Step(7, "impl-docs-qr",      Review,    "07-impl-docs-qr.j2",      role="quality-reviewer",
          phase="impl-docs"),

@@ -13,7 +13,7 @@ from shared.workflow import Context, Kind, Step
 from state import clock
 from state.approval import approve, plan_hash
 from state.choice_ops import pick, unpicked
-from state.errors import Finding
+from state.errors import Finding, PlannerError
 from state.lifecycle import transition
 from state.question_ops import assume, state_of
 from state.scan import scan
@@ -162,6 +162,9 @@ class Init(Kind):
         if ctx.policy:
             tx.note(policy=ctx.policy, interactive=False)  # §6.4: the policy is on record
 
+    def chains(self, ctx: Context) -> bool:
+        return True  # nothing to do before discovery: its prompt comes in the same call
+
 
 class Discovery(Kind):
     """Step 2: the scan, the task spec, and questions; it repeats until enough are answered."""
@@ -182,12 +185,46 @@ class Discovery(Kind):
         }
 
     def routing(self, ctx: Context) -> Routing:
-        if questions_waiting(ctx):  # back here once the user has answered
-            return Routing(next=ctx.argv(2), note="Design starts when enough are answered.")
+        if questions_waiting(ctx):  # design refuses to start until they are answered
+            note = (
+                "Once the answers are recorded, run NEXT: design starts (no need to rerun step 2)."
+            )
+            return Routing(next=ctx.argv(3), note=note)
         return super().routing(ctx)
 
 
-class DocsExecute(Execute):
+class WorktreeExecute(Execute):
+    """Step 6: the developer edits real files in the session's worktree, which the step makes
+    (once) and names, so that no call is spent asking for it."""
+
+    def ready(self, ctx: Context) -> None:
+        ctx.worktree = ensure_worktree(ctx)  # type: ignore[attr-defined]
+
+    def context(self, ctx: Context) -> dict[str, Any]:
+        return {**super().context(ctx), "worktree": getattr(ctx, "worktree", "")}
+
+
+def ensure_worktree(ctx: Context) -> str:
+    """Where the worktree is (STATE_DIR/worktree), made now if it is not there (what `plan
+    worktree` does), or how to get one when it cannot be made here (no git commit)."""
+    from state import worktree
+    from state.lock import locked
+    from state.project import session_project
+
+    shown = "STATE_DIR/worktree"  # the state dir is printed once, at the top of the step
+    if ctx.session["approval"]:
+        return shown
+    try:
+        base = worktree.base_of(ctx.session, f"{ctx.store.path('session')}:base_commit")
+        lock = os.path.join(ctx.state_dir, ".worktree.lock")
+        with locked(lock, timeout=worktree.CREATE_TIMEOUT_S):
+            worktree.create(session_project(ctx.state_dir), ctx.state_dir, base)
+    except PlannerError as e:
+        return f"(not made: {e.message}; then plan worktree)"
+    return shown
+
+
+class DocsExecute(WorktreeExecute):
     """Step 9: the technical writer documents each milestone; plan.md is rendered on arrival."""
 
     def arrive(self, ctx: Context, tx: Transaction) -> None:

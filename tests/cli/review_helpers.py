@@ -13,8 +13,7 @@ def to_review(project: Path, env: dict[str, str] | None = None) -> tuple[Agent, 
     (project / ".planner").mkdir(exist_ok=True)
     (project / ".planner" / "config.toml").write_text("[planner]\nquestions_min = 1\n")
     agent = Agent(project, env=env or {})
-    out = agent.step("planner --step 1 --task 'Add a farewell'")
-    out = agent.step(out.route())
+    out = agent.step("planner --step 1 --task 'Add a farewell'")  # prints step 2 too
     agent.plan("context", "set", "--goal", "say goodbye", "--scope", "src/app.py only")
     agent.plan(
         "question", "add", "--category", "scope", "--kind", "yes_no",
@@ -22,7 +21,6 @@ def to_review(project: Path, env: dict[str, str] | None = None) -> tuple[Agent, 
         "--recommended", "2",
     )  # fmt: skip
     agent.plan("question", "answer", "Q-001", "no")
-    out = agent.step(out.route())  # 2 again: discovery is done
     out = agent.step(out.route())  # 3
     agent.apply(DESIGN)
     out = agent.step(out.route())  # 4
@@ -39,14 +37,11 @@ def to_review(project: Path, env: dict[str, str] | None = None) -> tuple[Agent, 
 
 
 def back_to_review(agent: Agent, design: Output) -> Output:
-    """After a rejection and the revision at step 3 (`design`): steps 4 to 11 again,
-    re-judging what the reviewers must."""
-    out = agent.step(design.route())  # 4
-    judge_todo(agent, out, "plan-design")
-    out = agent.step(out.route("pass"))  # 5, which prints 6
-    out = agent.step(out.route())  # 7
+    """After a rejection and the revision at step 3 (`design`): each work step lists what to
+    re-check and routes to its gate; the gates 5, 8 and 11 again, re-judging what they list."""
+    judge_todo(agent, design, "plan-design")
+    out = agent.step(design.route("pass"))  # 5, which prints 6
     judge_todo(agent, out, "plan-code")
     out = agent.step(out.route("pass"))  # 8, which prints 9
-    out = agent.step(out.route())  # 10
     judge_todo(agent, out, "plan-docs")
     return agent.step(out.route("pass"))  # 11

@@ -50,7 +50,7 @@ def test_the_active_session_and_its_next_command(project: Path) -> None:
     assert out.startswith("planner: an active session")
     assert f"STATE_DIR={state}" in out
     assert "discovery" in out and "Add a farewell" in out
-    assert f"planner --step 2 --state-dir {state}" in out
+    assert f"planner --step 3 --state-dir {state}" in out  # step 1 printed step 2
 
 
 def test_the_hook_json_cwd_wins_over_the_process_directory(project: Path, tmp_path: Path) -> None:

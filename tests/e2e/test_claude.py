@@ -183,7 +183,7 @@ def test_session_start_shows_where_the_session_stands(
     [start] = [h for h in s["hook_responses"] if h["hook_event"] == "SessionStart" and h["stdout"]]
     assert start["exit_code"] == 0
     assert f"STATE_DIR={state}" in start["stdout"]
-    assert f"planner --step 2 --state-dir {state}" in start["stdout"]
+    assert f"planner --step 3 --state-dir {state}" in start["stdout"]
     [(command, status)] = bash_results(s)
     assert command == "planner status" and f"STATE_DIR={state}" in status["text"]
 

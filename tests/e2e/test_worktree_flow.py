@@ -22,8 +22,7 @@ def test_plan_from_worktree_edits_then_apply_and_commit(project: Path) -> None:
     agent = Agent(project, env={"CI": "1", **IDENTITY})
     base = git(project, "rev-parse", "HEAD").strip()
     out = agent.step("planner --step 1 --task 'Add a farewell'")
-    state = Path(out.state_dir)
-    out = agent.step(out.route())  # 2
+    state = Path(out.state_dir)  # step 1 printed step 2
     agent.plan("context", "set", "--goal", "Users can say goodbye")
     out = agent.step(out.route())  # 3
     agent.apply(DESIGN)
@@ -31,7 +30,7 @@ def test_plan_from_worktree_edits_then_apply_and_commit(project: Path) -> None:
     review(agent, "plan-design")
     out = agent.step(out.route("pass"))  # 5, which prints 6
     assert out.header == "PLANNER 6/11 plan-code-execute"
-    says(out, "plan worktree", "plan change capture", "--intent CI-n")
+    says(out, "STATE_DIR/worktree", "plan change capture", "--intent CI-n")
 
     tree = Path(agent.plan("worktree").stdout.strip())
     assert tree == state / "worktree"
@@ -64,9 +63,7 @@ def test_plan_from_worktree_edits_then_apply_and_commit(project: Path) -> None:
     ]  # fmt: skip
 
     planned = {p: (tree / p).read_text() for p in ("src/app.py", "tests/test_app.py", "README.md")}
-    out = agent.step(out.route())  # executor 1
-    out = agent.step(out.route())  # 2
-    out = agent.step(out.route())  # 3, wave 1
+    out = agent.step(out.route())  # executor 1, which prints 2 and 3 (wave 1)
     says(out, "plan exec apply M-n", "plan exec done M-n", "--ran", "plan exec commit M-n")
     for wave, milestone in ((1, "M-001"), (2, "M-002")):
         assert f"Wave {wave}" in out.text and milestone in out.text
@@ -80,9 +77,8 @@ def test_plan_from_worktree_edits_then_apply_and_commit(project: Path) -> None:
         out = agent.step(out.route())
     assert out.header == "EXECUTOR 4/9 impl-code-qr"
     review(agent, "impl-code")
-    out = agent.step(out.route("pass"))  # 5, which prints 6
+    out = agent.step(out.route("pass"))  # 5, which prints 6 (nothing to write) and 7
     says(out, "do not write it again")
-    out = agent.step(out.route())  # 7
     review(agent, "impl-docs")
     out = agent.step(out.route("pass"))  # 8, which prints 9
     assert out.done

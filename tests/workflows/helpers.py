@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from bench.agent import Agent, Output
@@ -20,8 +21,7 @@ DOCS_ONLY = [
 def start(project: Path, *flags: str, env: dict[str, str] | None = None) -> tuple[Agent, Output]:
     """A session at step 3; non-interactive (CI=1) unless `env` says otherwise."""
     agent = Agent(project, env={"CI": "1"} if env is None else env)
-    out = agent.step(" ".join(["planner --step 1 --task 'Add a farewell'", *flags]))
-    out = agent.step(out.route())
+    out = agent.step(" ".join(["planner --step 1 --task 'Add a farewell'", *flags]))  # and 2
     agent.plan("context", "set", "--goal", "say goodbye")
     return agent, agent.step(out.route())
 
@@ -74,8 +74,16 @@ def add_farewell_change(agent: Agent, state: Path) -> None:
     agent.plan("change", "add", "--intent", "CI-001", "--file", "src/app.py", "--diff", str(diff))
 
 
+RECHECK = re.compile(r'"op": "qr set", "args": \{"id": "(qa-\d+)", "phase": "([\w-]+)"')
+
+
 def judge_todo(agent: Agent, out: Output, phase: str) -> None:
-    """Pass every item a QR step lists as TODO (what a re-review after a rejection needs)."""
+    """Pass every item a QR step lists as TODO, or a work step lists to re-check (what a
+    re-review after a rejection or a fix needs)."""
     for line in out.text.splitlines():
         if " TODO " in line:
             agent.plan("qr", "set", line.split()[0], "--phase", phase, "--status", "PASS")
+    listed = [{"op": "qr set", "args": {"id": i, "phase": p, "status": "PASS"}}
+              for i, p in RECHECK.findall(out.text)]  # fmt: skip
+    if listed:
+        agent.apply(listed)

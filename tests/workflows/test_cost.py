@@ -36,8 +36,7 @@ def interactive(project: Path) -> tuple[Agent, Output]:
     """An interactive session at step 3 with one answered question."""
     (project / "pyproject.toml").write_text("[tool.planner]\nquestions_min = 1\n")
     agent = Agent(project, env={})
-    out = agent.step("planner --step 1 --task 'Add a farewell'")
-    out = agent.step(out.route())
+    out = agent.step("planner --step 1 --task 'Add a farewell'")  # prints step 2 too
     agent.plan("context", "set", "--goal", "say goodbye")
     questions = [{"category": "scope", "kind": "text", "text": "Who says it?", "why": "w"}]
     agent.plan("question", "import", "-", input=json.dumps(questions))

@@ -149,8 +149,7 @@ def test_a_base_commit_from_a_file_never_becomes_a_git_option(
     victim.write_text("precious\n")
     nxt = exec1
     if where == "execution":  # to executor step 3 with M-001 done: step 4 reads the base
-        for _ in range(3):
-            nxt = next_of(run(*shlex.split(nxt), cwd=project))
+        nxt = next_of(run(*shlex.split(nxt), cwd=project))  # step 1 prints 2 and 3
         assert run("plan", "exec", "done", "M-001", "--evidence", "ok", cwd=project).returncode == 0
         nxt = next_of(run(*shlex.split(exec1.replace("step 1", "step 3")), cwd=project))
     doc = json.loads((state / f"{where}.json").read_text())
@@ -336,4 +335,5 @@ def test_crash_points_of_approve_and_a_gate(tmp_path: Path) -> None:
     gate_state, gate = cp.at_gate(gate_root)
     gate_fx = cp.Fixture(gate_root, gate_state)
     gate_fx.save()
-    _enumerate(gate_fx, "planner --step 5 --qr-status pass", gate)
+    # the gate prints step 6, which makes the worktree once the arrival is recorded
+    _enumerate(gate_fx, "planner --step 5 --qr-status pass", gate, later=("worktree",))

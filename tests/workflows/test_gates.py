@@ -80,7 +80,8 @@ def test_each_failed_gate_adds_one_iteration_and_fix_mode_shows_the_items(projec
     fix = gate  # the failed gate printed fix mode in the same call
     assert gate.text.startswith("PLANNER 5/11") and gate.header.startswith("PLANNER 3/11")
     assert "FIX MODE, iteration 2" in fix.text and "risk R-? missing" in fix.text
-    review_again = agent.step(fix.route())
+    assert fix.route("pass") == out.route("pass")  # re-check, then the gate
+    review_again = agent.step(full_review(fix))  # or a full review, as fix mode offers
     assert f"{qa} MUST TODO" in review_again.text  # the reviewer must judge it again
     assert "iteration 2" in review_again.text
 
@@ -91,11 +92,16 @@ def test_blocking_severities_by_iteration() -> None:
     assert blocking_severities(5) == blocking_severities(9) == ("MUST",)
 
 
+def full_review(fix) -> str:
+    """The review step fix mode offers instead of re-checking its items (step 4)."""
+    return fix.route("pass").replace("--step 5", "--step 4").replace(" --qr-status pass", "")
+
+
 def fail_round(agent, out, finding: str):
     """From a QR step: fail the gate, go through fix mode, arrive at the QR step again."""
     qa = review(agent, "plan-design", "FAIL", finding=finding)
     gate = agent.step(out.route("fail"))  # prints fix mode too
-    return qa, gate, agent.step(gate.route())
+    return qa, gate, agent.step(full_review(gate))
 
 
 def test_at_iteration_3_a_could_item_no_longer_blocks(project: Path) -> None:

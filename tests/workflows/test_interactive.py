@@ -86,7 +86,7 @@ def ask_in_terminal(project: Path) -> str:
 
 def test_the_interactive_path(project: Path, tmp_path: Path) -> None:
     agent = Agent(project)
-    out = agent.step(agent.step("planner --step 1 --task 'Add a farewell'").route())
+    out = agent.step("planner --step 1 --task 'Add a farewell'")
     state = state_of(out)
     assert "README.md" in out.text  # the scan's summary is shown at discovery
     scan = agent.plan("context", "scan")
@@ -99,8 +99,10 @@ def test_the_interactive_path(project: Path, tmp_path: Path) -> None:
         "Q-004",
     ]
     agent.plan("context", "set", "--goal", "Users can say goodbye")
-    out = agent.step(out.route())  # step 2 again: no answers yet, so it routes back to step 2
-    assert out.next.startswith("planner --step 2") and "3 more question(s)" in out.text
+    refused = agent.shell(out.route(), code=3)  # design waits for the answers
+    assert "3 more question(s) must be answered" in refused.stderr
+    out = agent.step(out.route().replace("--step 3", "--step 2", 1))  # step 2 again
+    assert out.next.startswith("planner --step 3") and "3 more question(s)" in out.text
 
     stopped = ask_in_terminal(project)
     assert "Stopped; the answers given so far are saved." in stopped
@@ -109,8 +111,7 @@ def test_the_interactive_path(project: Path, tmp_path: Path) -> None:
     assert by_id["Q-001"]["answer"] == "Farewell and wave"
     assert by_id["Q-002"]["answer"] == "yes"
     assert by_id["Q-003"]["skipped"] and by_id["Q-004"]["answer"] is None
-    out = agent.step(out.route())
-    assert out.next.startswith("planner --step 3")
+    assert out.next.startswith("planner --step 3")  # once answered, NEXT starts the design
     design = agent.step(out.route())
     assert "Q-001 Which greeting styles are needed? -> Farewell and wave" in design.text
 
@@ -145,14 +146,11 @@ def test_the_interactive_path(project: Path, tmp_path: Path) -> None:
     assert "Review round 1 rejected: Also log every farewell" in again.text
     assert agent.plan("diff", "--review", "1").stdout.startswith("r")
     agent.plan("risk", "add", "--risk", "Log noise", "--mitigation", "debug level")
-    out = agent.step(again.route())  # 4: passes from round 1 must be judged again
-    assert " TODO " in out.text
-    judge_todo(agent, out, "plan-design")
-    out = agent.step(out.route("pass"))  # 5, which prints 6
-    out = agent.step(out.route())  # 7
+    assert '"op": "qr set"' in again.text  # passes from round 1 must be judged again
+    judge_todo(agent, again, "plan-design")
+    out = agent.step(again.route("pass"))  # 5, which prints 6, re-checks listed
     judge_todo(agent, out, "plan-code")
     out = agent.step(out.route("pass"))  # 8, which prints 9
-    out = agent.step(out.route())  # 10
     judge_todo(agent, out, "plan-docs")
     review_step = agent.step(out.route("pass"))
     assert "Review round 2" in review_step.text and "Rejections so far: 1 of 3" in review_step.text

@@ -50,7 +50,7 @@ def test_the_max_rejects_th_rejection_cancels(project: Path) -> None:
     agent, out = to_review(project)
     for n in (1, 2):
         assert "NEXT: planner --step 3" in reject(agent, out, f"no, round {n}").stderr
-        out = agent.step(agent.step("planner next").route())  # 3, 4
+        out = agent.step("planner next")  # 3: what to re-check, and the gate
         judge_todo(agent, out, "plan-design")
         out = agent.step(out.route("pass"))  # 5, which prints 11
     cancelled = reject(agent, out, "still no")
@@ -81,7 +81,7 @@ def test_an_approval_timeout_cancels_when_the_session_is_next_touched(project: P
 def test_a_question_timeout_records_the_recommended_option_as_an_assumption(project: Path) -> None:
     (project / "pyproject.toml").write_text('[tool.planner]\nquestion_timeout = "90s"\n')
     agent = Agent(project)
-    out = agent.step(agent.step("planner --step 1 --task t").route())
+    out = agent.step("planner --step 1 --task t")
     agent.plan(
         "question",
         "add",
@@ -140,7 +140,7 @@ def test_with_ci_set_nobody_is_asked_and_the_policy_is_on_record(project: Path) 
 
 def test_ci_answers_open_questions_when_design_starts(project: Path) -> None:
     agent = Agent(project, env={"CI": "1"})
-    out = agent.step(agent.step("planner --step 1 --task t").route())
+    out = agent.step("planner --step 1 --task t")
     agent.plan(*YES_NO_QUESTION)
     agent.plan("question", "add", "--category", "priority", "--kind", "text", "--text", "Why?")
     agent.plan("context", "set", "--goal", "g")

@@ -28,16 +28,17 @@ def test_routing_lines_are_quoted_commands_that_run_from_anywhere(
     spaced = tmp_path / "a project's dir"
     project.rename(spaced)
     agent = Agent(spaced)
-    out = agent.step("planner --step 1 --task 'Add \"quotes\" & more'")
+    out = agent.step("planner --step 1 --task 'Add \"quotes\" & more'")  # prints step 2
     assert shlex.split(out.route()) == [
         "planner",
         "--step",
-        "2",
+        "3",
         "--state-dir",
         str(spaced / ".planner" / state_of(out).name),
     ]
     elsewhere = Agent(tmp_path)  # another directory: the routing line still works
-    assert elsewhere.step(out.route()).header == "PLANNER 2/11 context-verify"
+    again = out.route().replace("--step 3", "--step 2", 1)
+    assert elsewhere.step(again).header == "PLANNER 2/11 context-verify"
 
 
 @given(st.text())
@@ -52,13 +53,13 @@ def test_a_step_out_of_order_is_refused_with_the_next_command(project: Path) -> 
     agent = Agent(project)
     out = agent.step("planner --step 1 --task t")
     refused = agent.shell(f"planner --step 4 --state-dir '{out.state_dir}'", code=3)
-    assert "out of order" in refused.stderr and "planner --step 2" in refused.stderr
+    assert "out of order" in refused.stderr and "planner --step 3" in refused.stderr
     agent.shell(f"planner --step 12 --state-dir '{out.state_dir}'", code=2)
 
 
 def test_design_needs_the_goal_from_discovery(project: Path) -> None:
     agent = Agent(project, env={"CI": "1"})
-    out = agent.step(agent.step("planner --step 1 --task t").route())
+    out = agent.step("planner --step 1 --task t")
     refused = agent.shell(out.route(), code=3)
     assert "task_spec.goal: empty (fix: plan context set --goal G)" in refused.stderr
 
@@ -117,8 +118,7 @@ def test_the_executor_refuses_a_plan_edited_after_approval(project: Path) -> Non
 
 def test_impl_review_waits_for_every_milestone(project: Path) -> None:
     agent, out = to_approval(project)
-    out = agent.step(agent.step(out.route()).route())  # executor 1, 2
-    wave = agent.step(out.route())  # 3
+    wave = agent.step(out.route())  # executor 1, which prints 2 and 3
     refused = agent.shell(wave.route(), code=3)
     assert "milestone is pending (fix: plan exec done M-001" in refused.stderr
 
@@ -130,8 +130,7 @@ def test_drift_is_reported_at_executor_step_1(project: Path) -> None:
     assert "Drift" in first.text and "src/app.py" in first.text
     execution = json.loads((state_of(out) / "execution.json").read_text())
     assert execution["drift"] == ["src/app.py"]
-    load = agent.step(first.route())
-    assert "no longer apply" in load.text
+    assert "no longer apply" in first.text  # step 2, printed by step 1
 
 
 def test_next_status_and_role(project: Path) -> None:
