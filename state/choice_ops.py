@@ -141,7 +141,7 @@ def choice_pick(tx: Transaction, a: dict[str, Any]) -> list[str]:
     choice_id, _, option = a["id"].partition("/")  # D-001 OPT-B, or D-001/OPT-B alone
     if bool(option) == bool(a["option"]):
         raise UsageError("choice pick: give D-n OPT-X, or D-n/OPT-X as choice add printed it")
-    return pick(tx, find(tx.edit("plan"), choice_id), option or a["option"], a["rationale"])
+    return pick(tx, find(tx.edit("plan"), choice_id, "D"), option or a["option"], a["rationale"])
 
 
 def unpicked(plan: dict[str, Any]) -> list[dict[str, Any]]:

@@ -31,7 +31,7 @@ def exec_apply(tx: Transaction, a: dict[str, Any]) -> None:
         return
     plan, session = tx.read("plan"), tx.read("session")
     project = session_project(tx.store.dir)
-    check_milestone(project, plan_ops.find(plan, a["id"]))
+    check_milestone(project, plan_ops.find(plan, a["id"], "M"))
     pairs = wt.ordered_changes(plan)
     mine = [c for m, c in pairs if m["id"] == a["id"]]
     before = _planned_before(plan, session, project, pairs, a["id"])
@@ -59,7 +59,7 @@ def exec_apply(tx: Transaction, a: dict[str, Any]) -> None:
                 results[patch.old_path] = None
             if path in before:
                 before[path] = planned
-    run["dirty_at_apply"] = _dirty(project, plan_ops.find(plan, a["id"]), found, results)
+    run["dirty_at_apply"] = _dirty(project, plan_ops.find(plan, a["id"], "M"), found, results)
     changed = [p for p, text in results.items() if text != found[p]]
     root = os.path.realpath(project)
     for path in changed:
@@ -266,7 +266,7 @@ def exec_commit(tx: Transaction, a: dict[str, Any]) -> None:
             f"exec commit {a['id']}: this batch also writes project files, which land only "
             f"when the batch does; run `plan exec commit {a['id']}` on its own after it"
         )
-    milestone = plan_ops.find(tx.read("plan"), a["id"])
+    milestone = plan_ops.find(tx.read("plan"), a["id"], "M")
     project = session_project(tx.store.dir)
     check_milestone(project, milestone)
     repo = gitinfo_dir(project)

@@ -31,9 +31,24 @@ def new(definition: str, **fields: Any) -> dict[str, Any]:
     return {**schema.defaults("plan", definition), **fields}
 
 
-def find(plan: dict[str, Any], item_id: str) -> dict[str, Any]:
-    """The plan item with this id (any prefix), or UsageError naming it."""
+KINDS = {
+    "DL": "decision",
+    "RA": "rejected alternative",
+    "C": "constraint",
+    "R": "risk",
+    "D": "design choice",
+    "M": "milestone",
+    "CI": "code intent",
+    "CC": "code change",
+}
+
+
+def find(plan: dict[str, Any], item_id: str, kind: str = "") -> dict[str, Any]:
+    """The plan item with this id, or UsageError naming it; with `kind` (an id prefix such
+    as "M") an id of another kind is refused too, before anything reads its fields."""
     prefix = item_id.split("-", 1)[0]
+    if kind and prefix != kind:
+        raise UsageError(f"{item_id}: not a {KINDS[kind]} id ({kind}-n)")
     if prefix in _GROUPS:
         section, group = _GROUPS[prefix]
         items = plan[section][group]
@@ -126,13 +141,13 @@ def decision_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
 
 def decision_set(tx: Transaction, a: dict[str, Any]) -> None:
     """Change a decision's text, reasoning or cited questions."""
-    require_some(update(find(tx.edit("plan"), a["id"]), a, DECISION_FIELDS), "decision set")
+    require_some(update(find(tx.edit("plan"), a["id"], "DL"), a, DECISION_FIELDS), "decision set")
 
 
 def decision_supersede(tx: Transaction, a: dict[str, Any]) -> None:
     """Mark a decision superseded by a later one; both stay on record."""
     plan = tx.edit("plan")
-    old, new_one = find(plan, a["id"]), find(plan, a["by"])
+    old, new_one = find(plan, a["id"], "DL"), find(plan, a["by"], "DL")
     if old is new_one:
         raise UsageError(f"decision supersede: {a['id']} cannot supersede itself")
     known = {d["id"] for d in plan["planning_context"]["decision_log"]}
@@ -164,7 +179,7 @@ def alternative_set(tx: Transaction, a: dict[str, Any]) -> None:
         "reason": "rejection_reason",
         "decision": "decision_ref",
     }
-    require_some(update(find(tx.edit("plan"), a["id"]), a, fields), "alternative set")
+    require_some(update(find(tx.edit("plan"), a["id"], "RA"), a, fields), "alternative set")
 
 
 def constraint_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
@@ -184,7 +199,7 @@ def constraint_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
 def constraint_set(tx: Transaction, a: dict[str, Any]) -> None:
     """Change a constraint's type, description or source."""
     fields = {k: k for k in ("type", "description", "source")}
-    require_some(update(find(tx.edit("plan"), a["id"]), a, fields), "constraint set")
+    require_some(update(find(tx.edit("plan"), a["id"], "C"), a, fields), "constraint set")
 
 
 RISK_FIELDS = {
@@ -206,7 +221,7 @@ def risk_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
 
 def risk_set(tx: Transaction, a: dict[str, Any]) -> None:
     """Change a risk, its mitigation, anchor or decision."""
-    require_some(update(find(tx.edit("plan"), a["id"]), a, RISK_FIELDS), "risk set")
+    require_some(update(find(tx.edit("plan"), a["id"], "R"), a, RISK_FIELDS), "risk set")
 
 
 def knowledge_set(tx: Transaction, a: dict[str, Any]) -> None:
@@ -298,7 +313,7 @@ def milestone_set(tx: Transaction, a: dict[str, Any]) -> None:
     """Change a milestone; a repeatable option replaces its list (given as '' it clears it);
     --add-X appends and --remove-X N drops the N-th (1-based) requirement, criterion or file."""
     plan = tx.edit("plan")
-    milestone = find(plan, a["id"])
+    milestone = find(plan, a["id"], "M")
     check_files(tx, "--file", a["file"])
     check_files(tx, "--add-file", a.get("add_file"))
     given = update(milestone, a, MILESTONE_FIELDS)
@@ -308,7 +323,7 @@ def milestone_set(tx: Transaction, a: dict[str, Any]) -> None:
 
 def milestone_tests(tx: Transaction, a: dict[str, Any]) -> None:
     """Set the tests a milestone needs: files, type, backing, scenarios, or why none."""
-    tests = find(tx.edit("plan"), a["id"])["tests"]
+    tests = find(tx.edit("plan"), a["id"], "M")["tests"]
     check_files(tx, "--file", a["file"])
     given = update(
         tests,
@@ -340,7 +355,7 @@ INTENT_FIELDS = {
 def intent_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
     """Add a code intent (CI-NNN): what a function in a file must do, and why."""
     plan = tx.edit("plan")
-    milestone = find(plan, a["milestone"])
+    milestone = find(plan, a["milestone"], "M")
     everything = (i for m in plan["milestones"] for i in m["code_intents"])
     item = new(
         "CodeIntent",
@@ -357,7 +372,7 @@ def intent_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
 
 def intent_set(tx: Transaction, a: dict[str, Any]) -> None:
     """Change a code intent."""
-    item = find(tx.edit("plan"), a["id"])
+    item = find(tx.edit("plan"), a["id"], "CI")
     check_files(tx, "--file", a["file"])
     given = update(item, a, INTENT_FIELDS)
     if a["param"]:
@@ -391,6 +406,7 @@ def change_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
     """Add a code change (CC-NNN): a unified diff for one file, realising an intent."""
     plan = tx.edit("plan")
     _check_diff(tx, a["diff"], a["file"])
+    find(plan, a["intent"], "CI")
     milestone = owner(plan, a["intent"])
     everything = (c for m in plan["milestones"] for c in m["code_changes"])
     item = new(
@@ -408,9 +424,10 @@ def change_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
 def change_set(tx: Transaction, a: dict[str, Any]) -> None:
     """Change a code change; a new --intent moves it to that intent's milestone."""
     plan = tx.edit("plan")
-    item = find(plan, a["id"])
+    item = find(plan, a["id"], "CC")
     given = update(item, a, CHANGE_FIELDS)
     if a["intent"]:
+        find(plan, a["intent"], "CI")
         owner(plan, a["id"])["code_changes"].remove(item)
         owner(plan, a["intent"])["code_changes"].append(item)
         item["intent_ref"] = a["intent"]
@@ -421,7 +438,7 @@ def change_set(tx: Transaction, a: dict[str, Any]) -> None:
 
 def doc_set(tx: Transaction, a: dict[str, Any]) -> None:
     """Set a milestone's documentation: module comment, docstrings, algorithm blocks, inline."""
-    doc = find(tx.edit("plan"), a["milestone"])["documentation"]
+    doc = find(tx.edit("plan"), a["milestone"], "M")["documentation"]
     require_some(
         update(
             doc,

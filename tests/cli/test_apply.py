@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 from cli.base import Operation
 from cli.commands.apply import apply_batch, batch_context, convert, find_operation
@@ -322,3 +324,41 @@ def test_a_command_is_one_transaction_with_its_own_audit_line(
     assert store.read("plan")["planning_context"]["decision_log"][0]["id"] == "DL-001"
     last = audit(store)[-1]
     assert (last["command"], last["ids"], last["files"]) == ("decision add", ["DL-001"], ["plan"])
+
+
+# --- an id of the wrong kind ----------------------------------------------------------------
+
+# Each op's argument that names an item, with the kind it must be (its id prefix).
+TYPED = [
+    ("decision set", {"decision": "x"}, "id", "DL"),
+    ("alternative set", {"reason": "x"}, "id", "RA"),
+    ("constraint set", {"description": "x"}, "id", "C"),
+    ("risk set", {"risk": "x"}, "id", "R"),
+    ("milestone set", {"name": "x"}, "id", "M"),
+    ("milestone tests", {"type": "unit"}, "id", "M"),
+    ("intent add", {"file": "src/app.py", "behavior": "x"}, "milestone", "M"),
+    ("intent set", {"behavior": "x"}, "id", "CI"),
+    ("change set", {"why": ["x"]}, "id", "CC"),
+    ("doc set", {"module_comment": "x"}, "milestone", "M"),
+]
+PRESENT = ["DL-001", "RA-001", "C-001", "R-001", "M-001", "CI-001", "CC-001"]
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(case=st.sampled_from(TYPED), wrong=st.sampled_from(PRESENT))
+def test_an_id_of_another_kind_is_a_usage_error_and_nothing_is_written(
+    session_dir: Path, case: tuple[str, dict[str, Any], str, str], wrong: str
+) -> None:
+    """A batch naming, say, an intent where a milestone belongs is refused by name (exit 2),
+    never a crash on the item's missing fields (it was a KeyError, exit 1)."""
+    op, args, slot, kind = case
+    assume(not wrong.startswith(kind + "-"))
+    store = Store(str(session_dir))
+    if not Path(session_dir, "plan.json").read_text().count("CC-001"):
+        apply(store, farewell_batch())
+    before = snapshot(session_dir)
+    with pytest.raises(UsageError, match=f"{wrong}: not a .* id \\({kind}-n\\)"):
+        apply(store, [{"op": op, "args": {**args, slot: wrong}}])
+    assert snapshot(session_dir) == before
