@@ -1,4 +1,4 @@
-"""Every speed figure of PRODUCT.md §8 in one run: the step scripts, `plan`, the guard.
+"""Every speed figure in one run: the step scripts, `plan`, the guard.
 
 Run: .venv/bin/python -m bench [--rounds N]   (the fault benchmark runs apart: it takes
 minutes; python -m bench.bench_faults)

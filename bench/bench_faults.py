@@ -1,4 +1,4 @@
-"""Crash safety and races, measured (PRODUCT.md §8): SIGKILL at random moments, 64 concurrent
+"""Crash safety and races, measured: SIGKILL at random moments, 64 concurrent
 writers, 16 identical gate runs. Bounded and local: `--rounds N` kills per kind (default 75:
 300 in all for the session's writes, 375 for the project's), `--writers` and `--gates` size
 the races, `--files` the project `plan worktree` checks out.

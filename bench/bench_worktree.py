@@ -1,4 +1,4 @@
-"""What an agent pays (PRODUCT.md §8 "Agent cost", §11): a scripted agent walks both
+"""What an agent pays: a scripted agent walks both
 workflows in a real git project using only what the steps print: 2 milestones, 4 intents on
 3 files (one is README); 3 questions imported and answered at step 2; one design choice
 added and picked; in each planning phase (design, code, docs) a FAIL item, the gate's

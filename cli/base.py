@@ -24,7 +24,7 @@ INLINE = "planner.inline_content"  # ctx.meta key: FILE|- options take the text 
 
 
 def common_params() -> list[click.Parameter]:
-    """--state-dir and --json, which every command takes (PRODUCT.md §9)."""
+    """--state-dir and --json, which every command takes."""
     return [
         click.Option(
             ["--state-dir"],

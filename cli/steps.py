@@ -1,4 +1,4 @@
-"""The step scripts `planner` and `executor` (PRODUCT.md §4) as click commands: a step by
+"""The step scripts `planner` and `executor` as click commands: a step by
 number, `next`, `status` and `role`. The workflows are registered with the engine here."""
 
 from __future__ import annotations

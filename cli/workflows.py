@@ -1,4 +1,4 @@
-"""The workflows the entry points hand the engine (PRODUCT.md §2.2: shared/ never imports
+"""The workflows the entry points hand the engine (the layers, docs/design.md: shared/ never imports
 skills/). Each is loaded when first used, so `plan status` loads only the session's table."""
 
 from __future__ import annotations

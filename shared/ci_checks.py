@@ -184,7 +184,7 @@ def _plan_checks(
 
 
 def _base_commit(session: Document | None) -> str | None:
-    """The session's base commit, checked (values from files are data, §3), or None."""
+    """The session's base commit, checked (values from files are data), or None."""
     from state import gitinfo
 
     base = session.doc.get("base_commit") if session else None

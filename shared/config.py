@@ -1,4 +1,4 @@
-"""Settings (PRODUCT.md §6.6) from [tool.planner] in pyproject.toml or [planner] in
+"""Settings from [tool.planner] in pyproject.toml or [planner] in
 .planner/config.toml; unknown keys and bad values are errors that name file and key.
 
 Read once, when a session starts: the session keeps the result (tomllib is too slow to

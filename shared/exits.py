@@ -1,4 +1,4 @@
-"""The one place errors become exit codes and one-line messages (PRODUCT.md §4).
+"""The one place errors become exit codes and one-line messages.
 
 0 done · 1 unexpected · 2 usage · 3 precondition · 4 refused by state. A traceback only
 with PLANNER_DEBUG=1.

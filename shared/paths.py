@@ -91,7 +91,7 @@ def resolve_state_dir(
 
 
 def open_session(state_dir: str | None = None, must_exist: bool = True) -> Store:
-    """The session's Store, with anything that timed out applied (PRODUCT.md §6.3).
+    """The session's Store, with anything that timed out applied.
 
     UsageError (exit 2) when no session is found.
     """

@@ -1,4 +1,4 @@
-"""The QR gate (PRODUCT.md §5.1): mechanical items, blocking severities, pass and fail rules.
+"""The QR gate: mechanical items, blocking severities, pass and fail rules.
 
 A pass is refused while blocking items are FAIL or TODO, when no item was recorded by a
 reviewer, or when the report is missing; a fail is refused without a FAIL item that says

@@ -160,7 +160,7 @@ class Context:
 
     @property
     def policy(self) -> str:
-        """Why nobody is asked (PRODUCT.md §6.4), or "" when the session is interactive."""
+        """Why nobody is asked, or "" when the session is interactive."""
         if self.flags.get("non_interactive") or self.session["non_interactive"]:
             return "--non-interactive"
         if not self.config["interactive"]:

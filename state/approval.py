@@ -39,7 +39,7 @@ def verify(
 ) -> list[Finding]:
     """Why a plan is not the frozen, approved plan it should be ([] when it is).
 
-    The approval record is the reference (frozen means approved, PRODUCT.md §3): plan.json's
+    The approval record is the reference (frozen means approved): plan.json's
     hash, the last review round and, given the session directory and the plan.md renderer
     (shared/plan_md.py, passed in: state/ does not import shared/), plan.md agree with it.
     """

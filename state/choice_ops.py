@@ -1,4 +1,4 @@
-"""Design choices (PRODUCT.md §6.2): options with pros and cons, one recommended; picking
+"""Design choices: options with pros and cons, one recommended; picking
 one writes the decision (DL) and the other options as rejected alternatives (RA).
 
 Each operation is a function (tx, a): the open transaction and the arguments by name

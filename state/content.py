@@ -1,4 +1,4 @@
-"""The canonical content of a plan and its sha256: what an approval binds (PRODUCT.md §6.3).
+"""The canonical content of a plan and its sha256: what an approval binds.
 
 Canonical content is plan.json without frozen_at, keys sorted, no whitespace, UTF-8.
 """

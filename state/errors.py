@@ -1,4 +1,4 @@
-"""One error hierarchy; each error carries its exit code (PRODUCT.md §4) and its findings.
+"""One error hierarchy; each error carries its exit code and its findings.
 
 The command layers map these to exit codes in one place; state/ never prints.
 """

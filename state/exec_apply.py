@@ -1,5 +1,5 @@
 """`plan exec apply` and `plan exec commit`: a milestone's planned diffs onto the project, in
-plan order, all or nothing (three-way where the file moved on), and its commit (PRODUCT.md §11).
+plan order, all or nothing (three-way where the file moved on), and its commit.
 """
 
 from __future__ import annotations

@@ -45,7 +45,7 @@ def is_commit_id(value: object) -> bool:
 
 
 def commit_id(value: object, where: str) -> str:
-    """`value` read from a state file, checked before it reaches git (values are data, §3)."""
+    """`value` read from a state file, checked before it reaches git (values are data)."""
     if not is_commit_id(value):
         from state.errors import DamagedFile
 

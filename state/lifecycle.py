@@ -1,4 +1,4 @@
-"""Session statuses and the only transitions between them (PRODUCT.md §6.5).
+"""Session statuses and the only transitions between them.
 
 discovery → design → detailing → review → approved → executing → completed; a rejection
 sends review back to design; quick depth goes from design straight to review; cancelled
@@ -34,7 +34,7 @@ def allowed(old: str, new: str) -> bool:
 
 
 def transition(session: dict, new: str) -> None:
-    """Move the session to status `new`, or refuse (exit 4) when §6.5 does not allow it."""
+    """Move the session to status `new`, or refuse (exit 4) when the lifecycle does not allow it."""
     old = session["status"]
     if not allowed(old, new):
         nexts = ", ".join(

@@ -9,7 +9,7 @@ as filelock users lock it. A waiter that gives up finds the holder's pid in /pro
 (Linux; elsewhere it says the holder is not known): nothing is written into the lock file,
 so a session's files stay byte for byte as the last command left them.
 
-Why not filelock everywhere (PRODUCT.md §2.1 names it the store's lock): filelock 4.2's
+Why not filelock everywhere (it is the declared lock library): filelock 4.2's
 import pulls typing, inspect, logging and secrets in; measured here (median of 15 starts,
 2 shared cores): `python -c "import filelock"` 252 ms against `python -c pass` 38 ms, i.e.
 +5.6x, while a whole `plan` mutation may cost 8x. On POSIX filelock's UnixFileLock is this

@@ -1,4 +1,4 @@
-"""The pydantic v2 models: the single source of every state file's schema (PRODUCT.md §3).
+"""The pydantic v2 models: the single source of every state file's schema.
 
 Hot paths never import this module (it costs ~15x `python -c pass`); they check documents
 against the JSON Schema exported from it (state/schemas/, kept fresh by a test).
@@ -434,7 +434,7 @@ class QRReport(Strict):
 
 
 class Config(Strict):
-    """Effective settings (PRODUCT.md §6.6); durations are seconds, 0 = none."""
+    """Effective settings; durations are seconds, 0 = none."""
 
     interactive: bool = True
     """Whether the agent asks the user questions."""

@@ -1,4 +1,4 @@
-"""Where `plan render -o FILE` may write (PRODUCT.md §3, §7), and the write itself.
+"""Where `plan render -o FILE` may write, and the write itself.
 
 While planning only inside the session directory (planning is read-only for the project);
 after approval anywhere. Never over one of the session's state files; always atomic.

@@ -1,4 +1,4 @@
-"""Discovery questions (PRODUCT.md §6.1): add, import the JSON an LLM writes, answer, skip.
+"""Discovery questions: add, import the JSON an LLM writes, answer, skip.
 
 A question whose normalised text matches one on record is refused as a duplicate; answers
 are normalised too (a choice by number or label, yes/no from y/n).

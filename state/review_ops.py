@@ -1,4 +1,4 @@
-"""The user's verdict on the plan (PRODUCT.md §6.3) and the session's end (§6.5): approve,
+"""The user's verdict on the plan and the session's end: approve,
 reject (back to design, or cancelled at max_rejects), cancel, fail.
 
 Each operation is a function (tx, a): the open transaction and the arguments by name

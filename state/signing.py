@@ -1,4 +1,4 @@
-"""Signed approvals through git's own signing key (PRODUCT.md §13): ssh and OpenPGP.
+"""Signed approvals through git's own signing key: ssh and OpenPGP.
 
 What is signed is a canonical record of the approval: the session, who approved, when, and
 the approved sha256 (version 2). `plan verify` checks it with git's trust settings

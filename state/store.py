@@ -1,4 +1,4 @@
-"""The one way state files are read and written (PRODUCT.md §3).
+"""The one way state files are read and written.
 
 lock → recover → read → apply → validate → one journaled commit (documents, history revision,
 index, audit line: all or none, state/journal.py). A change that fails validation raises
@@ -125,7 +125,7 @@ def load(path: str, schema_name: str) -> dict[str, Any]:
 
 def approved(session: dict[str, Any] | None) -> bool:
     """Frozen means approved: the session's status or its approval record says so, whatever
-    plan.json's frozen_at holds (PRODUCT.md §3)."""
+    plan.json's frozen_at holds."""
     if not session:
         return False
     return session.get("status") in APPROVED_STATUSES or bool(session.get("approval"))

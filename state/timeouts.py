@@ -1,4 +1,4 @@
-"""Timeouts (PRODUCT.md §6.1, §6.3), applied when a session is next touched, on record:
+"""Timeouts, applied when a session is next touched, on record:
 an approval not given in approval_timeout cancels; an unanswered question past
 question_timeout is skipped with its recommended option as an assumption."""
 

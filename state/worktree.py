@@ -1,4 +1,4 @@
-"""The session's scratch worktree (PRODUCT.md §11): a detached checkout of the base commit
+"""The session's scratch worktree: a detached checkout of the base commit
 where planning edits real files; capture turns its edits into planned diffs, in plan order.
 Its git dir is the session's own (`worktree.git`, objects borrowed from the project's store):
 nothing is written to the project's .git, and it goes when the session closes.

@@ -1,5 +1,5 @@
 """Imports point down (cli → skills → shared → state) and state/, shared/ and skills/ hold no
-import cycle (PRODUCT.md §2.2). Every import counts: at the top, inside a function, or only
+import cycle. Every import counts: at the top, inside a function, or only
 for the type checker."""
 
 from __future__ import annotations

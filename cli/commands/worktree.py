@@ -1,5 +1,5 @@
-"""`plan worktree`: the session's scratch worktree, where planning edits real files
-(PRODUCT.md §11); `plan change capture` turns its edits into the plan's diffs."""
+"""`plan worktree`: the session's scratch worktree, where planning edits real files;
+`plan change capture` turns its edits into the plan's diffs."""
 
 from __future__ import annotations
 

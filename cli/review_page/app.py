@@ -1,4 +1,4 @@
-"""The review page's web app (PRODUCT.md §14): shows a session's plan and records the person's
+"""The review page's web app: shows a session's plan and records the person's
 verdict through the same state operations as `plan review approve|reject`.
 
 Every request must name the run's token, come to 127.0.0.1 with the right Host and, when it

@@ -1,4 +1,4 @@
-"""The plan against what git shows (PRODUCT.md §5.2), mechanically: reconcile.json and the
+"""The plan against what git shows, mechanically: reconcile.json and the
 facts the implementation reviews start from."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The executor: nine steps that carry a frozen plan out, wave by wave, and reconcile it
-against git (PRODUCT.md §5, §5.2). Read the table to read the workflow; the executor's own
+against git. Read the table to read the workflow; the executor's own
 kinds and requirements are in kinds.py beside it, the shared ones in shared/kinds.py."""
 
 from __future__ import annotations

@@ -160,7 +160,7 @@ class Init(Kind):
 
     def arrive(self, ctx: Context, tx: Transaction) -> None:
         if ctx.policy:
-            tx.note(policy=ctx.policy, interactive=False)  # §6.4: the policy is on record
+            tx.note(policy=ctx.policy, interactive=False)  # the policy is on record
 
     def chains(self, ctx: Context) -> bool:
         return True  # nothing to do before discovery: its prompt comes in the same call

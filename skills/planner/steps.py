@@ -1,4 +1,4 @@
-"""The planner: eleven steps from a task to an approved, frozen plan (PRODUCT.md §5).
+"""The planner: eleven steps from a task to an approved, frozen plan.
 
 Read the table to read the workflow. Kinds Execute / Review / Gate come from shared/kinds.py;
 the planner's own kinds, requirements, actions and skip rules from kinds.py beside this.

@@ -1,4 +1,4 @@
-"""`plan validate` and `plan verify` as CI runs them (PRODUCT.md §13, issue 13): many
+"""`plan validate` and `plan verify` as CI runs them (issue 13): many
 sessions, one JSON document always, GitHub annotations with lines and escaping, signatures.
 
 Every test drives the real `plan` console script in a real git repository.

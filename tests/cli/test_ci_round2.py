@@ -1,4 +1,4 @@
-"""Round 2 of `plan validate` / `plan verify` (PRODUCT.md §13, §16; issue 22): paths named
+"""Round 2 of `plan validate` / `plan verify`: paths named
 as people and GitHub read them, one JSON document for every outcome, session.json checked,
 signatures that cover who and when, SARIF, --strict, and `plan ask` ending on Ctrl-D.
 

@@ -1,4 +1,4 @@
-"""The scratch worktree (PRODUCT.md §11): `plan worktree`, `plan change capture`, and the
+"""The scratch worktree: `plan worktree`, `plan change capture`, and the
 executor's `plan exec apply` / `plan exec commit`, on real git repositories."""
 
 from __future__ import annotations

@@ -120,7 +120,7 @@ def test_skills_ref_validates_each_skill(tmp_path: Path) -> None:
         done = skills_ref("validate", str(skill))
         assert done.returncode == 0, done.stdout + done.stderr
         props = json.loads(skills_ref("read-properties", str(skill)).stdout)
-        # PRODUCT.md §2: only the open spec's keys, and no allowed-tools (headless prompts).
+        # Only the open spec's keys, and no allowed-tools (headless prompts).
         assert set(props) <= {"name", "description", "license", "compatibility", "metadata"}
         assert "<" not in props["description"] and ">" not in props["description"]
         assert "launchers" in props["compatibility"]

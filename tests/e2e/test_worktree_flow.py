@@ -1,4 +1,4 @@
-"""Both workflows with the scratch worktree (PRODUCT.md §11), only from what the steps print:
+"""Both workflows with the scratch worktree, only from what the steps print:
 planning edits real files and captures them; the executor applies and commits each milestone."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""plan.md is the document a person approves (PRODUCT.md §12): every section it needs, diffs in
+"""plan.md is the document a person approves: every section it needs, diffs in
 the order they apply, sentences never doubled, the approval only on a frozen plan."""
 
 from __future__ import annotations

@@ -94,7 +94,7 @@ def test_the_base_plan_is_valid_in_every_phase(root: str) -> None:
         assert validate.validate(plan, phase, root, {"Q-001"}) == []
 
 
-# --- integrity: one test per reference kind (PRODUCT.md §3) --------------------------------
+# --- integrity: one test per reference kind --------------------------------
 
 REFERENCES = [
     pytest.param(

@@ -1,4 +1,4 @@
-"""The scratch worktree with a private git dir (PRODUCT.md §11, §16): made, captured from and
+"""The scratch worktree with a private git dir: made, captured from and
 removed with nothing written to the project's .git, which Codex keeps read-only; removed when
 the session completes, is cancelled or fails. Real git repositories, real processes."""
 

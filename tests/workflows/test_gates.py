@@ -1,4 +1,4 @@
-"""QR gates (PRODUCT.md §5.1): refusals from the record, iterations, severities, escalation."""
+"""QR gates: refusals from the record, iterations, severities, escalation."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Interactive planning (PRODUCT.md §6): questions, plan ask in a real terminal, choices,
+"""Interactive planning: questions, plan ask in a real terminal, choices,
 review with rejection and approval, verify."""
 
 from __future__ import annotations

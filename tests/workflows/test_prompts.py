@@ -1,4 +1,4 @@
-"""What the agent reads (PRODUCT.md §12): routing lines that are valid shell as printed,
+"""What the agent reads: routing lines that are valid shell as printed,
 prompts without --state-dir, the user's words once per step, fix mode that names the
 commands that edit, and plan.md re-rendered at approval."""
 

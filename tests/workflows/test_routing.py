@@ -1,4 +1,4 @@
-"""Routing and order (PRODUCT.md §4, §5): skips, refusals, next/status/role, JSON output."""
+"""Routing and order: skips, refusals, next/status/role, JSON output."""
 
 from __future__ import annotations
 

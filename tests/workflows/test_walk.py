@@ -1,4 +1,4 @@
-"""Fewer calls for the same walk (issue 19, round 2 of PRODUCT.md §8): steps that need no
+"""Fewer calls for the same walk (issue 19, the agent-cost walk round 2): steps that need no
 agent work print the next step, fix rounds re-check and go to the gate, step 6 makes the
 worktree, the review page stops after the verdict it waited for, `exec done --commit`."""
 
