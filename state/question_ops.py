@@ -214,7 +214,10 @@ def normal_answer(q: dict[str, Any], text: str) -> tuple[str, str | None]:
             "number, a letter, OPT-X or the label; words after it are kept as a condition)"
         )
     label, rest = found
-    return label, rest.strip(SEPARATORS) or None
+    condition = rest.strip(SEPARATORS)
+    if condition.lower().startswith("but "):  # shown as "OPTION, but CONDITION" everywhere
+        condition = condition[4:].strip(SEPARATORS)
+    return label, condition or None
 
 
 def pick_option(q: dict[str, Any], labels: list[str], text: str) -> tuple[str, str] | None:

@@ -178,6 +178,7 @@ def add_store_question(plan: Plan, kind: str = "choice") -> None:
         ("1 - and also accept a bare number", "sqlite", "and also accept a bare number"),
         ("B) if ops agree", "postgres server", "if ops agree"),
         ("sqlite, for now", "sqlite", "for now"),
+        ("1 - but never more than 3", "sqlite", "never more than 3"),  # shown ", but never…"
     ],
 )
 def test_a_choice_answer_resolves_to_an_option_and_keeps_the_rest(
@@ -202,9 +203,9 @@ def test_a_yes_no_answer_with_a_condition_is_yes_and_the_condition(plan: Plan) -
     add_store_question(plan, "yes_no")
     plan("question", "answer", "Q-001", "yes, but only for admins")
     q = plan.json("show", "Q-001")
-    assert (q["answer"], q["condition"]) == ("yes", "but only for admins")
+    assert (q["answer"], q["condition"]) == ("yes", "only for admins")
     listed = plan("question", "list").stdout
-    assert "-> yes (condition: but only for admins)" in listed
+    assert "-> yes (condition: only for admins)" in listed
     plan("question", "answer", "Q-001", "n")
     assert plan.json("show", "Q-001")["condition"] is None
 
