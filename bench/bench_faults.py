@@ -73,8 +73,7 @@ def before_gate(project: Path) -> tuple[Path, list[str]]:
     """A session at planner step 4 with one failing MUST item: (state dir, the gate's argv)."""
     out = ok(sh(project, "planner", "--step", "1", "--task", "Add a farewell", "--non-interactive"))
     state = Path(next(ln[10:] for ln in out.splitlines() if ln.startswith("STATE_DIR=")))
-    out = ok(sh(project, *next_of(out)))
-    ok(sh(project, "plan", "context", "set", "--goal", "say goodbye"))
+    ok(sh(project, "plan", "context", "set", "--goal", "say goodbye"))  # step 1 printed step 2
     out = ok(sh(project, *next_of(out)))
     ok(sh(project, "plan", "apply", "-", input=json.dumps(DESIGN)))
     out = ok(sh(project, *next_of(out)))
