@@ -235,6 +235,10 @@ def test_planning_is_read_only_until_the_plan_is_approved(
     assert session["status"] == "executing" and session["approval"]["by"] == "auto"
     writes = [r for r in s["tool_results"] if r["name"] == "Write"]
     assert [w["is_error"] for w in writes] == [True, False]
+    # Step 6: the Edit in the scratch worktree was allowed and became the intent's diff.
+    [edit] = [r for r in s["tool_results"] if r["name"] == "Edit"]
+    assert not edit["is_error"], edit["text"]
+    assert "+def farewell(name):" in plan["milestones"][0]["code_changes"][0]["diff"]
     assert (project / "src" / "app.py").read_text() == FAREWELL_APP
     assert len(s["hook_denials"]) == 2
 
