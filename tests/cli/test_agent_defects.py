@@ -311,12 +311,12 @@ def test_plan_ask_ctrl_c_keeps_the_answers_and_exits_130(plan: Plan, project: Pa
     child = terminal(project)
     child.expect("Enter skips > ")
     child.sendline("yes, but only on Fridays")
-    child.expect(r"recorded: yes \(condition: but only on Fridays\)")
+    child.expect(r"recorded: yes \(condition: only on Fridays\)")
     child.expect(r"\(2/2\) Q-002")
     child.sendintr()
     child.expect("Stopped; the answers given so far are saved.")
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 130
-    assert plan.json("show", "Q-001")["condition"] == "but only on Fridays"
+    assert plan.json("show", "Q-001")["condition"] == "only on Fridays"
     assert plan.json("show", "Q-002")["answer"] is None
