@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 
 from state.errors import Finding, UsageError
+from state.project import git_root
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -199,13 +200,7 @@ def repository_of(path: str) -> str | None:
     if PLANNER_DIR in parts[:-1]:
         index = len(parts) - 1 - parts[::-1].index(PLANNER_DIR)
         return os.sep.join(parts[:index]) or os.sep
-    while True:
-        if os.path.lexists(os.path.join(here, ".git")):
-            return here
-        parent = os.path.dirname(here)
-        if parent == here:
-            return None
-        here = parent
+    return git_root(here)
 
 
 # ---------------------------------------------------------------- which targets

@@ -12,13 +12,18 @@ import os
 def project_root(cwd: str | None = None) -> str:
     """The git root above cwd (a `.git` entry, directory or file), else cwd itself."""
     start = os.path.abspath(cwd or os.getcwd())
-    here = start
+    return git_root(start) or start
+
+
+def git_root(start: str) -> str | None:
+    """The nearest directory from `start` up holding a `.git` entry, or None."""
+    here = os.path.abspath(start)
     while True:
-        if os.path.exists(os.path.join(here, ".git")):
+        if os.path.lexists(os.path.join(here, ".git")):
             return here
         parent = os.path.dirname(here)
         if parent == here:
-            return start
+            return None
         here = parent
 
 
