@@ -67,53 +67,30 @@ FAREWELL_PATCH = """*** Begin Patch
 +    return 'bye ' + name
 *** End Patch
 """
-CODEX_WALK = {
-    "follow": {
-        **WALK["follow"],
-        "on": [
-            {
-                "match": rule["match"],
-                "turns": [
-                    {"bash": rule["bash"]},
-                    {"tool": "apply_patch", "input": {"patch": FAREWELL_PATCH}},
-                    {"bash": "plan change capture", "description": "Record the edit"},
-                ],
-            }
-            if rule["match"] == "^PLANNER 3/11"
-            else rule
-            for rule in WALK["follow"]["on"]
-        ],
-    }
-}
+
+
+def walk_editing_at_step_3(edit: dict) -> dict:
+    """WALK, where step 3's work is followed by `edit` in the worktree and a capture."""
+    at_3 = [
+        {"match": r["match"], "turns": [{"bash": r["bash"]}, edit, CAPTURE]}
+        if r["match"] == "^PLANNER 3/11"
+        else r
+        for r in WALK["follow"]["on"]
+    ]
+    return {"follow": {**WALK["follow"], "on": at_3}}
+
+
+CAPTURE = {"bash": "plan change capture", "description": "Record the edit"}
+CODEX_WALK = walk_editing_at_step_3({"tool": "apply_patch", "input": {"patch": FAREWELL_PATCH}})
 
 
 # In Gemini CLI the same edit is a write_file of the whole new text into the worktree.
 FAREWELL_TEXT = (
     "def greet(name):\n    return 'hi ' + name\n\n\ndef farewell(name):\n    return 'bye ' + name\n"
 )
-GEMINI_WALK = {
-    "follow": {
-        **WALK["follow"],
-        "on": [
-            {
-                "match": rule["match"],
-                "turns": [
-                    {"bash": rule["bash"]},
-                    {
-                        "write": {
-                            "file_path": "{{state_dir}}/worktree/src/app.py",
-                            "content": FAREWELL_TEXT,
-                        }
-                    },
-                    {"bash": "plan change capture", "description": "Record the edit"},
-                ],
-            }
-            if rule["match"] == "^PLANNER 3/11"
-            else rule
-            for rule in WALK["follow"]["on"]
-        ],
-    }
-}
+GEMINI_WALK = walk_editing_at_step_3(
+    {"write": {"file_path": "{{state_dir}}/worktree/src/app.py", "content": FAREWELL_TEXT}}
+)
 
 
 def codex_binary() -> Path | None:
@@ -152,24 +129,38 @@ def codex_shim(tmp_path: Path, python: str, *install_args: str) -> Path:
 def run_codex(
     tmp_path: Path, scenario: dict, shim: Path, tmpdir: Path, path: str, *env: str, out="out"
 ) -> tuple[int, dict]:
+    environ = {"CODEX_BIN": str(shim), "TMPDIR": str(tmpdir)}
+    return run_client(RUN_CODEX, tmp_path, scenario, path, env, out, environ)
+
+
+def run_client(
+    runner: Path,
+    tmp_path: Path,
+    scenario: dict,
+    path: str,
+    env: tuple[str, ...],
+    out: str,
+    environ: dict[str, str],
+    *flags: str,
+) -> tuple[int, dict]:
+    """Play `scenario` in a real client through the harness's `runner`; (exit code, summary)."""
     (tmp_path / f"{out}.json").write_text(json.dumps(scenario))
-    out = tmp_path / out
-    environ = {**os.environ, "CODEX_BIN": str(shim), "TMPDIR": str(tmpdir)}
+    where = tmp_path / out
     extra = [x for pair in (("--env", e) for e in env) for x in pair]
     done = subprocess.run(
         [
-            str(RUN_CODEX),
-            *("--scenario", str(tmp_path / f"{out.name}.json")),
-            *("--workdir", str(tmp_path / "project"), "--out", str(out)),
+            str(runner),
+            *("--scenario", str(tmp_path / f"{out}.json"), *flags),
+            *("--workdir", str(tmp_path / "project"), "--out", str(where)),
             *("--path", f"{tmp_path / 'bin'}:{path}", "--timeout", "600", "--quiet"),
             *extra,
         ],
         capture_output=True,
         text=True,
         timeout=900,
-        env=environ,
+        env={**os.environ, **environ},
     )
-    summary = out / "summary.json"
+    summary = where / "summary.json"
     assert summary.exists(), done.stderr[-2000:]
     return done.returncode, json.loads(summary.read_text())
 
@@ -347,27 +338,12 @@ def gemini_shims(tmp_path: Path) -> Path:
 def run_gemini(
     tmp_path: Path, scenario: dict, extension: Path, path: str, *env: str, out: str = "out"
 ) -> tuple[int, dict]:
-    (tmp_path / f"{out}.json").write_text(json.dumps(scenario))
-    where = tmp_path / out
-    environ = {**os.environ, "GEMINI_BIN": str(tmp_path / "gemini.mjs")}
-    extra = [x for pair in (("--env", e) for e in env) for x in pair]
-    done = subprocess.run(
-        [
-            str(RUN_GEMINI),
-            *("--scenario", str(tmp_path / f"{out}.json"), "--extension-dir", str(extension)),
-            *("--workdir", str(tmp_path / "project"), "--out", str(where)),
-            *("--path", f"{tmp_path / 'bin'}:{path}", "--timeout", "600", "--quiet"),
-            *("--settings-file", str(tmp_path / "settings.json")),
-            *extra,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        env=environ,
-    )
-    summary = where / "summary.json"
-    assert summary.exists(), done.stderr[-2000:]
-    return done.returncode, json.loads(summary.read_text())
+    return run_client(
+        RUN_GEMINI, tmp_path, scenario, path, env, out,
+        {"GEMINI_BIN": str(tmp_path / "gemini.mjs")},
+        *("--extension-dir", str(extension)),
+        *("--settings-file", str(tmp_path / "settings.json")),
+    )  # fmt: skip
 
 
 @needs_gemini

@@ -77,13 +77,7 @@
       note.append(label, document.createTextNode(c.text + " "), removeButton(index, where(c)));
       const place = placeOf(c);
       if (place && place.row) {
-        const tr = document.createElement("tr");
-        tr.className = "pending-row";
-        const td = document.createElement("td");
-        td.colSpan = 3;
-        td.append(note);
-        tr.append(td);
-        place.row.after(tr);
+        rowAfter(place.row, "pending-row", note);
       } else if (place) {
         place.thread.append(note);
       }
@@ -98,17 +92,22 @@
     if (!open) $("approve-confirm").hidden = true;
   }
 
+  // A table row under a diff line holding `content` across its three cells.
+  function rowAfter(row, className, content) {
+    const tr = document.createElement("tr");
+    tr.className = className;
+    const td = document.createElement("td");
+    td.colSpan = 3;
+    td.append(content);
+    tr.append(td);
+    row.after(tr);
+  }
+
   function placeForm() {
     if (!anchor) return;
     const place = placeOf(anchor);
     if (place && place.row) {
-      const tr = document.createElement("tr");
-      tr.className = "form-row";
-      const td = document.createElement("td");
-      td.colSpan = 3;
-      td.append(form);
-      tr.append(td);
-      place.row.after(tr);
+      rowAfter(place.row, "form-row", form);
     } else if (place) {
       place.thread.after(form);
     } else {
