@@ -104,8 +104,8 @@ def create_server(state_dir: str | None = None) -> MCPServer:
     reading += [search_plan, questions, review_rounds, history, compare, audit_log]
     reading += [git_log, git_show, git_diff]
     for tool in reading:
-        server.add_tool(bind(tool, sessions), annotations=READ_ONLY)
-    server.add_tool(bind(draft_feedback, sessions), annotations=DRAFTS)
+        server.add_tool(bind(tool, sessions), annotations=READ_ONLY, structured_output=False)
+    server.add_tool(bind(draft_feedback, sessions), annotations=DRAFTS, structured_output=False)
     return server
 
 
