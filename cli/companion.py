@@ -14,11 +14,12 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
+from pydantic import Field
 
 from state.errors import PlannerError, UsageError
 
@@ -26,7 +27,11 @@ if TYPE_CHECKING:
     from state.store import Store
 
 OUTPUT_MAX = 100_000  # characters of one tool result; longer ones are cut and say so
-SESSION_HELP = "A session id from list_sessions; default: the active session."
+Session = Annotated[
+    str | None, Field(description="A session id from list_sessions; default: the active one.")
+]
+Commit = Annotated[str, Field(description="One of the session's commits, as git_log lists it.")]
+FilePath = Annotated[str | None, Field(description="Only this file (relative to the project).")]
 INSTRUCTIONS = """\
 Tools over a planner session (a plan-first workflow for coding agents), to help the person
 review a plan or its result: read and search the plan, the questions and answers, the review
@@ -123,13 +128,15 @@ def bind(tool: Callable[..., Any], sessions: Sessions) -> Callable[..., str]:
     the leading `sessions` parameter; the docstring is the tool's description."""
     import functools
     import inspect
+    import typing
 
     @functools.wraps(tool)
     def call(*args: Any, **kwargs: Any) -> str:
         return answer(lambda: tool(sessions, *args, **kwargs))
 
+    hints = typing.get_type_hints(tool, include_extras=True)  # the SDK reads them resolved
     signature = inspect.signature(tool)
-    params = list(signature.parameters.values())[1:]
+    params = [p.replace(annotation=hints[p.name]) for p in signature.parameters.values()][1:]
     call.__signature__ = signature.replace(parameters=params, return_annotation=str)  # type: ignore[attr-defined]
     return call
 
@@ -143,7 +150,7 @@ def list_sessions(sessions: Sessions) -> Any:
     return sessions.rows()
 
 
-def session_status(sessions: Sessions, session: str | None = None) -> Any:
+def session_status(sessions: Sessions, session: Session = None) -> Any:
     """Where a session stands (as `plan status`): its status, task, workflow and step, the
     next command, open questions and review loops."""
     from shared.status import session_status as summary
@@ -152,7 +159,7 @@ def session_status(sessions: Sessions, session: str | None = None) -> Any:
     return {**summary(store), "task": store.read("session")["task"]}
 
 
-def show_plan(sessions: Sessions, item_id: str | None = None, session: str | None = None) -> Any:
+def show_plan(sessions: Sessions, item_id: str | None = None, session: Session = None) -> Any:
     """The plan as an outline with its review rounds, or one item as JSON (as `plan show`):
     item_id is a plan id (DL-, RA-, C-, R-, D-, M-, CI-, CC-), an option (D-001/OPT-B), a
     question (Q-001), a review item (qa-001), or a section: context, overview, knowledge,
@@ -166,7 +173,7 @@ def show_plan(sessions: Sessions, item_id: str | None = None, session: str | Non
     return "\n".join([outline(plan), *review_lines(store.read("session")["reviews"])])
 
 
-def render_plan(sessions: Sessions, full: bool = False, session: str | None = None) -> Any:
+def render_plan(sessions: Sessions, full: bool = False, session: Session = None) -> Any:
     """plan.md, the document the person approves, rendered from the plan now: each diff
     summarised by file unless full is true."""
     from shared.plan_md import for_session
@@ -175,7 +182,7 @@ def render_plan(sessions: Sessions, full: bool = False, session: str | None = No
     return for_session(store.read_or_none, compact=not full)(store.read("plan"))
 
 
-def search_plan(sessions: Sessions, query: str, session: str | None = None) -> Any:
+def search_plan(sessions: Sessions, query: str, session: Session = None) -> Any:
     """Full-text search (case-insensitive) over the plan's items, their diffs and the
     questions and answers: each match's id, field, line (for a diff, the new-file line a
     comment anchors to) and text."""
@@ -184,7 +191,7 @@ def search_plan(sessions: Sessions, query: str, session: str | None = None) -> A
     return search(sessions.open(session), query)
 
 
-def questions(sessions: Sessions, session: str | None = None) -> Any:
+def questions(sessions: Sessions, session: Session = None) -> Any:
     """The questions asked in discovery with their answers and the conditions attached to
     them, and which were skipped or assumed."""
     from shared.companion import questions as asked
@@ -192,7 +199,7 @@ def questions(sessions: Sessions, session: str | None = None) -> Any:
     return asked(sessions.open(session))
 
 
-def review_rounds(sessions: Sessions, session: str | None = None) -> Any:
+def review_rounds(sessions: Sessions, session: Session = None) -> Any:
     """The review rounds (verdict, by, feedback, anchored comments, the revision and hash each
     saw), the approval, the review gates' findings per phase, and unsent feedback drafts."""
     from shared.companion import reviews
@@ -200,16 +207,16 @@ def review_rounds(sessions: Sessions, session: str | None = None) -> Any:
     return reviews(sessions.open(session))
 
 
-def history(sessions: Sessions, session: str | None = None) -> Any:
+def history(sessions: Sessions, session: Session = None) -> Any:
     """The plan's revisions (as `plan history`): rev, time, command, what it created."""
     return sessions.open(session).history()
 
 
 def compare(
     sessions: Sessions,
-    from_rev: str | None = None,
-    to_rev: str | None = None,
-    session: str | None = None,
+    from_rev: Annotated[str | None, Field(description='r3, "current" or "round 1".')] = None,
+    to_rev: Annotated[str | None, Field(description='Default: "current".')] = None,
+    session: Session = None,
 ) -> Any:
     """The plan compared by meaning (as `plan diff`): items added, removed, changed,
     superseded, by id. from_rev/to_rev: a revision (r3), "current", or a review round
@@ -220,7 +227,7 @@ def compare(
 
 
 def audit_log(
-    sessions: Sessions, limit: int = 50, contains: str | None = None, session: str | None = None
+    sessions: Sessions, limit: int = 50, contains: str | None = None, session: Session = None
 ) -> Any:
     """The audit trail (as `plan log`): every mutation, step, verdict and blocked attempt,
     the newest `limit` records, only those holding `contains` when given."""
@@ -229,7 +236,7 @@ def audit_log(
     return audit(sessions.open(session), limit, contains)
 
 
-def git_log(sessions: Sessions, session: str | None = None) -> Any:
+def git_log(sessions: Sessions, session: Session = None) -> Any:
     """The session's commits: its base commit, then each milestone's commit and fix commits
     (milestone, author, date, subject, files changed)."""
     from state.session_git import log
@@ -238,7 +245,7 @@ def git_log(sessions: Sessions, session: str | None = None) -> Any:
 
 
 def git_show(
-    sessions: Sessions, commit: str, path: str | None = None, session: str | None = None
+    sessions: Sessions, commit: Commit, path: FilePath = None, session: Session = None
 ) -> Any:
     """git show of one of the session's commits (a full id or a prefix of 7+ hex digits, as
     git_log lists them), limited to one file when path is given."""
@@ -249,10 +256,10 @@ def git_show(
 
 def git_diff(
     sessions: Sessions,
-    from_commit: str | None = None,
-    to_commit: str | None = None,
-    path: str | None = None,
-    session: str | None = None,
+    from_commit: Annotated[str | None, Field(description="Default: the base commit.")] = None,
+    to_commit: Annotated[str | None, Field(description="Default: the newest commit.")] = None,
+    path: FilePath = None,
+    session: Session = None,
 ) -> Any:
     """git diff between two of the session's commits (default: its base and its newest
     commit: everything executed), limited to one file when path is given."""
@@ -263,9 +270,11 @@ def git_diff(
 
 def draft_feedback(
     sessions: Sessions,
-    text: str,
-    comments: list[str] | None = None,
-    session: str | None = None,
+    text: Annotated[str, Field(description="The overall feedback (may be empty with comments).")],
+    comments: Annotated[
+        list[str] | None, Field(description="'ID: text' or 'CC-nnn:LINE: text' each.")
+    ] = None,
+    session: Session = None,
 ) -> Any:
     """Store a draft of review feedback for the person to send; it sends nothing. text: the
     overall feedback; comments: 'ID: text' on an item ('DL-003: why?') or 'CC-004:7: text'

@@ -9,6 +9,7 @@ import json
 import os
 import re
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ import anyio
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
+from tests.cli.test_review_browser import browser  # noqa: F401 (the Chromium fixture)
 from tests.conftest import BIN, git
 
 VERDICT_WORDS = re.compile(r"approve|reject|accept|amend|cancel|resume|fail|verdict", re.I)
@@ -75,7 +77,9 @@ def session_calls(
                     results.append(Result(text, bool(done.is_error)))
                 return tools, results
 
-    return anyio.run(talk)
+    # A thread of its own: Playwright's sync API keeps an event loop running in this one.
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(anyio.run, talk).result()
 
 
 def call(project: Path, name: str, **arguments: Any) -> Result:
@@ -269,12 +273,7 @@ def test_a_draft_fills_the_review_page_and_plan_review_reject_draft_sends_it(
     from tests.cli.review_helpers import to_review
     from tests.conftest import run
 
-    root = tmp_path / "project"
-    (root / "src").mkdir(parents=True)
-    (root / "src" / "app.py").write_text("def greet(name):\n    return 'hi ' + name\n")
-    git(root, "init", "-q", "-b", "main")
-    git(root, "add", ".")
-    git(root, "commit", "-qm", "init")
+    root = new_project(tmp_path)
     _, out = to_review(root)
     state = Path(out.state_dir)
     status_before = session_json(state)["status"]
@@ -328,12 +327,7 @@ def test_plan_review_reject_draft_without_a_draft_says_so(tmp_path: Path) -> Non
     from tests.cli.review_helpers import to_review
     from tests.conftest import run
 
-    root = tmp_path / "project"
-    (root / "src").mkdir(parents=True)
-    (root / "src" / "app.py").write_text("def greet(name):\n    return 'hi ' + name\n")
-    git(root, "init", "-q", "-b", "main")
-    git(root, "add", ".")
-    git(root, "commit", "-qm", "init")
+    root = new_project(tmp_path)
     _, out = to_review(root)
     done = run("plan", "review", "reject", "--draft", cwd=root)
     assert done.returncode == 2 and "no unsent draft for review round 1" in done.stderr
@@ -347,3 +341,48 @@ def test_plan_mcp_serves_stdio_until_the_client_closes(project: Path) -> None:
         timeout=60,
     )  # fmt: skip
     assert done.returncode == 0 and done.stdout == "" and "Traceback" not in done.stderr
+
+
+def test_the_page_in_chromium_sends_the_draft_it_was_filled_with(
+    browser: Any,  # noqa: F811 (the fixture imported above)
+    tmp_path: Path,
+) -> None:
+    """The draft's text in the feedback box and its comments on their item and line, as if
+    the person had typed them; Request changes sends them as the round's feedback."""
+    from tests.cli.review_helpers import to_review
+    from tests.cli.test_review_browser import finished, start
+
+    root = new_project(tmp_path)
+    agent, out = to_review(root)
+    state = Path(out.state_dir)
+    comments = ["CC-001:5: translate 'bye'", "DL-001: why a function?"]
+    call(root, "draft_feedback", text="Say goodbye politely.", comments=comments)
+    server = start(["plan", "review", "open", "--no-browser"], root, agent.env)
+    try:
+        assert server.stdout is not None
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(server.stdout.readline().strip())
+        assert page.input_value("#feedback") == "Say goodbye politely."
+        assert page.locator("#comments li").count() == 2
+        assert "translate 'bye'" in page.text_content("tr.pending-row")  # under line 5
+        page.click("#request-changes")
+        page.wait_for_selector("#message.ok:has-text('Changes requested')")
+    finally:
+        server.terminate()
+        finished(server)
+    [round_1] = session_json(state)["reviews"][:1]
+    assert round_1["verdict"] == "rejected" and round_1["feedback"] == "Say goodbye politely."
+    assert [(c["anchor"], c["line"]) for c in round_1["comments"]] == [
+        ("CC-001", 5),
+        ("DL-001", None),
+    ]
+
+
+def new_project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "app.py").write_text("def greet(name):\n    return 'hi ' + name\n")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", ".")
+    git(root, "commit", "-qm", "init")
+    return root
