@@ -115,7 +115,8 @@ def reviewed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 
 @pytest.fixture
-def project(reviewed: dict[str, Any]) -> Path:
+def shared(reviewed: dict[str, Any]) -> Path:
+    """The module's project (its sessions are shared: tests here only read them)."""
     return reviewed["project"]
 
 
@@ -123,8 +124,8 @@ def session_json(state: Path) -> dict[str, Any]:
     return json.loads((state / "session.json").read_text())
 
 
-def test_the_tools_listed_are_the_companion_s_and_none_gives_a_verdict(project: Path) -> None:
-    tools, _ = session_calls(project, [])
+def test_the_tools_listed_are_the_companion_s_and_none_gives_a_verdict(shared: Path) -> None:
+    tools, _ = session_calls(shared, [])
     assert {t.name for t in tools} == TOOLS
     for tool in tools:  # no name and no description offers a verdict or a lifecycle act
         assert not VERDICT_WORDS.search(tool.name), tool.name
@@ -134,7 +135,7 @@ def test_the_tools_listed_are_the_companion_s_and_none_gives_a_verdict(project: 
 
 
 def test_sessions_status_and_the_plan_of_the_active_session(
-    project: Path, reviewed: dict[str, Any]
+    shared: Path, reviewed: dict[str, Any]
 ) -> None:
     calls = [
         ("list_sessions", {}),
@@ -145,7 +146,7 @@ def test_sessions_status_and_the_plan_of_the_active_session(
         ("render_plan", {}),
         ("render_plan", {"full": True}),
     ]
-    _, (rows, status, outline, milestone, question, compact, full) = session_calls(project, calls)
+    _, (rows, status, outline, milestone, question, compact, full) = session_calls(shared, calls)
     by_id = {r["session"]: r for r in rows.json()}
     assert by_id[reviewed["review"].name]["active"] and by_id[reviewed["review"].name]["status"]
     assert by_id[reviewed["executed"].name]["status"] == "executing"
@@ -156,17 +157,17 @@ def test_sessions_status_and_the_plan_of_the_active_session(
     assert "src/app.py" in compact.text and "+    return 'bye ' + name" in full.text
 
 
-def test_search_finds_items_and_the_diff_line_a_comment_anchors_to(project: Path) -> None:
-    found = call(project, "search_plan", query="BYE").json()
+def test_search_finds_items_and_the_diff_line_a_comment_anchors_to(shared: Path) -> None:
+    found = call(shared, "search_plan", query="BYE").json()
     diff_hits = [h for h in found["shown"] if h["field"] == "diff"]
     assert diff_hits and diff_hits[0]["id"] == "CC-001"
     assert diff_hits[0]["line"] == 5 and "'bye '" in diff_hits[0]["text"]
-    wave = call(project, "search_plan", query="also wave").json()
+    wave = call(shared, "search_plan", query="also wave").json()
     assert [h["id"] for h in wave["shown"]] == ["Q-001"]
-    assert call(project, "search_plan", query="no such words anywhere").json()["matches"] == 0
+    assert call(shared, "search_plan", query="no such words anywhere").json()["matches"] == 0
 
 
-def test_questions_reviews_history_compare_and_the_audit(project: Path) -> None:
+def test_questions_reviews_history_compare_and_the_audit(shared: Path) -> None:
     calls = [
         ("questions", {}),
         ("review_rounds", {}),
@@ -175,7 +176,7 @@ def test_questions_reviews_history_compare_and_the_audit(project: Path) -> None:
         ("audit_log", {"limit": 5}),
         ("audit_log", {"contains": "question answer", "limit": 100}),
     ]
-    _, (asked, reviews, revisions, changes, recent, added) = session_calls(project, calls)
+    _, (asked, reviews, revisions, changes, recent, added) = session_calls(shared, calls)
     [q] = asked.json()
     assert q["id"] == "Q-001" and q["answer"] == "no"
     rounds = reviews.json()
@@ -190,12 +191,12 @@ def test_questions_reviews_history_compare_and_the_audit(project: Path) -> None:
 
 
 def test_git_log_show_and_diff_of_the_executed_session(
-    project: Path, reviewed: dict[str, Any]
+    shared: Path, reviewed: dict[str, Any]
 ) -> None:
     session = reviewed["executed"].name
-    head = git(project, "rev-parse", "HEAD~1").strip()  # HEAD reverts it for session B
-    base = git(project, "rev-parse", "HEAD~2").strip()
-    commits = call(project, "git_log", session=session).json()
+    head = git(shared, "rev-parse", "HEAD~1").strip()  # HEAD reverts it for session B
+    base = git(shared, "rev-parse", "HEAD~2").strip()
+    commits = call(shared, "git_log", session=session).json()
     assert [(c["kind"], c["commit"]) for c in commits] == [("base", base), ("milestone", head)]
     assert commits[1]["milestone"] == "M-001" and commits[1]["subject"].startswith("M-001 ")
     assert commits[1]["files"] == ["M src/app.py"]
@@ -206,7 +207,7 @@ def test_git_log_show_and_diff_of_the_executed_session(
         ("git_diff", {"from_commit": base, "to_commit": head, "path": "src/app.py"}),
     ]
     calls = [(name, {**arguments, "session": session}) for name, arguments in calls]
-    _, (shown, elsewhere, whole, one_file) = session_calls(project, calls)
+    _, (shown, elsewhere, whole, one_file) = session_calls(shared, calls)
     assert head in shown.text and "+def farewell(name):" in shown.text
     assert elsewhere.text == f"commit {head[:12]} changes nothing in README.md"
     assert "+def farewell(name):" in whole.text and whole.text == one_file.text
@@ -237,18 +238,18 @@ def test_git_log_show_and_diff_of_the_executed_session(
     ],
 )
 def test_bad_arguments_are_tool_errors_that_say_what_is_wrong(
-    project: Path, reviewed: dict[str, Any], name: str, arguments: dict[str, Any], says: str
+    shared: Path, reviewed: dict[str, Any], name: str, arguments: dict[str, Any], says: str
 ) -> None:
     if name.startswith("git_"):
         arguments = {"session": reviewed["executed"].name, **arguments}
     before = sorted(p.name for p in reviewed["review"].iterdir())
-    result = call(project, name, **arguments)
+    result = call(shared, name, **arguments)
     assert result.is_error and says in result.text, result.text
     assert "Traceback" not in result.text
     assert sorted(p.name for p in reviewed["review"].iterdir()) == before  # nothing written
 
 
-def test_reading_writes_nothing(project: Path, reviewed: dict[str, Any]) -> None:
+def test_reading_writes_nothing(shared: Path, reviewed: dict[str, Any]) -> None:
     def snapshot() -> dict[str, bytes]:
         return {
             str(p): p.read_bytes()
@@ -259,7 +260,7 @@ def test_reading_writes_nothing(project: Path, reviewed: dict[str, Any]) -> None
 
     before = snapshot()
     reading = [(t, {}) for t in sorted(TOOLS - {"draft_feedback", "git_show", "search_plan"})]
-    _, results = session_calls(project, reading)
+    _, results = session_calls(shared, reading)
     assert not any(r.is_error for r in results if r is not None), [r.text for r in results]
     assert snapshot() == before
 
@@ -386,3 +387,23 @@ def new_project(tmp_path: Path) -> Path:
     git(root, "add", ".")
     git(root, "commit", "-qm", "init")
     return root
+
+
+def test_a_damaged_drafts_file_and_a_closed_session_are_tool_errors(
+    project: Path, session_dir: Path
+) -> None:
+    """A fresh session (discovery): drafts may be made before review; a damaged drafts.json
+    is reported with its path and left as it is; a closed session takes no draft."""
+    made = call(project, "draft_feedback", text="Early thoughts.").json()["draft"]
+    assert made["round"] == 1  # the round step 11 will open
+    drafts = session_dir / "drafts.json"
+    drafts.write_text('{"drafts": [{"id": "FD-001"}]}')
+    for name, arguments in (("review_rounds", {}), ("draft_feedback", {"text": "x"})):
+        result = call(project, name, **arguments)
+        assert result.is_error and f"{drafts}:" in result.text and "damaged" in result.text
+    assert drafts.read_text() == '{"drafts": [{"id": "FD-001"}]}'
+    drafts.unlink()
+    subprocess.run([str(BIN / "plan"), "cancel"], cwd=project, check=True, capture_output=True)
+    closed = call(project, "draft_feedback", text="Too late.")
+    assert closed.is_error and "the session is cancelled" in closed.text
+    assert not drafts.exists()
