@@ -336,12 +336,18 @@ def test_plan_review_reject_draft_without_a_draft_says_so(tmp_path: Path) -> Non
 
 
 def test_plan_mcp_serves_stdio_until_the_client_closes(project: Path) -> None:
-    """A client that closes stdin ends the server cleanly, with nothing on stdout but MCP."""
+    """A client that closes stdin ends the server cleanly, with nothing on stdout but MCP;
+    a --state-dir that names no session is a usage error before anything is served."""
     done = subprocess.run(
         [str(BIN / "plan"), "mcp"], cwd=project, input="", capture_output=True, text=True,
         timeout=60,
     )  # fmt: skip
     assert done.returncode == 0 and done.stdout == "" and "Traceback" not in done.stderr
+    missing = subprocess.run(
+        [str(BIN / "plan"), "mcp", "--state-dir", "nowhere"], cwd=project, input="",
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert missing.returncode == 2 and "no session here" in missing.stderr
 
 
 def test_the_page_in_chromium_sends_the_draft_it_was_filled_with(
