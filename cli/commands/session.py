@@ -68,12 +68,16 @@ def session_rows(home: str, active: str | None) -> list[dict[str, Any]]:
     return rows
 
 
-def overlap_marker(overlaps: list[dict[str, Any]]) -> str:
-    """`  [overlaps ID: FILE, …]`: the other open sessions planning this one's files."""
+def overlap_marker(overlaps: list[dict[str, Any]], tree: str) -> str:
+    """`  [overlaps ID: FILE, …]`: the other open sessions planning this one's files (with
+    `(in PATH)` for one in another work tree of the repository)."""
     by_session: dict[str, list[str]] = {}
     for o in overlaps:
+        other = o["session"]
+        if os.path.realpath(o["worktree"]) != os.path.realpath(tree):
+            other += f" (in {o['worktree']})"
         what = f"{o['function']} in {o['file']}" if o["function"] else o["file"]
-        by_session.setdefault(o["session"], []).append(what)
+        by_session.setdefault(other, []).append(what)
     return "".join(
         f"  [overlaps {other}: {', '.join(files[:3])}{' …' if len(files) > 3 else ''}]"
         for other, files in by_session.items()
@@ -95,7 +99,7 @@ def list_command(state_dir: str | None, as_json: bool) -> None:
         f"{'*' if r.get('active') else ' '} {r['session']}  "
         + (
             f"{r['status']:<10} {r['workflow']} {r['step']:<3} {r['age']:>4}  {r['task']}"
-            + overlap_marker(r["overlaps"])
+            + overlap_marker(r["overlaps"], os.path.dirname(home))
             if "damaged" not in r
             else f"(damaged: {r['damaged']})"
         )

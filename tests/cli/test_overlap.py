@@ -71,6 +71,9 @@ def test_validate_all_finds_a_session_of_another_worktree_and_notes_its_damage(
     assert finding["file"] == ".planner/a-here/plan.json"
     [note] = report["findings"]
     assert note["level"] == "notice" and "c-damaged not checked for overlaps" in note["message"]
+    listed = Plan(project)("list").stdout
+    assert "[overlaps b-there (in " in listed  # the path git gives for the work tree
+    assert listed.rstrip().endswith("other-tree): README.md]")
 
 
 def test_step_1_names_both_sessions_and_nothing_when_there_is_none(project: Path) -> None:

@@ -4,17 +4,17 @@ functions, in this work tree and the repository's others; closed and damaged one
 from __future__ import annotations
 
 import shutil
-import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from state.overlap import find, repository_path
 from tests.conftest import git
 from tests.overlaps import edit, planning
 
+TS = "2024-05-01T12:00:00Z"
 LATER = "2024-05-02T08:30:00Z"
 
 
@@ -130,21 +130,23 @@ def test_planned_paths_are_compared_as_the_repository_names_them(raw: str, expec
 NAMES = st.sampled_from(["a.py", "b.py", "src/c.py", "./src/c.py", "d/e.md", "f.txt"])
 
 
-@settings(max_examples=25, deadline=None)
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(first=st.lists(NAMES, max_size=4), second=st.lists(NAMES, max_size=4))
 def test_an_overlap_is_reported_iff_the_planned_files_intersect(
-    first: list[str], second: list[str]
+    project: Path, first: list[str], second: list[str]
 ) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        project = Path(tmp) / "project"
-        project.mkdir()
-        git(project, "init", "-q", "-b", "main")
-        planning(project, "a", files=first)
-        planning(project, "b", files=second, created_at=LATER)
-        same = {repository_path(f, str(project)) for f in first} & {
-            repository_path(f, str(project)) for f in second
-        }
-        reported = pairs(project)
-        assert {file for *_, file, _ in reported} == same
-        assert all(p[:2] == ("a", "b") for p in reported)
-        assert len(reported) == len(same)  # one per file, no function planned
+    # One repository for every example: each one plans both sessions' files anew.
+    for name, files in (("a", first), ("b", second)):
+        if not (project / ".planner" / name).exists():
+            planning(project, name, created_at=LATER if name == "b" else TS)
+        milestone = {"id": "M-001", "number": 1, "name": "One", "files": files}
+        edit(project / ".planner" / name / "plan.json", milestones=[milestone])
+    same = {repository_path(f, str(project)) for f in first} & {
+        repository_path(f, str(project)) for f in second
+    }
+    reported = pairs(project)
+    assert {file for *_, file, _ in reported} == same
+    assert all(p[:2] == ("a", "b") for p in reported)
+    assert len(reported) == len(same)  # one per file, no function planned
