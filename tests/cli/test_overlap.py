@@ -86,10 +86,20 @@ def test_step_1_names_both_sessions_and_nothing_when_there_is_none(project: Path
         "Overlap: open sessions a-first and b-later both plan changes to greet in src/app.py."
         in done.stdout
     )
+    assert "Tell the user; plan around those files" in done.stdout
+    damaged = planning(project, "c-damaged", files=["src/app.py"])
+    (damaged / "plan.json").write_text("[")
     again = run("planner", "--step", "1", "--state-dir", ".planner/a-first", cwd=project)
     assert "Overlap: open session b-later also plans changes to greet in src/app.py." in (
         again.stdout
     )
+    assert "Not checked for overlaps (damaged): c-damaged; plan validate --all says why." in (
+        again.stdout
+    )
+    argv = ("--step", "1", "--task", "Nobody asked", "--non-interactive")
+    unattended = run("planner", *argv, cwd=project)
+    assert "Overlap: open sessions a-first and b-later" in unattended.stdout
+    assert "Tell the user" not in unattended.stdout
 
 
 def test_plan_list_marks_overlapping_sessions_and_json_carries_them(project: Path) -> None:
