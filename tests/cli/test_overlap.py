@@ -118,3 +118,12 @@ def test_plan_list_marks_overlapping_sessions_and_json_carries_them(project: Pat
         "greet",
     )
     assert seen["ours"] == {"milestones": ["M-001"], "intents": ["CI-001"]}
+
+
+def test_step_1_keeps_many_overlaps_short(project: Path) -> None:
+    for name in "abcdefg":  # seven sessions on one file: 21 pairs
+        planning(project, name, files=["README.md"])
+    done = run("planner", "--step", "1", "--task", "An eighth plan", cwd=project)
+    lines = [line for line in done.stdout.splitlines() if line.startswith("Overlap:")]
+    assert len(lines) == 6 and lines[0].startswith("Overlap: open sessions a and b both")
+    assert lines[-1] == "Overlap: 16 more pair(s) of open sessions (plan list marks them)."
