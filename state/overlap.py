@@ -250,23 +250,26 @@ def _planned(
 
 
 def _touches(m: dict[str, Any]) -> list[tuple[str, Touch]]:
-    """Every file a milestone names (its files, tests, intents, changes) and where."""
+    """Every file a milestone names (its files, tests, intents, changes) and where; a change
+    is on its intent's function when it changes the intent's file."""
     at = f"milestones[{m['id']}]"
     found = [(f, Touch(m["id"], None, None, f"{at}.files[{i}]")) for i, f in enumerate(m["files"])]
     found += [
         (f, Touch(m["id"], None, None, f"{at}.tests.files[{i}]"))
         for i, f in enumerate(m["tests"]["files"])
     ]
-    functions: dict[str, str | None] = {}
+    intents: dict[str, tuple[str, str | None]] = {}
     for ci in m["code_intents"]:
         function = _function(ci["function"])
-        functions[ci["id"]] = function
+        intents[ci["id"]] = (ci["file"], function)
         where = f"{at}.code_intents[{ci['id']}].{'function' if function else 'file'}"
         found.append((ci["file"], Touch(m["id"], ci["id"], function, where)))
     for cc in m["code_changes"]:
         where = f"{at}.code_changes[{cc['id']}].file"
-        function = functions.get(cc["intent_ref"])
-        found.append((cc["file"], Touch(m["id"], cc["intent_ref"], function, where)))
+        file, function = intents.get(cc["intent_ref"], (None, None))
+        same = file is not None and posixpath.normpath(file) == posixpath.normpath(cc["file"])
+        touch = Touch(m["id"], cc["intent_ref"], function if same else None, where)
+        found.append((cc["file"], touch))
     return found
 
 

@@ -52,6 +52,37 @@ def test_the_same_function_is_named_and_different_functions_are_the_file_only(
     assert o.first.intents == ("CI-001", "CI-002")  # both of its intents on the file
 
 
+def test_test_files_and_planned_diffs_count_as_planned_changes(project: Path) -> None:
+    planning(project, "a", intents=[("src/app.py", "greet")])
+    planning(project, "b", created_at=LATER)
+    milestone = {
+        "id": "M-002",
+        "number": 1,
+        "name": "Tests and a diff",
+        "tests": {"files": ["tests/test_app.py"]},
+        # The diff changes another file than its intent's: not the intent's function there.
+        "code_intents": [{"id": "CI-004", "file": "lib.py", "function": "greet", "behavior": "b"}],
+        "code_changes": [
+            {"id": "CC-001", "intent_ref": "CI-004", "file": "src/app.py", "diff": "--- a\n"}
+        ],
+    }
+    edit(project / ".planner" / "b" / "plan.json", milestones=[milestone])
+    planning(project, "c", files=["tests/test_app.py"], created_at=LATER)
+    found = {
+        (o.first.session, o.second.session, o.file, o.function): o
+        for o in find(str(project)).overlaps
+    }
+    assert set(found) == {("a", "b", "src/app.py", None), ("b", "c", "tests/test_app.py", None)}
+    diff = found[("a", "b", "src/app.py", None)].second
+    assert (
+        diff.intents == ("CI-004",) and diff.where == "milestones[M-002].code_changes[CC-001].file"
+    )
+    assert (
+        found[("b", "c", "tests/test_app.py", None)].first.where
+        == "milestones[M-002].tests.files[0]"
+    )
+
+
 def test_a_session_in_another_git_worktree_is_found(project: Path, tmp_path: Path) -> None:
     other = tmp_path / "other-tree"
     git(project, "worktree", "add", "-q", "-b", "other", str(other))
