@@ -165,14 +165,16 @@ def worktrees(root: str) -> list[str]:
     if not os.path.lexists(os.path.join(root, ".git")):
         return found  # not a git work tree: git would look for a repository above it
     try:
-        done = git.run(root, "worktree", "list", "--porcelain", "-z")
+        done, end = git.run(root, "worktree", "list", "--porcelain", "-z"), "\0"
+        if done.returncode:  # git before 2.36 has no -z: lines then
+            done, end = git.run(root, "worktree", "list", "--porcelain"), "\n"
     except PlannerError:  # no git at all: the project's own .planner/ is all there is
         return found
     if done.returncode:
         return found
     seen = {os.path.realpath(root)}
-    for record in done.stdout.decode(errors="surrogateescape").split("\0\0"):
-        lines = [line for line in record.split("\0") if line]
+    for record in done.stdout.decode(errors="surrogateescape").split(end + end):
+        lines = [line for line in record.split(end) if line]
         if not lines or not lines[0].startswith("worktree ") or "bare" in lines:
             continue
         path = lines[0][len("worktree ") :]
