@@ -32,5 +32,5 @@ def open_amendment(
     }
     session["amendments"].append(record)
     transition(session, "design")
-    session.update(workflow="planner", step=3)
+    session.update(workflow="planner", step=2)  # its routing names step 3, the design
     return record

@@ -109,7 +109,8 @@ def open_round(store: Store) -> dict:
 def wait_for_verdict(
     store: Store, timeout: int, poll: float = 0.2, stop: Callable[[], bool] | None = None
 ) -> list[str]:
-    """The routing argv once the open review round is decided (timeout 0: no limit).
+    """The routing argv once the open review round is decided (timeout 0: no limit); for a
+    result in review, once the person decides it ([] when they accepted).
 
     PreconditionFailed (exit 3) when no plan is in review or the time runs out (or `stop`
     says to give up); Refused (exit 4) when the verdict cancelled the session.
@@ -117,6 +118,8 @@ def wait_for_verdict(
     session = open_round(store)
     if session["status"] == "result_review":
         return wait_for_result(store, session, timeout, poll, stop)
+    if session["status"] == "completed" and session["result_reviews"]:
+        return []  # the result was accepted: nothing follows
     if session["approval"]:
         return executor(store)
     round_number = len(session["reviews"])

@@ -294,7 +294,8 @@
     const response = await fetch("content?token=" + q());
     if (!response.ok) return;
     const html = await response.text();
-    const before = state().sha256 + state().resultSha256;
+    const before = state().sha256;
+    const resultBefore = state().resultSha256;
     const open = Array.from(document.querySelectorAll("#content details[open]")).map((d) => d.id);
     const focused = document.activeElement;
     const refocus = focused && $("content").contains(focused) && focused.dataset.anchor
@@ -309,8 +310,9 @@
     window.scrollTo(0, scroll);
     if (refocus && !(typing !== null && anchor)) { const back = openerFor(refocus); if (back) back.focus(); }
     drawVerdictButtons();
-    if (state().sha256 + state().resultSha256 !== before) {
-      // A new plan: what the page said about the old one no longer holds.
+    if (state().sha256 !== before || (onResult() && state().resultSha256 !== resultBefore)) {
+      // A new plan, or a new result in review: what the page said about the old one no
+      // longer holds.
       $("message").textContent = "";
       $("message").className = "";
       $("approve-confirm").hidden = true;
