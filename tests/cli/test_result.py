@@ -13,10 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cli import guard_hook
 from state.limits import COMMENTS_MAX, FEEDBACK_MAX, NAME_MAX
 from tests.cli.result_helpers import init_project, to_result_review
 from tests.cli.test_guard import bash
+from tests.cli.test_guard_own import decide
 from tests.conftest import git, run
 from tests.workflows.helpers import to_approval
 
@@ -195,11 +195,12 @@ def test_plan_apply_refuses_the_verdicts(reviewing: Path, tmp_path: Path, act: s
 )
 def test_the_guard_asks_the_person_for_a_verdict(reviewing: Path, tmp_path: Path, command: str):
     project, _ = copy_of(reviewing, tmp_path)
-    answer = json.loads(guard_hook.run(json.dumps(bash(command, project)).encode()))
-    inner = answer["hookSpecificOutput"]
-    assert inner["permissionDecision"] == "ask", inner
-    assert "person" in inner["permissionDecisionReason"]
-    assert guard_hook.run(json.dumps(bash("plan result show", project)).encode()) == ""
+    decision, reason = decide(bash(command, project))
+    assert decision == "ask" and "person" in reason, reason
+    for dialect in ("codex", "gemini"):  # no ask there: denied, saying where the person acts
+        decision, reason = decide(bash(command, project), dialect)
+        assert decision == "deny" and "terminal" in reason, reason
+    assert decide(bash("plan result show", project)) == ("allow", "")
 
 
 @settings(
