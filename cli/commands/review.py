@@ -102,8 +102,9 @@ def review_open(
 def review_wait(timeout: str, state_dir: str | None, as_json: bool) -> None:
     """Block until the person decides on the review page; print what is next: after a
     rejection the rework step's prompt (that step has run: do not run it again), after an
-    approval the executor's command (exit 3 when the time runs out with the plan still in
-    review)."""
+    approval the executor's command; for a result in review, DONE once it is accepted, or
+    the planning step an amendment leads to (exit 3 when the time runs out with the plan or
+    the result still in review)."""
     from cli.review_page.serve import wait_for_verdict
     from shared.config import duration
 
