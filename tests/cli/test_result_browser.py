@@ -2,7 +2,8 @@
 Playwright): comment on a line of a milestone's commit diff (the form opens under it, the
 comment stays on its line), request changes (an amendment opens with the feedback); then,
 on a fresh result round, the earlier comment shows on its line and the person accepts with
-a name and a confirmation; `plan review wait` returns DONE. No console errors.
+a name and a confirmation; `plan review wait` returns DONE. Nothing wider than the window
+at 1280 or 390 px; no console errors.
 
 Screenshots go to tests/artifacts/result-page/ (git-ignored). Skips, saying why, when
 Playwright or Chromium cannot start (apt-get install -y chromium).
@@ -111,6 +112,15 @@ def test_result_review_in_the_browser(browser: Any, tmp_path: Path) -> None:
         assert "Result round 1 on line 4: Say goodbye, not bye" in page.text_content(
             "#result .committed"
         )
+        phone = browser.new_page(viewport={"width": 390, "height": 844})  # fits a phone
+        phone.set_default_timeout(TIMEOUT_MS)
+        watch_console(phone, errors)
+        phone.goto(url)
+        phone.wait_for_selector("body[data-live='1']")
+        phone.evaluate("document.getElementById('result-M-001').scrollIntoView()")
+        assert overflow(phone) == 0
+        phone.screenshot(path=str(ARTIFACTS / "result-390.png"), full_page=False)
+        phone.close()
         waiting = start(["plan", "review", "wait", "--timeout", "5m"], project, agent.env)
         page.click("#approve")  # no name: nothing is sent
         assert page.is_hidden("#approve-confirm")
