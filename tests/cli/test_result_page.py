@@ -195,3 +195,27 @@ def test_review_wait_reports_the_result_verdict(store: Store) -> None:
     done = run("plan", "review", "wait", cwd=project)
     assert (done.returncode, done.stdout.strip()) == (0, "DONE: the result is accepted")
     assert json.loads(run("plan", "review", "wait", "--json", cwd=project).stdout)["done"]
+
+
+def test_review_open_wait_stops_after_the_result_verdict(store: Store) -> None:
+    import os
+    import subprocess
+
+    from tests.conftest import BIN
+
+    project = Path(store.dir).parents[1]
+    env = {k: v for k, v in os.environ.items() if k not in ("PLANNER_STATE_DIR", "CI")}
+    server = subprocess.Popen(
+        [str(BIN / "plan"), "review", "open", "--no-browser", "--wait"],
+        cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert server.stdout is not None
+        assert server.stdout.readline().startswith("http://127.0.0.1:")  # serving
+        assert run("plan", "result", "accept", "--by", "ann", cwd=project).returncode == 0
+        out, err = server.communicate(timeout=60)
+        assert (server.returncode, out) == (0, "DONE: the result is accepted\n"), err
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
