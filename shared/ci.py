@@ -18,7 +18,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-APPROVED_STATUSES = ("approved", "executing", "completed")
+APPROVED_STATUSES = ("approved", "executing", "result_review", "completed")
 ENDED_STATUSES = ("cancelled", "failed")  # never approved, never will be: not "unapproved"
 
 # Every kind of problem: its rule id (SARIF ruleId, JSON "rule", GitHub title) and summary.
