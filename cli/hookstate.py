@@ -11,7 +11,9 @@ import os
 
 CLOSED = frozenset({"completed", "cancelled", "failed"})
 # Statuses known not to be planning; any other (a new one, a typo, "bogus") guards as planning.
-SETTLED = frozenset({"approved", "executing", "result_review", *CLOSED})
+# result_review is guarded like a plan in review: the agent changes nothing the person is
+# reviewing, and their verdict (`plan result accept|request-changes`) is asked.
+SETTLED = frozenset({"approved", "executing", *CLOSED})
 PROJECT_ENV = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR")
 MAX_SESSION_BYTES = 4 << 20
 

@@ -23,7 +23,10 @@ HUMAN_ACTS = frozenset(
 )
 
 # Where the person can do it instead of a terminal.
-ELSEWHERE = {"review": "use the review page (`plan review open`)"}
+ELSEWHERE = {
+    "review": "use the review page (`plan review open`)",
+    "result": "use the review page (`plan review open`)",
+}
 
 
 def is_human_act(path: str) -> bool:

@@ -49,6 +49,7 @@ COMMANDS = {
     "ask": "discovery",
     "review": "review",
     "qr": "review",
+    "result": "result",
     "exec": "execution",
     "apply": "apply",
     "worktree": "worktree",

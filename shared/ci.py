@@ -18,7 +18,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-APPROVED_STATUSES = ("approved", "executing", "completed")
+APPROVED_STATUSES = ("approved", "executing", "result_review", "completed")
 ENDED_STATUSES = ("cancelled", "failed")  # never approved, never will be: not "unapproved"
 
 # Every kind of problem: its rule id (SARIF ruleId, JSON "rule", GitHub title) and summary.
@@ -50,6 +50,7 @@ RULES: dict[str, str] = {
     "signer-untrusted": "The signing key is not trusted by git's settings.",
     "signer-mismatch": "Warning: the signer is not the approver (error: --require-signer-match).",
     "signature-old-form": "Warning: a version 1 signature, which does not cover who and when.",
+    "overlapping-plans": "Warning: two open sessions plan changes to the same file or function.",
 }
 
 

@@ -1,8 +1,10 @@
 """Session statuses and the only transitions between them.
 
-discovery → design → detailing → review → approved → executing → completed; a rejection
-sends review back to design; quick depth goes from design straight to review; cancelled
-and failed are reachable from every status that is not final.
+discovery → design → detailing → review → approved → executing → completed; an interactive
+session passes through result_review before completed (a request for changes opens an
+amendment: back to design); a rejection sends review back to design; quick depth goes
+from design straight to review; cancelled and failed are reachable from every status that
+is not final.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ TRANSITIONS: dict[str, frozenset[str]] = {
     "detailing": frozenset({"review"}),
     "review": frozenset({"approved", "design"}),
     "approved": frozenset({"executing"}),
-    "executing": frozenset({"completed"}),
+    "executing": frozenset({"completed", "result_review"}),
+    # The person accepts the result, or asks for changes: an amendment reopens planning.
+    "result_review": frozenset({"completed", "design"}),
     "completed": frozenset(),
     "cancelled": frozenset(),
     "failed": frozenset(),

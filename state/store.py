@@ -26,7 +26,7 @@ __all__ = ["HISTORY_DIR", "HISTORY_INDEX"]
 LOCK_FILE = ".lock"
 AUDIT_FILE = "audit.jsonl"
 CLOSED_STATUSES = frozenset({"cancelled", "failed", "completed"})
-APPROVED_STATUSES = frozenset({"approved", "executing", "completed"})
+APPROVED_STATUSES = frozenset({"approved", "executing", "result_review", "completed"})
 PLANNING_FILES = frozenset({"plan", "context", "qr-plan-design", "qr-plan-code", "qr-plan-docs"})
 
 
