@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 
 DRAFTS_FILE = "drafts.json"
 DRAFTS_KEPT = 50  # the newest drafts kept; the audit log records every one that was made
+# The statuses a plan review is open or to come in: a draft is feedback on that review.
+DRAFTING = ("discovery", "design", "detailing", "review")
 
 
 class DraftComment(BaseModel):

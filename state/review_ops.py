@@ -191,14 +191,17 @@ def with_draft(
 def draft_feedback(tx: Transaction, a: dict[str, Any]) -> list[str]:
     """A draft of review feedback for the person to send (the review companion, plan mcp):
     text and comments checked as `review reject` checks them, stored without touching the
-    plan or the status (state/drafts.py); refused once the session is closed."""
+    plan or the status (state/drafts.py); only while a plan review is open or to come."""
     from state import drafts
 
     check_text("text", a["text"], FEEDBACK_MAX)
     check_count("comments (in one draft)", len(a.get("comment") or []), COMMENTS_MAX)
     session = tx.read("session")
-    if session["status"] in ("completed", "cancelled", "failed"):
-        raise Refused(f"{tx.store.path('session')}: the session is {session['status']}")
+    if session["status"] not in drafts.DRAFTING:
+        raise Refused(
+            f"{tx.store.path('session')}: the session is {session['status']}: a draft is "
+            "feedback on the plan's review, open or to come (planning, or in review)"
+        )
     comments = [check_comment(tx, parse_comment(c)) for c in a.get("comment") or []]
     text = (a["text"] or "").strip()
     if not text and not comments:

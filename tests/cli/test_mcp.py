@@ -211,6 +211,9 @@ def test_git_log_show_and_diff_of_the_executed_session(
     assert head in shown.text and "+def farewell(name):" in shown.text
     assert elsewhere.text == f"commit {head[:12]} changes nothing in README.md"
     assert "+def farewell(name):" in whole.text and whole.text == one_file.text
+    late = call(shared, "draft_feedback", text="Too late for the plan.", session=session)
+    assert late.is_error and "the session is executing: a draft is feedback" in late.text
+    assert not (reviewed["executed"] / "drafts.json").exists()
 
 
 @pytest.mark.parametrize(
@@ -411,5 +414,5 @@ def test_a_damaged_drafts_file_and_a_closed_session_are_tool_errors(
     drafts.unlink()
     subprocess.run([str(BIN / "plan"), "cancel"], cwd=project, check=True, capture_output=True)
     closed = call(project, "draft_feedback", text="Too late.")
-    assert closed.is_error and "the session is cancelled" in closed.text
+    assert closed.is_error and "the session is cancelled: a draft is feedback" in closed.text
     assert not drafts.exists()
