@@ -34,7 +34,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 LAUNCHERS = ("planner", "executor", "plan")
 # A hook command that holds one of these is planner's (of any clone): replaced on install.
-OURS = ("/cli/guard.py", "/cli/session_start.py", "/hooks/bootstrap.py")
+OURS = ("/hooks/guard.py", "/hooks/session_start.py", "/hooks/bootstrap.py")
 TRUST = (
     "IMPORTANT: Codex runs new hooks only after you trust them. Start codex, type /hooks,"
     " review and trust planner's PreToolUse and SessionStart hooks; until then NOTHING is"
@@ -54,14 +54,14 @@ def codex_hooks(root: str = ROOT) -> dict:
         "PreToolUse": [
             {
                 "matcher": "*",
-                "hooks": [command("-S", "-I", f"{root}/cli/guard.py", "--dialect", "codex")],
+                "hooks": [command("-S", "-I", f"{root}/hooks/guard.py", "--dialect", "codex")],
             }
         ],
         "SessionStart": [
             {
                 "matcher": "startup|resume|clear|compact",
                 "hooks": [
-                    command("-S", "-I", f"{root}/cli/session_start.py", "--dialect", "codex"),
+                    command("-S", "-I", f"{root}/hooks/session_start.py", "--dialect", "codex"),
                     command("-S", "-I", f"{root}/hooks/bootstrap.py", "session-start"),
                 ],
             }

@@ -38,7 +38,7 @@ def planning_project(tmp_path: Path) -> tuple[Path, Path]:
 def run_hook(python: str, script: str, payload: dict, project: Path, *flags: str):
     env = {"PATH": "/usr/bin:/bin", "HOME": str(project.parent), "PLANNER_SANDBOX": "off"}
     return subprocess.run(
-        [python, *flags, str(REPO / "cli" / script)],
+        [python, *flags, str(REPO / "hooks" / script)],
         input=json.dumps(payload).encode(),
         capture_output=True,
         cwd=project,
@@ -79,7 +79,7 @@ def test_hook_modules_are_python_3_8_syntax():
     for name in HOOK_MODULES:
         if name == "guard":  # the entry parses on 3.6 to deny there (test_guard_round2.py)
             continue
-        source = (REPO / "cli" / f"{name}.py").read_text()
+        source = (REPO / "hooks" / f"{name}.py").read_text()
         tree = ast.parse(source, feature_version=(3, 8))
         assert any(
             isinstance(node, ast.ImportFrom) and node.module == "__future__" for node in tree.body

@@ -1,15 +1,15 @@
 """What each shell command does to files, for the guard: read-only, mutating, or unknown.
 
-Kept out of cli/guard.py because a script run as __main__ is compiled on every call while
+Kept out of hooks/guard.py because a script run as __main__ is compiled on every call while
 an imported module's bytecode is cached: this table would cost the hook ~4 ms each time.
 """
 
 from __future__ import annotations
 
-from cli import guard_builtins, shell
-from cli import guard_places as places
-from cli.guard_places import Where
-from cli.guard_tools import (
+from hooks import guard_builtins, shell
+from hooks import guard_places as places
+from hooks.guard_places import Where
+from hooks.guard_tools import (
     ALONE,
     MUTATE,
     ONE_PER_CALL,

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import os
 
-from cli import shell
-from cli.guard_tools import ALONE, MUTATE, OK, ONE_PER_CALL, PASS, SAFE_TARGETS
-from cli.human_acts import is_human_act
+from hooks import shell
+from hooks.guard_tools import ALONE, MUTATE, OK, ONE_PER_CALL, PASS, SAFE_TARGETS
+from hooks.human_acts import is_human_act
 
 LAUNCHERS = ("plan", "planner", "executor")
 FEEDERS = ("cat", "echo", "printf")
@@ -93,7 +93,7 @@ def _harmless(cmd) -> bool:
         return len(cmd.argv) <= 2 and not cmd.redirects
     if cmd.argv[0] in FEEDERS and _plain(cmd, set()):
         return True
-    from cli.guard_rules import judge_command
+    from hooks.guard_rules import judge_command
 
     return judge_command(cmd, 0)[0] == OK
 

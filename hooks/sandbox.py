@@ -232,7 +232,7 @@ def quote(word: str) -> str:
 
 def wrap(command: str, session, project: str, env=None):
     """The command as it runs inside the sandbox, or None when no sandbox runs here (`session`
-    is a cli.hookstate.Session; `project` is where the harness says the project is)."""
+    is a hooks.hookstate.Session; `project` is where the harness says the project is)."""
     env = os.environ if env is None else env
     program = sandbox_program(env)
     if program is None:
@@ -326,9 +326,8 @@ def seccomp_program(machine: str):
 
 # -I keeps the working directory off sys.path (a ctypes.py planted in the worktree must not
 # run before the filter is in place); only the plugin is added, after the standard library.
-LOADER = (
-    "import sys; sys.path.append(sys.argv[1]); from cli import sandbox; sandbox.main(sys.argv[2:])"
-)
+LOADER = "import sys; sys.path.append(sys.argv[1]); from hooks import sandbox"
+LOADER += "; sandbox.main(sys.argv[2:])"
 
 
 def filtered(python) -> list:

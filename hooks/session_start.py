@@ -5,7 +5,7 @@ starts, resumes or compacts picks up where it was (docs/design.md, "One status")
 `--dialect gemini` wraps it in the JSON Gemini CLI requires
 (hookSpecificOutput.additionalContext). No session, or a
 finished one: nothing is printed. Read-only (timeouts are applied by the next real command,
-not here), standard library only (cli/hookstate.py and state/status_view.py, the same text
+not here), standard library only (hooks/hookstate.py and state/status_view.py, the same text
 `plan status` prints), and it always exits 0: a hook must never break a session. While
 planning it also says, true for the client, whether shell commands run in the read-only
 sandbox or are guarded by command parsing only.
@@ -34,9 +34,9 @@ def hook_cwd(raw: bytes):
 
 
 def report(cwd, dialect: str = "claude") -> str:
-    """The text to print for the project (see cli/hookstate.py for how it is found), or ""
+    """The text to print for the project (see hooks/hookstate.py for how it is found), or ""
     when there is nothing to resume."""
-    from cli import hookstate
+    from hooks import hookstate
 
     start = hookstate.project_dir(cwd)
     try:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 
-from cli.guard_tools import MUTATE, PASS, UNKNOWN, judge_git, judge_package
+from hooks.guard_tools import MUTATE, PASS, UNKNOWN, judge_git, judge_package
 
 MAX_PLACES = 64
 TEMP_ROOTS = ("/tmp", "/var/tmp", "/dev/shm")

@@ -8,8 +8,8 @@ each is UNKNOWN unless every argument is a literal that cannot hold `[`, `$` or 
 
 from __future__ import annotations
 
-from cli.guard_tools import PASS, UNKNOWN, names
-from cli.shell import EXPANDS, GLOBS, SPLITS
+from hooks.guard_tools import PASS, UNKNOWN, names
+from hooks.shell import EXPANDS, GLOBS, SPLITS
 
 CODE_CHARS = ("[", "$", "`")
 EVALUATES = "evaluates its argument as a name or subscript, which can run commands"

@@ -1,4 +1,4 @@
-"""The lexer of the guard's shell parser (cli/shell.py): operators, redirections, words with
+"""The lexer of the guard's shell parser (hooks/shell.py): operators, redirections, words with
 their quotes removed and flags saying what bash may still do to them, and here-doc bodies.
 """
 

@@ -1,13 +1,13 @@
 """A POSIX-shell parser for the guard: every simple command in a string, wherever it hides.
 
-Hand-written char by char (the lexer is cli/shell_lex.py), without re or shlex: the guard runs
+Hand-written char by char (the lexer is hooks/shell_lex.py), without re or shlex: the guard runs
 before every tool call and those imports alone eat its time budget; shlex also knows nothing of
 $(…), here-docs or `|`.
 """
 
 from __future__ import annotations
 
-from cli.shell_lex import EXPANDS, GLOBS, SPLITS, Lexer, ParseError, is_name
+from hooks.shell_lex import EXPANDS, GLOBS, SPLITS, Lexer, ParseError, is_name
 
 __all__ = ["ARITHMETIC", "EXPANDS", "GLOBS", "SPLITS", "Command", "ParseError", "Redirect"]
 __all__ += ["is_assignment", "parse", "structure"]

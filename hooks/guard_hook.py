@@ -1,17 +1,17 @@
 """The read-only guard: a PreToolUse hook that keeps the project unchanged while a plan is made.
 
-Its entry is cli/guard.py. Standard library only: it runs under `python3 -S` before every tool
+Its entry is hooks/guard.py. Standard library only: it runs under `python3 -S` before every tool
 call, before any environment of the package exists (the project and session come from
-cli/hookstate.py, the sandbox from cli/sandbox.py).
+hooks/hookstate.py, the sandbox from hooks/sandbox.py).
 
 While the project's active session is planning (docs/design.md, "The guard"): tools the
 guard does not know are denied; file tools write only inside the session's scratch worktree;
-a Bash command that certainly writes is denied (layer 1, the parser in cli/guard_rules.py);
+a Bash command that certainly writes is denied (layer 1, the parser in hooks/guard_rules.py);
 every other one is returned wrapped in an OS sandbox that shares nothing writable or
-connectable but the worktree and the session's scratch dir (layer 2, cli/sandbox.py,
+connectable but the worktree and the session's scratch dir (layer 2, hooks/sandbox.py,
 `updatedInput`; Gemini: `tool_input`), or, with no sandbox here, passes when read-only and
 is asked about or denied otherwise; the product's own commands run unwrapped as plain chains
-(cli/guard_own.py); the person's own acts are asked, or denied where the dialect has no ask.
+(hooks/guard_own.py); the person's own acts are asked, or denied where the dialect has no ask.
 Every deny, ask and sandboxed call is written to the session's audit.jsonl.
 
 Hook contracts relied on (observed in ../shared/harness): stdin is one JSON object with
@@ -31,8 +31,8 @@ import sys
 import time
 from json import dumps, loads
 
-from cli import hookstate
-from cli.guard_tools import MUTATE, OK, PASS, UNKNOWN, names
+from hooks import hookstate
+from hooks.guard_tools import MUTATE, OK, PASS, UNKNOWN, names
 
 FILE_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path"}
 FILE_TOOLS["NotebookEdit"] = "notebook_path"
@@ -275,7 +275,7 @@ def judge_tool(tool: str, hook: dict, cwd: str, session, project: str, env) -> t
 
 def judge_bash(command: str, session, cwd: str, project: str, env) -> tuple:
     if "plan" in command or "executor" in command:
-        from cli.guard_own import judge_own
+        from hooks.guard_own import judge_own
 
         own = judge_own(command, session, cwd, env)
         if own is not None:
@@ -283,9 +283,9 @@ def judge_bash(command: str, session, cwd: str, project: str, env) -> tuple:
     if len(command) > MAX_WRAPPED // 4 and len(command.encode("utf-8", "replace")) > MAX_WRAPPED:
         why = "is too long to judge or to run in the sandbox (over 100 KB); put it in a script"
         return (MUTATE, command[:60], why + " in the scratch worktree and run that", DENY)
-    from cli.guard_places import Where
-    from cli.guard_rules import classify_bash
-    from cli.sandbox import sandbox_program, scratch_dir, wrap
+    from hooks.guard_places import Where
+    from hooks.guard_rules import classify_bash
+    from hooks.sandbox import sandbox_program, scratch_dir, wrap
 
     # the project is the one holding the session, never one found from the hook's cwd (a
     # repository planted in the worktree would be "the project" then)

@@ -1,5 +1,5 @@
 """What the hooks know of the project: its root, the planning session and its status text
-(the OS sandbox is cli/sandbox.py).
+(the OS sandbox is hooks/sandbox.py).
 
 Standard library only (the guard and SessionStart run as `python3 -S` before any environment
 exists): of the package it imports only state/status_view.py, itself standard library only.
@@ -192,7 +192,7 @@ def _read_small_bytes(path: str):
 
 
 def sandbox_note(env=None) -> str:
-    """cli/sandbox.py's warning, imported only when a status is printed (not on every hook)."""
-    from cli.sandbox import sandbox_note as note
+    """hooks/sandbox.py's warning, imported only when a status is printed (not on every hook)."""
+    from hooks.sandbox import sandbox_note as note
 
     return note(env)

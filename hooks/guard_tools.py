@@ -1,18 +1,18 @@
 """Guard rules for tools with option languages of their own: git, sed, awk, package managers.
 
-A leaf under cli/guard_rules.py (shell-level rules and wrappers), so neither imports the
-other; the verdict scale OK < UNKNOWN < MUTATE is defined here for both and for cli/guard.py.
+A leaf under hooks/guard_rules.py (shell-level rules and wrappers), so neither imports the
+other; the verdict scale OK < UNKNOWN < MUTATE is defined here for both and for hooks/guard.py.
 """
 
 from __future__ import annotations
 
-from cli.shell import EXPANDS
+from hooks.shell import EXPANDS
 
 OK, UNKNOWN, MUTATE = 0, 1, 2
 PASS = (OK, "", "")
 SAFE_TARGETS = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty")
 CHANGES = "changes the repository or the working tree"
-# The product's own command anywhere but a plain chain (cli/guard_own.py): denied up front.
+# The product's own command anywhere but a plain chain (hooks/guard_own.py): denied up front.
 ALONE = "runs the product's command inside a compound command, where it cannot write its"
 ALONE += " session"
 ONE_PER_CALL = "run one `plan` command per call (or a plain chain: `plan a && plan b`,"
