@@ -32,7 +32,8 @@ import time
 from json import dumps, loads
 
 from hooks import hookstate
-from hooks.guard_tools import MUTATE, OK, PASS, UNKNOWN, names
+from hooks.guard_tools import MUTATE, OK, PASS, UNKNOWN, Hint, Verdict, names
+from state.vocab import Dialect, GuardDecision
 
 FILE_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path"}
 FILE_TOOLS["NotebookEdit"] = "notebook_path"
@@ -50,8 +51,8 @@ READ_ONLY_TOOLS = names(
     read_file read_many_files list_directory glob search_file_content grep google_web_search
     web_fetch write_todos view_image update_plan web_search activate_skill"""
 )
+DIALECTS = frozenset(Dialect)
 OWN_MCP = ("mcp__planner__", "mcp__plugin_planner_planner__")  # the read-only companion
-DIALECTS = ("claude", "codex", "gemini")
 HINT = "Planning is read-only until the plan is approved: "
 DENY_HINT = "record this in the plan (plan change add / plan intent add …) instead"
 ASK_HINT = "allow it only if it changes nothing, else record it in the plan instead"
@@ -69,15 +70,15 @@ UNKNOWN_TOOL_HINT += " sandboxed), edit in the scratch worktree (`plan worktree`
 UNKNOWN_TOOL_HINT += " approval every tool runs"
 # The same, in the tools and the truth of the clients that name them otherwise.
 UNKNOWN_TOOL_HINTS = {
-    "codex": "read with shell commands that change nothing (cat, grep, ls, git show, …: judged,"
-    " never sandboxed), edit with apply_patch in the scratch worktree (`plan worktree`); after"
-    " approval every tool runs",
-    "gemini": "read with read_file/glob/search_file_content, run shell commands with"
+    Dialect.CODEX: "read with shell commands that change nothing (cat, grep, ls, git show, …:"
+    " judged, never sandboxed), edit with apply_patch in the scratch worktree (`plan"
+    " worktree`); after approval every tool runs",
+    Dialect.GEMINI: "read with read_file/glob/search_file_content, run shell commands with"
     " run_shell_command (judged, then sandboxed), edit with write_file/replace in the scratch"
     " worktree (`plan worktree`); after approval every tool runs",
 }
 MAX_WRAPPED = 100_000  # bytes of command that still fit one argv word of the sandbox wrapper
-ASK, DENY, SANDBOX = "ask", "deny", "sandbox"
+ASK, DENY, SANDBOXED = GuardDecision.ASK, GuardDecision.DENY, GuardDecision.SANDBOXED
 
 
 class Malformed(Exception):
@@ -91,7 +92,7 @@ DamagedSession = hookstate.DamagedSession
 
 
 def main(argv=None) -> int:
-    dialect = "claude"
+    dialect = Dialect.CLAUDE
     try:
         dialect = parse_dialect(sys.argv[1:] if argv is None else argv)
         stream = sys.stdin.buffer if sys.stdin is not None else None
@@ -111,7 +112,7 @@ def main(argv=None) -> int:
 
 
 def parse_dialect(argv: list) -> str:
-    dialect = "claude"
+    dialect = Dialect.CLAUDE
     for i, arg in enumerate(argv):
         if arg == "--dialect" and i + 1 < len(argv):
             dialect = argv[i + 1]
@@ -122,7 +123,7 @@ def parse_dialect(argv: list) -> str:
     return dialect
 
 
-def run(raw: bytes, dialect: str = "claude", env=None) -> str:
+def run(raw: bytes, dialect: str = Dialect.CLAUDE, env=None) -> str:
     """The hook's whole job: stdin bytes in, the text for stdout out ("" lets the call pass)."""
     env = os.environ if env is None else env
     try:
@@ -145,19 +146,15 @@ def run(raw: bytes, dialect: str = "claude", env=None) -> str:
         return ""
     cwd: str = hook["cwd"] if isinstance(hook.get("cwd"), str) else project
     project = session.project  # what holds the store, whatever directory the harness named
-    if dialect == "codex":
+    if dialect == Dialect.CODEX:
         env = {**env, "PLANNER_SANDBOX": "off"}  # Codex ignores updatedInput: layer 1 alone
     verdict = judge_tool(tool, hook, cwd, session, project, env)
-    if verdict[0] == OK:
+    if verdict.decision is SANDBOXED:
+        audit(session, tool, target_of(hook), SANDBOXED, "run in the read-only sandbox")
+        return render_wrapped(dialect, hook, verdict.wrapped)
+    if verdict.level == OK:
         return ""
-    if verdict[0] == SANDBOX:
-        audit(session, tool, target_of(hook), "sandboxed", "run in the read-only sandbox")
-        return render_wrapped(dialect, hook, verdict[1])
-    decision = (
-        verdict[3]
-        if len(verdict) > 3
-        else (DENY if verdict[0] == MUTATE or session.strict else ASK)
-    )
+    decision = verdict.decision or (DENY if verdict.level == MUTATE or session.strict else ASK)
     reason = explain(verdict, decision, session, dialect)
     return finish(dialect, decision, reason, session, tool, target_of(hook))
 
@@ -192,9 +189,9 @@ def target_of(hook: dict) -> str:
 
 
 def render(dialect: str, decision: str, reason: str) -> str:
-    if dialect == "gemini":
+    if dialect == Dialect.GEMINI:
         return dumps({"decision": "deny", "reason": reason})
-    if dialect == "codex":
+    if dialect == Dialect.CODEX:
         # Codex shows "Command blocked by PreToolUse hook: REASON. Command: CMD": its own period.
         decision, reason = DENY, reason.rstrip(". ")
     inner = {"hookEventName": "PreToolUse", "permissionDecision": decision}
@@ -208,7 +205,7 @@ def render_wrapped(dialect: str, hook: dict, command: str) -> str:
     tool_input = dict(hook.get("tool_input") or {})
     key = "cmd" if "cmd" in tool_input and "command" not in tool_input else "command"
     tool_input[key] = command
-    if dialect == "gemini":
+    if dialect == Dialect.GEMINI:
         return dumps(
             {"hookSpecificOutput": {"hookEventName": "BeforeTool", "tool_input": tool_input}}
         )
@@ -218,7 +215,7 @@ def render_wrapped(dialect: str, hook: dict, command: str) -> str:
 
 
 def finish(dialect: str, decision: str, reason: str, session, tool: str, target: str) -> str:
-    if dialect != "claude":
+    if dialect != Dialect.CLAUDE:
         decision = DENY
     if session is not None:
         audit(session, tool, target, decision, reason)
@@ -255,25 +252,25 @@ def planning_session(cwd, env):
 # -- the policy ------------------------------------------------------------------------------
 
 
-def judge_tool(tool: str, hook: dict, cwd: str, session, project: str, env) -> tuple:
+def judge_tool(tool: str, hook: dict, cwd: str, session, project: str, env) -> Verdict:
     tool_input = hook.get("tool_input") or {}
     if tool == "Bash":
         command = tool_input.get("command", tool_input.get("cmd"))
         if not isinstance(command, str):
-            return (MUTATE, "Bash", "has no command string, so the guard cannot check it")
+            return Verdict(MUTATE, "Bash", "has no command string, so the guard cannot check it")
         return judge_bash(command, session, cwd, project, env)
     if tool in FILE_TOOLS:
         path = tool_input.get(FILE_TOOLS[tool])
         if not isinstance(path, str) or not path:
-            return (MUTATE, tool, "names no file, so the guard cannot check it")
+            return Verdict(MUTATE, tool, "names no file, so the guard cannot check it")
         return judge_write(tool, path, cwd, session, hook.get("permission_mode"))
     if tool in PATCH_TOOLS:
         return judge_patch(tool_input, cwd, session)
     why = "is not a tool the guard knows to change nothing, so it is denied while planning"
-    return (MUTATE, tool, why, DENY, UNKNOWN_TOOL_HINT)
+    return Verdict(MUTATE, tool, why, DENY, Hint.TOOLS)
 
 
-def judge_bash(command: str, session, cwd: str, project: str, env) -> tuple:
+def judge_bash(command: str, session, cwd: str, project: str, env) -> Verdict:
     if "plan" in command or "executor" in command:
         from hooks.guard_own import judge_own
 
@@ -282,7 +279,8 @@ def judge_bash(command: str, session, cwd: str, project: str, env) -> tuple:
             return own
     if len(command) > MAX_WRAPPED // 4 and len(command.encode("utf-8", "replace")) > MAX_WRAPPED:
         why = "is too long to judge or to run in the sandbox (over 100 KB); put it in a script"
-        return (MUTATE, command[:60], why + " in the scratch worktree and run that", DENY)
+        why += " in the scratch worktree and run that"
+        return Verdict(MUTATE, command[:60], why, DENY, Hint.WRITE)
     from hooks.guard_places import Where
     from hooks.guard_rules import classify_bash
     from hooks.sandbox import sandbox_program, scratch_dir, wrap
@@ -292,32 +290,35 @@ def judge_bash(command: str, session, cwd: str, project: str, env) -> tuple:
     where = Where(cwd, project, session.worktree, env, lambda: sandbox_program(env))
     where.scratch = scratch_dir(session) + os.sep  # written there, like temp, in the sandbox
     verdict = classify_bash(command, where=where)
-    if verdict[0] == MUTATE or (verdict[0] == UNKNOWN and session.strict):
+    if verdict.level == MUTATE or (verdict.level == UNKNOWN and session.strict):
         return verdict
     wrapped = wrap(command, session, project, env)
-    return (SANDBOX, wrapped) if wrapped else verdict
+    if not wrapped:
+        return verdict
+    return Verdict(verdict.level, verdict.part, verdict.why, SANDBOXED, wrapped=wrapped)
 
 
-def judge_write(tool: str, path: str, cwd: str, session, mode=None) -> tuple:
+def judge_write(tool: str, path: str, cwd: str, session, mode=None) -> Verdict:
     """File tools write only inside the session's scratch worktree (never its state)."""
     try:
         target = os.path.realpath(os.path.join(cwd, os.path.expanduser(path)))
         root = os.path.realpath(session.worktree)
     except (ValueError, OSError):
-        return (MUTATE, f"{tool} {path}", "names a path the guard cannot resolve")
+        return Verdict(MUTATE, f"{tool} {path}", "names a path the guard cannot resolve")
     if target.startswith(root + os.sep) and os.path.isdir(root):
         if ".git" in target[len(root) :].split(os.sep):
             why = "writes git's own files in the worktree (they could make git run commands)"
-            return (MUTATE, f"{tool} {path}", why)
+            return Verdict(MUTATE, f"{tool} {path}", why, hint=Hint.WRITE)
         return PASS
     if mode == "plan" and target.endswith(".md"):
         plans = os.path.realpath(os.path.expanduser("~/.claude/plans"))
         if target.startswith(plans + os.sep):
             return PASS  # Claude Code's own plan mode writes its plan file there
-    return (MUTATE, f"{tool} {path}", "writes outside the session's scratch worktree")
+    why = "writes outside the session's scratch worktree"
+    return Verdict(MUTATE, f"{tool} {path}", why, hint=Hint.WRITE)
 
 
-def judge_patch(tool_input: dict, cwd: str, session) -> tuple:
+def judge_patch(tool_input: dict, cwd: str, session) -> Verdict:
     """Every file a Codex patch names must be inside the worktree. The patch is read as Codex
     reads it (headers trimmed, `*** Move to:` too) and, to be safe, every line that looks like
     a header once trimmed counts as well; a patch whose framing does not parse is denied."""
@@ -325,13 +326,13 @@ def judge_patch(tool_input: dict, cwd: str, session) -> tuple:
     files = patch_files(patch) if isinstance(patch, str) else None
     if not files:
         why = "is not a patch the guard can parse" if files is None else "names no file"
-        return (MUTATE, "apply_patch", why + ", so the guard cannot check it")
+        return Verdict(MUTATE, "apply_patch", why + ", so the guard cannot check it")
     workdir = tool_input.get("workdir")
     if isinstance(workdir, str) and workdir:
         cwd = os.path.join(cwd, workdir)
     for path in files:
         verdict = judge_write("apply_patch", path, cwd, session)
-        if verdict[0] != OK:
+        if verdict.level != OK:
             return verdict
     return PASS
 
@@ -363,19 +364,28 @@ def patch_files(patch: str):
     return files
 
 
-def explain(verdict: tuple, decision: str, session, dialect: str = "claude") -> str:
-    kind, part, why = verdict[:3]
-    part = part if len(part) <= 80 else part[:79] + "…"
+def explain(
+    verdict: Verdict, decision: str, session: hookstate.Session, dialect: str = Dialect.CLAUDE
+) -> str:
+    """The refusal's text: what the rule found, and what to do instead, as the rule chose."""
+    part = verdict.part if len(verdict.part) <= 80 else verdict.part[:79] + "…"
     part = part.replace("`", "'").replace("\n", " ")
-    strict = kind == UNKNOWN and session.strict
-    first = f"`{part}` {why}" + (" (strict guard)" if strict else "")
-    if len(verdict) > 4:  # the rule says what to do instead
-        instead = verdict[4]
-        if instead is UNKNOWN_TOOL_HINT:
-            instead = UNKNOWN_TOOL_HINTS.get(dialect, instead)
-        return f"{first}. {HINT}{instead}; the session is {session.state_dir}."
-    if (len(verdict) > 3 and verdict[3] != DENY) or "person" in why:
-        return f"{first}. {HUMAN_HINT}; the session is {session.state_dir}."
-    ask_hint = ASK_HINT if dialect == "claude" else MODEL_ASK_HINT
-    hint = WRITE_HINT if "worktree" in why else ask_hint if decision == ASK else DENY_HINT
-    return f"{first}. {HINT}{hint}; the session is {session.state_dir}."
+    strict = verdict.level == UNKNOWN and session.strict
+    first = f"`{part}` {verdict.why}" + (" (strict guard)" if strict else "")
+    where = f"; the session is {session.state_dir}."
+    if verdict.hint is Hint.PERSON:
+        return f"{first}. {HUMAN_HINT}{where}"
+    return f"{first}. {HINT}{instead(verdict.hint, decision, dialect)}{where}"
+
+
+def instead(hint: Hint | str, decision: str, dialect: str) -> str:
+    """What to do instead: the rule's own words, or the text for its kind of hint."""
+    if isinstance(hint, str):
+        return hint
+    if hint is Hint.WRITE:
+        return WRITE_HINT
+    if hint is Hint.TOOLS:
+        return UNKNOWN_TOOL_HINTS.get(dialect, UNKNOWN_TOOL_HINT)
+    if decision == ASK:
+        return ASK_HINT if dialect == Dialect.CLAUDE else MODEL_ASK_HINT
+    return DENY_HINT

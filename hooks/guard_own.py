@@ -16,16 +16,16 @@ from __future__ import annotations
 import os
 
 from hooks import shell
-from hooks.guard_tools import ALONE, MUTATE, OK, ONE_PER_CALL, PASS, SAFE_TARGETS
+from hooks.guard_tools import ALONE, MUTATE, OK, ONE_PER_CALL, PASS, SAFE_TARGETS, Hint, Verdict
 from hooks.human_acts import is_human_act
+from state.vocab import GuardDecision
 
 LAUNCHERS = ("plan", "planner", "executor")
 FEEDERS = ("cat", "echo", "printf")
 READ_REDIRECTS = ("<", "<<", "<<-", "<<<")
 CHAIN_OPS = frozenset(("|", "\n", ";", "&&", "||"))
 PERSON = "is the person's decision"
-ASK = "ask"
-DENY = "deny"
+ASK, DENY = GuardDecision.ASK, GuardDecision.DENY
 
 
 def mentions_launcher(command: str) -> bool:
@@ -64,14 +64,15 @@ def judge_own(command: str, session, cwd: str, env):
                 return _not_plain(own[0])
         elif not _harmless(cmd):
             return _not_plain(own[0])
-    worst = max(verdicts, key=lambda v: v[0])
-    if worst[0] != MUTATE or len(found) == 1 or (len(own) == 1 and _fed(found, own[0])):
+    worst = max(verdicts, key=lambda v: v.level)
+    if worst.level != MUTATE or len(found) == 1 or (len(own) == 1 and _fed(found, own[0])):
         return worst
-    return (MUTATE, worst[1], worst[2] + ", run alone", DENY, "run it as one command, alone")
+    alone = "run it as one command, alone"
+    return Verdict(MUTATE, worst.part, worst.why + ", run alone", DENY, alone)
 
 
-def _not_plain(cmd) -> tuple:
-    return (MUTATE, " ".join(cmd.argv), ALONE, DENY, ONE_PER_CALL)
+def _not_plain(cmd) -> Verdict:
+    return Verdict(MUTATE, " ".join(cmd.argv), ALONE, DENY, ONE_PER_CALL)
 
 
 def _captures_own(assignment: str, assigned: set) -> bool:
@@ -95,7 +96,7 @@ def _harmless(cmd) -> bool:
         return True
     from hooks.guard_rules import judge_command
 
-    return judge_command(cmd, 0)[0] == OK
+    return judge_command(cmd, 0).level == OK
 
 
 def _fed(found: list, own) -> bool:
@@ -136,27 +137,30 @@ def _reads_only(redirect) -> bool:
     return redirect.op in (">", ">>") and redirect.target in SAFE_TARGETS
 
 
-def judge_launcher(argv: list, command: str, session, cwd: str) -> tuple:
+def judge_launcher(argv: list, command: str, session, cwd: str) -> Verdict:
     part = " ".join(argv)
     base = argv[0].rsplit("/", 1)[-1]
     words, options = _split(argv[1:])
     for name, value in options:
         if name == "--state-dir" and not _inside(cwd, value, os.path.dirname(session.state_dir)):
-            return (MUTATE, part, "names a state dir outside the project's .planner/")
+            return Verdict(MUTATE, part, "names a state dir outside the project's .planner/")
         if name == "--non-interactive":
-            return (MUTATE, part, PERSON + " (non-interactive approves by itself)", ASK)
+            return Verdict(
+                MUTATE, part, PERSON + " (non-interactive approves by itself)", ASK, Hint.PERSON
+            )
         if name in ("-o", "--output") and not _inside(cwd, value, session.state_dir):
-            return (MUTATE, part, "writes outside the session directory")
+            return Verdict(MUTATE, part, "writes outside the session directory")
     if base == "executor" or words[:1] == ["exec"]:
-        return (MUTATE, part, "executes the plan, which waits for the person's approval")
+        why = "executes the plan, which waits for the person's approval"
+        return Verdict(MUTATE, part, why, hint=Hint.PERSON)
     if base != "plan" or (words[:1] == ["resume"] and words[1:2] in ([], [session.id])):
         return PASS  # resuming the session that is already active changes nothing
     if is_human_act(" ".join(words[:1])) or is_human_act(" ".join(words[:2])):
-        return (MUTATE, part, PERSON, ASK)
+        return Verdict(MUTATE, part, PERSON, ASK, Hint.PERSON)
     return PASS
 
 
-def _split(args: list) -> tuple:
+def _split(args: list) -> Verdict:
     """(positional words, [(option, value)]): every `--opt value` pair as written."""
     words, options, i = [], [], 0
     while i < len(args):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 
-from hooks.guard_tools import MUTATE, PASS, UNKNOWN, judge_git, judge_package
+from hooks.guard_tools import MUTATE, PASS, UNKNOWN, Verdict, judge_git, judge_package
 
 MAX_PLACES = 64
 TEMP_ROOTS = ("/tmp", "/var/tmp", "/dev/shm")
@@ -118,7 +118,7 @@ def lose_track(why: str) -> None:
         CURRENT[0].lost = why
 
 
-def temp_write(verdict: tuple, written: list) -> tuple:
+def temp_write(verdict: Verdict, written: list) -> Verdict:
     """A MUTATE verdict becomes UNKNOWN (run in the sandbox, whose temp dirs are its own) when
     everything written is under a temp dir and a sandbox runs; else it stays as it is."""
     where = current()
@@ -126,7 +126,7 @@ def temp_write(verdict: tuple, written: list) -> tuple:
         return verdict
     if not where.sandboxed():
         return verdict
-    return (UNKNOWN, verdict[1], "writes only temp files, so it runs in the sandbox")
+    return Verdict(UNKNOWN, verdict.part, "writes only temp files, so it runs in the sandbox")
 
 
 TEMP_DEST = ("cp", "install", "ln")  # write only their destination; the rest is read
@@ -156,7 +156,7 @@ def written(argv: list, flags: list) -> list:
     return [target] if target else operands[-1:]
 
 
-def cd(argv: list, flags: list, depth: int) -> tuple:
+def cd(argv: list, flags: list, depth: int) -> Verdict:
     """`cd`/`pushd`/`popd` change where later commands (git) run: followed when judged."""
     where = current()
     if where is None:
@@ -175,22 +175,24 @@ def cd(argv: list, flags: list, depth: int) -> tuple:
     return PASS
 
 
-def git(argv: list, flags: list, depth: int) -> tuple:
+def git(argv: list, flags: list, depth: int) -> Verdict:
     """git, judged by its arguments and, where known, by the repository it would find."""
     return _in_project_repository(argv, judge_git(argv, flags, depth))
 
 
-def go(argv: list, flags: list, depth: int) -> tuple:
+def go(argv: list, flags: list, depth: int) -> Verdict:
     """go stamps builds with `git status` of the module's repository: judged like git."""
     return _in_project_repository(argv, judge_package(argv, flags, depth))
 
 
-def _in_project_repository(argv: list, verdict: tuple) -> tuple:
+def _in_project_repository(argv: list, verdict: Verdict) -> Verdict:
     where = current()
-    if verdict[0] == MUTATE or where is None:
+    if verdict.level == MUTATE or where is None:
         return verdict
     elsewhere = where.foreign_repository()
-    return (UNKNOWN, " ".join(argv), f"runs git, which {elsewhere}") if elsewhere else verdict
+    return (
+        Verdict(UNKNOWN, " ".join(argv), f"runs git, which {elsewhere}") if elsewhere else verdict
+    )
 
 
 def note_activate(argv: list, flags: list) -> None:
@@ -214,13 +216,13 @@ PIP_PATHS: tuple[str, ...] = (
 PIP_PATHS += ("--log", "--log-file", "--cache-dir", "--src", "--report")
 
 
-def pip(argv: list, flags: list, depth: int) -> tuple:
+def pip(argv: list, flags: list, depth: int) -> Verdict:
     """pip: installing or downloading into temp (`--target /tmp/x`, `-d /tmp/x`, or with a
     venv in temp activated) is left to the sandbox; anything else writing stays MUTATE."""
     verdict = judge_package(argv, flags, depth)
     where = current()
     verb = next((a for a in argv[1:] if not a.startswith("-")), "")
-    if verdict[0] != MUTATE or where is None or verb not in ("install", "download", "wheel"):
+    if verdict.level != MUTATE or where is None or verb not in ("install", "download", "wheel"):
         return verdict
     written, i = [], 1
     while i < len(argv):

@@ -1,15 +1,65 @@
 """Guard rules for tools with option languages of their own: git, sed, awk, package managers.
 
 A leaf under hooks/guard_rules.py (shell-level rules and wrappers), so neither imports the
-other; the verdict scale OK < UNKNOWN < MUTATE is defined here for both and for hooks/guard.py.
+other; the verdict record and its scale OK < UNKNOWN < MUTATE are defined here for both and
+for hooks/guard_hook.py.
 """
 
 from __future__ import annotations
 
-from hooks.shell import EXPANDS
+from enum import Enum, IntEnum
 
-OK, UNKNOWN, MUTATE = 0, 1, 2
-PASS = (OK, "", "")
+from hooks.shell import EXPANDS
+from state.vocab import GuardDecision
+
+
+class Level(IntEnum):
+    """How much a command may change; a command's verdict is the worst of its parts'."""
+
+    OK = 0
+    UNKNOWN = 1
+    MUTATE = 2
+
+
+OK, UNKNOWN, MUTATE = Level.OK, Level.UNKNOWN, Level.MUTATE
+
+
+class Hint(Enum):
+    """What a refusal tells the agent to do instead, chosen by the rule that fired (a rule
+    may give its own words instead, a plain str); hooks/guard_hook.py words these."""
+
+    DECISION = "decision"  # the decision's own: ask the person, or record it in the plan
+    WRITE = "write"  # edit in the scratch worktree, then capture the edit
+    PERSON = "person"  # only the person carries it out
+    TOOLS = "tools"  # the tools that work while planning, in the client's names
+
+
+class Verdict:
+    """A rule's judgement: the level, the offending part and why; a decision the rule forces
+    (else the level and the guard's strictness decide), the hint, and for a sandboxed call
+    the command as it runs wrapped. A slotted class, not a dataclass: importing dataclasses
+    costs the guard about as much as importing json, on every tool call."""
+
+    __slots__ = ("decision", "hint", "level", "part", "why", "wrapped")
+
+    def __init__(
+        self,
+        level: Level,
+        part: str = "",
+        why: str = "",
+        decision: GuardDecision | None = None,
+        hint: Hint | str = Hint.DECISION,
+        wrapped: str = "",
+    ) -> None:
+        self.level, self.part, self.why = level, part, why
+        self.decision, self.hint, self.wrapped = decision, hint, wrapped
+
+    def __repr__(self) -> str:
+        fields = (self.level.name, self.part, self.why, self.decision, self.hint, self.wrapped)
+        return "Verdict(" + ", ".join(map(repr, fields)) + ")"
+
+
+PASS = Verdict(OK)
 SAFE_TARGETS = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty")
 CHANGES = "changes the repository or the working tree"
 # The product's own command anywhere but a plain chain (hooks/guard_own.py): denied up front.
@@ -36,10 +86,10 @@ def long_option(arg: str, known: tuple) -> str:
     return matches[0] if len(matches) == 1 else "?" if matches else ""
 
 
-def dynamic_arguments(argv: list, flags: list) -> tuple | None:
+def dynamic_arguments(argv: list, flags: list) -> Verdict | None:
     """An UNKNOWN verdict when an argument is computed at run time (it could be `-i`)."""
     if any(f & EXPANDS for f in flags[1:]):
-        return (UNKNOWN, " ".join(argv), "has arguments known only at run time")
+        return Verdict(UNKNOWN, " ".join(argv), "has arguments known only at run time")
     return None
 
 
@@ -119,11 +169,11 @@ GIT_RUNS: tuple[str, ...] = (
 GIT_RUNS += ("--ext-diff",)
 
 
-def judge_git(argv: list, flags: list, depth: int) -> tuple:
+def judge_git(argv: list, flags: list, depth: int) -> Verdict:
     verdict = _judge_git(argv)
-    if verdict[0] == OK and _git_elsewhere(argv):
+    if verdict.level == OK and _git_elsewhere(argv):
         why = "runs git on another repository, whose configuration may run commands"
-        return (UNKNOWN, " ".join(argv), why)
+        return Verdict(UNKNOWN, " ".join(argv), why)
     return dynamic_arguments(argv, flags) or verdict
 
 
@@ -140,18 +190,18 @@ def _git_elsewhere(argv: list) -> bool:
     return False
 
 
-def _judge_git(argv: list) -> tuple:
+def _judge_git(argv: list) -> Verdict:
     part = " ".join(argv)
     i = 1
     while i < len(argv) and argv[i].startswith("-"):
         arg = argv[i]
         name = arg.split("=", 1)[0]
         if (name in ("--config-env", "--exec-path") and "=" in arg) or arg == "--config-env":
-            return (UNKNOWN, part, "changes how git runs its helpers")
+            return Verdict(UNKNOWN, part, "changes how git runs its helpers")
         if arg == "-c" and not _safe_git_setting(argv[i + 1] if i + 1 < len(argv) else ""):
-            return (UNKNOWN, part, "sets git configuration that can run commands")
+            return Verdict(UNKNOWN, part, "sets git configuration that can run commands")
         if arg.startswith("-c") and arg != "-c" and not _safe_git_setting(arg[2:]):
-            return (UNKNOWN, part, "sets git configuration that can run commands")
+            return Verdict(UNKNOWN, part, "sets git configuration that can run commands")
         if arg in ("--version", "--help", "-h", "--exec-path", "--html-path", "--man-path"):
             return PASS
         i += 2 if arg in GIT_GLOBAL_WITH_ARG else 1
@@ -164,21 +214,21 @@ def _judge_git(argv: list) -> tuple:
         if arg == "--":
             break
         if long_option(arg, GIT_RUNS):
-            return (UNKNOWN, part, "names a program for git to run")
+            return Verdict(UNKNOWN, part, "names a program for git to run")
         if arg.startswith("-O") or (sub == "ls-remote" and arg.startswith("-u")):
-            return (UNKNOWN, part, "names a program for git to run")
+            return Verdict(UNKNOWN, part, "names a program for git to run")
         if arg.split("=", 1)[0] in ("--output", "--outp", "--outpu") or (
             sub == "archive" and arg.startswith("-o")
         ):
-            return (MUTATE, part, "writes its output to a file")
+            return Verdict(MUTATE, part, "writes its output to a file")
     if sub in GIT_SUBCOMMANDS:
         why = GIT_SUBCOMMANDS[sub](rest)
-        return PASS if why is None else (MUTATE, part, why)
+        return PASS if why is None else Verdict(MUTATE, part, why)
     if sub in GIT_READ:
         return PASS
     if sub in GIT_WRITE:
-        return (MUTATE, part, CHANGES)
-    return (UNKNOWN, part, "is not a git command known to be read-only")
+        return Verdict(MUTATE, part, CHANGES)
+    return Verdict(UNKNOWN, part, "is not a git command known to be read-only")
 
 
 def _safe_git_setting(setting: str) -> bool:
@@ -323,7 +373,7 @@ SED_LONG += ("--help", "--version")
 SED_RUNS = "runs shell commands from its script"
 
 
-def judge_sed(argv: list, flags: list, depth: int) -> tuple:
+def judge_sed(argv: list, flags: list, depth: int) -> Verdict:
     part = " ".join(argv)
     scripts, operands, unseen, sandbox = [], [], False, False
     i = 1
@@ -335,9 +385,9 @@ def judge_sed(argv: list, flags: list, depth: int) -> tuple:
             break
         name = long_option(arg, SED_LONG) or name
         if name == "?":
-            return (UNKNOWN, part, "has an ambiguous option")
+            return Verdict(UNKNOWN, part, "has an ambiguous option")
         if name == "--in-place":
-            return (MUTATE, part, "edits files in place")
+            return Verdict(MUTATE, part, "edits files in place")
         if name in ("--expression", "--file", "--line-length"):
             value = value if eq else (argv[i + 1] if i + 1 < len(argv) else "")
             i += 0 if eq else 1
@@ -348,7 +398,7 @@ def judge_sed(argv: list, flags: list, depth: int) -> tuple:
         elif arg.startswith("-") and not arg.startswith("--") and len(arg) > 1:
             letter, value = _short_option(arg, "efl")
             if "i" in arg[1 : arg.find(letter) if letter else len(arg)]:
-                return (MUTATE, part, "edits files in place")
+                return Verdict(MUTATE, part, "edits files in place")
             if letter and not value:
                 value = argv[i + 1] if i + 1 < len(argv) else ""
                 i += 1
@@ -362,9 +412,9 @@ def judge_sed(argv: list, flags: list, depth: int) -> tuple:
     if sandbox:
         return dynamic_arguments(argv, flags) or PASS
     if unseen:
-        return (UNKNOWN, part, "runs a sed script file the guard cannot see")
+        return Verdict(UNKNOWN, part, "runs a sed script file the guard cannot see")
     why = next(filter(None, map(sed_script_writes, scripts)), None)
-    return (MUTATE, part, why) if why else dynamic_arguments(argv, flags) or PASS
+    return Verdict(MUTATE, part, why) if why else dynamic_arguments(argv, flags) or PASS
 
 
 def _short_option(arg: str, with_value: str) -> tuple[str, str]:
@@ -421,7 +471,7 @@ AWK_WITH_ARG = ("-v", "-F", "--assign", "--field-separator", "-e", "--source")
 AWK_WRITING = ("-d", "-o", "-p", "--dump-variables", "--pretty-print", "--profile")
 
 
-def judge_awk(argv: list, flags: list, depth: int) -> tuple:
+def judge_awk(argv: list, flags: list, depth: int) -> Verdict:
     part = " ".join(argv)
     programs, i = [], 1
     while i < len(argv) and argv[i].startswith("-") and argv[i] != "-":
@@ -434,19 +484,19 @@ def judge_awk(argv: list, flags: list, depth: int) -> tuple:
         if arg[:2] == "-i" or name == "--include":
             library = value if eq else arg[2:] if arg[:2] == "-i" and len(arg) > 2 else following
             if library.startswith("inplace"):
-                return (MUTATE, part, "edits files in place")
-            return (UNKNOWN, part, "loads an awk library the guard cannot see")
+                return Verdict(MUTATE, part, "edits files in place")
+            return Verdict(UNKNOWN, part, "loads an awk library the guard cannot see")
         if arg[:2] in ("-f", "-E", "-l") or name in ("--file", "--exec", "--load"):
-            return (UNKNOWN, part, "runs an awk program the guard cannot see")
+            return Verdict(UNKNOWN, part, "runs an awk program the guard cannot see")
         if arg[:2] in ("-d", "-o", "-p") or name in AWK_WRITING:
-            return (MUTATE, part, "writes a file")
+            return Verdict(MUTATE, part, "writes a file")
         if arg in ("-e", "--source"):
             programs.append(following)
         i += 2 if arg in AWK_WITH_ARG else 1
     if not programs:
         programs.append(argv[i] if i < len(argv) else "")
     why = next(filter(None, map(awk_program_writes, programs)), None)
-    return (MUTATE, part, why) if why else dynamic_arguments(argv, flags) or PASS
+    return Verdict(MUTATE, part, why) if why else dynamic_arguments(argv, flags) or PASS
 
 
 def awk_program_writes(program: str) -> str | None:
@@ -502,8 +552,8 @@ def _awk_command(tokens: list, closer: str) -> str | None:
         return AWK_RUNS
     if closer and tokens[1:2] != [closer]:
         return AWK_RUNS
-    kind, _, why = _classify_bash[0](tokens[0][1:], 1)
-    return None if kind == OK else AWK_RUNS if kind == UNKNOWN else why
+    verdict = _classify_bash[0](tokens[0][1:], 1)
+    return None if verdict.level == OK else AWK_RUNS if verdict.level == UNKNOWN else verdict.why
 
 
 def _awk_tokens(text: str) -> list:
@@ -597,7 +647,7 @@ WRITING_OPTIONS: tuple[str, ...] = (
 WRITING_OPTIONS += ("--prefix", "--root", "--output", "--report", "--dest", "--outdir", "--out")
 
 
-def judge_package(argv: list, flags: list, depth: int) -> tuple:
+def judge_package(argv: list, flags: list, depth: int) -> Verdict:
     part = " ".join(argv)
     writes, reads = PACKAGE_MANAGERS[argv[0].rsplit("/", 1)[-1]]
     words = [a for a in argv[1:] if not a.startswith("-")]
@@ -605,17 +655,17 @@ def judge_package(argv: list, flags: list, depth: int) -> tuple:
     for option in options:
         name = option.split("=", 1)[0]
         if name in WRITING_OPTIONS or name.startswith(("--log", "--cache")):
-            return (MUTATE, part, "writes files named by its options (logs, caches, output)")
+            return Verdict(MUTATE, part, "writes files named by its options (logs, caches, output)")
     if argv[0].endswith("cargo") and words[:1] in (["tree"], ["metadata"]):
         if "--locked" in options or "--frozen" in options:
             return PASS
-        return (MUTATE, part, "may create or update Cargo.lock (add --locked)")
+        return Verdict(MUTATE, part, "may create or update Cargo.lock (add --locked)")
     for verb in (" ".join(words[:2]), words[0] if words else options[0] if options else ""):
         if verb in writes:
-            return (MUTATE, part, "installs, removes or updates packages")
+            return Verdict(MUTATE, part, "installs, removes or updates packages")
         if verb in reads:
             return PASS
     if not words:
         bare_yarn_installs = argv[0].endswith("yarn") and not options
-        return (MUTATE, part, "installs packages") if bare_yarn_installs else PASS
-    return (UNKNOWN, part, "runs a package-manager command the guard cannot judge")
+        return Verdict(MUTATE, part, "installs packages") if bare_yarn_installs else PASS
+    return Verdict(UNKNOWN, part, "runs a package-manager command the guard cannot judge")

@@ -2,16 +2,18 @@
 (the OS sandbox is hooks/sandbox.py).
 
 Standard library only (the guard and SessionStart run as `python3 -S` before any environment
-exists): of the package it imports only state/status_view.py, itself standard library only.
+exists): of the package it imports only state/vocab.py and state/status_view.py, themselves
+standard library only.
 """
 
 from __future__ import annotations
 
 import os
 
-CLOSED = frozenset({"completed", "cancelled", "failed"})
-# Statuses known not to be planning; any other (a new one, a typo, "bogus") guards as planning.
-SETTLED = frozenset({"approved", "executing", "result_review", *CLOSED})
+from state.vocab import SETTLED, Dialect
+
+# SETTLED: statuses known not to be planning; any other (a new one, a typo, "bogus") guards as
+# planning.
 PROJECT_ENV = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR")
 MAX_SESSION_BYTES = 4 << 20
 
@@ -138,7 +140,7 @@ def read_session(state_dir: str):
     return Session(state_dir, data)
 
 
-def status_text(session: Session, dialect: str = "claude") -> str:
+def status_text(session: Session, dialect: str = Dialect.CLAUDE) -> str:
     """What SessionStart prints: the same text as `plan status` (state/status_view.py)."""
     from json import loads
 
@@ -163,7 +165,8 @@ def client_dialect(env=None) -> str:
     gives every command CODEX_THREAD_ID (and runs no rewritten command, so its guard line
     differs); Claude Code and Gemini CLI share the sandboxed one."""
     env = os.environ if env is None else env
-    return "codex" if env.get("CODEX_THREAD_ID") or env.get("CODEX_SESSION_ID") else "claude"
+    codex = env.get("CODEX_THREAD_ID") or env.get("CODEX_SESSION_ID")
+    return Dialect.CODEX if codex else Dialect.CLAUDE
 
 
 def with_guard(summary: dict, dialect=None) -> dict:
@@ -173,7 +176,7 @@ def with_guard(summary: dict, dialect=None) -> dict:
     if summary["status"] in SETTLED:
         return summary
     dialect = dialect or client_dialect()
-    if dialect == "codex":
+    if dialect == Dialect.CODEX:
         return {**summary, "guard": f"{CODEX_GUARD} ({summary['state_dir']}/worktree)"}
     note = sandbox_note()
     if note:

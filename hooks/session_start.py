@@ -19,6 +19,8 @@ import sys
 if __name__ == "__main__" and not __package__:
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from state.vocab import CLOSED, Dialect
+
 HEADER = "planner: an active session (run the NEXT command to continue; `plan status` for more)"
 
 
@@ -33,7 +35,7 @@ def hook_cwd(raw: bytes):
     return cwd if isinstance(cwd, str) and cwd else None
 
 
-def report(cwd, dialect: str = "claude") -> str:
+def report(cwd, dialect: str = Dialect.CLAUDE) -> str:
     """The text to print for the project (see hooks/hookstate.py for how it is found), or ""
     when there is nothing to resume."""
     from hooks import hookstate
@@ -43,13 +45,13 @@ def report(cwd, dialect: str = "claude") -> str:
         session = hookstate.find_session(start, also=(cwd,))
     except hookstate.DamagedSession as e:
         return f"planner: the active session {os.path.dirname(str(e))} cannot be read: {e}"
-    if session is None or session.status in hookstate.CLOSED:
+    if session is None or session.status in CLOSED:
         return ""
     return f"{HEADER}\n{hookstate.status_text(session, dialect)}"
 
 
 def render(text: str, dialect: str) -> str:
-    if dialect != "gemini":
+    if dialect != Dialect.GEMINI:
         return text
     import json
     import re
@@ -74,7 +76,8 @@ def parse_dialect(args: list, env=None) -> str:
         if arg.startswith("--dialect="):
             return arg.split("=", 1)[1]
     env = os.environ if env is None else env
-    return "gemini" if env.get("GEMINI_SESSION_ID") and env.get("GEMINI_CWD") else "claude"
+    gemini = env.get("GEMINI_SESSION_ID") and env.get("GEMINI_CWD")
+    return Dialect.GEMINI if gemini else Dialect.CLAUDE
 
 
 def launchers_note(dialect: str, env=None) -> str:
@@ -84,7 +87,7 @@ def launchers_note(dialect: str, env=None) -> str:
     import shutil
 
     env = os.environ if env is None else env
-    if dialect == "claude" or shutil.which("planner", path=env.get("PATH", "")):
+    if dialect == Dialect.CLAUDE or shutil.which("planner", path=env.get("PATH", "")):
         return ""
     bin_dir = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bin")
     return (

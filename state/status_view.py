@@ -1,8 +1,8 @@
 """Where a session stands, as one record and one text, for `plan status`, `planner status`
 and the SessionStart hook alike (docs/design.md, "One status").
 
-Standard library only and no other import of the package: the hook imports it under
-`python3 -S -I` before any environment exists. The next command is the one recorded in
+Standard library only, importing of the package only state/vocab.py: the hook imports it
+under `python3 -S -I` before any environment exists. The next command is the one recorded in
 session.json, which every commit that moves the session refreshes from the live routing
 (shared/status.py), so nothing here works routing out a second time.
 """
@@ -10,6 +10,8 @@ session.json, which every commit that moves the session refreshes from the live 
 from __future__ import annotations
 
 import os
+
+from state.vocab import ENDED
 
 ROUTING_PREFIXES = ("NEXT", "IF ", "DONE")
 SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-")
@@ -28,7 +30,7 @@ def next_lines(session: dict, state_dir: str) -> str:
     """The routing lines to show: recorded by the last commit, or why there are none. A
     session copied or moved since shows its own directory, not the one it was recorded in."""
     status = session.get("status")
-    if status in ("cancelled", "failed"):
+    if status in ENDED:
         return f"(none: the session is {status}: {session.get('reason') or 'no reason given'})"
     recorded = session.get("next_command")
     if not isinstance(recorded, str) or not recorded:

@@ -119,7 +119,7 @@ def test_corpus_is_large_and_mixed():
 @pytest.mark.parametrize(("command", "label"), CORPUS, ids=[c[:40] for c, _ in CORPUS])
 def test_corpus_classification(command, label):
     verdict = classify_bash(command)
-    assert KIND_TO_LABEL[verdict[0]] == label, verdict
+    assert KIND_TO_LABEL[verdict.level] == label, verdict
 
 
 LAYER_ONE = [(c, label) for c, label in CORPUS if (c, label) not in OWN]

@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 
 from hooks import guard_hook as guard
 from hooks import hookstate, sandbox
+from state import vocab
 from tests.cli.guard_corpus import BYPASSES, CORPUS, DENY, FALSE_DENIALS
 from tests.cli.test_guard import make_session
 
@@ -616,6 +617,7 @@ def test_a_plugin_under_a_temp_dir_still_loads_the_filter(env, tmp_path):
     bound back for the probe and for every command, so the filter still loads."""
     plugin = tmp_path / "plugin"
     shutil.copytree(Path(sandbox.__file__).parent, plugin / "hooks")
+    shutil.copytree(Path(vocab.__file__).parent, plugin / "state")  # the vocabulary
     project = make_project(tmp_path / "p")
     code = (
         "import json, sys; sys.path.insert(0, sys.argv[1]); from hooks import hookstate, sandbox\n"
