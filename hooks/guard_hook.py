@@ -35,6 +35,15 @@ from hooks import hookstate
 from hooks.guard_tools import MUTATE, OK, PASS, UNKNOWN, Hint, Verdict, names
 from state.vocab import Dialect, GuardDecision
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+    from hooks.hookstate import Session
+
+    Env = Mapping[str, str]
+
 FILE_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path"}
 FILE_TOOLS["NotebookEdit"] = "notebook_path"
 GEMINI_TOOLS = {"run_shell_command": "Bash", "write_file": "Write", "replace": "Edit"}
@@ -69,7 +78,7 @@ UNKNOWN_TOOL_HINT = "read with Read/Grep/Glob, run shell commands with Bash (jud
 UNKNOWN_TOOL_HINT += " sandboxed), edit in the scratch worktree (`plan worktree`); after"
 UNKNOWN_TOOL_HINT += " approval every tool runs"
 # The same, in the tools and the truth of the clients that name them otherwise.
-UNKNOWN_TOOL_HINTS = {
+UNKNOWN_TOOL_HINTS: dict[str, str] = {
     Dialect.CODEX: "read with shell commands that change nothing (cat, grep, ls, git show, …:"
     " judged, never sandboxed), edit with apply_patch in the scratch worktree (`plan"
     " worktree`); after approval every tool runs",
@@ -91,8 +100,8 @@ DamagedSession = hookstate.DamagedSession
 # -- the hook --------------------------------------------------------------------------------
 
 
-def main(argv=None) -> int:
-    dialect = Dialect.CLAUDE
+def main(argv: list[str] | None = None) -> int:
+    dialect: str = Dialect.CLAUDE
     try:
         dialect = parse_dialect(sys.argv[1:] if argv is None else argv)
         stream = sys.stdin.buffer if sys.stdin is not None else None
@@ -111,8 +120,8 @@ def main(argv=None) -> int:
     return 0
 
 
-def parse_dialect(argv: list) -> str:
-    dialect = Dialect.CLAUDE
+def parse_dialect(argv: list[str]) -> Dialect:
+    dialect: str = Dialect.CLAUDE
     for i, arg in enumerate(argv):
         if arg == "--dialect" and i + 1 < len(argv):
             dialect = argv[i + 1]
@@ -120,10 +129,10 @@ def parse_dialect(argv: list) -> str:
             dialect = arg.split("=", 1)[1]
     if dialect not in DIALECTS:
         raise ValueError(f"unknown --dialect {dialect!r}; use claude, codex or gemini")
-    return dialect
+    return Dialect(dialect)
 
 
-def run(raw: bytes, dialect: str = Dialect.CLAUDE, env=None) -> str:
+def run(raw: bytes, dialect: str = Dialect.CLAUDE, env: Env | None = None) -> str:
     """The hook's whole job: stdin bytes in, the text for stdout out ("" lets the call pass)."""
     env = os.environ if env is None else env
     try:
@@ -159,7 +168,7 @@ def run(raw: bytes, dialect: str = Dialect.CLAUDE, env=None) -> str:
     return finish(dialect, decision, reason, session, tool, target_of(hook))
 
 
-def parse_hook(raw: bytes) -> dict:
+def parse_hook(raw: bytes) -> dict[str, Any]:
     if not raw.strip():
         raise Malformed("stdin is empty")
     try:
@@ -180,17 +189,18 @@ def parse_hook(raw: bytes) -> dict:
     return hook
 
 
-def target_of(hook: dict) -> str:
+def target_of(hook: dict[str, Any]) -> str:
     tool_input = hook.get("tool_input") or {}
     for key in ("command", "file_path", "notebook_path", "cmd"):
-        if isinstance(tool_input.get(key), str):
-            return tool_input[key]
+        target = tool_input.get(key)
+        if isinstance(target, str):
+            return target
     return ""
 
 
 def render(dialect: str, decision: str, reason: str) -> str:
     if dialect == Dialect.GEMINI:
-        return dumps({"decision": "deny", "reason": reason})
+        return dumps({"decision": DENY, "reason": reason})
     if dialect == Dialect.CODEX:
         # Codex shows "Command blocked by PreToolUse hook: REASON. Command: CMD": its own period.
         decision, reason = DENY, reason.rstrip(". ")
@@ -199,7 +209,7 @@ def render(dialect: str, decision: str, reason: str) -> str:
     return dumps({"hookSpecificOutput": inner})
 
 
-def render_wrapped(dialect: str, hook: dict, command: str) -> str:
+def render_wrapped(dialect: str, hook: dict[str, Any], command: str) -> str:
     """The call with its command replaced by the sandboxed one and no decision, so the
     harness's own permission rules still apply to it."""
     tool_input = dict(hook.get("tool_input") or {})
@@ -214,7 +224,9 @@ def render_wrapped(dialect: str, hook: dict, command: str) -> str:
     )
 
 
-def finish(dialect: str, decision: str, reason: str, session, tool: str, target: str) -> str:
+def finish(
+    dialect: str, decision: str, reason: str, session: Session | None, tool: str, target: str
+) -> str:
     if dialect != Dialect.CLAUDE:
         decision = DENY
     if session is not None:
@@ -222,9 +234,9 @@ def finish(dialect: str, decision: str, reason: str, session, tool: str, target:
     return render(dialect, decision, reason)
 
 
-def audit(session, tool: str, target: str, decision: str, reason: str) -> None:
+def audit(session: Session, tool: str, target: str, decision: str, reason: str) -> None:
     """One line per call, appended in one write(2) on an O_APPEND fd: atomic, no lock."""
-    event = "sandboxed" if decision == "sandboxed" else "blocked"
+    event = "sandboxed" if decision == SANDBOXED else "blocked"
     entry = {"ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "event": event}
     entry.update(by="guard", session=session.id, tool=tool, target=target[:500])
     entry.update(decision=decision, reason=reason)
@@ -241,7 +253,7 @@ def audit(session, tool: str, target: str, decision: str, reason: str) -> None:
         os.close(fd)
 
 
-def planning_session(cwd, env):
+def planning_session(cwd: object, env: Env) -> Session | None:
     try:
         session = hookstate.find_session(hookstate.project_dir(cwd, env), env)
     except DamagedSession:
@@ -252,7 +264,9 @@ def planning_session(cwd, env):
 # -- the policy ------------------------------------------------------------------------------
 
 
-def judge_tool(tool: str, hook: dict, cwd: str, session, project: str, env) -> Verdict:
+def judge_tool(
+    tool: str, hook: dict[str, Any], cwd: str, session: Session, project: str, env: Env
+) -> Verdict:
     tool_input = hook.get("tool_input") or {}
     if tool == "Bash":
         command = tool_input.get("command", tool_input.get("cmd"))
@@ -270,7 +284,7 @@ def judge_tool(tool: str, hook: dict, cwd: str, session, project: str, env) -> V
     return Verdict(MUTATE, tool, why, DENY, Hint.TOOLS)
 
 
-def judge_bash(command: str, session, cwd: str, project: str, env) -> Verdict:
+def judge_bash(command: str, session: Session, cwd: str, project: str, env: Env) -> Verdict:
     if "plan" in command or "executor" in command:
         from hooks.guard_own import judge_own
 
@@ -287,7 +301,7 @@ def judge_bash(command: str, session, cwd: str, project: str, env) -> Verdict:
 
     # the project is the one holding the session, never one found from the hook's cwd (a
     # repository planted in the worktree would be "the project" then)
-    where = Where(cwd, project, session.worktree, env, lambda: sandbox_program(env))
+    where = Where(cwd, project, session.worktree, env, lambda: sandbox_program(env) is not None)
     where.scratch = scratch_dir(session) + os.sep  # written there, like temp, in the sandbox
     verdict = classify_bash(command, where=where)
     if verdict.level == MUTATE or (verdict.level == UNKNOWN and session.strict):
@@ -298,7 +312,7 @@ def judge_bash(command: str, session, cwd: str, project: str, env) -> Verdict:
     return Verdict(verdict.level, verdict.part, verdict.why, SANDBOXED, wrapped=wrapped)
 
 
-def judge_write(tool: str, path: str, cwd: str, session, mode=None) -> Verdict:
+def judge_write(tool: str, path: str, cwd: str, session: Session, mode: object = None) -> Verdict:
     """File tools write only inside the session's scratch worktree (never its state)."""
     try:
         target = os.path.realpath(os.path.join(cwd, os.path.expanduser(path)))
@@ -318,7 +332,7 @@ def judge_write(tool: str, path: str, cwd: str, session, mode=None) -> Verdict:
     return Verdict(MUTATE, f"{tool} {path}", why, hint=Hint.WRITE)
 
 
-def judge_patch(tool_input: dict, cwd: str, session) -> Verdict:
+def judge_patch(tool_input: dict[str, Any], cwd: str, session: Session) -> Verdict:
     """Every file a Codex patch names must be inside the worktree. The patch is read as Codex
     reads it (headers trimmed, `*** Move to:` too) and, to be safe, every line that looks like
     a header once trimmed counts as well; a patch whose framing does not parse is denied."""
@@ -342,7 +356,7 @@ RUST_SPACE = "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\
 RUST_SPACE += "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
 
 
-def patch_files(patch: str):
+def patch_files(patch: str) -> list[str] | None:
     """The paths a Codex patch touches (`Add`, `Update`, `Delete`, `Move to`), or None when
     its framing does not parse. Lines split on newlines alone and trimmed as Codex does."""
     lines = [
@@ -365,7 +379,7 @@ def patch_files(patch: str):
 
 
 def explain(
-    verdict: Verdict, decision: str, session: hookstate.Session, dialect: str = Dialect.CLAUDE
+    verdict: Verdict, decision: str, session: Session, dialect: str = Dialect.CLAUDE
 ) -> str:
     """The refusal's text: what the rule found, and what to do instead, as the rule chose."""
     part = verdict.part if len(verdict.part) <= 80 else verdict.part[:79] + "…"

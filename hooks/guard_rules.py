@@ -26,6 +26,13 @@ from hooks.guard_tools import (
     names,
     register_bash_classifier,
 )
+from state.vocab import GuardDecision
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    Rule = Callable[[list[str], list[int], int], Verdict]  # argv, flags, nesting depth
 
 MAX_DEPTH = 20
 WRITING_REDIRECTS = (">", ">>", ">|", "&>", "&>>", "<>")
@@ -149,7 +156,7 @@ def judge_redirect(redirect: shell.Redirect) -> Verdict:
     return places.temp_write(verdict, [(target, redirect.flags)])
 
 
-def judge_assignments(assignments: list) -> Verdict:
+def judge_assignments(assignments: list[str]) -> Verdict:
     for word in assignments:
         name, _, value = word.partition("=")
         name = name.rstrip("+")
@@ -168,14 +175,14 @@ def risky_variable(name: str) -> bool:
     return name in RISKY_VARIABLES or name.startswith(RISKY_PREFIXES)
 
 
-def judge_argv(argv: list, flags: list, depth: int) -> Verdict:
+def judge_argv(argv: list[str], flags: list[int], depth: int) -> Verdict:
     name = argv[0]
     part = " ".join(argv)
     if flags[0] & shell.EXPANDS or not name or (flags[0] & shell.GLOBS and _may_glob(name)):
         return Verdict(UNKNOWN, part, "runs a command chosen at run time")
     base = name.rsplit("/", 1)[-1]
     if base in OWN_COMMANDS:  # in the sandbox it could not write its session: say so now
-        return Verdict(MUTATE, part, ALONE, "deny", ONE_PER_CALL)
+        return Verdict(MUTATE, part, ALONE, GuardDecision.DENY, ONE_PER_CALL)
     if base in MUTATORS:
         return places.temp_write(Verdict(MUTATE, part, MUTATORS[base]), places.written(argv, flags))
     if "/" in name and (not name.startswith(SYSTEM_DIRS) or "/../" in name):
@@ -190,7 +197,7 @@ def judge_argv(argv: list, flags: list, depth: int) -> Verdict:
     return Verdict(UNKNOWN, part, "is not known to be read-only")
 
 
-def inner(argv: list, flags: list, start: int, depth: int) -> Verdict:
+def inner(argv: list[str], flags: list[int], start: int, depth: int) -> Verdict:
     """Judge the command a wrapper runs from argv[start:]; nothing to run is read-only."""
     if start >= len(argv):
         return PASS
@@ -223,7 +230,7 @@ def _is_python(base: str) -> bool:
     return base.startswith("python3.") and base[8:].isdigit()
 
 
-def _skip_options(argv: list, start: int, with_arg: tuple) -> int:
+def _skip_options(argv: list[str], start: int, with_arg: tuple[str, ...]) -> int:
     """Index of the first operand after options; `with_arg` options take the next word."""
     i = start
     while i < len(argv):
@@ -239,14 +246,14 @@ def _skip_options(argv: list, start: int, with_arg: tuple) -> int:
 # -- wrappers: judged by what they run -------------------------------------------------------
 
 
-def _wrapper(with_arg: tuple):
-    def rule(argv: list, flags: list, depth: int) -> Verdict:
+def _wrapper(with_arg: tuple[str, ...]) -> Rule:
+    def rule(argv: list[str], flags: list[int], depth: int) -> Verdict:
         return inner(argv, flags, _skip_options(argv, 1, with_arg), depth)
 
     return rule
 
 
-def _env(argv: list, flags: list, depth: int) -> Verdict:
+def _env(argv: list[str], flags: list[int], depth: int) -> Verdict:
     i = 1
     while i < len(argv):
         arg = argv[i]
@@ -271,19 +278,19 @@ def _env(argv: list, flags: list, depth: int) -> Verdict:
     return inner(argv, flags, i, depth)
 
 
-def _nice(argv: list, flags: list, depth: int) -> Verdict:
+def _nice(argv: list[str], flags: list[int], depth: int) -> Verdict:
     i = 1
     while i < len(argv) and argv[i].startswith("-") and argv[i] != "--":
         i += 2 if argv[i] in ("-n", "--adjustment") else 1
     return inner(argv, flags, i + (i < len(argv) and argv[i] == "--"), depth)
 
 
-def _timeout(argv: list, flags: list, depth: int) -> Verdict:
+def _timeout(argv: list[str], flags: list[int], depth: int) -> Verdict:
     i = _skip_options(argv, 1, ("-s", "-k", "--signal", "--kill-after"))
     return inner(argv, flags, i + 1, depth)
 
 
-def _time(argv: list, flags: list, depth: int) -> Verdict:
+def _time(argv: list[str], flags: list[int], depth: int) -> Verdict:
     for arg in argv[1:]:
         if not arg.startswith("-"):
             break
@@ -292,13 +299,13 @@ def _time(argv: list, flags: list, depth: int) -> Verdict:
     return inner(argv, flags, _skip_options(argv, 1, ("-f", "--format")), depth)
 
 
-def _command(argv: list, flags: list, depth: int) -> Verdict:
+def _command(argv: list[str], flags: list[int], depth: int) -> Verdict:
     if any(arg in ("-v", "-V") for arg in argv[1:2]):
         return PASS
     return inner(argv, flags, _skip_options(argv, 1, ()), depth)
 
 
-def _sudo(argv: list, flags: list, depth: int) -> Verdict:
+def _sudo(argv: list[str], flags: list[int], depth: int) -> Verdict:
     part = " ".join(argv)
     i = _skip_options(argv, 1, ("-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-T", "-U"))
     options = set("".join(a[1:] for a in argv[1:i] if a.startswith("-") and not a.startswith("--")))
@@ -329,7 +336,7 @@ XARGS_FLAGS: tuple[str, ...] = (
 XARGS_FLAGS += ("--open-tty", "--show-limits", "--help", "--version")
 
 
-def _xargs(argv: list, flags: list, depth: int) -> Verdict:
+def _xargs(argv: list[str], flags: list[int], depth: int) -> Verdict:
     """GNU xargs: `--max-lines rm` runs rm (the value is optional), `-e`/`-i`/`-l` glue theirs."""
     i = 1
     while i < len(argv):
@@ -348,7 +355,7 @@ def _xargs(argv: list, flags: list, depth: int) -> Verdict:
     return inner(argv, flags, i, depth)
 
 
-def _shell(argv: list, flags: list, depth: int) -> Verdict:
+def _shell(argv: list[str], flags: list[int], depth: int) -> Verdict:
     part = " ".join(argv)
     has_c, i = False, 1
     while i < len(argv) and argv[i][:1] in "-+" and argv[i] not in ("--", "-", "+"):
@@ -364,11 +371,11 @@ def _shell(argv: list, flags: list, depth: int) -> Verdict:
     return classify_bash(argv[i], depth + 1)
 
 
-def _eval(argv: list, flags: list, depth: int) -> Verdict:
+def _eval(argv: list[str], flags: list[int], depth: int) -> Verdict:
     return dynamic_arguments(argv, flags) or classify_bash(" ".join(argv[1:]), depth + 1)
 
 
-def _source(argv: list, flags: list, depth: int) -> Verdict:
+def _source(argv: list[str], flags: list[int], depth: int) -> Verdict:
     places.note_activate(argv, flags)
     return Verdict(UNKNOWN, " ".join(argv), "runs a script the guard cannot see")
 
@@ -376,7 +383,7 @@ def _source(argv: list, flags: list, depth: int) -> Verdict:
 # -- commands with options that write --------------------------------------------------------
 
 
-def _find(argv: list, flags: list, depth: int) -> Verdict:
+def _find(argv: list[str], flags: list[int], depth: int) -> Verdict:
     part = " ".join(argv)
     worst = dynamic_arguments(argv, flags) or PASS
     i = 1
@@ -401,23 +408,23 @@ def _find(argv: list, flags: list, depth: int) -> Verdict:
     return worst
 
 
-def _fd(argv: list, flags: list, depth: int) -> Verdict:
+def _fd(argv: list[str], flags: list[int], depth: int) -> Verdict:
     for i, arg in enumerate(argv):
         if arg in ("-x", "--exec", "-X", "--exec-batch"):
             return inner(argv, flags, i + 1, depth)
     return PASS
 
 
-def _rg(argv: list, flags: list, depth: int) -> Verdict:
+def _rg(argv: list[str], flags: list[int], depth: int) -> Verdict:
     if any(a == "--pre" or a.startswith("--pre=") for a in argv[1:]):
         return Verdict(UNKNOWN, " ".join(argv), "runs a preprocessor command")
     return dynamic_arguments(argv, flags) or PASS
 
 
-def _option_writes(short: str, long: tuple, why: str, with_value: str = ""):
+def _option_writes(short: str, long: tuple[str, ...], why: str, with_value: str = "") -> Rule:
     """A rule for a read-only tool that writes when given `-<short>` or a `long` option."""
 
-    def rule(argv: list, flags: list, depth: int) -> Verdict:
+    def rule(argv: list[str], flags: list[int], depth: int) -> Verdict:
         for arg in argv[1:]:
             if arg == "--":
                 break
@@ -438,7 +445,7 @@ def _short_letters(arg: str, with_value: str) -> str:
     return arg[1:]
 
 
-def _uniq(argv: list, flags: list, depth: int) -> Verdict:
+def _uniq(argv: list[str], flags: list[int], depth: int) -> Verdict:
     operands, i = [], 1
     while i < len(argv):
         arg = argv[i]
@@ -458,7 +465,7 @@ SORT_LONG += ("--parallel", "--batch-size", "--sort", "--debug", "--reverse", "-
 SORT_LONG += ("--numeric-sort", "--general-numeric-sort", "--human-numeric-sort", "--check")
 
 
-def _sort(argv: list, flags: list, depth: int) -> Verdict:
+def _sort(argv: list[str], flags: list[int], depth: int) -> Verdict:
     part = " ".join(argv)
     for arg in argv[1:]:
         if arg == "--":
@@ -474,7 +481,7 @@ def _sort(argv: list, flags: list, depth: int) -> Verdict:
 ARITHMETIC_TESTS = ("-eq", "-ne", "-lt", "-le", "-gt", "-ge")
 
 
-def _double_bracket(argv: list, flags: list, depth: int) -> Verdict:
+def _double_bracket(argv: list[str], flags: list[int], depth: int) -> Verdict:
     """`[[ x -eq 0 ]]` evaluates both sides as arithmetic: only plain numbers are safe."""
     names = guard_builtins.double_bracket_names(argv)
     if names is not None:
@@ -488,14 +495,14 @@ def _double_bracket(argv: list, flags: list, depth: int) -> Verdict:
     return PASS
 
 
-def _file(argv: list, flags: list, depth: int) -> Verdict:
+def _file(argv: list[str], flags: list[int], depth: int) -> Verdict:
     for arg in argv[1:]:
         if arg == "--compile" or "C" in _short_letters(arg, "emfFP"):
             return Verdict(MUTATE, " ".join(argv), "compiles a magic file")
     return dynamic_arguments(argv, flags) or PASS
 
 
-def _tee(argv: list, flags: list, depth: int) -> Verdict:
+def _tee(argv: list[str], flags: list[int], depth: int) -> Verdict:
     files, options = [], True
     for arg in argv[1:]:
         if options and arg == "--":
@@ -507,7 +514,7 @@ def _tee(argv: list, flags: list, depth: int) -> Verdict:
     return PASS
 
 
-def _pager(argv: list, flags: list, depth: int) -> Verdict:
+def _pager(argv: list[str], flags: list[int], depth: int) -> Verdict:
     """man, less, more: options beyond the plain ones can name a program or a log file
     (`man -P cmd`, `less '+!cmd'`, `less -o log`)."""
     plain = ("-k", "-f", "-a", "-w") if argv[0].endswith("man") else ("-R", "-N", "-S", "-F", "-X")
@@ -519,13 +526,13 @@ def _pager(argv: list, flags: list, depth: int) -> Verdict:
     return dynamic_arguments(argv, flags) or PASS
 
 
-def _hostname(argv: list, flags: list, depth: int) -> Verdict:
+def _hostname(argv: list[str], flags: list[int], depth: int) -> Verdict:
     if any(not a.startswith("-") for a in argv[1:]):
         return Verdict(MUTATE, " ".join(argv), "sets the host name")
     return PASS
 
 
-def _python(argv: list, flags: list, depth: int) -> Verdict:
+def _python(argv: list[str], flags: list[int], depth: int) -> Verdict:
     rest = argv[1:]
     if rest in (["--version"], ["-V"], ["-VV"], ["--help"], ["-h"]):
         return PASS
@@ -542,13 +549,13 @@ def _python(argv: list, flags: list, depth: int) -> Verdict:
     return Verdict(UNKNOWN, " ".join(argv), "runs Python code the guard cannot see")
 
 
-def _perl(argv: list, flags: list, depth: int) -> Verdict:
+def _perl(argv: list[str], flags: list[int], depth: int) -> Verdict:
     if any("i" in _short_letters(arg, "eEIMmx") for arg in argv[1:]):
         return Verdict(MUTATE, " ".join(argv), "edits files in place")
     return Verdict(UNKNOWN, " ".join(argv), "runs Perl code the guard cannot see")
 
 
-RULES = {
+RULES: dict[str, Rule] = {
     "sudo": _sudo,
     "doas": _sudo,
     "sudoedit": _sudo,

@@ -12,6 +12,13 @@ from enum import Enum, IntEnum
 from hooks.shell import EXPANDS
 from state.vocab import GuardDecision
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    GitRule = Callable[[list[str]], str | None]  # why a git subcommand writes, or None
+    Classifier = Callable[[str, int], "Verdict"]  # a whole Bash command at a nesting depth
+
 
 class Level(IntEnum):
     """How much a command may change; a command's verdict is the worst of its parts'."""
@@ -69,12 +76,12 @@ ONE_PER_CALL = "run one `plan` command per call (or a plain chain: `plan a && pl
 ONE_PER_CALL += ' `i=$(plan …) && plan … "$i"`), or several operations with `plan apply -`'
 
 
-def names(text: str) -> frozenset:
+def names(text: str) -> frozenset[str]:
     """A set of command names written as one whitespace-separated block."""
     return frozenset(text.split())
 
 
-def long_option(arg: str, known: tuple) -> str:
+def long_option(arg: str, known: tuple[str, ...]) -> str:
     """The long option `arg` names, GNU-style: exact or a unique prefix (`--in` is `--in-place`);
     "?" when the prefix is ambiguous, "" when it is not a long option of `known` at all."""
     name = arg.split("=", 1)[0]
@@ -86,7 +93,7 @@ def long_option(arg: str, known: tuple) -> str:
     return matches[0] if len(matches) == 1 else "?" if matches else ""
 
 
-def dynamic_arguments(argv: list, flags: list) -> Verdict | None:
+def dynamic_arguments(argv: list[str], flags: list[int]) -> Verdict | None:
     """An UNKNOWN verdict when an argument is computed at run time (it could be `-i`)."""
     if any(f & EXPANDS for f in flags[1:]):
         return Verdict(UNKNOWN, " ".join(argv), "has arguments known only at run time")
@@ -169,7 +176,7 @@ GIT_RUNS: tuple[str, ...] = (
 GIT_RUNS += ("--ext-diff",)
 
 
-def judge_git(argv: list, flags: list, depth: int) -> Verdict:
+def judge_git(argv: list[str], flags: list[int], depth: int) -> Verdict:
     verdict = _judge_git(argv)
     if verdict.level == OK and _git_elsewhere(argv):
         why = "runs git on another repository, whose configuration may run commands"
@@ -180,7 +187,7 @@ def judge_git(argv: list, flags: list, depth: int) -> Verdict:
 GIT_ELSEWHERE = ("--git-dir", "--work-tree", "-C", "--namespace", "--super-prefix")
 
 
-def _git_elsewhere(argv: list) -> bool:
+def _git_elsewhere(argv: list[str]) -> bool:
     """Whether git's global options point it at another repository or work tree."""
     i = 1
     while i < len(argv) and argv[i].startswith("-"):
@@ -190,7 +197,7 @@ def _git_elsewhere(argv: list) -> bool:
     return False
 
 
-def _judge_git(argv: list) -> Verdict:
+def _judge_git(argv: list[str]) -> Verdict:
     part = " ".join(argv)
     i = 1
     while i < len(argv) and argv[i].startswith("-"):
@@ -239,11 +246,13 @@ def _safe_git_setting(setting: str) -> bool:
     return key.startswith(GIT_SAFE_CONFIG)
 
 
-def _verbs(reads: tuple, bare_reads: bool = True, with_value: tuple = ()):
+def _verbs(
+    reads: tuple[str, ...], bare_reads: bool = True, with_value: tuple[str, ...] = ()
+) -> GitRule:
     """A git subcommand with verbs (`git stash list`): the verb comes first (after options
     that take a value, such as `notes --ref R`); read-only verbs pass, others write."""
 
-    def rule(rest: list) -> str | None:
+    def rule(rest: list[str]) -> str | None:
         i = 0
         while i < len(rest) and rest[i].startswith("-") and bare_reads:
             i += 2 if rest[i] in with_value else 1
@@ -255,15 +264,17 @@ def _verbs(reads: tuple, bare_reads: bool = True, with_value: tuple = ()):
     return rule
 
 
-def _git_branch(rest: list) -> str | None:
+def _git_branch(rest: list[str]) -> str | None:
     return _creates_ref(rest, BRANCH_WRITES, "dDmMcCfut", "creates a branch")
 
 
-def _git_tag(rest: list) -> str | None:
+def _git_tag(rest: list[str]) -> str | None:
     return _creates_ref(rest, TAG_WRITES, "adsfmFue", "creates a tag")
 
 
-def _creates_ref(rest: list, writes: tuple, write_letters: str, creates: str) -> str | None:
+def _creates_ref(
+    rest: list[str], writes: tuple[str, ...], write_letters: str, creates: str
+) -> str | None:
     """`git branch`/`git tag`: listing unless a write option or a new name is given."""
     listing, new_names, skip = False, [], False
     for arg in rest:
@@ -285,7 +296,7 @@ def _creates_ref(rest: list, writes: tuple, write_letters: str, creates: str) ->
     return creates if new_names and not listing else None
 
 
-def _git_config(rest: list) -> str | None:
+def _git_config(rest: list[str]) -> str | None:
     operands, skip = [], False
     for arg in rest:
         name = arg.split("=", 1)[0]
@@ -302,28 +313,28 @@ def _git_config(rest: list) -> str | None:
     return "changes git configuration" if len(operands) > 1 else None
 
 
-def _git_archive(rest: list) -> str | None:
+def _git_archive(rest: list[str]) -> str | None:
     return "writes an archive file" if any(a.startswith("-o") for a in rest) else None
 
 
-def _last(reading: str, writing: str, why: str):
+def _last(reading: str, writing: str, why: str) -> GitRule:
     """Read-only when the last of the two options given is `reading`."""
 
-    def rule(rest: list) -> str | None:
+    def rule(rest: list[str]) -> str | None:
         given = [a for a in rest if a in (reading, writing)]
         return None if given and given[-1] == reading else why
 
     return rule
 
 
-def _git_apply(rest: list) -> str | None:
+def _git_apply(rest: list[str]) -> str | None:
     if any(long_option(a, ("--apply", "--allow-empty")) == "--apply" for a in rest):
         return CHANGES
     reads = ("--check", "--stat", "--numstat", "--summary")
     return None if any(a in reads for a in rest) else CHANGES
 
 
-def _git_clean(rest: list) -> str | None:
+def _git_clean(rest: list[str]) -> str | None:
     """Dry run when the last of -n/--dry-run/--no-dry-run says so (`-nd` counts as -n)."""
     dry = False
     for arg in rest:
@@ -373,7 +384,7 @@ SED_LONG += ("--help", "--version")
 SED_RUNS = "runs shell commands from its script"
 
 
-def judge_sed(argv: list, flags: list, depth: int) -> Verdict:
+def judge_sed(argv: list[str], flags: list[int], depth: int) -> Verdict:
     part = " ".join(argv)
     scripts, operands, unseen, sandbox = [], [], False, False
     i = 1
@@ -471,7 +482,7 @@ AWK_WITH_ARG = ("-v", "-F", "--assign", "--field-separator", "-e", "--source")
 AWK_WRITING = ("-d", "-o", "-p", "--dump-variables", "--pretty-print", "--profile")
 
 
-def judge_awk(argv: list, flags: list, depth: int) -> Verdict:
+def judge_awk(argv: list[str], flags: list[int], depth: int) -> Verdict:
     part = " ".join(argv)
     programs, i = [], 1
     while i < len(argv) and argv[i].startswith("-") and argv[i] != "-":
@@ -537,16 +548,18 @@ def awk_program_writes(program: str) -> str | None:
 
 
 AWK_RUNS = "runs a shell command"
-_classify_bash: list = []  # guard_rules registers its classify_bash: awk's commands are Bash
+_classify_bash: list[
+    Classifier
+] = []  # guard_rules registers its classify_bash: awk's commands are Bash
 
 
-def register_bash_classifier(classify) -> None:
+def register_bash_classifier(classify: Classifier) -> None:
     """How a command an awk program runs is judged (guard_rules.classify_bash, passed in so
     that this module does not import the one that imports it)."""
     _classify_bash[:] = [classify]
 
 
-def _awk_command(tokens: list, closer: str) -> str | None:
+def _awk_command(tokens: list[str], closer: str) -> str | None:
     """None when the command is one constant string that the guard judges read-only."""
     if not tokens or not tokens[0].startswith('"'):
         return AWK_RUNS
@@ -556,7 +569,7 @@ def _awk_command(tokens: list, closer: str) -> str | None:
     return None if verdict.level == OK else AWK_RUNS if verdict.level == UNKNOWN else verdict.why
 
 
-def _awk_tokens(text: str) -> list:
+def _awk_tokens(text: str) -> list[str]:
     """Words, one-char punctuation and strings (as `"` + body). Regex literals are read as
     code, not skipped: telling `/` the divisor from a regex start differs between awks, and
     a skipped "regex" could hide `system(`; a false alarm costs only a sandboxed run."""
@@ -589,7 +602,7 @@ def _awk_tokens(text: str) -> list:
 # -- package managers ------------------------------------------------------------------------
 
 
-def _words(*texts: str) -> frozenset:
+def _words(*texts: str) -> frozenset[str]:
     return frozenset(w for text in texts for w in text.split(","))
 
 
@@ -647,7 +660,7 @@ WRITING_OPTIONS: tuple[str, ...] = (
 WRITING_OPTIONS += ("--prefix", "--root", "--output", "--report", "--dest", "--outdir", "--out")
 
 
-def judge_package(argv: list, flags: list, depth: int) -> Verdict:
+def judge_package(argv: list[str], flags: list[int], depth: int) -> Verdict:
     part = " ".join(argv)
     writes, reads = PACKAGE_MANAGERS[argv[0].rsplit("/", 1)[-1]]
     words = [a for a in argv[1:] if not a.startswith("-")]

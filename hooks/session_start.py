@@ -21,10 +21,14 @@ if __name__ == "__main__" and not __package__:
 
 from state.vocab import CLOSED, Dialect
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
 HEADER = "planner: an active session (run the NEXT command to continue; `plan status` for more)"
 
 
-def hook_cwd(raw: bytes):
+def hook_cwd(raw: bytes) -> str | None:
     """The `cwd` field of the hook JSON, else None."""
     try:
         import json
@@ -35,7 +39,7 @@ def hook_cwd(raw: bytes):
     return cwd if isinstance(cwd, str) and cwd else None
 
 
-def report(cwd, dialect: str = Dialect.CLAUDE) -> str:
+def report(cwd: str | None, dialect: str = Dialect.CLAUDE) -> str:
     """The text to print for the project (see hooks/hookstate.py for how it is found), or ""
     when there is nothing to resume."""
     from hooks import hookstate
@@ -63,7 +67,7 @@ def render(text: str, dialect: str) -> str:
     return json.dumps({"hookSpecificOutput": context})
 
 
-def parse_dialect(args: list, env=None) -> str:
+def parse_dialect(args: list[str], env: Mapping[str, str] | None = None) -> str:
     """`--dialect claude|codex|gemini` (or `--dialect=…`); claude and codex read plain text.
 
     Without the flag, Gemini CLI is recognised by the GEMINI_SESSION_ID it gives every hook:
@@ -80,7 +84,7 @@ def parse_dialect(args: list, env=None) -> str:
     return Dialect.GEMINI if gemini else Dialect.CLAUDE
 
 
-def launchers_note(dialect: str, env=None) -> str:
+def launchers_note(dialect: str, env: Mapping[str, str] | None = None) -> str:
     """Where the launchers are, when the agent's shell cannot find them: Claude Code puts the
     plugin's bin/ on PATH, Gemini CLI does not (the person links them once) and Codex's
     install links them into a directory that may not be on PATH; "" when `planner` is found."""
@@ -97,7 +101,7 @@ def launchers_note(dialect: str, env=None) -> str:
     )
 
 
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
     dialect = parse_dialect(sys.argv[1:] if argv is None else argv)
     try:
         raw = sys.stdin.buffer.read() if sys.stdin is not None else b""

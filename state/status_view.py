@@ -13,6 +13,10 @@ import os
 
 from state.vocab import ENDED
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 ROUTING_PREFIXES = ("NEXT", "IF ", "DONE")
 SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-")
 
@@ -26,7 +30,7 @@ def shell_word(word: str) -> str:
     return "'" + word.replace("'", "'\"'\"'") + "'"
 
 
-def next_lines(session: dict, state_dir: str) -> str:
+def next_lines(session: dict[str, Any], state_dir: str) -> str:
     """The routing lines to show: recorded by the last commit, or why there are none. A
     session copied or moved since shows its own directory, not the one it was recorded in."""
     status = session.get("status")
@@ -45,7 +49,7 @@ def next_lines(session: dict, state_dir: str) -> str:
     return recorded if recorded.startswith(ROUTING_PREFIXES) else "NEXT: " + recorded
 
 
-def open_questions(context) -> list:
+def open_questions(context: object) -> list[Any]:
     questions = context.get("questions") if isinstance(context, dict) else None
     return [
         q.get("id")
@@ -54,7 +58,7 @@ def open_questions(context) -> list:
     ]
 
 
-def summary(session: dict, state_dir: str, context=None) -> dict:
+def summary(session: dict[str, Any], state_dir: str, context: object = None) -> dict[str, Any]:
     """The record `plan status --json` prints (and the text below is made from)."""
     qr = session.get("qr")
     return {
@@ -70,7 +74,7 @@ def summary(session: dict, state_dir: str, context=None) -> dict:
     }
 
 
-def text(s: dict) -> str:
+def text(s: dict[str, Any]) -> str:
     lines = [
         f"session {s['session']}: {s['status']}, {s['workflow']} step {s['step']}",
         f"task: {s['task']}",
