@@ -14,10 +14,14 @@ import os
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import NoReturn
+    from collections.abc import Mapping
+    from typing import NoReturn, Protocol
 
-    from hooks.guard_hook import Env
-    from hooks.hookstate import Session
+    Env = Mapping[str, str]
+
+    class Session(Protocol):  # what the sandbox reads of hooks.hookstate.Session (no cycle)
+        @property
+        def state_dir(self) -> str: ...
 
     # ("bwrap", path, the python that loads the filter or None) or ("sandbox-exec", path, None)
     Program = tuple[str, str, str | None]
