@@ -39,7 +39,14 @@ if TYPE_CHECKING:
 ROOT = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 LAUNCHERS = ("planner", "executor", "plan")
 # A hook command that holds one of these is planner's (of any clone): replaced on install.
-OURS = ("/hooks/guard.py", "/hooks/session_start.py", "/hooks/bootstrap.py")
+# The hooks lived under cli/ before: an older install's entries are replaced too.
+OURS = (
+    "/hooks/guard.py",
+    "/hooks/session_start.py",
+    "/hooks/bootstrap.py",
+    "/cli/guard.py",
+    "/cli/session_start.py",
+)
 TRUST = (
     "IMPORTANT: Codex runs new hooks only after you trust them. Start codex, type /hooks,"
     " review and trust planner's PreToolUse and SessionStart hooks; until then NOTHING is"

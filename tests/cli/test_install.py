@@ -60,7 +60,8 @@ def test_codex_install_keeps_other_hooks_and_replaces_its_own(tmp_path: Path) ->
     codex.mkdir()
     theirs = {"type": "command", "command": "my-audit-hook"}
     stale = {"type": "command", "command": "python3 -S /old/planner/hooks/guard.py --dialect codex"}
-    mixed = {"matcher": "*", "hooks": [theirs, stale]}
+    older = {"type": "command", "command": "python3 -S /old/planner/cli/guard.py"}  # before hooks/
+    mixed = {"matcher": "*", "hooks": [theirs, stale, older]}
     (codex / "hooks.json").write_text(json.dumps({"hooks": {"PreToolUse": [mixed]}, "x": 1}))
     assert install(tmp_path).returncode == 0
     written = json.loads((codex / "hooks.json").read_text())
