@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cli.base import Operation
-from cli.human_acts import HUMAN_ACTS, is_human_act
 from cli.main import main
+from hooks.human_acts import HUMAN_ACTS, is_human_act
 from tests.cli import tree
 from tests.conftest import BIN, Plan
 from tests.state.builders import snapshot
@@ -23,7 +23,7 @@ COMMANDS = tree.commands()
 PRESENT = sorted(name for name in COMMANDS if is_human_act(name))
 
 # Every operation an agent's batch may run. A new Operation must be classified: added here,
-# or to HUMAN_ACTS (cli/human_acts.py) when only the person may carry it out.
+# or to HUMAN_ACTS (hooks/human_acts.py) when only the person may carry it out.
 AGENT_OPERATIONS = {
     *("alternative add", "alternative set", "change add", "change capture", "change set"),
     *("choice add", "choice import", "choice pick", "constraint add", "constraint set"),
