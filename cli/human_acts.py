@@ -18,7 +18,6 @@ HUMAN_ACTS = frozenset(
         "resume",
         "result accept",
         "result request-changes",
-        "amend",
     }
 )
 

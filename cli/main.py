@@ -52,6 +52,7 @@ COMMANDS = {
     "exec": "execution",
     "apply": "apply",
     "worktree": "worktree",
+    "amend": "amend",
 }
 
 

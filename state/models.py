@@ -522,6 +522,28 @@ class Approval(Strict):
     """A signature of the approval with the approver's git signing key, if signed."""
 
 
+class Amendment(Strict):
+    """A round of changes to an approved plan (`plan amend`): what it reopens, the approval it
+    amends and, once the person re-approves, its own approval (docs/design.md, "Amendments")."""
+
+    round: Annotated[int, Field(ge=1)]
+    """The amendment round, from 1."""
+    reason: str
+    """Why the plan is amended."""
+    task: str | None = None
+    """The person's words when a result review asked for changes."""
+    opened_at: Timestamp
+    """When the round was opened (UTC, ISO 8601)."""
+    from_status: str
+    """The session's status when it was opened: approved, executing or result_review."""
+    milestones: list[MilestoneId]
+    """The not-yet-committed milestones (M-NNN) it reopens; new milestones are open anyway."""
+    approval: Approval
+    """The approval it amends: the previous link of the chain of approvals."""
+    approved: Approval | None = None
+    """Its own re-approval, once the person gave it."""
+
+
 SessionStatus = Literal[
     "discovery",
     "design",
@@ -578,6 +600,8 @@ class Session(Strict):
     """The approval record, once approved."""
     reason: str | None = None
     """Why the session was cancelled or failed."""
+    amendments: list[Amendment] = []
+    """The amendment rounds, oldest first; the last is open until re-approved."""
     words_shown: str | None = None
     """Where the user's words were last shown whole, and what they were then:
     "workflow:step:sha256" (a step shows them whole again only when they changed)."""
