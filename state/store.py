@@ -155,7 +155,7 @@ def write_refusal(
 def amending(session: dict[str, Any] | None) -> bool:
     """Whether an amendment round is open: the plan is unfrozen for what it touches (the
     store checks every change of plan.json against it, Transaction._check_amendment)."""
-    from state.amend_ops import open_round
+    from state.amendments import open_round
 
     return open_round(session) is not None
 
@@ -445,7 +445,7 @@ class Transaction:
     def _check_amendment(self) -> None:
         """While an amendment is open, plan.json changes only where the round allows: new
         milestones, the ones it reopens, new decisions (state/amend_ops.scope_refusal)."""
-        from state.amend_ops import approved_revision, open_round, scope_refusal
+        from state.amendments import approved_revision, open_round, scope_refusal
 
         session = self.read_or_none("session")
         amendment = open_round(session)
@@ -453,7 +453,7 @@ class Transaction:
             return
         # Against the approved plan, not the one before this command: new milestones stay
         # open all round, and an edit by hand cannot widen the round.
-        found = approved_revision(self.store.dir, amendment["approval"]["sha256"], session)
+        found = approved_revision(self.store, amendment["approval"]["sha256"], session)
         if found is None:
             raise DamagedFile(
                 f"{self.store.dir}/{HISTORY_DIR}: no revision has the approved plan that "

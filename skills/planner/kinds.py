@@ -238,13 +238,13 @@ class DocsExecute(WorktreeExecute):
 def amended_since(ctx: Context) -> dict[str, Any]:
     """In an amendment's review: the round, and what changed since the approval it amends,
     by meaning (state/diff.py), against the revision in history/ that approval bound."""
-    from state.amend_ops import approved_revision, open_round
+    from state.amendments import approved_revision, open_round
     from state.diff import diff
 
     amendment = open_round(ctx.session)
     if amendment is None or ctx.session["status"] != "review":
         return {}
-    found = approved_revision(ctx.state_dir, amendment["approval"]["sha256"], ctx.session)
+    found = approved_revision(ctx.store, amendment["approval"]["sha256"], ctx.session)
     if found is None:
         return {"amendment": amendment, "approved_rev": "", "amended": []}
     rev, before = found
