@@ -112,6 +112,12 @@ def test_an_amendment_round_from_approval_to_the_commits(project: Path) -> None:
     assert "M-001 is committed: a correction is a new milestone" in edit_m1.stderr
     overview = agent.plan("overview", "set", "--title", "Other", code=4)
     assert "overview is not open in amendment round 1" in overview.stderr
+    rewritten = agent.plan("decision", "set", "DL-001", "--reasoning", "Other", code=4)
+    assert "DL-001 is not open in amendment round 1" in rewritten.stderr
+    [newer] = agent.apply(
+        [{"op": "decision add", "args": {"decision": "Also wave", "reasoning": "Asked."}}]
+    )
+    agent.plan("decision", "supersede", "DL-001", "--by", newer, "--reason", "waves too")
     bow = [
         {
             "op": "milestone add",
