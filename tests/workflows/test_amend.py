@@ -196,3 +196,9 @@ def test_amend_refusals(project: Path) -> None:
     assert "may not be empty" in agent.plan("amend", "--reason", "  ", code=2).stderr
     unknown = agent.plan("amend", "--reason", "r", "--milestone", "M-009", code=2)
     assert "no such milestone" in unknown.stderr
+    agent.apply([{"op": "amend", "args": {"reason": "from a batch"}}])  # not the person's act
+    session = json.loads(agent.plan("status", "--json").stdout)
+    record = json.loads((Path(session["state_dir"]) / "session.json").read_text())
+    assert record["amendments"][0]["from_status"] == "approved"
+    again = agent.plan("amend", "--reason", "twice", code=4)  # a round is open: it is planning
+    assert "only an approved plan can be amended" in again.stderr
