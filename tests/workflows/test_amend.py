@@ -21,13 +21,13 @@ def new_file_diff(path: str, *lines: str) -> str:
 WAVE_V1 = new_file_diff("src/wave.py", "def wave():", "    return 'o/'")
 WAVE_V2 = new_file_diff("src/wave.py", "def wave():", "    return 'o/ o/'")
 BOW = new_file_diff("src/bow.py", "def bow():", "    return 'm(_ _)m'")
-WAVE_MILESTONE = [
-    {
-        "op": "milestone add",
-        "args": {"name": "Wave", "file": ["src/wave.py"], "acceptance": ["wave() waves"]},
-    },
-    {"op": "intent add", "args": {"milestone": "$5", "file": "src/wave.py", "behavior": "wave"}},
-]
+
+
+def wave_milestone(ref: str) -> list[dict]:
+    """The Wave milestone and its intent; `ref` is the batch's "$K" of the milestone."""
+    accepted = {"name": "Wave", "file": ["src/wave.py"], "acceptance": ["wave() waves"]}
+    intent = {"milestone": ref, "file": "src/wave.py", "behavior": "wave"}
+    return [{"op": "milestone add", "args": accepted}, {"op": "intent add", "args": intent}]
 
 
 FULL_REVIEW = re.compile(r"a full review instead: (planner --step \d+)")
@@ -79,7 +79,7 @@ def through_gates(agent: Agent, out: Output, code: object, docs: object = None) 
 def approved_plan(project: Path) -> tuple[Agent, Output]:
     """M-001 (farewell) and M-002 (wave), approved by ann: the executor's NEXT line printed."""
     agent, out = interactive_design(project)
-    agent.apply([*DESIGN, *WAVE_MILESTONE])
+    agent.apply([*DESIGN, *wave_milestone("$5")])
 
     def code(state: Path) -> None:
         add_farewell_change(agent, state)
@@ -159,6 +159,8 @@ def test_an_amendment_round_from_approval_to_the_commits(project: Path) -> None:
     assert (project / "src" / "wave.py").read_text() == "def wave():\n    return 'o/ o/'\n"
     assert "farewell" in git(project, "show", "--format=", "HEAD~2", "--", "src/app.py")
     assert git(project, "show", "--format=", "--name-only", "HEAD~1").split() == ["src/wave.py"]
+    assert git(project, "show", "--format=", "--name-only", "HEAD").split() == ["src/bow.py"]
+    assert (project / "src" / "bow.py").read_text() == "def bow():\n    return 'm(_ _)m'\n"
     assert first.header.startswith("EXECUTOR 3/9")
 
     agent.plan("verify")
@@ -202,3 +204,23 @@ def test_amend_refusals(project: Path) -> None:
     assert record["amendments"][0]["from_status"] == "approved"
     again = agent.plan("amend", "--reason", "twice", code=4)  # a round is open: it is planning
     assert "only an approved plan can be amended" in again.stderr
+
+
+def test_a_non_interactive_amendment_is_re_approved_by_policy(project: Path) -> None:
+    from tests.workflows.helpers import to_approval
+
+    agent, out = to_approval(project)  # CI=1: approved as "auto"
+    state = state_of(out)
+    agent.step(out.route())  # executor 1, 2, 3
+    agent.plan("exec", "apply", "M-001")
+    agent.plan("exec", "done", "M-001", "--evidence", "e", "--commit")
+    opened = Output(agent.plan("amend", "--reason", "wave too").stderr)
+    out = agent.step(opened.route())  # 3
+    agent.apply(wave_milestone("$1"))
+    out = through_gates(
+        agent, out, lambda state: add_change(agent, state, "CI-002", "src/wave.py", WAVE_V1)
+    )
+    session = json.loads((state / "session.json").read_text())
+    assert session["status"] == "approved" and session["amendments"][0]["approved"]["by"] == "auto"
+    assert session["approval"] == session["amendments"][0]["approved"]
+    agent.plan("verify")
