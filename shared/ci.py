@@ -50,6 +50,7 @@ RULES: dict[str, str] = {
     "signer-untrusted": "The signing key is not trusted by git's settings.",
     "signer-mismatch": "Warning: the signer is not the approver (error: --require-signer-match).",
     "signature-old-form": "Warning: a version 1 signature, which does not cover who and when.",
+    "overlapping-plans": "Warning: two open sessions plan changes to the same file or function.",
 }
 
 

@@ -169,6 +169,27 @@ class Init(Kind):
     def chains(self, ctx: Context) -> bool:
         return True  # nothing to do before discovery: its prompt comes in the same call
 
+    def context(self, ctx: Context) -> dict[str, Any]:
+        return overlaps(ctx)
+
+
+def overlaps(ctx: Context) -> dict[str, Any]:
+    """Open sessions of the repository (any work tree) planning the same files, a pair each:
+    the other session when this one is in it; and the sessions skipped as damaged."""
+    from state.overlap import find
+
+    this = os.path.basename(ctx.state_dir)
+    found = find(project_root(ctx.state_dir))
+    pairs: dict[tuple[str, str], list[str]] = {}
+    for o in found.overlaps:
+        pairs.setdefault((o.first.session, o.second.session), []).append(o.what())
+    shown = [
+        {"sessions": [s for s in pair if s != this], "mine": this in pair, "files": files}
+        for pair, files in pairs.items()
+    ]
+    shown.sort(key=lambda p: not p["mine"])  # this session's own first
+    return {"overlaps": shown, "skipped": [n.session for n in found.notes]}
+
 
 class Discovery(Kind):
     """Step 2: the scan, the task spec, and questions; it repeats until enough are answered."""
