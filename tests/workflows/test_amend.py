@@ -112,6 +112,13 @@ def test_an_amendment_round_from_approval_to_the_commits(project: Path) -> None:
     assert "M-001 is committed: a correction is a new milestone" in edit_m1.stderr
     overview = agent.plan("overview", "set", "--title", "Other", code=4)
     assert "overview is not open in amendment round 1" in overview.stderr
+    by_hand = json.loads((state / "plan.json").read_text())  # an edit by hand cannot widen it
+    kept_plan = (state / "plan.json").read_text()
+    by_hand["milestones"][0]["name"] = "Farewell, by hand"
+    (state / "plan.json").write_text(json.dumps(by_hand))
+    widened = agent.plan("decision", "add", "--decision", "D", "--reasoning", "R", code=4)
+    assert "M-001 is committed: a correction is a new milestone" in widened.stderr
+    (state / "plan.json").write_text(kept_plan)
     rewritten = agent.plan("decision", "set", "DL-001", "--reasoning", "Other", code=4)
     assert "DL-001 is not open in amendment round 1" in rewritten.stderr
     [newer] = agent.apply(
