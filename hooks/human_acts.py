@@ -19,7 +19,6 @@ HUMAN_ACTS = frozenset(
         "resume",
         "result accept",
         "result request-changes",
-        "amend",
     }
 )
 

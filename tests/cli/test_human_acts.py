@@ -33,6 +33,7 @@ AGENT_OPERATIONS = {
     *("milestone add", "milestone set", "milestone tests", "overview set", "qr add", "qr set"),
     *("question add", "question answer", "question import", "risk add", "risk set"),
     "tradeoff add",
+    "amend",  # not the person's act: they re-approve the amended plan anyway
 }
 ARGS = {"review approve": {"by": "agent"}, "qr accept": {"phase": "design", "by": "a"}}
 
@@ -152,5 +153,6 @@ def test_the_act_itself_still_works_from_a_terminal(plan: Plan, session_dir: Pat
 
 
 def test_future_acts_are_named_in_one_place() -> None:
-    assert {"result accept", "result request-changes", "amend"} <= HUMAN_ACTS
+    assert {"result accept", "result request-changes"} <= HUMAN_ACTS
+    assert "amend" not in HUMAN_ACTS  # the person re-approves what an amendment changes
     assert is_human_act(" review \t approve\n") and not is_human_act("review")
