@@ -53,6 +53,7 @@ COMMANDS = {
     "exec": "execution",
     "apply": "apply",
     "worktree": "worktree",
+    "amend": "amend",
     "mcp": "companion",
 }
 

@@ -25,6 +25,9 @@ TRANSITIONS: dict[str, frozenset[str]] = {
     "failed": frozenset(),
 }
 FINAL = frozenset({"completed", "cancelled", "failed"})
+# The statuses an amendment may be opened from: a plan the person approved and that is not
+# closed. result_review: the person asked for changes after execution (plan result).
+AMENDABLE = frozenset({"approved", "executing", "result_review"})
 
 
 def allowed(old: str, new: str) -> bool:
@@ -51,3 +54,21 @@ def transition(session: dict, new: str) -> None:
             f"(from {old}: {nexts or 'nothing, it is final'})"
         )
     session["status"] = new
+
+
+def reopen(session: dict, new: str = "design") -> str:
+    """Move an approved session back to planning for an amendment, or refuse (exit 4) when
+    its status is not one an amendment may start from; the status it had."""
+    old = session["status"]
+    check_amendable(old)
+    session["status"] = new
+    return old
+
+
+def check_amendable(status: str) -> None:
+    """Refused (exit 4) unless an amendment may start from `status`."""
+    if status not in AMENDABLE:
+        raise Refused(
+            f"session.json: status {status}: only an approved plan can be amended "
+            f"(status {', '.join(sorted(AMENDABLE))})"
+        )

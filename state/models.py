@@ -555,6 +555,28 @@ class ResultReview(Strict):
     """True when a non-interactive session was accepted by policy, nobody asked."""
 
 
+class Amendment(Strict):
+    """A round of changes to an approved plan (`plan amend`): what it reopens, the approval it
+    amends and, once the person re-approves, its own approval (docs/design.md, "Amendments")."""
+
+    round: Annotated[int, Field(ge=1)]
+    """The amendment round, from 1."""
+    reason: str
+    """Why the plan is amended."""
+    task: str | None = None
+    """The person's words when a result review asked for changes."""
+    opened_at: Timestamp
+    """When the round was opened (UTC, ISO 8601)."""
+    from_status: str
+    """The session's status when it was opened: approved, executing or result_review."""
+    milestones: list[MilestoneId]
+    """The not-yet-committed milestones (M-NNN) it reopens; new milestones are open anyway."""
+    approval: Approval
+    """The approval it amends: the previous link of the chain of approvals."""
+    approved: Approval | None = None
+    """Its own re-approval, once the person gave it."""
+
+
 SessionStatus = Literal[
     "discovery",
     "design",
@@ -614,8 +636,8 @@ class Session(Strict):
     """Why the session was cancelled or failed."""
     result_reviews: list[ResultReview] = []
     """The result review rounds after executor step 9 and their verdicts."""
-    amendments: list[dict[str, Any]] = []
-    """Amendment rounds (state/amend_ops.py) -- stand-in: replaced by branch amend."""
+    amendments: list[Amendment] = []
+    """The amendment rounds, oldest first; the last is open until re-approved."""
     words_shown: str | None = None
     """Where the user's words were last shown whole, and what they were then:
     "workflow:step:sha256" (a step shows them whole again only when they changed)."""

@@ -14,7 +14,7 @@ import pytest
 
 from tests.conftest import REPO
 
-PACKAGES = ("cli", "shared", "state", "skills")
+PACKAGES = ("cli", "shared", "state", "skills", "hooks")
 
 
 def tracked_files() -> list[str]:

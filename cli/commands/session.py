@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 @click.command("status", cls=PlanCommand)
 def status_command(state_dir: str | None, as_json: bool) -> None:
     """Where the session stands and what to run next."""
-    from cli.hookstate import with_guard
+    from hooks.hookstate import with_guard
     from shared.status import session_status
     from state.status_view import text
 
@@ -112,7 +112,7 @@ def list_command(state_dir: str | None, as_json: bool) -> None:
 @click.argument("id", required=False, metavar="[ID]")
 def resume_command(id: str | None, state_dir: str | None, as_json: bool) -> None:
     """Make a session the active one and say where it stands and what to run next."""
-    from cli.hookstate import with_guard
+    from hooks.hookstate import with_guard
     from shared.paths import planner_home, project_root
     from shared.status import session_status
     from state.errors import Refused

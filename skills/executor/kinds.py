@@ -69,6 +69,9 @@ class ExecInit(Kind):
 
     def arrive(self, ctx: Context, tx: Transaction) -> None:
         plan, project = ctx.doc("plan"), root(ctx)
+        if ctx.doc_or_none("execution") is not None:
+            resume_amended(plan, tx.edit("execution"), project)
+            return
         planned = {f for m in plan["milestones"] for f in reconcile.planned_files(m)}
         since = ctx.session["base_commit"]
         where = f"{ctx.store.path('session')}:base_commit"
@@ -99,6 +102,21 @@ class ExecInit(Kind):
             "drift": execution["drift"],
             "short_sha": approval["sha256"][:12],
         }
+
+
+def resume_amended(plan: dict[str, Any], execution: dict[str, Any], project: str) -> None:
+    """Executor step 1 again, after an amendment's re-approval: milestones done stay done, new
+    ones get a run; the base commit stays (the planned diffs build on it, and reconcile reads
+    every round's commits from it). Only the work left is checked for stale diffs."""
+    runs = {r["id"] for r in execution["milestones"]}
+    for m in plan["milestones"]:
+        if m["id"] not in runs:
+            execution["milestones"].append(
+                {**schema.defaults("execution", "MilestoneRun"), "id": m["id"]}
+            )
+    done = {r["id"] for r in execution["milestones"] if r["status"] == "done"}
+    left = {**plan, "milestones": [m for m in plan["milestones"] if m["id"] not in done]}
+    execution["stale_diffs"] = stale_diffs(left, project)
 
 
 def stale_diffs(plan: dict[str, Any], project: str) -> list[str]:
@@ -139,6 +157,8 @@ class Implement(Execute):
         status = {m["id"]: m["status"] for m in ctx.doc("execution")["milestones"]}
         milestones = []
         for mid in ids:
+            if status.get(mid) == "done":  # e.g. committed before an amendment: never redone
+                continue
             m = find(plan, mid)
             milestones.append(
                 {

@@ -19,7 +19,7 @@ from state.approval import plan_hash
 from tests.cli.review_helpers import to_review
 from tests.conftest import REPO, git, run
 
-HOOK = REPO / "cli" / "session_start.py"
+HOOK = REPO / "hooks" / "session_start.py"
 TOKEN, CSRF, PORT = "t0ken", "csrf", 8124
 ORIGIN = f"http://127.0.0.1:{PORT}"
 TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)?")
