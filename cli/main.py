@@ -54,6 +54,7 @@ COMMANDS = {
     "apply": "apply",
     "worktree": "worktree",
     "amend": "amend",
+    "mcp": "companion",
 }
 
 
