@@ -1,0 +1,131 @@
+"""The whole living-plan cycle, end to end, driven by what the steps print: a plan approved,
+executed in part, amended mid-execution (one milestone reopened, one added), re-approved and
+carried out; the result reviewed, changes requested on one milestone, corrected in a new
+milestone, re-approved, carried out and accepted. The commits hold exactly the approved diffs of
+each round, and `plan verify` checks the chain of approvals."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from bench.agent import Agent, Output
+from state.content import plan_hash
+from tests.workflows.helpers import review, state_of
+from tests.workflows.test_amend import (
+    BOW,
+    WAVE_V2,
+    add_change,
+    approved_plan,
+    git,
+    new_file_diff,
+    through_gates,
+)
+
+WAVE_V3 = new_file_diff("src/wave.py", "def wave():", "    return 'o/ o/'", "", "")
+BOW_FIX = "--- a/src/bow.py\n+++ b/src/bow.py\n@@ -1,2 +1,2 @@\n def bow():\n-    return 'm(_ _)m'\n+    return 'm(. .)m'\n"  # noqa: E501
+FEEDBACK = "bow() must bow lower: m(. .)m"
+
+
+def changed_lines(diff: str) -> dict[str, list[str]]:
+    """Each file's added and removed lines: what a diff changes, whatever its hunk headers."""
+    files: dict[str, list[str]] = {}
+    current: list[str] = []
+    for line in diff.splitlines():
+        if line.startswith("+++ "):
+            current = files.setdefault(re.sub(r"^\+\+\+ (b/)?", "", line), [])
+        elif line.startswith(("--- ", "diff --git", "index ", "new file mode")):
+            continue
+        elif line.startswith(("+", "-")):
+            current.append(line)
+    return files
+
+
+def planned(plan: dict, mid: str) -> dict[str, list[str]]:
+    [milestone] = [m for m in plan["milestones"] if m["id"] == mid]
+    files: dict[str, list[str]] = {}
+    for change in milestone["code_changes"]:
+        for path, lines in changed_lines(change["diff"]).items():
+            files.setdefault(path, []).extend(lines)
+    return files
+
+
+def approved(state: Path) -> dict:
+    """plan.json as the person approved it (its hash is the approval's)."""
+    plan = json.loads((state / "plan.json").read_text())
+    session = json.loads((state / "session.json").read_text())
+    assert plan_hash(plan) == session["approval"]["sha256"]
+    return plan
+
+
+def execute_rest(agent: Agent, wave: Output) -> Output:
+    """Executor steps 4 to 9 after the wave's milestones are committed: the reviews pass."""
+    out = agent.step(wave.route())  # 4 impl-code-qr
+    review(agent, "impl-code")
+    out = agent.step(out.route("pass"))  # 5, which prints 6 (and 7 when no docs are due)
+    if "EXECUTOR 7/9" not in out.text:
+        out = agent.step(out.route())  # 7
+    review(agent, "impl-docs")
+    return agent.step(out.route("pass"))  # 8, which prints 9
+
+
+def run_wave(agent: Agent, routed: Output, *milestones: str) -> tuple[Output, str]:
+    """Executor 1 from the approval's routing: the wave lists exactly `milestones`; each is
+    applied and committed as the prompt says."""
+    wave = agent.step(routed.route())  # executor 1, which prints 2 and 3
+    assert wave.header.startswith("EXECUTOR 3/9"), wave.header
+    listed = wave.text.split("Wave 1:")[1].split("For each")[0]
+    assert sorted(re.findall(r"M-\d{3}", listed)) == sorted(milestones), listed
+    for mid in milestones:
+        agent.plan("exec", "apply", mid)
+        agent.plan("exec", "done", mid, "--evidence", "ran it", "--commit")
+    return wave, listed
+
+
+def commit_of(state: Path, mid: str) -> str:
+    runs = json.loads((state / "execution.json").read_text())["milestones"]
+    [run] = [r for r in runs if r["id"] == mid]
+    [sha] = [c if isinstance(c, str) else c["sha"] for c in run["commits"]]
+    return sha
+
+
+def test_the_living_plan_from_approval_to_the_accepted_result(project: Path) -> None:
+    (project / "pyproject.toml").write_text("[tool.planner]\nquestions_min = 0\n")
+    git(project, "add", "pyproject.toml")  # the project's own settings: not the plan's change
+    git(project, "commit", "-qm", "init settings")
+    agent, routed = approved_plan(project)  # M-001 farewell, M-002 wave; approved by ann
+    state = Path(json.loads(agent.plan("status", "--json").stdout)["state_dir"])
+    rounds = {"M-001": approved(state)}
+
+    # Round 0: the executor commits M-001; M-002 is not done when the plan must change.
+    wave = agent.step(routed.route())
+    agent.plan("exec", "apply", "M-001")
+    agent.plan("exec", "done", "M-001", "--evidence", "ran it", "--commit")
+    assert "M-002" in wave.text
+    opened = agent.plan("amend", "--reason", "wave twice; bow too", "--milestone", "M-002")
+    out = agent.step(Output(opened.stderr).route())  # planner 3, with the amendment
+    assert out.header.startswith("PLANNER 3/11") and "Amendment round 1" in out.text
+    agent.apply(
+        [
+            {"op": "milestone add", "args": {"name": "Bow", "file": ["src/bow.py"],
+                                             "acceptance": ["bow() bows"]}},
+            {"op": "intent add", "args": {"milestone": "$1", "file": "src/bow.py",
+                                          "behavior": "bow"}},
+        ]
+    )  # fmt: skip
+
+    def round_1(state: Path) -> None:
+        wave2 = state / "wave2.diff"
+        wave2.write_text(WAVE_V2)
+        agent.plan("change", "set", "CC-002", "--diff", str(wave2))
+        add_change(agent, state, "CI-003", "src/bow.py", BOW)
+
+    in_review = through_gates(agent, out, round_1)
+    assert "Amendment round 1 (wave twice; bow too)" in in_review.text
+    routed = Output(agent.shell(f"{in_review.if_pass} --by ann").stderr)  # the person
+    rounds["M-002"] = rounds["M-003"] = approved(state)
+    wave, _ = run_wave(agent, routed, "M-002", "M-003")
+    out = execute_rest(agent, wave)
+    print(out.text)
+    assert 0
