@@ -12,19 +12,20 @@ from pathlib import Path
 
 from bench.agent import Agent, Output
 from state.content import plan_hash
-from tests.workflows.helpers import review, state_of
+from tests.workflows.helpers import review
 from tests.workflows.test_amend import (
     BOW,
     WAVE_V2,
     add_change,
     approved_plan,
     git,
-    new_file_diff,
     through_gates,
 )
 
-WAVE_V3 = new_file_diff("src/wave.py", "def wave():", "    return 'o/ o/'", "", "")
-BOW_FIX = "--- a/src/bow.py\n+++ b/src/bow.py\n@@ -1,2 +1,2 @@\n def bow():\n-    return 'm(_ _)m'\n+    return 'm(. .)m'\n"  # noqa: E501
+BOW_FIX = (  # M-004's correction of what M-003 committed
+    "--- a/src/bow.py\n+++ b/src/bow.py\n@@ -1,2 +1,2 @@\n"
+    " def bow():\n-    return 'm(_ _)m'\n+    return 'm(. .)m'\n"
+)
 FEEDBACK = "bow() must bow lower: m(. .)m"
 
 
@@ -86,8 +87,8 @@ def run_wave(agent: Agent, routed: Output, *milestones: str) -> tuple[Output, st
 def commit_of(state: Path, mid: str) -> str:
     runs = json.loads((state / "execution.json").read_text())["milestones"]
     [run] = [r for r in runs if r["id"] == mid]
-    [sha] = [c if isinstance(c, str) else c["sha"] for c in run["commits"]]
-    return sha
+    assert run["status"] == "done" and run["commit"], run
+    return str(run["commit"])
 
 
 def test_the_living_plan_from_approval_to_the_accepted_result(project: Path) -> None:
@@ -127,5 +128,72 @@ def test_the_living_plan_from_approval_to_the_accepted_result(project: Path) -> 
     rounds["M-002"] = rounds["M-003"] = approved(state)
     wave, _ = run_wave(agent, routed, "M-002", "M-003")
     out = execute_rest(agent, wave)
-    print(out.text)
-    assert 0
+    assert out.header.startswith("EXECUTOR 9/9") and "plan result show" in out.text
+
+    # Result round 1: the person asks for changes on one milestone.
+    shown = agent.plan("result", "show").stdout
+    assert "M-003 Bow" in shown
+    status = json.loads(agent.plan("status", "--json").stdout)
+    assert status["status"] == "result_review"
+    asked = agent.shell(
+        out.if_fail.replace('"<the user\'s words>"', f"'{FEEDBACK}'")  # type: ignore[union-attr]
+        + " --comment 'M-003:src/bow.py:2=lower' --by ann"
+    )
+    assert "changes requested (result round 1)" in asked.stderr
+    session = json.loads((state / "session.json").read_text())
+    amendment = session["amendments"][-1]
+    assert (amendment["round"], amendment["task"], amendment["milestones"]) == (2, FEEDBACK, [])
+    [comment] = session["result_reviews"][-1]["comments"]
+    assert (comment["anchor"], comment["file"], comment["line"]) == ("M-003", "src/bow.py", 2)
+    out = agent.step(Output(asked.stderr).route())  # planner 3, with the feedback as the task
+    assert out.header.startswith("PLANNER 3/11"), out.header
+    assert FEEDBACK in out.text
+
+    # A committed milestone cannot be reopened: the correction is a new milestone, M-004.
+    refused = agent.plan("milestone", "set", "M-003", "--name", "Bow lower", code=4)
+    assert "M-003 is committed: a correction is a new milestone" in refused.stderr
+    agent.apply(
+        [
+            {"op": "milestone add", "args": {"name": "Bow lower", "file": ["src/bow.py"],
+                                             "acceptance": ["bow() bows lower"]}},
+            {"op": "intent add", "args": {"milestone": "$1", "file": "src/bow.py",
+                                          "behavior": "bow lower"}},
+        ]
+    )  # fmt: skip
+    in_review = through_gates(
+        agent, out, lambda state: add_change(agent, state, "CI-004", "src/bow.py", BOW_FIX)
+    )
+    assert "Amendment round 2" in in_review.text and "+ M-004 'Bow lower'" in in_review.text
+    routed = Output(agent.shell(f"{in_review.if_pass} --by ann").stderr)
+    rounds["M-004"] = approved(state)
+    wave, _ = run_wave(agent, routed, "M-004")
+    out = execute_rest(agent, wave)
+    assert out.header.startswith("EXECUTOR 9/9")
+
+    # Result round 2: accepted; the session is complete.
+    accepted = agent.shell(f"{out.if_pass} --by ann")
+    assert "result accepted (round 2, by ann)" in accepted.stderr
+    session = json.loads((state / "session.json").read_text())
+    assert session["status"] == "completed"
+    assert [r["verdict"] for r in session["result_reviews"]] == ["changes_requested", "accepted"]
+    assert agent.plan("status").stdout.rstrip().endswith("DONE")
+
+    # The commits hold exactly the approved diffs of the round that approved each milestone.
+    subjects = git(project, "log", "--format=%s").splitlines()
+    assert [s.split()[0] for s in subjects][:4] == ["M-004", "M-003", "M-002", "M-001"]
+    for mid, plan in rounds.items():
+        commit = git(project, "show", "--format=", "--no-renames", commit_of(state, mid))
+        assert changed_lines(commit) == planned(plan, mid), mid
+    assert (project / "src" / "bow.py").read_text() == "def bow():\n    return 'm(. .)m'\n"
+
+    # The chain of approvals verifies; a tampered amendment does not.
+    agent.plan("verify")
+    session_path = state / "session.json"
+    kept = session_path.read_text()
+    tampered = json.loads(kept)
+    tampered["amendments"][1]["approval"]["sha256"] = "0" * 64
+    session_path.write_text(json.dumps(tampered))
+    failed = agent.plan("verify", code=3)
+    assert "session.json:amendments" in failed.stdout and "(amendment-chain)" in failed.stdout
+    session_path.write_text(kept)
+    agent.plan("verify")
