@@ -197,3 +197,15 @@ def test_the_living_plan_from_approval_to_the_accepted_result(project: Path) -> 
     assert "session.json:amendments" in failed.stdout and "(amendment-chain)" in failed.stdout
     session_path.write_text(kept)
     agent.plan("verify")
+    reviews = json.loads(kept)["reviews"]
+    seen = [r["revision"] for r in reviews if r["verdict"] == "approved"]
+    assert len(seen) == 3 and all(seen)  # the original approval and two re-approvals
+    revision = state / "history" / f"{seen[1]}.json"  # what amendment round 1 approved
+    kept_revision = revision.read_text()
+    edited = json.loads(kept_revision)
+    edited["milestones"][-1]["name"] = "Bow, approved by nobody"
+    revision.write_text(json.dumps(edited))
+    failed = agent.plan("verify", code=3)
+    assert f"history/{seen[1]}" in failed.stdout and "(amendment-hash)" in failed.stdout
+    revision.write_text(kept_revision)
+    agent.plan("verify")
