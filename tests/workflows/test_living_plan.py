@@ -60,6 +60,20 @@ def approved(state: Path) -> dict:
     return plan
 
 
+def changed_since_on_the_page(state: Path) -> str:
+    """The review page's "changed since" section, as text (starlette's TestClient)."""
+    from starlette.testclient import TestClient
+
+    from cli.review_page.app import create_app
+
+    token, port = "t0ken-for-tests", 8123
+    app = create_app(str(state), token, "csrf-for-tests", port)
+    page = TestClient(app, base_url=f"http://127.0.0.1:{port}").get(f"/?token={token}")
+    assert page.status_code == 200
+    section = page.text.split('<section id="since"')[1].split("</section>")[0]
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", section.split(">", 1)[1])).strip()
+
+
 def execute_rest(agent: Agent, wave: Output) -> Output:
     """Executor steps 4 to 9 after the wave's milestones are committed: the reviews pass."""
     out = agent.step(wave.route())  # 4 impl-code-qr
@@ -124,6 +138,9 @@ def test_the_living_plan_from_approval_to_the_accepted_result(project: Path) -> 
 
     in_review = through_gates(agent, out, round_1)
     assert "Amendment round 1 (wave twice; bow too)" in in_review.text
+    since = changed_since_on_the_page(state)  # the page says what step 11 printed
+    assert since.startswith("Changed since the last approval (review round 1)")
+    assert "M-003" in since and "CC-002" in since and "M-001" not in since
     routed = Output(agent.shell(f"{in_review.if_pass} --by ann").stderr)  # the person
     rounds["M-002"] = rounds["M-003"] = approved(state)
     wave, _ = run_wave(agent, routed, "M-002", "M-003")
@@ -164,6 +181,9 @@ def test_the_living_plan_from_approval_to_the_accepted_result(project: Path) -> 
         agent, out, lambda state: add_change(agent, state, "CI-004", "src/bow.py", BOW_FIX)
     )
     assert "Amendment round 2" in in_review.text and "+ M-004 'Bow lower'" in in_review.text
+    since = changed_since_on_the_page(state)
+    assert since.startswith("Changed since the last approval (review round 2)")
+    assert "M-004" in since and "M-003" not in since
     routed = Output(agent.shell(f"{in_review.if_pass} --by ann").stderr)
     rounds["M-004"] = approved(state)
     wave, _ = run_wave(agent, routed, "M-004")
