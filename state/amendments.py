@@ -113,12 +113,25 @@ def approved_revision(
     return None
 
 
+def revision_hash(store: History, rev: str) -> str | None:
+    """The content hash of revision `rev` in history/; None when it is missing or damaged."""
+    from state.errors import PlannerError
+
+    try:
+        return plan_hash(store.revision(rev))
+    except PlannerError:
+        return None
+
+
 def chain_findings(
-    session: dict[str, Any], revision_hashes: Callable[[], set[str]] | None = None
+    session: dict[str, Any],
+    revision_hashes: Callable[[], set[str]] | None = None,
+    revision_hash: Callable[[str], str | None] | None = None,
 ) -> list[Finding]:
     """The chain of approvals: each amendment amends the approval before it (the first, the
     original one), each re-approval is the approval of a revision in history/, and the
-    session's approval is the last link; the approved review rounds say the same."""
+    session's approval is the last link; the approved review rounds say the same, and the
+    revision each approved round saw still holds the content it approved."""
     rounds = session.get("amendments") or []
     if not rounds:
         return []
@@ -163,5 +176,25 @@ def chain_findings(
                     f"round {amendment['round']} approved sha256 {sha[:12]}…, which no "
                     "revision in history/ has",
                     rule="amendment-hash",
+                )
+    if revision_hash is not None:  # a revision edited after its approval breaks the chain
+        for review in session["reviews"]:
+            rev, sha = review.get("revision"), review.get("sha256")
+            if review["verdict"] != "approved" or not rev or not sha:
+                continue
+            held = revision_hash(rev)
+            if held != sha:
+                findings.append(
+                    Finding(
+                        f"history/{rev}",
+                        f"review round {review.get('round')} approved sha256 {sha[:12]}…; "
+                        + (
+                            f"{rev} now holds {held[:12]}…"
+                            if held
+                            else f"{rev} is missing or damaged"
+                        ),
+                        "restore history/ from git, or cancel the session",
+                        rule="amendment-hash",
+                    )
                 )
     return findings

@@ -6,7 +6,7 @@ Canonical content is plan.json without frozen_at, keys sorted, no whitespace, UT
 from __future__ import annotations
 
 from state import clock
-from state.amendments import chain_findings, open_round, revision_hashes
+from state.amendments import chain_findings, open_round, revision_hash, revision_hashes
 from state.content import plan_hash
 from state.errors import Finding
 from state.lifecycle import transition
@@ -91,7 +91,8 @@ def verify(
         )
     findings += _review_findings(session or {}, approval)
     hashes = None if state_dir is None else (lambda: revision_hashes(_store(state_dir)))
-    findings += chain_findings(session or {}, hashes)
+    held = None if state_dir is None else (lambda rev: revision_hash(_store(state_dir), rev))
+    findings += chain_findings(session or {}, hashes, held)
     if state_dir is not None and render is not None:
         findings += _plan_md_findings(plan, state_dir, render)
     return findings

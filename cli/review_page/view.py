@@ -41,7 +41,12 @@ def page_model(store: Store) -> dict[str, Any]:
         "round": reviews[-1]["round"] if reviews else 0,
         "said": said(reviews),
         "audit": audit(store),
-        "since": since_last_round(store, plan, reviews),
+        "since": since_last_round(
+            store,
+            plan,
+            reviews,
+            amending=session["approval"] is None and bool(session["amendments"]),
+        ),
         "in_review": session["status"] == "review",
         "draft": drafts.latest(store.dir, session) if session["status"] == "review" else None,
         **result_model(store, session),
@@ -161,18 +166,22 @@ def audit_row(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def since_last_round(
-    store: Store, plan: dict[str, Any], reviews: list[dict[str, Any]]
+    store: Store, plan: dict[str, Any], reviews: list[dict[str, Any]], amending: bool = False
 ) -> dict[str, Any] | None:
     """The semantic diff from what the last rejected review round saw to the plan now: what
-    the agent changed for the person (the freeze itself is not news)."""
-    rejected = [r for r in reviews if r["verdict"] == "rejected" and r.get("revision")]
-    if not rejected:
+    the agent changed for the person (the freeze itself is not news). While an amendment is
+    open (`amending`) the approved round counts too: the person sees the changes since the
+    last approval, as step 11 prints them."""
+    verdicts = ("rejected", "approved") if amending else ("rejected",)
+    seen = [r for r in reviews if r["verdict"] in verdicts and r.get("revision")]
+    if not seen:
         return None
-    last = rejected[-1]
+    last = seen[-1]
     changes = semantic_diff(store.revision(last["revision"]), plan)
     changes = [c for c in changes if c.what != "frozen_at"]
     return {
         "round": last["round"],
+        "approved": last["verdict"] == "approved",
         "revision": last["revision"],
         "changes": changes,
         "ids": {c.what for c in changes},

@@ -171,6 +171,9 @@ class Implement(Execute):
             )
         return {**super().context(ctx), "wave": number, "milestones": milestones}
 
+    def rechecking(self, ctx: Context) -> bool:
+        return amended_rechecking(self, ctx)
+
     def routing(self, ctx: Context) -> Routing:
         _, _, later = self.current(ctx)
         return Routing(next=ctx.argv(3)) if later else super().routing(ctx)
@@ -191,6 +194,17 @@ class DocsImplement(Execute):
 
     def chains(self, ctx: Context) -> bool:
         return not to_write(ctx) and loop(ctx)["state"] == "initial"
+
+    def rechecking(self, ctx: Context) -> bool:
+        return amended_rechecking(self, ctx)
+
+
+def amended_rechecking(kind: Execute, ctx: Context) -> bool:
+    """Only a failed gate's fix round re-checks a few items and goes to the gate. The executor's
+    loop is "initial" with items on record only after an amendment (state/amend_ops.py): the
+    last round's items judged other work, the amended and new milestones were never reviewed,
+    so the review step runs in full."""
+    return loop(ctx)["state"] != "initial" and Execute.rechecking(kind, ctx)
 
 
 def to_write(ctx: Context) -> list[str]:
