@@ -57,6 +57,7 @@ COMMANDS = {
     "apply": "apply",
     "worktree": "worktree",
     "amend": "amend",
+    "mcp": "companion",
 }
 
 

@@ -46,12 +46,18 @@ def review_approve(tx: Transaction, a: dict[str, Any]) -> None:
 
 
 @review_command.command("reject", cls=Operation)
-@click.option("--feedback", help="The user's words (this or --comment is required).")
+@click.option("--feedback", help="The user's words (this, --comment or --draft is required).")
 @click.option(
     "--comment",
     multiple=True,
     metavar="'ID: TEXT'",
     help="A comment on one item, 'DL-003: why?', or on a line of a change, 'CC-004:7: …'.",
+)
+@click.option(
+    "--draft",
+    is_flag=True,
+    help="Send the review companion's latest draft (plan mcp: draft_feedback) for this round; "
+    "--feedback and --comment add to it.",
 )
 def review_reject(tx: Transaction, a: dict[str, Any]) -> None:
     """The user rejects the plan: back to design with the feedback and the comments;

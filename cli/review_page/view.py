@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 
+from state import drafts
 from state.approval import plan_hash
 from state.diff import diff as semantic_diff
 from state.numbered import Line, numbered
@@ -42,6 +43,7 @@ def page_model(store: Store) -> dict[str, Any]:
         "audit": audit(store),
         "since": since_last_round(store, plan, reviews),
         "in_review": session["status"] == "review",
+        "draft": drafts.latest(store.dir, session) if session["status"] == "review" else None,
         **result_model(store, session),
     }
 

@@ -12,7 +12,8 @@
   const storeKey = "planner-review-comments:" + token;
   const form = $("comment-form");
   const maxComments = Number($("comments").dataset.max);
-  let comments = JSON.parse(sessionStorage.getItem(storeKey) || "[]");
+  // A draft from the review companion (plan mcp) fills the list until the person edits it.
+  let comments = JSON.parse(sessionStorage.getItem(storeKey) || $("comments").dataset.draft || "[]");
   let anchor = null; // {anchor, file, line} the open form is for
   let opener = null; // the button that opened it: focus goes back there
 
