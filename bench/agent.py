@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from shared.routing import quote
 
@@ -78,7 +79,7 @@ class Agent:
     ) -> subprocess.CompletedProcess[str]:
         return self.shell(" ".join(["plan", *map(_quote, args)]), code, input)
 
-    def apply(self, ops: list[dict]) -> list[str]:
+    def apply(self, ops: list[dict[str, Any]]) -> list[str]:
         return self.plan("apply", "-", input=json.dumps(ops)).stdout.split()
 
 

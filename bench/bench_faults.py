@@ -19,6 +19,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from bench.common import BIN
 
@@ -328,7 +329,7 @@ class Observed:
         plan = json.loads((self.state / "plan.json").read_text())
         return [c["diff"] for m in plan["milestones"] for c in m["code_changes"]]
 
-    def run_of(self, milestone: str) -> dict:
+    def run_of(self, milestone: str) -> dict[str, Any]:
         execution = json.loads((self.state / "execution.json").read_text())
         return next(m for m in execution["milestones"] if m["id"] == milestone)
 
@@ -504,7 +505,8 @@ def gates(top: Path, n: int) -> int:
     project = new_project(top, "gate16")
     state, gate = before_gate(project)
     at_once(project, [gate] * n)
-    return Store(str(state)).read("session")["qr"]["plan-design"]["iteration"] - 1
+    iteration: int = Store(str(state)).read("session")["qr"]["plan-design"]["iteration"]
+    return iteration - 1
 
 
 def main() -> None:

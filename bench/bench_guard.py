@@ -15,6 +15,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from bench.common import (
     REPO,
@@ -40,7 +41,7 @@ def make_project(root: Path) -> Path:
     return state_dir
 
 
-def hook_input(root: Path, tool: str, tool_input: dict) -> bytes:
+def hook_input(root: Path, tool: str, tool_input: dict[str, Any]) -> bytes:
     """What Claude Code sends for one tool call."""
     payload = {
         "session_id": "5f1e0c7a-2b1d-4c55-9a0e-0d9b8c1f2a33",

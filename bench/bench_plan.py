@@ -12,6 +12,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from bench.common import (
     BIN,
@@ -31,9 +32,9 @@ def make_project(root: Path) -> Path:
     return root
 
 
-def normal_plan(milestones: int, intents: int) -> list[dict]:
+def normal_plan(milestones: int, intents: int) -> list[dict[str, Any]]:
     """A batch for a plan of the given size: decisions, milestones, intents with refs."""
-    ops: list[dict] = [
+    ops: list[dict[str, Any]] = [
         {"op": "overview set", "args": {"title": "t", "problem": "p", "approach": "a"}},
         {"op": "decision add", "args": {"decision": "d", "reasoning": "r"}},
     ]
@@ -71,7 +72,7 @@ def start_session(root: Path) -> Path:
     return Path(session.create(str(root), "Benchmark", {}, non_interactive=True).dir)
 
 
-def apply(state_dir: Path, ops: list[dict]) -> None:
+def apply(state_dir: Path, ops: list[dict[str, Any]]) -> None:
     subprocess.run(
         [str(BIN / "plan"), "apply", "-", "--state-dir", str(state_dir)],
         input=json.dumps(ops),

@@ -124,7 +124,7 @@ def plugin_environment(env: dict[str, str]) -> dict[str, str]:
 Sample = tuple[float, float]  # wall ms, CPU ms (user + system of the process and its children)
 
 
-def run_timed(argv: list[str], **kwargs: Any) -> tuple[Sample, subprocess.CompletedProcess]:
+def run_timed(argv: list[str], **kwargs: Any) -> tuple[Sample, subprocess.CompletedProcess[bytes]]:
     """Run argv; its wall time, and its CPU time, which a busy machine inflates far less."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()

@@ -22,6 +22,7 @@ import subprocess
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from bench import sample
 from bench.agent import Agent, Output
@@ -43,7 +44,7 @@ README_LINE = "\n`farewell(name)` says goodbye.\n"
 COMMENT = "CC-004:1: credit ann for the idea"  # the person's comment on the README diff
 
 
-def _intent(milestone: str, file: str, behavior: str, function: str = "") -> dict:
+def _intent(milestone: str, file: str, behavior: str, function: str = "") -> dict[str, Any]:
     args = {"milestone": milestone, "file": file, "behavior": behavior, "decision": ["$2"]}
     return {"op": "intent add", "args": {**args, **({"function": function} if function else {})}}
 
@@ -116,7 +117,7 @@ OPTION = '{{"name": "{0}", "description": "{0}", "recommended": {1}}}'
 
 
 def failed_round(
-    agent: Agent, out: Output, phase: str, fix: Callable[[list[dict]], object]
+    agent: Agent, out: Output, phase: str, fix: Callable[[list[dict[str, Any]]], object]
 ) -> Output:
     """The reviewer fails one item, the gate prints fix mode, the fix and the re-check (one
     call, as fix mode shows), and the gate, which prints the next phase's step."""
@@ -133,7 +134,7 @@ def failed_round(
 OPEN_ITEM = re.compile(r'"op": "qr set", "args": \{"id": "(qa-\d+)", "phase": "([\w-]+)"')
 
 
-def rechecks(out: Output) -> list[dict]:
+def rechecks(out: Output) -> list[dict[str, Any]]:
     """The re-checks a prompt names (what the rework after a rejection asks to judge again)."""
     return [
         {"op": "qr set", "args": {"id": i, "phase": phase, "status": "PASS"}}
@@ -212,8 +213,10 @@ def walk(project: Path) -> tuple[Agent, int, list[int]]:
     agent.plan("change", "capture")
     out = agent.step(out.route())  # 7
 
-    def capture_and_recheck(path: Path, text: str, intent: str) -> Callable[[list[dict]], None]:
-        def fix(recheck: list[dict]) -> None:
+    def capture_and_recheck(
+        path: Path, text: str, intent: str
+    ) -> Callable[[list[dict[str, Any]]], None]:
+        def fix(recheck: list[dict[str, Any]]) -> None:
             change(path, text)
             agent.apply([{"op": "change capture", "args": {"intent": [intent]}}, *recheck])
 

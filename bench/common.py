@@ -69,7 +69,8 @@ def rounds(default: int) -> int:
     """`--rounds N` from the command line (the smoke test passes 1), else default."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=default)
-    return max(1, parser.parse_args().rounds)
+    rounds: int = parser.parse_args().rounds
+    return max(1, rounds)
 
 
 def baseline() -> list[str]:

@@ -19,6 +19,13 @@ from state.errors import UsageError
 if TYPE_CHECKING:
     from state.store import Store, Transaction
 
+    # click 8.4 made its parameter types generic: subscripted for mypy only, as older clicks
+    # (which the dependency range allows) cannot subscript them at run time
+    TextParam = click.ParamType[str, str]
+    PhaseChoice = click.Choice[str]
+else:
+    TextParam, PhaseChoice = click.ParamType, click.Choice
+
 COMMON = ("state_dir", "as_json")
 INLINE = "planner.inline_content"  # ctx.meta key: FILE|- options take the text itself
 
@@ -146,12 +153,12 @@ def arguments(params: dict[str, Any]) -> dict[str, Any]:
     return {k: list(v) if isinstance(v, tuple) else v for k, v in params.items() if k not in COMMON}
 
 
-class FileText(click.ParamType):
+class FileText(TextParam):
     """FILE|-: the file's text, or standard input for '-'. In `plan apply`, the text itself."""
 
     name = "file"
 
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+    def convert(self, value: str, param: click.Parameter | None, ctx: click.Context | None) -> str:
         if ctx is not None and ctx.meta.get(INLINE):
             return value
         if value == "-":
@@ -164,18 +171,18 @@ class FileText(click.ParamType):
             self.fail(f"cannot read {value} ({reason})", param, ctx)
 
 
-class Text(click.ParamType):
+class Text(TextParam):
     """Text that is not blank: what a required field holds."""
 
     name = "text"
 
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+    def convert(self, value: str, param: click.Parameter | None, ctx: click.Context | None) -> str:
         if not str(value).strip():
             self.fail("may not be empty", param, ctx)
         return value
 
 
-class QRPhase(click.Choice):
+class QRPhase(PhaseChoice):
     """A review phase; design, code and docs mean the planning ones (plan-design, …), as
     `plan validate --phase` spells them."""
 
@@ -184,7 +191,7 @@ class QRPhase(click.Choice):
 
         super().__init__(PHASES)
 
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
         if isinstance(value, str) and value in ("design", "code", "docs"):
             value = f"plan-{value}"
         return super().convert(value, param, ctx)

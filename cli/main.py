@@ -13,7 +13,10 @@ import click
 from cli.base import PlanGroup
 from shared.exits import report, run_main
 
-NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())  # click 8.2 and later
+# click 8.2 and later (an empty tuple catches nothing)
+NO_ARGS_IS_HELP: type[click.UsageError] | tuple[()] = getattr(
+    click.exceptions, "NoArgsIsHelpError", ()
+)
 
 # Each top-level command or group, and the module of cli/commands/ that defines it.
 COMMANDS = {

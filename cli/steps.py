@@ -90,7 +90,7 @@ def step_script(name: str) -> click.Group:
     @click.option("--format", "format_", type=FORMAT, help="text (default) or one JSON object.")
     @click.option("--non-interactive", is_flag=True, help="Nobody is asked: recommended answers.")
     @click.pass_context
-    def group(ctx: click.Context, step: int | None, format_: str | None, **flags: Any) -> int:
+    def group(ctx: click.Context, /, step: int | None, format_: str | None, **flags: Any) -> int:
         if ctx.invoked_subcommand is not None:
             if step is not None:
                 raise click.UsageError(f"--step and {ctx.invoked_subcommand}: give one of them")

@@ -10,10 +10,10 @@ import os
 import sys
 from collections.abc import Callable
 
-from state.errors import PlannerError
+from state.errors import Finding, PlannerError
 
 
-def report(prog: str, message: str, findings: list | None = None) -> None:
+def report(prog: str, message: str, findings: list[Finding] | None = None) -> None:
     """The message on one line, then one line per failing check with its fix."""
     lines = [f"{prog}: {message}"]
     lines += [f"  - {f.line()}" for f in findings or []]

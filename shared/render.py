@@ -62,8 +62,8 @@ def in_codex() -> bool:
 def sentence(text: Any) -> str:
     """The text as a sentence: a period added only when it has no closing punctuation, so
     "up to 1000." never becomes "1000.."."""
-    text = str(text or "").strip()
-    return text if not text or text[-1] in ".!?…:;" else text + "."
+    line = str(text or "").strip()
+    return line if not line or line[-1] in ".!?…:;" else line + "."
 
 
 def render(name: str, context: dict[str, Any], search_path: Sequence[str]) -> str:

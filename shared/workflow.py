@@ -156,7 +156,8 @@ class Context:
 
     @property
     def config(self) -> dict[str, Any]:
-        return self.session["config"]
+        config: dict[str, Any] = self.session["config"]
+        return config
 
     @property
     def policy(self) -> str:

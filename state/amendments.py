@@ -37,7 +37,7 @@ def committed(run: dict[str, Any]) -> bool:
 
 def open_round(session: dict[str, Any] | None) -> dict[str, Any] | None:
     """The amendment round that is open (not re-approved yet), or None."""
-    rounds = (session or {}).get("amendments") or []
+    rounds: list[dict[str, Any]] = (session or {}).get("amendments") or []
     if rounds and rounds[-1].get("approved") is None and not (session or {}).get("approval"):
         return rounds[-1]
     return None

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from state import clock
 from state.amendments import chain_findings, open_round, revision_hash, revision_hashes
-from state.content import plan_hash
+from state.content import plan_hash as plan_hash  # part of what approval offers
 from state.errors import Finding
 from state.lifecycle import transition
 

@@ -19,6 +19,7 @@ from state.project_paths import check_diff, check_project_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
     from typing import Any
 
     from state.store import Transaction
@@ -105,7 +106,12 @@ def served(change: dict[str, Any]) -> list[str]:
 
 class Capture:
     def __init__(
-        self, tx: Transaction, plan: dict[str, Any], project: str, tree: str, read_base: Any
+        self,
+        tx: Transaction,
+        plan: dict[str, Any],
+        project: str,
+        tree: str,
+        read_base: Callable[[Iterable[str]], dict[str, str | None]],
     ) -> None:
         self.tx, self.plan, self.tree, self.project = tx, plan, tree, project
         self.repo = wt.common_dir(project)
@@ -157,7 +163,9 @@ class Capture:
     def chain(self, path: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:
         return [(m, c) for m, c in wt.ordered_changes(self.plan) if c["file"] == path]
 
-    def state_after(self, path: str, chain: list[Any]) -> str | None:
+    def state_after(
+        self, path: str, chain: list[tuple[dict[str, Any], dict[str, Any]]]
+    ) -> str | None:
         text = self.read_base([path]).get(path)
         for _, c in chain:
             text = _apply(c, text)

@@ -21,7 +21,7 @@ SAME = None  # diff()'s answer for equal documents
 MATCH_MIN = 8  # list middles longer than this are aligned item by item (difflib)
 
 
-def diff(old: Any, new: Any) -> list | None:
+def diff(old: Any, new: Any) -> list[Any] | None:
     """The op turning `old` into `new`, or None when they are equal."""
     if _same(old, new):
         return SAME
@@ -32,7 +32,7 @@ def diff(old: Any, new: Any) -> list | None:
     return ["=", new]
 
 
-def _diff_dict(old: dict, new: dict) -> list:
+def _diff_dict(old: dict[str, Any], new: dict[str, Any]) -> list[Any]:
     kept = [k for k in old if k in new]
     added = [k for k in new if k not in old]
     if list(new) != kept + added:  # keys reordered: a patch could not keep the order
@@ -48,7 +48,7 @@ def _diff_dict(old: dict, new: dict) -> list:
     return ["{", changes, [k for k in old if k not in new]]
 
 
-def _diff_list(old: list, new: list) -> list:
+def _diff_list(old: list[Any], new: list[Any]) -> list[Any]:
     limit = min(len(old), len(new))
     prefix = 0
     while prefix < limit and _same(old[prefix], new[prefix]):
@@ -66,14 +66,14 @@ def _diff_list(old: list, new: list) -> list:
     return ["[", prefix, suffix, "=", new_mid]
 
 
-def _hunks(old: list, new: list) -> list:
+def _hunks(old: list[Any], new: list[Any]) -> list[Any]:
     """[start, stop, op] on `old`'s indices, ascending: what replaces old[start:stop]."""
     import difflib
 
     matcher = difflib.SequenceMatcher(
         None, [_compact(x) for x in old], [_compact(x) for x in new], False
     )
-    hunks: list = []
+    hunks: list[Any] = []
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
             continue
@@ -100,7 +100,7 @@ def _compact(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), check_circular=False)
 
 
-def patch(doc: Any, op: list | None) -> Any:
+def patch(doc: Any, op: list[Any] | None) -> Any:
     """`doc` changed by `op` (in place where it can be); the new document."""
     if op is SAME:
         return doc
@@ -126,7 +126,7 @@ def patch(doc: Any, op: list | None) -> Any:
     raise ValueError(f"delta op {kind!r} does not fit a {type(doc).__name__}")
 
 
-def _apply_hunks(items: list, hunks: list) -> list:
+def _apply_hunks(items: list[Any], hunks: list[Any]) -> list[Any]:
     for start, stop, (how, payload) in reversed(hunks):  # from the end: indices stay valid
         if how == "~":
             payload = [patch(a, sub) for a, sub in zip(items[start:stop], payload, strict=True)]

@@ -23,7 +23,8 @@ def run_of(tx: Transaction, milestone: str) -> dict[str, Any]:
         raise PreconditionFailed(
             f"{tx.store.path('execution')}: not found (execution starts with executor --step 1)"
         )
-    for run in tx.edit("execution")["milestones"]:
+    runs: list[dict[str, Any]] = tx.edit("execution")["milestones"]
+    for run in runs:
         if run["id"] == milestone:
             return run
     raise UsageError(f"{tx.store.path('execution')}: no milestone {milestone} in the plan")

@@ -112,7 +112,9 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def revision_file(state_dir: str, rev: str, before: bytes | None, after: bytes, doc: Any) -> tuple:
+def revision_file(
+    state_dir: str, rev: str, before: bytes | None, after: bytes, doc: Any
+) -> tuple[str, bytes]:
     """The file name and bytes that store revision `rev` of the plan, whose bytes are `after`
     (`doc` parsed) and were `before` when the command read it: a delta against the previous
     revision when the plan is large and that revision is `before`, else the whole plan."""
@@ -184,7 +186,9 @@ def read_revision(state_dir: str, rev: str, dumps: Callable[[Any], bytes]) -> tu
     return path, doc
 
 
-def _replay(path: str, doc: Any, base_sha: str, dumps: Callable[[Any], bytes] | None) -> tuple:
+def _replay(
+    path: str, doc: Any, base_sha: str, dumps: Callable[[Any], bytes] | None
+) -> tuple[Any, str]:
     """The document after the delta at `path`, and its sha256 (checked when `dumps` is given:
     the last link, so a replay that went wrong anywhere is caught)."""
     try:

@@ -112,7 +112,7 @@ def commit(
     directory: str,
     files: dict[str, bytes],
     audit_file: str,
-    record: dict,
+    record: dict[str, Any],
     project: ProjectWrites | None = None,
 ) -> None:
     """Write `files` (paths relative to `directory`) and append `record` to `audit_file` (with
@@ -293,7 +293,7 @@ def _append(path: str, line: bytes) -> None:
         os.close(fd)
 
 
-def _finish(directory: str, journal: dict) -> None:
+def _finish(directory: str, journal: dict[str, Any]) -> None:
     """Move every temp file of a committed journal into place, then drop the journal."""
     if journal.get("project"):
         _finish_project(directory, journal["project"])

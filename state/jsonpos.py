@@ -6,13 +6,17 @@ keys and indexes, the position of the member's key (or of the array element).
 
 from __future__ import annotations
 
-from json.decoder import scanstring  # type: ignore[attr-defined]  # (not in typeshed)
+from json.decoder import scanstring as _scanstring  # type: ignore[attr-defined]  # (not in typeshed)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     Pointer = tuple[str | int, ...]
+
+# (the string's text, the offset after its closing quote): its signature, which typeshed lacks
+scanstring: Callable[[str, int], tuple[str, int]] = _scanstring
 
 _SPACE = " \t\n\r"
 
@@ -72,7 +76,7 @@ def pointer_of(doc: Any, path: str) -> Pointer:
     return tuple(parts)
 
 
-def _index(items: list, key: str) -> int | None:
+def _index(items: list[Any], key: str) -> int | None:
     if key.isdecimal() and int(key) < len(items):
         return int(key)
     for i, item in enumerate(items):

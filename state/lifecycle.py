@@ -11,6 +11,10 @@ from __future__ import annotations
 
 from state.errors import Refused
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 TRANSITIONS: dict[str, frozenset[str]] = {
     "discovery": frozenset({"design"}),
     "design": frozenset({"detailing", "review"}),
@@ -40,7 +44,7 @@ def allowed(old: str, new: str) -> bool:
     return new in TRANSITIONS[old]
 
 
-def transition(session: dict, new: str) -> None:
+def transition(session: dict[str, Any], new: str) -> None:
     """Move the session to status `new`, or refuse (exit 4) when the lifecycle does not allow it."""
     old = session["status"]
     if not allowed(old, new):
@@ -56,10 +60,10 @@ def transition(session: dict, new: str) -> None:
     session["status"] = new
 
 
-def reopen(session: dict, new: str = "design") -> str:
+def reopen(session: dict[str, Any], new: str = "design") -> str:
     """Move an approved session back to planning for an amendment, or refuse (exit 4) when
     its status is not one an amendment may start from; the status it had."""
-    old = session["status"]
+    old: str = session["status"]
     check_amendable(old)
     session["status"] = new
     return old

@@ -51,7 +51,7 @@ def find(plan: dict[str, Any], item_id: str, kind: str = "") -> dict[str, Any]:
         raise UsageError(f"{item_id}: not a {KINDS[kind]} id ({kind}-n)")
     if prefix in _GROUPS:
         section, group = _GROUPS[prefix]
-        items = plan[section][group]
+        items: list[dict[str, Any]] = plan[section][group]
     elif prefix == "M":
         items = plan["milestones"]
     elif prefix == "CI":
@@ -69,7 +69,8 @@ def find(plan: dict[str, Any], item_id: str, kind: str = "") -> dict[str, Any]:
 def owner(plan: dict[str, Any], item_id: str) -> dict[str, Any]:
     """The milestone holding intent or change `item_id`."""
     key = "code_intents" if item_id.startswith("CI-") else "code_changes"
-    for m in plan["milestones"]:
+    milestones: list[dict[str, Any]] = plan["milestones"]
+    for m in milestones:
         if any(i["id"] == item_id for i in m[key]):
             return m
     raise UsageError(f"plan.json: no {item_id}")
@@ -106,7 +107,8 @@ def require_some(given: bool, name: str) -> None:
 
 
 def _context(tx: Transaction) -> dict[str, Any]:
-    return tx.edit("plan")["planning_context"]
+    context: dict[str, Any] = tx.edit("plan")["planning_context"]
+    return context
 
 
 def overview_set(tx: Transaction, a: dict[str, Any]) -> None:

@@ -45,7 +45,8 @@ def find_item(store: Store, item_id: str, phase: str | None) -> dict[str, Any]:
 def loop_iteration(tx: Transaction, phase: str) -> int:
     """The iteration the session's QR loop for `phase` is at (1 before any gate ran)."""
     session = tx.read_or_none("session") or {"qr": {}}
-    return session["qr"].get(phase, {}).get("iteration", 1)
+    iteration: int = session["qr"].get(phase, {}).get("iteration", 1)
+    return iteration
 
 
 def open_report(tx: Transaction, phase: str) -> dict[str, Any]:
@@ -63,8 +64,9 @@ def add_item(
     status: str = "TODO",
     finding: str | None = None,
 ) -> str:
+    item_id = next_id(report["items"], "qa")
     item = {
-        "id": next_id(report["items"], "qa"),
+        "id": item_id,
         "check": check,
         "scope": scope,
         "severity": severity,
@@ -74,7 +76,7 @@ def add_item(
         "iteration": report["iteration"],
     }
     report["items"].append(item)
-    return item["id"]
+    return item_id
 
 
 def qr_add(tx: Transaction, a: dict[str, Any]) -> list[str]:

@@ -185,7 +185,8 @@ def question_import(tx: Transaction, a: dict[str, Any]) -> list[str]:
 
 
 def find_question(context: dict[str, Any], qid: str) -> dict[str, Any]:
-    for q in context["questions"]:
+    questions: list[dict[str, Any]] = context["questions"]
+    for q in questions:
         if q["id"] == qid:
             return q
     raise UsageError(f"context.json: no question {qid}")

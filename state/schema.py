@@ -14,7 +14,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-    Check = Callable[[Any, list, list], Any]  # (value, path, problems) -> value, defaults filled
+    # (value, path, problems) -> value, defaults filled
+    Check = Callable[[Any, list[str | int], list[str]], Any]
 
 SCHEMA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "schemas")
 
@@ -38,7 +39,7 @@ def load_schema(name: str) -> dict[str, Any]:
     return _schemas[name]
 
 
-def format_path(path: list) -> str:
+def format_path(path: list[str | int]) -> str:
     out = ""
     for part in path:
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
@@ -117,7 +118,7 @@ class _Compiler:
 
     @staticmethod
     def _all(checks: list[Check]) -> Check:
-        def run(value: Any, path: list, problems: list) -> Any:
+        def run(value: Any, path: list[str | int], problems: list[str]) -> Any:
             for one in checks:
                 if one(value, path, problems) is _BAD:
                     return _BAD
@@ -127,7 +128,7 @@ class _Compiler:
 
     @staticmethod
     def _any_of(options: list[Check]) -> Check:
-        def run(value: Any, path: list, problems: list) -> Any:
+        def run(value: Any, path: list[str | int], problems: list[str]) -> Any:
             first: list[str] = []
             for option in options:
                 found: list[str] = []
@@ -144,7 +145,7 @@ class _Compiler:
     def _type(expected: str) -> Check:
         test = _TYPES[expected]
 
-        def run(value: Any, path: list, problems: list) -> Any:
+        def run(value: Any, path: list[str | int], problems: list[str]) -> Any:
             if test(value):
                 return value
             problems.append(f"{format_path(path)}: expected {expected}, got {type_name(value)}")
@@ -156,7 +157,7 @@ class _Compiler:
     def _enum(allowed: list[Any]) -> Check:
         shown = ", ".join(str(a) for a in allowed)
 
-        def run(value: Any, path: list, problems: list) -> Any:
+        def run(value: Any, path: list[str | int], problems: list[str]) -> Any:
             if value in allowed and type(value) in {type(a) for a in allowed}:
                 return value
             problems.append(f"{format_path(path)}: {value!r} is not one of {shown}")
@@ -173,7 +174,7 @@ class _Compiler:
             anchored = pattern[:-1] + r"\Z"
         search = None  # compiled on first use: most patterns of a session file never run
 
-        def run(value: Any, path: list, problems: list) -> Any:
+        def run(value: Any, path: list[str | int], problems: list[str]) -> Any:
             nonlocal search
             if search is None:
                 import re  # here, not above: a command may read no pattern at all
@@ -188,7 +189,7 @@ class _Compiler:
 
     @staticmethod
     def _minimum(minimum: float) -> Check:
-        def run(value: Any, path: list, problems: list) -> Any:
+        def run(value: Any, path: list[str | int], problems: list[str]) -> Any:
             if value >= minimum:
                 return value
             problems.append(f"{format_path(path)}: {value!r} is less than {minimum}")
@@ -198,7 +199,7 @@ class _Compiler:
 
     @staticmethod
     def _items(item: Check) -> Check:
-        def run(value: list, path: list, problems: list) -> Any:
+        def run(value: list[Any], path: list[str | int], problems: list[str]) -> Any:
             for index, element in enumerate(value):
                 path.append(index)
                 item(element, path, problems)
@@ -214,7 +215,7 @@ class _Compiler:
         extra = node.get("additionalProperties", True)
         extra_check = self.compile(extra) if isinstance(extra, dict) else None
 
-        def run(value: dict, path: list, problems: list) -> Any:
+        def run(value: dict[str, Any], path: list[str | int], problems: list[str]) -> Any:
             for key in required:
                 if key not in value:
                     problems.append(f"{format_path([*path, key])}: missing")

@@ -54,7 +54,7 @@ def commits(store: Store) -> list[dict[str, Any]]:
 def resolve(store: Store, name: str) -> str:
     """The session commit `name` names (a full id or a prefix of at least 7 hex digits);
     UsageError naming the ones there are otherwise."""
-    known = [c["commit"] for c in commits(store)]
+    known: list[str] = [c["commit"] for c in commits(store)]
     wanted = name.strip().lower()
     if len(wanted) >= PREFIX_MIN and all(ch in "0123456789abcdef" for ch in wanted):
         matches = sorted({c for c in known if c.startswith(wanted)})

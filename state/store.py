@@ -116,7 +116,8 @@ def parse(path: str, schema_name: str, raw: bytes) -> dict[str, Any]:
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise DamagedFile(f"{path}: {problems[0]}{more}; damaged, left as it is")
-    return doc
+    checked: dict[str, Any] = doc  # every schema's root is an object
+    return checked
 
 
 def load(path: str, schema_name: str) -> dict[str, Any]:
@@ -220,7 +221,8 @@ class Store:
             problems = schema.check("plan", doc)
             if problems:
                 raise DamagedFile(f"{path}: {problems[0]}; damaged, left as it is")
-            return doc
+            plan: dict[str, Any] = doc  # the schema's root is an object
+            return plan
         if not os.path.exists(path):
             raise UsageError(f"{path}: no revision {rev} (see plan history)")
         return load(path, "plan")

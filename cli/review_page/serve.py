@@ -13,6 +13,7 @@ from state.errors import PreconditionFailed, Refused
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import Any
 
     from state.store import Store
 
@@ -94,7 +95,7 @@ def open_page(
     return decided[0]
 
 
-def open_round(store: Store) -> dict:
+def open_round(store: Store) -> dict[str, Any]:
     """The session, when a plan or a result is in review, or the plan approved (a verdict to
     report); else exit 3."""
     session = store.read("session")
@@ -149,7 +150,7 @@ def executor(store: Store) -> list[str]:
 
 def wait_for_result(
     store: Store,
-    session: dict,
+    session: dict[str, Any],
     timeout: int,
     poll: float = 0.2,
     stop: Callable[[], bool] | None = None,

@@ -50,7 +50,8 @@ def questions_waiting(ctx: Context) -> int:
     if ctx.non_interactive:
         return 0
     resolved = [q for q in ctx.doc("context")["questions"] if q["answer"] or q["skipped"]]
-    return max(0, ctx.config["questions_min"] - len(resolved))
+    wanted: int = ctx.config["questions_min"]
+    return max(0, wanted - len(resolved))
 
 
 def questions(ctx: Context) -> list[Finding]:
