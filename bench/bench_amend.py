@@ -101,8 +101,9 @@ def amendment_round(agent: Agent, person: Person, tree: Path) -> tuple[int, int]
     review(agent, "impl-code")
     out = agent.step(out.route("pass"))  # 5, which prints 6 and 7
     review(agent, "impl-docs")
-    out = agent.step(out.route("pass"))  # 8, which prints 9
-    assert out.done, out.text
+    out = agent.step(out.route("pass"))  # 8, which prints 9: the result waits for the person
+    out = review_round(agent, person, "accept", "--by", "ann", on="result")
+    assert out.text.startswith("DONE"), out.text
     return execution, 1
 
 
