@@ -175,6 +175,20 @@ class Text(click.ParamType):
         return value
 
 
+class KeyValue(click.ParamType):
+    """KEY=VALUE: one named parameter, as a (key, value) pair."""
+
+    name = "key=value"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, tuple):  # already converted (a default, or plan apply's)
+            return value
+        key, sep, rest = str(value).partition("=")
+        if not sep or not key:
+            self.fail(f"expected KEY=VALUE, got {value!r}", param, ctx)
+        return (key, rest)
+
+
 class QRPhase(click.Choice):
     """A review phase; design, code and docs mean the planning ones (plan-design, …), as
     `plan validate --phase` spells them."""
@@ -192,6 +206,7 @@ class QRPhase(click.Choice):
 
 FILE_TEXT = FileText()
 TEXT = Text()
+KEY_VALUE = KeyValue()
 
 
 def open_store(state_dir: str | None, must_exist: bool = True) -> Store:

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from state import clock
+from state import clock, routes
 from state.amendments import NEW_MILESTONE, committed, runs_by_id
 from state.errors import PreconditionFailed, Refused, UsageError
 from state.lifecycle import check_amendable, reopen
@@ -56,8 +56,9 @@ def open_amendment(
     }
     session["amendments"].append(record)
     # The session plans again: no approval until the person re-approves (the record above
-    # keeps the one amended); the planner's step 11 routes the rework like a rejection.
-    session.update(approval=None, workflow="planner", step=11, updated_at=record["opened_at"])
+    # keeps the one amended); the planner's final gate routes the rework like a rejection.
+    session.update(approval=None, updated_at=record["opened_at"])
+    tx.move_to = routes.AMEND
     tx.edit("plan")["frozen_at"] = None
     _reopen_loops(tx, session)
     _reset_runs(tx, reopened)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 
-from state import clock
+from state import clock, routes
 from state.approval import approve, plan_hash
 from state.errors import Refused, UsageError
 from state.lifecycle import transition
@@ -119,7 +119,7 @@ def review_approve(tx: Transaction, a: dict[str, Any]) -> None:
         approval["signature"] = sign(project, session["id"], approval)
     close_round(session, verdict="approved", by=by, sha256=approval["sha256"])
     tx.tell(f"approved and frozen: sha256 {approval['sha256']} (by {by})")
-    tx.next_argv = ["executor", "--step", "1", "--state-dir", tx.store.dir]
+    tx.next_route = routes.EXECUTE
 
 
 def expect_shown(tx: Transaction, expected: str | None, verdict: str) -> None:
