@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from state.errors import UsageError
+from state.errors import PlannerError, UsageError
 
 if TYPE_CHECKING:
     from state.store import Store, Transaction
@@ -94,11 +94,24 @@ class Operation(PlanCommand):
                         f"--{name.replace('_', '-')}: not valid Unicode (a lone surrogate, e.g. "
                         "from bytes that are not UTF-8); nothing was written"
                     )
-        ids = self.callback(tx, args) or []
+        try:
+            ids = self.callback(tx, args) or []
+        except PlannerError as e:
+            if e.field:  # state/ names the field; the user typed the option
+                e.relabel(option_label(self, e.field))
+            raise
         from state.qr_ops import reopen_changed
 
         reopen_changed(tx)  # a reviewer's PASS on what this changed is TODO again
         return ids
+
+
+def option_label(command: click.Command, field: str) -> str:
+    """The option that fills `field` (its first spelling), e.g. by -> --by."""
+    for param in command.params:
+        if param.name == field and isinstance(param, click.Option):
+            return param.opts[0]
+    return "--" + field.replace("_", "-")
 
 
 EDITS = ("set", "answer")  # commands that change an item in place print the item's id
@@ -207,6 +220,31 @@ class QRPhase(click.Choice):
 FILE_TEXT = FileText()
 TEXT = Text()
 KEY_VALUE = KeyValue()
+
+
+NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())  # click 8.2 and later
+
+
+def run_click(command: click.Command, argv: list[str], prog: str) -> int:
+    """Run a click command in this process; click's own errors become their exit code and one
+    line (2 for usage), as shared/exits.py run_main does for ours."""
+    from shared.exits import report
+
+    try:
+        result: Any = command.main(args=argv, prog_name=prog, standalone_mode=False)
+    except click.exceptions.Exit as e:
+        return e.exit_code
+    except NO_ARGS_IS_HELP as e:  # `plan decision` alone: the group's help, as click shows it
+        sys.stderr.write(e.format_message() + "\n")
+        return e.exit_code
+    except click.ClickException as e:
+        ctx = getattr(e, "ctx", None)
+        report(ctx.command_path if ctx else prog, e.format_message().replace("\n", " "))
+        return e.exit_code
+    except click.Abort:  # click's name for Ctrl-C or end of input at a prompt
+        report(prog, "interrupted")
+        return 130
+    return result if isinstance(result, int) else 0
 
 
 def open_store(state_dir: str | None, must_exist: bool = True) -> Store:

@@ -12,9 +12,10 @@ from typing import Any
 import click
 
 from cli import workflows
+from cli.base import run_click
 from hooks import hookstate
 from shared import engine
-from shared.exits import report, run_main
+from shared.exits import run_main
 from shared.paths import open_session
 from shared.status import current_routing, session_status
 from shared.workflow import workflow_named
@@ -164,17 +165,7 @@ def invoke(name: str, argv: list[str]) -> int:
     if not argv:  # nothing asked: the help, and a usage error
         sys.stdout.write(command.get_help(click.Context(command, info_name=name)) + "\n")
         return 2
-    try:
-        result = command.main(argv, prog_name=name, standalone_mode=False)
-    except click.UsageError as e:
-        report(name, e.format_message())
-        return 2
-    except click.exceptions.Exit as e:
-        return e.exit_code
-    except click.Abort:
-        report(name, "interrupted")
-        return 130
-    return result if isinstance(result, int) else 0
+    return run_click(command, argv, name)
 
 
 def run_argv(argv: list[str]) -> int:
