@@ -8,12 +8,15 @@ options as lists) and returns the ids it created; `plan apply` calls the same fu
 from __future__ import annotations
 
 import itertools
-import json
 import sys
 from typing import TYPE_CHECKING, Any
 
 import click
 
+from cli.output import dump as dump  # the commands' output, re-exported where they look
+from cli.output import emit_ids as emit_ids
+from cli.output import out as out
+from cli.output import tell
 from state.errors import PlannerError, UsageError
 
 if TYPE_CHECKING:
@@ -77,10 +80,10 @@ class Operation(PlanCommand):
         with store.transaction(operation_name(ctx)) as tx:
             tx.created.extend(self.run(tx, args))
         for line in tx.told:
-            sys.stderr.write(line + "\n")
+            tell(line)
         changed = [] if tx.created else changed_ids(ctx, args)
         if not (tx.created or changed or tx.told):  # every change says what, in one line
-            sys.stderr.write(f"plan {operation_name(ctx)}: recorded\n")
+            tell(f"plan {operation_name(ctx)}: recorded")
         emit_ids(tx.created, ctx.params["as_json"], tx.next_argv, changed)
         return 0
 
@@ -235,7 +238,7 @@ def run_click(command: click.Command, argv: list[str], prog: str) -> int:
     except click.exceptions.Exit as e:
         return e.exit_code
     except NO_ARGS_IS_HELP as e:  # `plan decision` alone: the group's help, as click shows it
-        sys.stderr.write(e.format_message() + "\n")
+        tell(e.format_message())
         return e.exit_code
     except click.ClickException as e:
         ctx = getattr(e, "ctx", None)
@@ -252,35 +255,3 @@ def open_store(state_dir: str | None, must_exist: bool = True) -> Store:
     from shared.paths import open_session
 
     return open_session(state_dir, must_exist)
-
-
-def out(text: str) -> None:
-    sys.stdout.write(text if text.endswith("\n") else text + "\n")
-
-
-def dump(value: Any) -> None:
-    out(json.dumps(value, indent=2, ensure_ascii=False))
-
-
-def emit_ids(
-    ids: list[str],
-    as_json: bool,
-    next_argv: list[str] | None = None,
-    changed: list[str] | None = None,
-) -> None:
-    """Created ids on stdout (else the id a `set` changed); the next command (when there is
-    one) on stderr, or in the JSON."""
-    from shared.routing import command
-
-    if as_json:
-        record: dict[str, Any] = {"ids": ids}
-        if changed:
-            record["changed"] = changed
-        if next_argv:
-            record["next"] = command(next_argv)
-        out(json.dumps(record))
-        return
-    if ids or changed:
-        out("\n".join(ids or changed or []))
-    if next_argv:
-        sys.stderr.write(f"NEXT: {command(next_argv)}\n")

@@ -7,10 +7,6 @@ from __future__ import annotations
 
 from state.status_view import shell_word
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from state.routes import Route
-
 
 def quote(word: str) -> str:
     if word.startswith("<") and word.endswith(">"):  # a placeholder the agent replaces whole
@@ -33,19 +29,6 @@ def command(argv: list[str]) -> str:
 def step_argv(workflow: str, step: int, state_dir: str, qr_status: str | None = None) -> list[str]:
     argv = [workflow, "--step", str(step), "--state-dir", state_dir]
     return [*argv, "--qr-status", qr_status] if qr_status else argv
-
-
-def step_number(route: Route) -> int:
-    """The number the workflow's table gives the step `route` names (UsageError when the
-    table has no such step)."""
-    from shared.workflow import workflow_named
-
-    return workflow_named(route.workflow).named(route.step).number
-
-
-def route_argv(route: Route, state_dir: str) -> list[str]:
-    """The command that runs the step `route` names in the session at `state_dir`."""
-    return step_argv(route.workflow, step_number(route), state_dir)
 
 
 class Routing:

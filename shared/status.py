@@ -45,8 +45,7 @@ def settle(tx: Transaction) -> None:
         return
     import json
 
-    from shared.routing import route_argv, step_number
-    from shared.workflow import registered
+    from shared.workflow import registered, route_argv, step_number
 
     if tx.move_to is not None:  # an operation moved the session to a step it names
         tx.edit(Document.SESSION).update(workflow=tx.move_to.workflow, step=step_number(tx.move_to))

@@ -144,7 +144,7 @@ def wait_for_verdict(
 
 
 def executor(store: Store) -> list[str]:
-    from shared.routing import route_argv
+    from shared.workflow import route_argv
     from state.routes import EXECUTE
 
     return route_argv(EXECUTE, store.dir)

@@ -10,8 +10,7 @@ import pathlib
 import pytest
 
 from cli import workflows
-from shared.routing import route_argv, step_number
-from shared.workflow import register, workflow_named
+from shared.workflow import register, route_argv, step_number, workflow_named
 from state import routes
 from state.errors import UsageError
 
