@@ -47,3 +47,31 @@ def test_only_a_field_the_message_starts_with_is_relabelled() -> None:
     assert error.field is None
     error.relabel("--comment")
     assert error.message == "the comment: too long"
+
+
+def test_params_reach_plan_json_from_the_cli_and_from_apply(plan, session_dir) -> None:
+    """`--param K=V` as typed and as `plan apply` passes it; a bad one names the option."""
+    import json
+
+    plan.ids("milestone", "add", "--name", "A", "--acceptance", "ok")
+    base = ["--milestone", "M-001", "--file", "a.py", "--behavior", "b"]
+    plan.ids("intent", "add", *base, "--param", "n=1", "--param", "s=a=b")
+    ops = [
+        {
+            "op": "intent add",
+            "args": {"milestone": "M-001", "file": "b.py", "behavior": "c", "param": ["k=v"]},
+        }
+    ]
+    plan.ids("apply", "-", input=json.dumps(ops))
+    intents = json.loads((session_dir / "plan.json").read_text())["milestones"][0]["code_intents"]
+    assert [i["params"] for i in intents] == [{"n": "1", "s": "a=b"}, {"k": "v"}]
+    assert "'--param'" in plan("intent", "add", *base, "--param", "nokey", code=2).stderr
+    ops[0]["args"]["param"] = ["nokey"]
+    bad = plan("apply", "-", input=json.dumps(ops), code=2).stderr
+    assert "--param: expected KEY=VALUE, got 'nokey'" in bad
+
+
+def test_a_field_error_from_state_names_the_option(plan) -> None:
+    """state/ says `by: …`; the user typed --by and reads --by."""
+    told = plan("review", "approve", "--by", " ", code=2).stderr
+    assert told.startswith("plan: --by: may not be empty")
