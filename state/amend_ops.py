@@ -30,9 +30,11 @@ def open_amendment(
     """Open amendment round N on an approved, executing or result-review session: the plan is
     unfrozen for what the round touches (new milestones and `milestones`, none committed), the
     session goes back to design, and the approval it amends is kept in the record."""
-    check_text("--reason", reason, REASON_MAX)
+    check_text("reason", reason, REASON_MAX, field=True)
     if not (reason or "").strip():
-        raise UsageError("--reason: may not be empty (why the approved plan must change)")
+        raise UsageError(
+            "reason: may not be empty (why the approved plan must change)", field="reason"
+        )
     check_text("the task", task, FEEDBACK_MAX)
     session = tx.edit("session")
     status = session["status"]
@@ -87,8 +89,9 @@ def _reopenable(tx: Transaction, status: str, milestones: Sequence[str]) -> list
         mid = name.strip().upper()
         if mid not in known:
             raise UsageError(
-                f"--milestone {name}: plan.json has no such milestone "
-                f"({', '.join(sorted(known)) or 'none'})"
+                f"milestone {name}: plan.json has no such milestone "
+                f"({', '.join(sorted(known)) or 'none'})",
+                field="milestone",
             )
         run = runs.get(mid, {})
         if committed(run):

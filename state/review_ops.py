@@ -139,12 +139,8 @@ def review_reject(tx: Transaction, a: dict[str, Any]) -> None:
     """The user rejects the plan: back to the smallest planning phase the feedback and the
     comments touch (rejected_phase); max_rejects cancels."""
     check_text("feedback", a["feedback"], FEEDBACK_MAX, field=True)
-    check_count(
-        "comment (comments in one round)",
-        len(a.get("comment") or []),
-        COMMENTS_MAX,
-        field="comment",
-    )
+    many = len(a.get("comment") or [])
+    check_count("comment (comments in one round)", many, COMMENTS_MAX, field="comment")
     check_text("by", a.get("by"), NAME_MAX, field=True)
     session = in_review(tx)
     expect_shown(tx, a.get("expect_sha256"), "request changes")
