@@ -8,13 +8,16 @@ options as lists) and returns the ids it created; `plan apply` calls the same fu
 from __future__ import annotations
 
 import itertools
-import json
 import sys
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from state.errors import UsageError
+from cli.output import dump as dump  # the commands' output, re-exported where they look
+from cli.output import emit_ids as emit_ids
+from cli.output import out as out
+from cli.output import tell
+from state.errors import PlannerError, UsageError
 
 if TYPE_CHECKING:
     from state.store import Store, Transaction
@@ -22,9 +25,10 @@ if TYPE_CHECKING:
     # click 8.4 made its parameter types generic: subscripted for mypy only, as older clicks
     # (which the dependency range allows) cannot subscript them at run time
     TextParam = click.ParamType[str, str]
+    PairParam = click.ParamType[Any, tuple[str, str]]
     PhaseChoice = click.Choice[str]
 else:
-    TextParam, PhaseChoice = click.ParamType, click.Choice
+    TextParam, PairParam, PhaseChoice = click.ParamType, click.ParamType, click.Choice
 
 COMMON = ("state_dir", "as_json")
 INLINE = "planner.inline_content"  # ctx.meta key: FILE|- options take the text itself
@@ -84,10 +88,10 @@ class Operation(PlanCommand):
         with store.transaction(operation_name(ctx)) as tx:
             tx.created.extend(self.run(tx, args))
         for line in tx.told:
-            sys.stderr.write(line + "\n")
+            tell(line)
         changed = [] if tx.created else changed_ids(ctx, args)
         if not (tx.created or changed or tx.told):  # every change says what, in one line
-            sys.stderr.write(f"plan {operation_name(ctx)}: recorded\n")
+            tell(f"plan {operation_name(ctx)}: recorded")
         emit_ids(tx.created, ctx.params["as_json"], tx.next_argv, changed)
         return 0
 
@@ -101,11 +105,24 @@ class Operation(PlanCommand):
                         f"--{name.replace('_', '-')}: not valid Unicode (a lone surrogate, e.g. "
                         "from bytes that are not UTF-8); nothing was written"
                     )
-        ids = self.callback(tx, args) or []
+        try:
+            ids = self.callback(tx, args) or []
+        except PlannerError as e:
+            if e.field:  # state/ names the field; the user typed the option
+                e.relabel(option_label(self, e.field))
+            raise
         from state.qr_ops import reopen_changed
 
         reopen_changed(tx)  # a reviewer's PASS on what this changed is TODO again
         return ids
+
+
+def option_label(command: click.Command, field: str) -> str:
+    """The option that fills `field` (its first spelling), e.g. by -> --by."""
+    for param in command.params:
+        if param.name == field and isinstance(param, click.Option):
+            return param.opts[0]
+    return "--" + field.replace("_", "-")
 
 
 EDITS = ("set", "answer")  # commands that change an item in place print the item's id
@@ -182,6 +199,22 @@ class Text(TextParam):
         return value
 
 
+class KeyValue(PairParam):
+    """KEY=VALUE: one named parameter, as a (key, value) pair."""
+
+    name = "key=value"
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> tuple[str, str]:
+        if isinstance(value, tuple):  # already converted (a default, or plan apply's)
+            return value
+        key, sep, rest = str(value).partition("=")
+        if not sep or not key:
+            self.fail(f"expected KEY=VALUE, got {value!r}", param, ctx)
+        return (key, rest)
+
+
 class QRPhase(PhaseChoice):
     """A review phase; design, code and docs mean the planning ones (plan-design, …), as
     `plan validate --phase` spells them."""
@@ -199,6 +232,35 @@ class QRPhase(PhaseChoice):
 
 FILE_TEXT = FileText()
 TEXT = Text()
+KEY_VALUE = KeyValue()
+
+
+# click 8.2 and later (an empty tuple catches nothing)
+NO_ARGS_IS_HELP: type[click.UsageError] | tuple[()] = getattr(
+    click.exceptions, "NoArgsIsHelpError", ()
+)
+
+
+def run_click(command: click.Command, argv: list[str], prog: str) -> int:
+    """Run a click command in this process; click's own errors become their exit code and one
+    line (2 for usage), as shared/exits.py run_main does for ours."""
+    from shared.exits import report
+
+    try:
+        result: Any = command.main(args=argv, prog_name=prog, standalone_mode=False)
+    except click.exceptions.Exit as e:
+        return int(e.exit_code)
+    except NO_ARGS_IS_HELP as e:  # `plan decision` alone: the group's help, as click shows it
+        tell(e.format_message())
+        return e.exit_code
+    except click.ClickException as e:
+        ctx = getattr(e, "ctx", None)
+        report(ctx.command_path if ctx else prog, e.format_message().replace("\n", " "))
+        return e.exit_code
+    except click.Abort:  # click's name for Ctrl-C or end of input at a prompt
+        report(prog, "interrupted")
+        return 130
+    return result if isinstance(result, int) else 0
 
 
 def open_store(state_dir: str | None, must_exist: bool = True) -> Store:
@@ -206,35 +268,3 @@ def open_store(state_dir: str | None, must_exist: bool = True) -> Store:
     from shared.paths import open_session
 
     return open_session(state_dir, must_exist)
-
-
-def out(text: str) -> None:
-    sys.stdout.write(text if text.endswith("\n") else text + "\n")
-
-
-def dump(value: Any) -> None:
-    out(json.dumps(value, indent=2, ensure_ascii=False))
-
-
-def emit_ids(
-    ids: list[str],
-    as_json: bool,
-    next_argv: list[str] | None = None,
-    changed: list[str] | None = None,
-) -> None:
-    """Created ids on stdout (else the id a `set` changed); the next command (when there is
-    one) on stderr, or in the JSON."""
-    from shared.routing import command
-
-    if as_json:
-        record: dict[str, Any] = {"ids": ids}
-        if changed:
-            record["changed"] = changed
-        if next_argv:
-            record["next"] = command(next_argv)
-        out(json.dumps(record))
-        return
-    if ids or changed:
-        out("\n".join(ids or changed or []))
-    if next_argv:
-        sys.stderr.write(f"NEXT: {command(next_argv)}\n")

@@ -7,12 +7,10 @@ also escape : and , (https://docs.github.com/actions/reference/workflow-commands
 
 from __future__ import annotations
 
-import json
-import sys
-
 import click
 
 from cli.base import PlanCommand
+from cli.output import dump, line, tell
 from state.errors import UsageError
 
 TYPE_CHECKING = False
@@ -166,29 +164,25 @@ def sarif(run: Run) -> dict[str, Any]:
 def emit(run: Run, fmt: str) -> int:
     """Print the run in `fmt`, a one-line summary on stderr if it failed; the exit code."""
     if fmt == "json":
-        sys.stdout.write(json.dumps(run.as_dict(), indent=2, ensure_ascii=False) + "\n")
+        dump(run.as_dict())
     elif fmt == "sarif":
-        sys.stdout.write(json.dumps(sarif(run), indent=2, ensure_ascii=False) + "\n")
+        dump(sarif(run))
     elif fmt == "github":
         lines = [_github(run, p) for p in run.problems]
         lines += [_github(run, p) for t in run.targets for p in t.problems]
         if lines:
-            sys.stdout.write("\n".join(lines) + "\n")
+            line("\n".join(lines))
     elif run.targets:
-        sys.stdout.write(_text(run) + "\n")
+        line(_text(run))
     if fmt == "text" and run.problems:  # what belongs to no target, as every command says it
-        sys.stderr.write(
-            "".join(
-                f"plan {run.command}: {'warning: ' if p.level == 'warning' else ''}{p.text()}\n"
-                for p in run.problems
-            )
-        )
+        for p in run.problems:
+            tell(f"plan {run.command}: {'warning: ' if p.level == 'warning' else ''}{p.text()}")
     code = run.exit_code
     if code and run.targets:
         bad = [t for t in run.targets if not t.ok]
-        sys.stderr.write(f"plan {run.command}: {len(bad)} of {len(run.targets)} failed\n")
+        tell(f"plan {run.command}: {len(bad)} of {len(run.targets)} failed")
     elif code and fmt != "text" and run.problems:  # the reason in one line, as every command
-        sys.stderr.write(f"plan {run.command}: {run.problems[0].text()}\n")
+        tell(f"plan {run.command}: {run.problems[0].text()}")
     return code
 
 

@@ -6,17 +6,11 @@ from __future__ import annotations
 
 import importlib
 import sys
-from typing import Any
 
 import click
 
-from cli.base import PlanGroup
-from shared.exits import report, run_main
-
-# click 8.2 and later (an empty tuple catches nothing)
-NO_ARGS_IS_HELP: type[click.UsageError] | tuple[()] = getattr(
-    click.exceptions, "NoArgsIsHelpError", ()
-)
+from cli.base import PlanGroup, run_click
+from shared.exits import run_main
 
 # Each top-level command or group, and the module of cli/commands/ that defines it.
 COMMANDS = {
@@ -93,21 +87,7 @@ def plan() -> None:
 
 def dispatch(argv: list[str]) -> int:
     """Run `plan ARGV` in this process; click's usage errors become one line and exit 2."""
-    try:
-        result: Any = plan.main(args=argv, prog_name="plan", standalone_mode=False)
-    except click.exceptions.Exit as e:
-        return e.exit_code
-    except NO_ARGS_IS_HELP as e:  # `plan decision` alone: the group's help, as click shows it
-        sys.stderr.write(e.format_message() + "\n")
-        return e.exit_code
-    except click.ClickException as e:
-        ctx = getattr(e, "ctx", None)
-        report(ctx.command_path if ctx else "plan", e.format_message().replace("\n", " "))
-        return e.exit_code
-    except click.Abort:  # click's name for Ctrl-C or end of input at a prompt
-        report("plan", "interrupted")
-        return 130
-    return result if isinstance(result, int) else 0
+    return run_click(plan, argv, "plan")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -12,9 +12,11 @@ from typing import Any
 import click
 
 from cli import workflows
+from cli.base import run_click
+from cli.output import line
 from hooks import hookstate
 from shared import engine
-from shared.exits import report, run_main
+from shared.exits import run_main
 from shared.paths import open_session
 from shared.status import current_routing, session_status
 from shared.workflow import workflow_named
@@ -141,8 +143,7 @@ def step_script(name: str) -> click.Group:
     def status(state_dir: str | None, as_json: bool) -> int:
         """Where the session stands and what to run next."""
         summary = hookstate.with_guard(session_status(open_session(state_dir)))
-        out = json.dumps(summary, indent=2) if as_json else text(summary)
-        sys.stdout.write(out + "\n")
+        line(json.dumps(summary, indent=2) if as_json else text(summary))
         return 0
 
     @group.command(context_settings=CONTEXT)
@@ -152,7 +153,7 @@ def step_script(name: str) -> click.Group:
         """The role's own instructions, for the step the session is at."""
         if role not in ROLES:
             raise UsageError(f"role: {role!r} is not one of {', '.join(ROLES)}")
-        sys.stdout.write(role_prompt(role, open_session(state_dir)) + "\n")
+        line(role_prompt(role, open_session(state_dir)))
         return 0
 
     return group
@@ -162,19 +163,9 @@ def invoke(name: str, argv: list[str]) -> int:
     """Run step script `name` with argv in this process; click's errors become exit 2."""
     command = step_script(name)
     if not argv:  # nothing asked: the help, and a usage error
-        sys.stdout.write(command.get_help(click.Context(command, info_name=name)) + "\n")
+        line(command.get_help(click.Context(command, info_name=name)))
         return 2
-    try:
-        result = command.main(argv, prog_name=name, standalone_mode=False)
-    except click.UsageError as e:
-        report(name, e.format_message())
-        return 2
-    except click.exceptions.Exit as e:
-        return e.exit_code
-    except click.Abort:
-        report(name, "interrupted")
-        return 130
-    return result if isinstance(result, int) else 0
+    return run_click(command, argv, name)
 
 
 def run_argv(argv: list[str]) -> int:

@@ -37,14 +37,20 @@ def session_status(store: Store) -> dict[str, Any]:
 
 
 def settle(tx: Transaction) -> None:
-    """Before a commit: refresh session.next_command from the routing of the step the session
-    is at, as the commit leaves it (and hand it to an operation that asked for it, tx.routed);
-    re-render plan.md when the approval changed."""
+    """Before a commit: resolve the routes an operation named (state/routes.py); refresh
+    session.next_command from the routing of the step the session is at, as the commit leaves
+    it (and hand it to an operation that asked for it, tx.routed); re-render plan.md when the
+    approval changed."""
     if not tx.edited & MOVES_THE_SESSION:
         return
     import json
 
-    from shared.workflow import registered
+    from shared.workflow import registered, route_argv, step_number
+
+    if tx.move_to is not None:  # an operation moved the session to a step it names
+        tx.edit(Document.SESSION).update(workflow=tx.move_to.workflow, step=step_number(tx.move_to))
+    if tx.next_route is not None:
+        tx.next_argv = route_argv(tx.next_route, tx.store.dir)
 
     session = tx.read(Document.SESSION)
     if session["status"] not in ENDED and registered(session["workflow"]):

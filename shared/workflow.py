@@ -17,6 +17,7 @@ from shared.routing import Routing, step_argv
 from state.errors import Finding, PreconditionFailed, UsageError
 
 if TYPE_CHECKING:
+    from state.routes import Route
     from state.store import Store, Transaction
 
 Requirement = Callable[["Context"], list[Finding]]  # what must hold to arrive at a step
@@ -115,6 +116,17 @@ def workflow_named(name: str) -> Workflow:
     if found is None:
         raise UsageError(f"no workflow named {name!r} is registered in this process")
     return found
+
+
+def step_number(route: Route) -> int:
+    """The number the workflow's table gives the step `route` names (UsageError when the
+    table has no such step)."""
+    return workflow_named(route.workflow).named(route.step).number
+
+
+def route_argv(route: Route, state_dir: str) -> list[str]:
+    """The command that runs the step `route` names in the session at `state_dir`."""
+    return step_argv(route.workflow, step_number(route), state_dir)
 
 
 class Context:

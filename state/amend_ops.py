@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from state import clock
+from state import clock, routes
 from state.amendments import NEW_MILESTONE, committed, runs_by_id
 from state.errors import PreconditionFailed, Refused, UsageError
 from state.lifecycle import check_amendable, reopen
@@ -30,9 +30,11 @@ def open_amendment(
     """Open amendment round N on an approved, executing or result-review session: the plan is
     unfrozen for what the round touches (new milestones and `milestones`, none committed), the
     session goes back to design, and the approval it amends is kept in the record."""
-    check_text("--reason", reason, REASON_MAX)
+    check_text("reason", reason, REASON_MAX, field=True)
     if not (reason or "").strip():
-        raise UsageError("--reason: may not be empty (why the approved plan must change)")
+        raise UsageError(
+            "reason: may not be empty (why the approved plan must change)", field="reason"
+        )
     check_text("the task", task, FEEDBACK_MAX)
     session = tx.edit("session")
     status = session["status"]
@@ -56,8 +58,9 @@ def open_amendment(
     }
     session["amendments"].append(record)
     # The session plans again: no approval until the person re-approves (the record above
-    # keeps the one amended); the planner's step 11 routes the rework like a rejection.
-    session.update(approval=None, workflow="planner", step=11, updated_at=record["opened_at"])
+    # keeps the one amended); the planner's final gate routes the rework like a rejection.
+    session.update(approval=None, updated_at=record["opened_at"])
+    tx.move_to = routes.AMEND
     tx.edit("plan")["frozen_at"] = None
     _reopen_loops(tx, session)
     _reset_runs(tx, reopened)
@@ -86,8 +89,9 @@ def _reopenable(tx: Transaction, status: str, milestones: Sequence[str]) -> list
         mid = name.strip().upper()
         if mid not in known:
             raise UsageError(
-                f"--milestone {name}: plan.json has no such milestone "
-                f"({', '.join(sorted(known)) or 'none'})"
+                f"milestone {name}: plan.json has no such milestone "
+                f"({', '.join(sorted(known)) or 'none'})",
+                field="milestone",
             )
         run = runs.get(mid, {})
         if committed(run):

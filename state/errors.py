@@ -44,10 +44,22 @@ class PlannerError(Exception):
 
     exit_code = 1
 
-    def __init__(self, message: str, findings: list[Finding] | None = None):
+    def __init__(
+        self, message: str, findings: list[Finding] | None = None, field: str | None = None
+    ):
         super().__init__(message)
         self.message = message
         self.findings = findings or []
+        # The argument the message starts with, by its field name ("by: may not be empty"):
+        # state/ knows no CLI flags, the command layer names the option (relabel).
+        self.field = field if field and message.startswith(field) else None
+
+    def relabel(self, label: str) -> None:
+        """Say the field as the caller spells it (an option name) at the message's start."""
+        if self.field:
+            self.message = label + self.message[len(self.field) :]
+            self.args = (self.message,)
+            self.field = None
 
 
 class UsageError(PlannerError):

@@ -20,16 +20,20 @@ class TooLarge(UsageError):
     """A person's input over its limit: exit 2, HTTP 413; nothing was stored."""
 
 
-def check_text(what: str, text: str | None, limit: int) -> None:
-    """TooLarge when `text` has more than `limit` characters."""
+def check_text(what: str, text: str | None, limit: int, field: bool = False) -> None:
+    """TooLarge when `text` has more than `limit` characters (`field`: `what` is the name of
+    the argument it came in)."""
     if text is not None and len(text) > limit:
         raise TooLarge(
             f"{what}: {len(text):,} characters is over the limit of {limit:,}; "
-            "nothing was stored (shorten it, or put the long text in a file of the project)"
+            "nothing was stored (shorten it, or put the long text in a file of the project)",
+            field=what if field else None,
         )
 
 
-def check_count(what: str, count: int, limit: int) -> None:
-    """TooLarge when there are more than `limit` of something."""
+def check_count(what: str, count: int, limit: int, field: str | None = None) -> None:
+    """TooLarge when there are more than `limit` of something (`field`: the argument)."""
     if count > limit:
-        raise TooLarge(f"{what}: {count} is over the limit of {limit}; nothing was stored")
+        raise TooLarge(
+            f"{what}: {count} is over the limit of {limit}; nothing was stored", field=field
+        )

@@ -336,14 +336,9 @@ def milestone_tests(tx: Transaction, a: dict[str, Any]) -> None:
     require_some(given, "milestone tests")
 
 
-def _params(values: list[str]) -> dict[str, str]:
-    out = {}
-    for value in values:
-        key, sep, rest = value.partition("=")
-        if not sep or not key:
-            raise UsageError(f"--param: expected KEY=VALUE, got {value!r}")
-        out[key] = rest
-    return out
+def _params(pairs: list[tuple[str, str]]) -> dict[str, str]:
+    """The intent's parameters from (key, value) pairs (the caller parsed KEY=VALUE)."""
+    return dict(pairs)
 
 
 INTENT_FIELDS = {

@@ -195,8 +195,8 @@ def qr_accept(tx: Transaction, a: dict[str, Any]) -> None:
     from state.errors import PreconditionFailed
     from state.limits import NAME_MAX, REASON_MAX, check_text
 
-    check_text("--by", a["by"], NAME_MAX)
-    check_text("--reason", a["reason"], REASON_MAX)
+    check_text("by", a["by"], NAME_MAX, field=True)
+    check_text("reason", a["reason"], REASON_MAX, field=True)
     phase = a["phase"]
     loop = tx.edit("session")["qr"].get(phase)
     if not loop or loop["state"] != "escalated":

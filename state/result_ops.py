@@ -91,9 +91,9 @@ def close_round(session: dict[str, Any], **fields: Any) -> dict[str, Any]:
 def result_accept(tx: Transaction, a: dict[str, Any]) -> None:
     """The person accepts the result: the round records who, when and the hash of what they
     saw; the session is completed."""
-    check_text("--by", a.get("by"), NAME_MAX)
+    check_text("by", a.get("by"), NAME_MAX, field=True)
     if a.get("by") is not None and not a["by"].strip():
-        raise UsageError("--by: may not be empty (who accepts; leave it out for $USER)")
+        raise UsageError("by: may not be empty (who accepts; leave it out for $USER)", field="by")
     from state.result_view import result_of
 
     session = in_result_review(tx)
@@ -178,9 +178,10 @@ def result_request_changes(tx: Transaction, a: dict[str, Any]) -> None:
     from state.amend_ops import open_amendment
     from state.result_view import result_of
 
-    check_text("--feedback", a.get("feedback"), FEEDBACK_MAX)
-    check_count("--comment (comments in one round)", len(a.get("comment") or []), COMMENTS_MAX)
-    check_text("--by", a.get("by"), NAME_MAX)
+    check_text("feedback", a.get("feedback"), FEEDBACK_MAX, field=True)
+    many = len(a.get("comment") or [])
+    check_count("comment (comments in one round)", many, COMMENTS_MAX, field="comment")
+    check_text("by", a.get("by"), NAME_MAX, field=True)
     session = in_result_review(tx)
     feedback = (a.get("feedback") or "").strip()
     if not feedback:

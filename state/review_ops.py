@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 
-from state import clock
+from state import clock, routes
 from state.approval import approve, plan_hash
 from state.errors import Refused, UsageError
 from state.lifecycle import transition
@@ -68,8 +68,9 @@ def parse_comment(text: str) -> dict[str, Any]:
     match = COMMENT.fullmatch(text)
     if not match:
         raise UsageError(
-            f"--comment {text[:40]!r}: expected 'ID: text' or 'CC-nnn:LINE: text' "
-            "(e.g. 'DL-003: why not a dict?', 'CC-004:7: off by one')"
+            f"comment {text[:40]!r}: expected 'ID: text' or 'CC-nnn:LINE: text' "
+            "(e.g. 'DL-003: why not a dict?', 'CC-004:7: off by one')",
+            field="comment",
         )
     anchor, line, words = match.groups()
     check_text(f"the comment on {anchor.upper()}", words.strip(), COMMENT_MAX)
@@ -86,27 +87,30 @@ def check_comment(tx: Transaction, comment: dict[str, Any]) -> dict[str, Any]:
     if anchor.startswith("Q-"):
         context = tx.read_or_none("context") or {"questions": []}
         if not any(q["id"] == anchor for q in context["questions"]):
-            raise UsageError(f"--comment: context.json has no {anchor}")
+            raise UsageError(f"comment: context.json has no {anchor}", field="comment")
         item: dict[str, Any] = {}
     else:
         item = find(tx.read("plan"), anchor)
     if line is not None:
         if not anchor.startswith("CC-"):
-            raise UsageError(f"--comment {anchor}:{line}: only a code change (CC-) has lines")
+            raise UsageError(
+                f"comment {anchor}:{line}: only a code change (CC-) has lines", field="comment"
+            )
         shown = new_lines(item["diff"])
         if line not in shown:
             raise UsageError(
-                f"--comment {anchor}:{line}: its diff shows lines {spans(shown) or 'none'} "
-                f"of {item['file']}"
+                f"comment {anchor}:{line}: its diff shows lines {spans(shown) or 'none'} "
+                f"of {item['file']}",
+                field="comment",
             )
     return comment
 
 
 def review_approve(tx: Transaction, a: dict[str, Any]) -> None:
     """The user approves the plan in review: record who, when and its sha256, then freeze."""
-    check_text("--by", a["by"], NAME_MAX)
+    check_text("by", a["by"], NAME_MAX, field=True)
     if a["by"] is not None and not a["by"].strip():
-        raise UsageError("--by: may not be empty (who approves; leave it out for $USER)")
+        raise UsageError("by: may not be empty (who approves; leave it out for $USER)", field="by")
     session = in_review(tx)
     expect_shown(tx, a.get("expect_sha256"), "approve")
     by = a["by"] or os.environ.get("USER") or "user"
@@ -119,7 +123,7 @@ def review_approve(tx: Transaction, a: dict[str, Any]) -> None:
         approval["signature"] = sign(project, session["id"], approval)
     close_round(session, verdict="approved", by=by, sha256=approval["sha256"])
     tx.tell(f"approved and frozen: sha256 {approval['sha256']} (by {by})")
-    tx.next_argv = ["executor", "--step", "1", "--state-dir", tx.store.dir]
+    tx.next_route = routes.EXECUTE
 
 
 def expect_shown(tx: Transaction, expected: str | None, verdict: str) -> None:
@@ -134,9 +138,10 @@ def expect_shown(tx: Transaction, expected: str | None, verdict: str) -> None:
 def review_reject(tx: Transaction, a: dict[str, Any]) -> None:
     """The user rejects the plan: back to the smallest planning phase the feedback and the
     comments touch (rejected_phase); max_rejects cancels."""
-    check_text("--feedback", a["feedback"], FEEDBACK_MAX)
-    check_count("--comment (comments in one round)", len(a.get("comment") or []), COMMENTS_MAX)
-    check_text("--by", a.get("by"), NAME_MAX)
+    check_text("feedback", a["feedback"], FEEDBACK_MAX, field=True)
+    many = len(a.get("comment") or [])
+    check_count("comment (comments in one round)", many, COMMENTS_MAX, field="comment")
+    check_text("by", a.get("by"), NAME_MAX, field=True)
     session = in_review(tx)
     expect_shown(tx, a.get("expect_sha256"), "request changes")
     feedback = (a["feedback"] or "").strip()
@@ -271,7 +276,7 @@ def reopen_reviews(tx: Transaction, session: dict[str, Any], phase: str = "plan-
 
 def cancel(tx: Transaction, a: dict[str, Any]) -> None:
     """Cancel the session (from any status that is not final)."""
-    check_text("--reason", a["reason"], REASON_MAX)
+    check_text("reason", a["reason"], REASON_MAX, field=True)
     session = tx.edit("session")
     transition(session, "cancelled")
     session["reason"] = a["reason"] or "cancelled by the user"
@@ -279,7 +284,7 @@ def cancel(tx: Transaction, a: dict[str, Any]) -> None:
 
 def fail(tx: Transaction, a: dict[str, Any]) -> None:
     """Mark the session failed, with the error."""
-    check_text("--error", a["error"], REASON_MAX)
+    check_text("error", a["error"], REASON_MAX, field=True)
     session = tx.edit("session")
     transition(session, "failed")
     session["reason"] = a["error"]

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from typing import Any
 
+    from state.routes import Route
+
 __all__ = ["HISTORY_DIR", "HISTORY_INDEX"]
 LOCK_FILE = ".lock"
 AUDIT_FILE = "audit.jsonl"
@@ -281,6 +283,10 @@ class Transaction:
         self.last_ids: dict[tuple[str, str], int] = {}
         self.next_argv: list[str] | None = None  # the command to run next, if the op says
         self.routed = False  # the op leads where the routing now says: settle() fills next_argv
+        # By name (state/routes.py): the step to run next, and the step the session moves to;
+        # the engine resolves both through the workflow tables before the commit.
+        self.next_route: Route | None = None
+        self.move_to: Route | None = None
         self.told: list[str] = []  # lines for the user (stderr), e.g. "the session is cancelled"
         self.files: dict[str, bytes] = {}  # other files of the session written on commit
         self.project: tuple[str, dict[str, bytes | None]] | None = None  # project files, too

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import difflib
 import json
-import sys
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from cli.base import COMMON, FILE_TEXT, INLINE, Operation, PlanCommand, emit_ids, open_store
+from cli.output import tell
 from hooks.human_acts import is_human_act, refusal
 from state.errors import PlannerError, Refused, UsageError
 
@@ -71,7 +71,7 @@ def apply_command(source: str, state_dir: str | None, as_json: bool) -> None:
     told: list[str] = []
     ids = apply_batch(open_store(state_dir), root, batch, told)
     for line in told:  # what the operations said, then what the batch did, on stderr
-        sys.stderr.write(line + "\n")
+        tell(line)
     emit_ids(ids, as_json)
 
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from cli.base import FILE_TEXT, TEXT, Operation, PlanGroup
+from cli.base import FILE_TEXT, KEY_VALUE, TEXT, Operation, PlanGroup
 from state import plan_ops
 
 if TYPE_CHECKING:
@@ -112,6 +112,7 @@ def intent_options(f: Callable[..., Any]) -> Callable[..., Any]:
     f = click.option(
         "--param",
         multiple=True,
+        type=KEY_VALUE,
         metavar="KEY=VALUE",
         help="A parameter of the intent (repeatable).",
     )(f)

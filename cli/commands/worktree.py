@@ -6,6 +6,7 @@ from __future__ import annotations
 import click
 
 from cli.base import PlanCommand, dump, open_store, out
+from cli.output import tell
 
 
 @click.command("worktree", cls=PlanCommand)
@@ -17,7 +18,6 @@ def worktree_command(state_dir: str | None, as_json: bool) -> None:
     writes nothing to the project's .git, and is removed when the session is closed.
     """
     import os
-    import sys
 
     from state import worktree
     from state.errors import Refused
@@ -39,6 +39,4 @@ def worktree_command(state_dir: str | None, as_json: bool) -> None:
         return
     out(path)
     if created:
-        sys.stderr.write(
-            f"worktree of {base[:12]} created; edit there, then: plan change capture\n"
-        )
+        tell(f"worktree of {base[:12]} created; edit there, then: plan change capture")

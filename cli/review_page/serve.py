@@ -145,7 +145,10 @@ def wait_for_verdict(
 
 
 def executor(store: Store) -> list[str]:
-    return ["executor", "--step", "1", "--state-dir", store.dir]
+    from shared.workflow import route_argv
+    from state.routes import EXECUTE
+
+    return route_argv(EXECUTE, store.dir)
 
 
 def wait_for_result(

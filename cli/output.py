@@ -1,0 +1,51 @@
+"""What commands print, in one place: results (ids, JSON, reports) on stdout, everything
+said to the person (what was recorded, NEXT, warnings) on stderr."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+
+def out(text: str) -> None:
+    """A result on stdout, ending in one newline."""
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def line(text: str) -> None:
+    """A result on stdout as given, then a newline (a rendered text keeps its own ending)."""
+    sys.stdout.write(text + "\n")
+
+
+def tell(text: str) -> None:
+    """One line for the person, on stderr."""
+    sys.stderr.write(text + "\n")
+
+
+def dump(value: Any) -> None:
+    out(json.dumps(value, indent=2, ensure_ascii=False))
+
+
+def emit_ids(
+    ids: list[str],
+    as_json: bool,
+    next_argv: list[str] | None = None,
+    changed: list[str] | None = None,
+) -> None:
+    """Created ids on stdout (else the id a `set` changed); the next command (when there is
+    one) on stderr, or in the JSON."""
+    from shared.routing import command
+
+    if as_json:
+        record: dict[str, Any] = {"ids": ids}
+        if changed:
+            record["changed"] = changed
+        if next_argv:
+            record["next"] = command(next_argv)
+        out(json.dumps(record))
+        return
+    if ids or changed:
+        out("\n".join(ids or changed or []))
+    if next_argv:
+        tell(f"NEXT: {command(next_argv)}")
