@@ -7,9 +7,10 @@ import json
 import subprocess
 from pathlib import Path
 
-from bench.agent import Agent, Output
-from bench.bench_worktree import DESIGN, FAREWELL, IDENTITY, README_LINE, TEST, WAVE, edit
+from tests.agent import Agent, Output
 from tests.conftest import git
+from tests.sample import FAREWELL, IDENTITY, README_LINE, TEST, WAVE, edit
+from tests.sample import TWO_MILESTONES as DESIGN
 from tests.workflows.helpers import review
 
 
@@ -19,7 +20,7 @@ def says(out: Output, *commands: str) -> None:
 
 
 def test_plan_from_worktree_edits_then_apply_and_commit(project: Path) -> None:
-    agent = Agent(project, env={"CI": "1", **IDENTITY})
+    agent = Agent(project, env={"CI": "1", **IDENTITY}, process=True)
     base = git(project, "rev-parse", "HEAD").strip()
     out = agent.step("planner --step 1 --task 'Add a farewell'")
     state = Path(out.state_dir)  # step 1 printed step 2

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pexpect
 
-from bench.agent import Agent
+from tests.agent import Agent
 from tests.conftest import BIN
 from tests.workflows.helpers import DESIGN, add_farewell_change, judge_todo, review, state_of
 

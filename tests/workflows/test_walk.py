@@ -8,7 +8,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from bench.agent import Agent, Output
+from tests.agent import Agent, Output
 from tests.cli.review_helpers import to_review
 from tests.workflows.helpers import DESIGN, add_farewell_change, review, start, state_of
 
@@ -143,6 +143,7 @@ def test_review_wait_prints_the_rework_steps_prompt(project: Path) -> None:
     import time
 
     time.sleep(0.5)  # the wait has read the open round
+    agent.process = True  # the verdict as a process too: it starts no sooner than the wait did
     agent.plan("review", "reject", "--feedback", "not like this")
     printed, errors = waiting.communicate(timeout=60)
     assert waiting.returncode == 0, errors
