@@ -5,11 +5,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.agent import Agent, Output
 from tests.workflows.helpers import DESIGN as FAREWELL_DESIGN
 from tests.workflows.helpers import add_farewell_change
 
 # The shared farewell design, plus the tests its milestone names and a documentation milestone.
+pytestmark = pytest.mark.slow  # both workflows through a real shell
+
+
 DESIGN = [
     *FAREWELL_DESIGN,
     {

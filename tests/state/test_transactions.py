@@ -104,6 +104,7 @@ def test_a_killed_approval_leaves_review_or_approved_never_half(
     every_file_validates(session_dir)
 
 
+@pytest.mark.slow
 def test_approvals_killed_at_random_moments_never_leave_a_stuck_session(
     project: Path, session_dir: Path, plan: Plan
 ) -> None:
