@@ -27,6 +27,7 @@ def run_script(
     input: str | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """Console script `script` with `args`, run here; `environ` is its whole environment."""
+    import click.formatting
     from click.testing import CliRunner
 
     from cli import workflows
@@ -39,6 +40,8 @@ def run_script(
     env.update(environ)
     argv, here = sys.argv, os.getcwd()
     with CliRunner().isolation(input=input, env=env) as (out, err, _):
+        # help as wide as a process whose stdout is a pipe formats it (CliRunner fixes 80)
+        click.formatting.FORCED_WIDTH = None
         sys.argv = [script, *args]  # the mapper names an over-long number's option from it
         os.chdir(cwd)
         try:

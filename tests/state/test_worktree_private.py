@@ -236,6 +236,7 @@ def test_a_project_whose_gitignore_predates_the_git_dir_stays_clean(planning: cp
     assert session_ignore not in cp.git(planning.root, "status", "--porcelain", "-uall")
 
 
+@pytest.mark.slow
 def test_an_older_sessions_unfinished_git_worktree_is_made_again_privately(
     planning: cp.Fixture,
 ) -> None:
