@@ -63,11 +63,15 @@ def run(
 
 
 def run_in_process(
-    *args: str, cwd: Path, input: str | None = None, env: dict[str, str] | None = None
+    script: str,
+    *args: str,
+    cwd: Path,
+    input: str | None = None,
+    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """`plan ARGS` in this process (tests/inprocess.py) with the environment `run` gives."""
+    """`run`, in this process (tests/inprocess.py): the same environment, no process start."""
     environ = {k: v for k, v in os.environ.items() if k not in ("PLANNER_STATE_DIR", "CI")}
-    return run_script("plan", *args, cwd=cwd, input=input, environ={**environ, **(env or {})})
+    return run_script(script, *args, cwd=cwd, input=input, environ={**environ, **(env or {})})
 
 
 @pytest.fixture
@@ -106,7 +110,7 @@ class Plan:
         if self.process:
             done = run("plan", *args, cwd=self.cwd, input=input, env=env)
         else:
-            done = run_in_process(*args, cwd=self.cwd, input=input, env=env)
+            done = run_in_process("plan", *args, cwd=self.cwd, input=input, env=env)
         assert done.returncode == code, (args, done.returncode, done.stdout, done.stderr)
         assert "Traceback" not in done.stderr
         return done

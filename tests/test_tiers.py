@@ -61,7 +61,7 @@ def test_clients_browser_and_network_are_slow() -> None:
 def test_in_process_answers_as_the_console_script(
     project: Path, session_dir: Path, args: tuple[str, ...]
 ) -> None:
-    here = run_in_process(*args, cwd=project)
+    here = run_in_process("plan", *args, cwd=project)
     there = run("plan", *args, cwd=project)
     assert here.returncode == there.returncode
     assert (here.stdout, here.stderr) == (there.stdout, there.stderr)
