@@ -264,14 +264,6 @@ def test_the_persons_uncommitted_edit_is_refused_unless_included(fx: cp.Fixture)
 # ---------------------------------------------------------------- worktree and capture
 
 
-@pytest.fixture
-def planning(tmp_path: Path) -> cp.Fixture:
-    root = tmp_path / "project"
-    root.mkdir()
-    cp.new_project(root)
-    return cp.Fixture(root, cp.planning(root))
-
-
 def codes(fx: cp.Fixture) -> list[dict]:
     plan_doc = json.loads((fx.state / "plan.json").read_text())
     return [c for m in plan_doc["milestones"] for c in m["code_changes"]]
