@@ -3,7 +3,7 @@
 run, with the sandbox wrapper's own start-up beside it and the time to judge a 1 MB command.
 
 Run: .venv/bin/python -m bench.bench_guard [--rounds N]
-The hook runs as hooks/hooks.json runs it (`python3 -S -I cli/guard.py`, JSON on stdin) in a
+The hook runs as hooks/hooks.json runs it (`python3 -S -I hooks/guard.py`, JSON on stdin) in a
 temp git project whose active session is planning.
 """
 
@@ -26,7 +26,7 @@ from bench.common import (
     rounds,
 )
 
-GUARD = [sys.executable, "-S", "-I", str(REPO / "cli" / "guard.py")]
+GUARD = [sys.executable, "-S", "-I", str(REPO / "hooks" / "guard.py")]
 COMMAND = "git diff --stat HEAD~3 -- src/ | head -50 && rg -n 'def parse' src/ 2>/dev/null | wc -l"
 
 
@@ -59,7 +59,7 @@ def sandbox_startup(root: Path, count: int) -> str:
     """Wall time of `true` wrapped as the guard wraps it (bwrap, private temp and /run, the
     seccomp filter), against `python -c pass` and against plain `bash -c true`."""
     sys.path.insert(0, str(REPO))
-    from cli import hookstate, sandbox
+    from hooks import hookstate, sandbox
 
     session = hookstate.find_session(str(root))
     wrapped = sandbox.wrap("true", session, str(root)) if session else None

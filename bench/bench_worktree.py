@@ -6,9 +6,10 @@ IF FAIL route, the fix in fix mode, the re-check and the passing gate; then the 
 agent serves the review page and waits, the person rejects with one comment on the README
 diff, the agent follows the routing to the rework, re-judges what the prompts list as open,
 and waits again for the approval; then the executor (apply, tests, done --ran, commit per
-milestone). Every command (steps, `plan`, the tests the agent runs) counts, and the
-characters of all its stdout+stderr; the agent's file-tool edits in the worktree are counted
-apart, and so are the person's clicks on the page.
+milestone) and the result review (the page served again, the person accepts). Every command
+(steps, `plan`, the tests the agent runs) counts, and the characters of all its
+stdout+stderr; the agent's file-tool edits in the worktree are counted apart, and so are
+the person's clicks on the page.
 
     python -m bench.bench_worktree [--verbose]   (--verbose prints the transcript)
 """
@@ -110,12 +111,12 @@ class Person:
 
     def decide(self, *args: str) -> None:
         subprocess.run(
-            ["plan", "review", *args], cwd=self.agent.project, env=self.agent.env, check=True,
+            ["plan", *args], cwd=self.agent.project, env=self.agent.env, check=True,
             capture_output=True,
         )  # fmt: skip
 
 
-def review_round(agent: Agent, person: Person, *verdict: str) -> Output:
+def review_round(agent: Agent, person: Person, *verdict: str, on: str = "review") -> Output:
     """The agent serves the review page until the verdict (`plan review open --no-browser
     --wait` in the background, as step 11 says) and gives the person its URL; the person
     decides; what the command printed is what the agent reads: one command per round."""
@@ -125,7 +126,7 @@ def review_round(agent: Agent, person: Person, *verdict: str) -> Output:
     )  # fmt: skip
     assert page.stdout is not None
     url = page.stdout.readline()  # the URL: the page is up
-    person.decide(*verdict)
+    person.decide(on, *verdict)
     printed, _ = page.communicate(timeout=120)  # the server stops after the verdict
     assert page.returncode == 0, printed
     agent.transcript.append(f"$ plan review open --no-browser --wait &\n{url}{printed}")
@@ -208,8 +209,10 @@ def walk(project: Path) -> tuple[Agent, int, list[int]]:
     review(agent, "impl-code")
     out = agent.step(out.route("pass"))  # 5, which prints 6 and 7 (nothing to write at 6)
     review(agent, "impl-docs")
-    out = agent.step(out.route("pass"))  # 8, which prints 9
-    assert out.done, out.text
+    out = agent.step(out.route("pass"))  # 8, which prints 9: the result waits for the person
+    assert out.if_pass and out.if_pass.startswith("plan result accept"), out.text
+    out = review_round(agent, person, "accept", "--by", "ann", on="result")
+    assert out.text.startswith("DONE"), out.text
     return agent, planning, [edits[0], 0]  # the executor edits nothing itself
 
 

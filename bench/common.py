@@ -17,7 +17,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
-PACKAGES = ("cli", "shared", "state", "skills")
+PACKAGES = ("cli", "shared", "state", "skills", "hooks")
 
 
 def compile_package() -> None:

@@ -49,9 +49,12 @@ COMMANDS = {
     "ask": "discovery",
     "review": "review",
     "qr": "review",
+    "result": "result",
     "exec": "execution",
     "apply": "apply",
     "worktree": "worktree",
+    "amend": "amend",
+    "mcp": "companion",
 }
 
 

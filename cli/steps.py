@@ -11,7 +11,8 @@ from typing import Any
 
 import click
 
-from cli import hookstate, workflows
+from cli import workflows
+from hooks import hookstate
 from shared import engine
 from shared.exits import report, run_main
 from shared.paths import open_session

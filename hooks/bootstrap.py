@@ -36,6 +36,11 @@ import os
 import sys
 from contextlib import contextmanager
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import IO, Any
+
 # The launchers' fast path (an environment is ready) imports nothing else: every `planner`
 # call pays for this file's start-up, so the other modules are imported where they are used.
 
@@ -71,7 +76,7 @@ def data_dir() -> str:
     return os.path.join(base, "planner", folder)
 
 
-def wanted() -> dict:
+def wanted() -> dict[str, Any]:
     """What an environment for this plugin folder is made from; a change means a new one."""
     import json
     import tomllib  # after the version check: 3.11+
@@ -152,7 +157,7 @@ def say(prefix: str, message: str) -> None:
 
 
 @contextmanager
-def locked(data: str, prefix: str):
+def locked(data: str, prefix: str) -> Iterator[float]:
     import fcntl
     import time
 
@@ -248,7 +253,7 @@ def last_failure(failed: str, data: str) -> Failure:
     return Failure(what, fix.strip() or f"see {log}, then run the command again")
 
 
-def build(data: str, want: dict, prefix: str) -> str:
+def build(data: str, want: dict[str, Any], prefix: str) -> str:
     import json
     import secrets
     import shutil
@@ -289,7 +294,7 @@ def build(data: str, want: dict, prefix: str) -> str:
     return os.path.join(data, "venv")
 
 
-def install(env: str, log, log_path: str, prefix: str) -> None:
+def install(env: str, log: IO[str], log_path: str, prefix: str) -> None:
     """A venv at `env` with the plugin folder installed (editable) and its dependencies."""
     import shlex
     import shutil
@@ -331,7 +336,7 @@ def install(env: str, log, log_path: str, prefix: str) -> None:
     step("pip install", [*pip, "--config-settings", COMPAT, "-e", ROOT], log, log_path, again)
 
 
-def step(what: str, cmd: list[str], log, log_path: str, again: str) -> None:
+def step(what: str, cmd: list[str], log: IO[str], log_path: str, again: str) -> None:
     """Run one install step with its output in the log; a failure names its first error."""
     import shlex
     import subprocess
@@ -440,7 +445,8 @@ def fast(launcher: str, args: list[str]) -> int:
             f"fix: python3 {os.path.join(ROOT, 'hooks', 'bootstrap.py')} rebuild",
         )
         return 2
-    return command()
+    code: int = command()
+    return code
 
 
 def session_start() -> int:

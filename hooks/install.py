@@ -31,10 +31,22 @@ import shlex
 import subprocess
 import sys
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
 ROOT = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 LAUNCHERS = ("planner", "executor", "plan")
 # A hook command that holds one of these is planner's (of any clone): replaced on install.
-OURS = ("/cli/guard.py", "/cli/session_start.py", "/hooks/bootstrap.py")
+# The hooks lived under cli/ before: an older install's entries are replaced too.
+OURS = (
+    "/hooks/guard.py",
+    "/hooks/session_start.py",
+    "/hooks/bootstrap.py",
+    "/cli/guard.py",
+    "/cli/session_start.py",
+)
 TRUST = (
     "IMPORTANT: Codex runs new hooks only after you trust them. Start codex, type /hooks,"
     " review and trust planner's PreToolUse and SessionStart hooks; until then NOTHING is"
@@ -43,10 +55,10 @@ TRUST = (
 )
 
 
-def codex_hooks(root: str = ROOT) -> dict:
+def codex_hooks(root: str = ROOT) -> dict[str, Any]:
     """planner's hook entries for Codex, by event (Claude Code's shape, timeouts in seconds)."""
 
-    def command(*words: str) -> dict:
+    def command(*words: str) -> dict[str, Any]:
         line = shlex.join(["python3", *words])
         return {"type": "command", "command": line, "timeout": 10}
 
@@ -54,14 +66,14 @@ def codex_hooks(root: str = ROOT) -> dict:
         "PreToolUse": [
             {
                 "matcher": "*",
-                "hooks": [command("-S", "-I", f"{root}/cli/guard.py", "--dialect", "codex")],
+                "hooks": [command("-S", "-I", f"{root}/hooks/guard.py", "--dialect", "codex")],
             }
         ],
         "SessionStart": [
             {
                 "matcher": "startup|resume|clear|compact",
                 "hooks": [
-                    command("-S", "-I", f"{root}/cli/session_start.py", "--dialect", "codex"),
+                    command("-S", "-I", f"{root}/hooks/session_start.py", "--dialect", "codex"),
                     command("-S", "-I", f"{root}/hooks/bootstrap.py", "session-start"),
                 ],
             }
@@ -69,16 +81,16 @@ def codex_hooks(root: str = ROOT) -> dict:
     }
 
 
-def is_ours(hook) -> bool:
+def is_ours(hook: object) -> bool:
     return isinstance(hook, dict) and any(part in str(hook.get("command", "")) for part in OURS)
 
 
-def merged(existing: dict, ours: dict) -> dict:
+def merged(existing: dict[str, Any], ours: dict[str, Any]) -> dict[str, Any]:
     """`existing` with planner's earlier entries removed and `ours` added; the rest kept."""
     hooks = existing.get("hooks")
     if not isinstance(hooks, dict):
         hooks = {}
-    out: dict = {}
+    out: dict[str, Any] = {}
     for event, groups in hooks.items():
         kept = []
         for group in groups if isinstance(groups, list) else []:
@@ -123,7 +135,7 @@ def link(target: str, path: str) -> str:
     return "linked"
 
 
-def install_codex(codex_home: str, bin_dir: str, build: bool, say) -> int:
+def install_codex(codex_home: str, bin_dir: str, build: bool, say: Callable[[str], None]) -> int:
     skill = os.path.join(codex_home, "skills", "planner", "SKILL.md")
     if os.path.islink(skill):
         os.unlink(skill)  # Codex 0.169 does not list a skill whose SKILL.md is a link

@@ -13,13 +13,14 @@ import os
 
 from state.errors import Finding, UsageError
 from state.project import git_root
+from state.vocab import APPROVED, ENDED
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-APPROVED_STATUSES = ("approved", "executing", "completed")
-ENDED_STATUSES = ("cancelled", "failed")  # never approved, never will be: not "unapproved"
+APPROVED_STATUSES = APPROVED  # checked against the approval
+ENDED_STATUSES = ENDED  # never approved, never will be: not "unapproved"
 
 # Every kind of problem: its rule id (SARIF ruleId, JSON "rule", GitHub title) and summary.
 RULES: dict[str, str] = {
@@ -50,6 +51,7 @@ RULES: dict[str, str] = {
     "signer-untrusted": "The signing key is not trusted by git's settings.",
     "signer-mismatch": "Warning: the signer is not the approver (error: --require-signer-match).",
     "signature-old-form": "Warning: a version 1 signature, which does not cover who and when.",
+    "overlapping-plans": "Warning: two open sessions plan changes to the same file or function.",
 }
 
 

@@ -20,6 +20,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from state.overlap import Overlap, Side
+
 NOT_A_PLAN = ("session", "context", "execution")
 
 
@@ -148,6 +150,7 @@ def validate(
     from shared.paths import project_root
 
     run = Run("validate", project_root(), phase, strict)
+    plans: dict[str, Document] = {}
     for target in collect(run, paths, every, state_dir):
         if target.usage or (target.kind == "plan" and _not_a_plan(target, None)):
             continue
@@ -157,10 +160,52 @@ def validate(
             continue
         if document is None:
             continue
+        plans[target.path] = document
         _plan_checks(target, document, phase, session)
         if session is not None and document.clean and target.status in APPROVED_STATUSES:
             _approval_checks(target, document, session)
+    if every:
+        _overlap_checks(run, plans)
     return run
+
+
+def _overlap_checks(run: Run, plans: dict[str, Document]) -> None:
+    """--all: a warning per overlap of open sessions, on the later session's plan.json where
+    it names the file (on the earlier one's when the later is in another work tree); a
+    session of another work tree skipped as damaged is a notice of the run."""
+    from state import overlap
+
+    found = overlap.find(run.root)
+    targets = {os.path.realpath(t.path): t for t in run.targets if t.kind == "session"}
+    for o in found.overlaps:
+        for side in (o.second, o.first):
+            target = targets.get(os.path.realpath(side.state_dir))
+            if target is not None and target.path in plans:
+                other = o.other(side.session)
+                problem = Problem(
+                    _overlap_message(o, side, other),
+                    side.where,
+                    "agree which session goes first (plan list marks both)",
+                    "warning",
+                    rule="overlapping-plans",
+                )
+                target.add(plans[target.path].place(problem))
+                break
+    for note in found.notes:
+        if os.path.realpath(note.state_dir) not in targets:  # validate reports its own
+            message = f"session {note.session} not checked for overlaps: {note.message}"
+            run.problems.append(Problem(message, level="notice", rule="overlapping-plans"))
+
+
+def _overlap_message(o: Overlap, side: Side, other: Side) -> str:
+    def ids(s: Side) -> str:
+        return " ".join([*s.milestones, *s.intents])
+
+    there = "" if other.worktree == side.worktree else f" (in work tree {other.worktree})"
+    return (
+        f"sessions {side.session} and {other.session}{there} both plan changes to "
+        f"{o.what()}: {ids(side)} here, {ids(other)} there"
+    )
 
 
 def _plan_checks(

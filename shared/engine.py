@@ -21,11 +21,13 @@ from shared.workflow import Context, Kind, Step, Workflow
 from state import clock
 from state.errors import Finding, PreconditionFailed, Refused, UsageError
 from state.lifecycle import transition
-from state.store import CLOSED_STATUSES, Store
+from state.store import Store
+from state.vocab import ENDED, EngineMode, WorkflowName
 
 if TYPE_CHECKING:
     from state.store import Transaction
 
+WORKFLOWS = frozenset(WorkflowName)  # a step's command line starts with its workflow's name
 SHARED_TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
 
 
@@ -35,7 +37,7 @@ def open_for_steps(store: Store) -> dict[str, Any]:
 
 
 def _refuse_closed(store: Store, session: dict[str, Any]) -> dict[str, Any]:
-    if session["status"] in CLOSED_STATUSES - {"completed"}:
+    if session["status"] in ENDED:
         reason = f" ({session['reason']})" if session.get("reason") else ""
         raise Refused(f"{store.path('session')}: the session is {session['status']}{reason}")
     return session
@@ -45,24 +47,24 @@ def routing_targets(routing: Routing) -> list[tuple[str, int]]:
     """(workflow, step) pairs a routing allows next."""
     targets = []
     for argv in routing.as_record().values():
-        if len(argv) > 2 and argv[0] in ("planner", "executor") and argv[1] == "--step":
+        if len(argv) > 2 and argv[0] in WORKFLOWS and argv[1] == "--step":
             targets.append((argv[0], int(argv[2])))
     return targets
 
 
-def mode(workflow: Workflow, step: Step, store: Store, session: dict[str, Any]) -> str:
-    """ "rerender", "arrive", or a refusal (raised)."""
+def mode(workflow: Workflow, step: Step, store: Store, session: dict[str, Any]) -> EngineMode:
+    """Arrive, re-render, or a refusal (raised)."""
     here = (session["workflow"], session["step"])
     if here == (workflow.name, step.number):
-        return "rerender"
+        return EngineMode.RERENDER
     if workflow.name != session["workflow"] and step.number == 1:
-        return "arrive"  # entering another workflow: its first step's check decides
+        return EngineMode.ARRIVE  # entering another workflow: its first step's check decides
     live = current_routing(store, session)
     if (workflow.name, step.number) in routing_targets(live):
-        return "arrive"
+        return EngineMode.ARRIVE
     reached = session["reached"].get(workflow.name, 0)
     if session["workflow"] == workflow.name and step.number <= reached:
-        return "arrive"  # back to a step reached before
+        return EngineMode.ARRIVE  # back to a step reached before
     nxt = " / ".join(live.lines())  # one line in the finding
     raise PreconditionFailed(
         f"{workflow.name} step {step.number} is out of order: the session is at "
@@ -101,7 +103,7 @@ def run(workflow: Workflow, number: int, flags: dict[str, Any], store: Store | N
 def step_target(routing: Routing) -> tuple[str, int] | None:
     """The (workflow, step) a single NEXT line runs, when it runs a step."""
     argv = routing.next
-    if argv and len(argv) > 2 and argv[0] in ("planner", "executor") and argv[1] == "--step":
+    if argv and len(argv) > 2 and argv[0] in WORKFLOWS and argv[1] == "--step":
         return argv[0], int(argv[2])
     return None
 
@@ -147,12 +149,12 @@ def _decide_in(
         raise UsageError(f"--qr-status: {workflow.name} step {number} ({step.name}) {need}")
     _check_approved(tx)
     if flags.get("new_session"):
-        how = "arrive"
+        how = EngineMode.ARRIVE
     elif _gate_done(step_kind, ctx, verdict) or _passed_by_chain(step_kind, ctx):
-        how = "rerender"  # the step ran and moved on: the same call again changes nothing
+        how = EngineMode.RERENDER  # the step ran and moved on: the same call again changes nothing
     else:
         how = mode(workflow, step, store, session)
-    if how == "rerender":
+    if how is EngineMode.RERENDER:
         _check_same_verdict(step_kind, ctx, verdict)
         return ctx, step_kind, step_kind.routing(ctx)
     return ctx, step_kind, arrive(ctx, step_kind)

@@ -41,6 +41,7 @@ def render_plan(
         "reports": [(p, reports[p]) for p in PLANNING_PHASES if reports and p in reports],
         "rejections": [r for r in (session or {}).get("reviews", []) if r["verdict"] == "rejected"],
         "approval": (session or {}).get("approval") if plan.get("frozen_at") else None,
+        "amendments": (session or {}).get("amendments") or [],
         "compact": compact,
         "counts": diff_counts,
     }

@@ -55,7 +55,7 @@ class CompiledTemplates(jinja2.FileSystemBytecodeCache):
 
 def in_codex() -> bool:
     """Whether the step runs inside Codex, which sets CODEX_THREAD_ID for its commands and runs
-    no sandbox: the prompts then say what works there (cli/hookstate.py tells the status)."""
+    no sandbox: the prompts then say what works there (hooks/hookstate.py tells the status)."""
     return bool(os.environ.get("CODEX_THREAD_ID") or os.environ.get("CODEX_SESSION_ID"))
 
 

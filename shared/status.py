@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from state.status_view import summary
 from state.store import Store
+from state.vocab import ENDED, Document
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -14,7 +15,7 @@ if TYPE_CHECKING:
     from shared.routing import Routing
     from state.store import Transaction
 
-MOVES_THE_SESSION = frozenset({"session", "execution"})
+MOVES_THE_SESSION = frozenset({Document.SESSION, Document.EXECUTION})
 
 
 def current_routing(
@@ -32,7 +33,7 @@ def current_routing(
 
 
 def session_status(store: Store) -> dict[str, Any]:
-    return summary(store.read("session"), store.dir, store.read_or_none("context"))
+    return summary(store.read(Document.SESSION), store.dir, store.read_or_none(Document.CONTEXT))
 
 
 def settle(tx: Transaction) -> None:
@@ -45,15 +46,15 @@ def settle(tx: Transaction) -> None:
 
     from shared.workflow import registered
 
-    session = tx.read("session")
-    if session["status"] not in ("cancelled", "failed") and registered(session["workflow"]):
+    session = tx.read(Document.SESSION)
+    if session["status"] not in ENDED and registered(session["workflow"]):
         routing = current_routing(tx.store, session, tx)
         lines = "\n".join(routing.lines())
         if lines != session["next_command"]:
-            tx.edit("session")["next_command"] = lines
+            tx.edit(Document.SESSION)["next_command"] = lines
         if tx.routed:  # e.g. a rejection: the workflow's table says which step takes it
             tx.next_argv = routing.next
-    before = tx.original.get("session")
+    before = tx.original.get(Document.SESSION)
     was = json.loads(before) if before else {}
     if (was.get("approval") or None) != (session["approval"] or None):
         from shared.plan_md import put_plan_md

@@ -12,11 +12,13 @@ from shared.workflow import Context, Kind
 
 
 def user_words(session: dict[str, Any], context: dict[str, Any] | None) -> dict[str, Any]:
-    """What the user said, for every prompt after discovery: answers and review feedback."""
+    """What the user said, for every prompt after discovery: answers, review feedback and
+    the amendments' reasons (and the person's words that asked for them)."""
     questions = (context or {"questions": []})["questions"]
     return {
         "answers": [q for q in questions if q["answer"] is not None],
         "feedback": [r for r in session["reviews"] if r.get("feedback") or r.get("comments")],
+        "amendments": session.get("amendments") or [],
     }
 
 
@@ -25,6 +27,7 @@ def words_digest(words: dict[str, Any]) -> str:
 
     said = [[q["id"], q["answer"], q.get("condition")] for q in words["answers"]]
     said += [[r["round"], r.get("feedback"), r.get("comments")] for r in words["feedback"]]
+    said += [["amend", a["round"], a["reason"], a.get("task")] for a in words["amendments"]]
     return hashlib.sha256(json.dumps(said, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -54,6 +57,8 @@ def words_line(ctx: Context, words: dict[str, Any]) -> str:
     rounds = [str(r["round"]) for r in words["feedback"]]
     if rounds:
         named.append(f"review round{'s' if len(rounds) > 1 else ''} {', '.join(rounds)}")
+    if words["amendments"]:
+        named.append(f"amendment round {words['amendments'][-1]['round']}")
     where = (ctx.session.get("words_shown") or "").rsplit(":", 1)[0]
     workflow, _, number = where.partition(":")
     since = ""
@@ -65,5 +70,7 @@ def words_line(ctx: Context, words: dict[str, Any]) -> str:
 def note_words(ctx: Context, step_kind: Kind, session: dict[str, Any]) -> None:
     """On arrival: remember that this step shows the user's words whole, and which words."""
     words = user_words(session, ctx.doc_or_none("context"))
-    if (words["answers"] or words["feedback"]) and words_in_full(ctx, step_kind, words):
+    if (words["answers"] or words["feedback"] or words["amendments"]) and words_in_full(
+        ctx, step_kind, words
+    ):
         session["words_shown"] = f"{ctx.workflow.name}:{ctx.step.number}:{words_digest(words)}"

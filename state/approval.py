@@ -6,6 +6,7 @@ Canonical content is plan.json without frozen_at, keys sorted, no whitespace, UT
 from __future__ import annotations
 
 from state import clock
+from state.amendments import chain_findings, open_round, revision_hashes
 from state.content import plan_hash
 from state.errors import Finding
 from state.lifecycle import transition
@@ -26,6 +27,10 @@ def approve(tx: Transaction, by: str) -> dict[str, Any]:
     approval = {"by": by, "at": at, "sha256": plan_hash(plan)}
     plan["frozen_at"] = at
     transition(session, "approved")
+    amendment = open_round(session)
+    if amendment is not None:  # a re-approval: the round's own link in the chain
+        amendment["approved"] = approval
+        tx.note(amendment=amendment["round"])
     session.update(approval=approval, updated_at=at)
     tx.note(approved_by=by, sha256=approval["sha256"])
     return approval
@@ -85,9 +90,17 @@ def verify(
             )
         )
     findings += _review_findings(session or {}, approval)
+    hashes = None if state_dir is None else (lambda: revision_hashes(_store(state_dir)))
+    findings += chain_findings(session or {}, hashes)
     if state_dir is not None and render is not None:
         findings += _plan_md_findings(plan, state_dir, render)
     return findings
+
+
+def _store(state_dir: str) -> Any:
+    from state.store import Store
+
+    return Store(state_dir)
 
 
 def _review_findings(session: dict[str, Any], approval: dict[str, Any]) -> list[Finding]:

@@ -1,8 +1,10 @@
 """Session statuses and the only transitions between them.
 
-discovery → design → detailing → review → approved → executing → completed; a rejection
-sends review back to design; quick depth goes from design straight to review; cancelled
-and failed are reachable from every status that is not final.
+discovery → design → detailing → review → approved → executing → completed; an interactive
+session passes through result_review before completed (a request for changes opens an
+amendment: back to design); a rejection sends review back to design; quick depth goes
+from design straight to review; cancelled and failed are reachable from every status that
+is not final.
 """
 
 from __future__ import annotations
@@ -15,12 +17,17 @@ TRANSITIONS: dict[str, frozenset[str]] = {
     "detailing": frozenset({"review"}),
     "review": frozenset({"approved", "design"}),
     "approved": frozenset({"executing"}),
-    "executing": frozenset({"completed"}),
+    "executing": frozenset({"completed", "result_review"}),
+    # The person accepts the result, or asks for changes: an amendment reopens planning.
+    "result_review": frozenset({"completed", "design"}),
     "completed": frozenset(),
     "cancelled": frozenset(),
     "failed": frozenset(),
 }
 FINAL = frozenset({"completed", "cancelled", "failed"})
+# The statuses an amendment may be opened from: a plan the person approved and that is not
+# closed. result_review: the person asked for changes after execution (plan result).
+AMENDABLE = frozenset({"approved", "executing", "result_review"})
 
 
 def allowed(old: str, new: str) -> bool:
@@ -47,3 +54,21 @@ def transition(session: dict, new: str) -> None:
             f"(from {old}: {nexts or 'nothing, it is final'})"
         )
     session["status"] = new
+
+
+def reopen(session: dict, new: str = "design") -> str:
+    """Move an approved session back to planning for an amendment, or refuse (exit 4) when
+    its status is not one an amendment may start from; the status it had."""
+    old = session["status"]
+    check_amendable(old)
+    session["status"] = new
+    return old
+
+
+def check_amendable(status: str) -> None:
+    """Refused (exit 4) unless an amendment may start from `status`."""
+    if status not in AMENDABLE:
+        raise Refused(
+            f"session.json: status {status}: only an approved plan can be amended "
+            f"(status {', '.join(sorted(AMENDABLE))})"
+        )

@@ -522,6 +522,61 @@ class Approval(Strict):
     """A signature of the approval with the approver's git signing key, if signed."""
 
 
+class ResultComment(Strict):
+    """A reviewer's remark on the result: a milestone (M-002), a line of its commit's diff
+    (M-002, a file and its new-file line), a planned change's line (CC-004) or a deviation."""
+
+    anchor: Annotated[str, Field(pattern=r"^[A-Za-z]+-\d+$")]
+    """The id the remark is on: M-002, CC-004, DV-001, DL-003."""
+    file: str | None = None
+    """For an M- anchor on its commit's diff: the changed file."""
+    line: Annotated[int, Field(ge=1)] | None = None
+    """The changed file's line (new-file numbering) the diff shows."""
+    text: Annotated[str, Field(min_length=1)]
+    """The remark."""
+
+
+class ResultReview(Strict):
+    round: Annotated[int, Field(ge=1)]
+    """The result review round, from 1."""
+    verdict: Literal["submitted", "accepted", "changes_requested"]
+    """submitted (waiting for the person), accepted or changes_requested."""
+    at: Timestamp
+    """When the round opened or the verdict was given (UTC, ISO 8601)."""
+    by: str | None = None
+    """Who gave the verdict ("policy" when nobody was asked)."""
+    feedback: str | None = None
+    """The person's words on a request for changes (the amendment's task)."""
+    comments: list[ResultComment] = []
+    """Remarks anchored to milestones, commit diff lines, planned changes, deviations."""
+    sha256: str | None = None
+    """The hash of the result the person was shown (state/result_view.py)."""
+    policy: bool = False
+    """True when a non-interactive session was accepted by policy, nobody asked."""
+
+
+class Amendment(Strict):
+    """A round of changes to an approved plan (`plan amend`): what it reopens, the approval it
+    amends and, once the person re-approves, its own approval (docs/design.md, "Amendments")."""
+
+    round: Annotated[int, Field(ge=1)]
+    """The amendment round, from 1."""
+    reason: str
+    """Why the plan is amended."""
+    task: str | None = None
+    """The person's words when a result review asked for changes."""
+    opened_at: Timestamp
+    """When the round was opened (UTC, ISO 8601)."""
+    from_status: str
+    """The session's status when it was opened: approved, executing or result_review."""
+    milestones: list[MilestoneId]
+    """The not-yet-committed milestones (M-NNN) it reopens; new milestones are open anyway."""
+    approval: Approval
+    """The approval it amends: the previous link of the chain of approvals."""
+    approved: Approval | None = None
+    """Its own re-approval, once the person gave it."""
+
+
 SessionStatus = Literal[
     "discovery",
     "design",
@@ -529,6 +584,7 @@ SessionStatus = Literal[
     "review",
     "approved",
     "executing",
+    "result_review",
     "completed",
     "cancelled",
     "failed",
@@ -578,6 +634,10 @@ class Session(Strict):
     """The approval record, once approved."""
     reason: str | None = None
     """Why the session was cancelled or failed."""
+    result_reviews: list[ResultReview] = []
+    """The result review rounds after executor step 9 and their verdicts."""
+    amendments: list[Amendment] = []
+    """The amendment rounds, oldest first; the last is open until re-approved."""
     words_shown: str | None = None
     """Where the user's words were last shown whole, and what they were then:
     "workflow:step:sha256" (a step shows them whole again only when they changed)."""

@@ -141,8 +141,12 @@ def review_reject(tx: Transaction, a: dict[str, Any]) -> None:
     expect_shown(tx, a.get("expect_sha256"), "request changes")
     feedback = (a["feedback"] or "").strip()
     comments = [check_comment(tx, parse_comment(c)) for c in a.get("comment") or []]
+    if a.get("draft"):  # the review companion's draft (state/drafts.py), plus what is given
+        feedback, comments = with_draft(tx, session, feedback, comments)
     if not feedback and not comments:
-        raise UsageError("review reject: --feedback or --comment is required and may not be empty")
+        raise UsageError(
+            "review reject: --feedback, --comment or --draft is required and may not be empty"
+        )
     session["rejects"] += 1
     close_round(
         session,
@@ -166,6 +170,43 @@ def review_reject(tx: Transaction, a: dict[str, Any]) -> None:
     reopen_reviews(tx, session, phase)
     tx.tell(f"rejected (round {session['reviews'][-1]['round']}): back to {phase}")
     tx.routed = True  # the step the workflow's table names for that phase (shared/status.py)
+
+
+def with_draft(
+    tx: Transaction, session: dict[str, Any], feedback: str, comments: list[dict[str, Any]]
+) -> tuple[str, list[dict[str, Any]]]:
+    """The draft's text before `feedback` and its comments before `comments`; the draft is
+    marked sent in the same transaction. Its comments are checked again: the plan may have
+    changed since it was drafted."""
+    from state import drafts
+
+    draft = drafts.take(tx, session)
+    text = "\n\n".join(t for t in (draft["text"], feedback) if t)
+    checked = [check_comment(tx, dict(c)) for c in draft["comments"]]
+    check_text("--feedback (with the draft)", text, FEEDBACK_MAX)
+    check_count("--comment (with the draft)", len(checked) + len(comments), COMMENTS_MAX)
+    return text, checked + comments
+
+
+def draft_feedback(tx: Transaction, a: dict[str, Any]) -> list[str]:
+    """A draft of review feedback for the person to send (the review companion, plan mcp):
+    text and comments checked as `review reject` checks them, stored without touching the
+    plan or the status (state/drafts.py); only while a plan review is open or to come."""
+    from state import drafts
+
+    check_text("text", a["text"], FEEDBACK_MAX)
+    check_count("comments (in one draft)", len(a.get("comment") or []), COMMENTS_MAX)
+    session = tx.read("session")
+    if session["status"] not in drafts.DRAFTING:
+        raise Refused(
+            f"{tx.store.path('session')}: the session is {session['status']}: a draft is "
+            "feedback on the plan's review, open or to come (planning, or in review)"
+        )
+    comments = [check_comment(tx, parse_comment(c)) for c in a.get("comment") or []]
+    text = (a["text"] or "").strip()
+    if not text and not comments:
+        raise UsageError("a draft needs text or at least one comment")
+    return [drafts.add(tx, session, text, comments)]
 
 
 DOC_SUFFIXES = (".md", ".rst", ".txt", ".adoc")

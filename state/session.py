@@ -130,6 +130,7 @@ staging/
 .*.building/
 audit.jsonl
 history/
+drafts.json
 */worktree/
 */worktree.git/
 """

@@ -1,8 +1,8 @@
 """Where a session stands, as one record and one text, for `plan status`, `planner status`
 and the SessionStart hook alike (docs/design.md, "One status").
 
-Standard library only and no other import of the package: the hook imports it under
-`python3 -S -I` before any environment exists. The next command is the one recorded in
+Standard library only, importing of the package only state/vocab.py: the hook imports it
+under `python3 -S -I` before any environment exists. The next command is the one recorded in
 session.json, which every commit that moves the session refreshes from the live routing
 (shared/status.py), so nothing here works routing out a second time.
 """
@@ -10,6 +10,12 @@ session.json, which every commit that moves the session refreshes from the live 
 from __future__ import annotations
 
 import os
+
+from state.vocab import ENDED
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 ROUTING_PREFIXES = ("NEXT", "IF ", "DONE")
 SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-")
@@ -24,11 +30,11 @@ def shell_word(word: str) -> str:
     return "'" + word.replace("'", "'\"'\"'") + "'"
 
 
-def next_lines(session: dict, state_dir: str) -> str:
+def next_lines(session: dict[str, Any], state_dir: str) -> str:
     """The routing lines to show: recorded by the last commit, or why there are none. A
     session copied or moved since shows its own directory, not the one it was recorded in."""
     status = session.get("status")
-    if status in ("cancelled", "failed"):
+    if status in ENDED:
         return f"(none: the session is {status}: {session.get('reason') or 'no reason given'})"
     recorded = session.get("next_command")
     if not isinstance(recorded, str) or not recorded:
@@ -43,7 +49,7 @@ def next_lines(session: dict, state_dir: str) -> str:
     return recorded if recorded.startswith(ROUTING_PREFIXES) else "NEXT: " + recorded
 
 
-def open_questions(context) -> list:
+def open_questions(context: object) -> list[Any]:
     questions = context.get("questions") if isinstance(context, dict) else None
     return [
         q.get("id")
@@ -52,7 +58,7 @@ def open_questions(context) -> list:
     ]
 
 
-def summary(session: dict, state_dir: str, context=None) -> dict:
+def summary(session: dict[str, Any], state_dir: str, context: object = None) -> dict[str, Any]:
     """The record `plan status --json` prints (and the text below is made from)."""
     qr = session.get("qr")
     return {
@@ -68,7 +74,7 @@ def summary(session: dict, state_dir: str, context=None) -> dict:
     }
 
 
-def text(s: dict) -> str:
+def text(s: dict[str, Any]) -> str:
     lines = [
         f"session {s['session']}: {s['status']}, {s['workflow']} step {s['step']}",
         f"task: {s['task']}",

@@ -26,7 +26,7 @@ __all__ = ["HISTORY_DIR", "HISTORY_INDEX"]
 LOCK_FILE = ".lock"
 AUDIT_FILE = "audit.jsonl"
 CLOSED_STATUSES = frozenset({"cancelled", "failed", "completed"})
-APPROVED_STATUSES = frozenset({"approved", "executing", "completed"})
+APPROVED_STATUSES = frozenset({"approved", "executing", "result_review", "completed"})
 PLANNING_FILES = frozenset({"plan", "context", "qr-plan-design", "qr-plan-code", "qr-plan-docs"})
 
 
@@ -147,9 +147,17 @@ def write_refusal(
         )
     if name in PLANNING_FILES and approved(session):
         return f"the plan is frozen: approved (session status {status}); nothing was written"
-    if name in PLANNING_FILES and plan and plan.get("frozen_at"):
+    if name in PLANNING_FILES and plan and plan.get("frozen_at") and not amending(session):
         return f"plan.json is frozen (frozen_at {plan['frozen_at']}); nothing was written"
     return ""
+
+
+def amending(session: dict[str, Any] | None) -> bool:
+    """Whether an amendment round is open: the plan is unfrozen for what it touches (the
+    store checks every change of plan.json against it, Transaction._check_amendment)."""
+    from state.amendments import open_round
+
+    return open_round(session) is not None
 
 
 def tampered(session: dict[str, Any] | None, plan: dict[str, Any] | None) -> str:
@@ -377,6 +385,8 @@ class Transaction:
         if not changed and not self.files and not self.project:
             return
         self._check_freeze()
+        if "plan" in changed:
+            self._check_amendment()
         files = {file_name(n): d for n, d in changed.items()}
         record: dict[str, Any] = {"command": self.command, "files": sorted(changed)}
         if self.created:
@@ -431,6 +441,28 @@ class Transaction:
                 f"{self.store.path('plan')}: {reason}; nothing was written "
                 "(restore it from history/, see plan history and plan verify)"
             )
+
+    def _check_amendment(self) -> None:
+        """While an amendment is open, plan.json changes only where the round allows: new
+        milestones, the ones it reopens, new decisions (state/amend_ops.scope_refusal)."""
+        from state.amendments import approved_revision, open_round, scope_refusal
+
+        session = self.read_or_none("session")
+        amendment = open_round(session)
+        if amendment is None:
+            return
+        # Against the approved plan, not the one before this command: new milestones stay
+        # open all round, and an edit by hand cannot widen the round.
+        found = approved_revision(self.store, amendment["approval"]["sha256"], session)
+        if found is None:
+            raise DamagedFile(
+                f"{self.store.dir}/{HISTORY_DIR}: no revision has the approved plan that "
+                f"amendment round {amendment['round']} amends; nothing was written"
+            )
+        execution = self.read_or_none("execution")
+        reason = scope_refusal(amendment, found[1], self.docs["plan"], execution)
+        if reason:
+            raise Refused(f"{self.store.path('plan')}: {reason}; nothing was written")
 
     def _validate(self, changed: dict[str, bytes]) -> None:
         from state import validate  # integrity checks need the plan only when it changed

@@ -33,6 +33,19 @@ def test_worktree_benchmark_prints_what_the_agent_paid():
         ), done.stdout
 
 
+def test_amend_benchmark_prints_what_one_round_costs():
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.bench_amend"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    for part in ("amendment planning", "amendment execution", "amendment round"):
+        assert re.search(rf"{part}: \d+ commands, [\d,]+ characters; plus \d+", done.stdout)
+
+
 @pytest.mark.parametrize("bench", ["bench_plan", "bench_steps", "bench_guard"])
 def test_benchmark_runs(bench):
     done = subprocess.run(

@@ -1,15 +1,20 @@
-"""Imports point down (cli → skills → shared → state) and state/, shared/ and skills/ hold no
-import cycle. Every import counts: at the top, inside a function, or only
-for the type checker."""
+"""Imports point down (cli → hooks → skills → shared → state) and state/, shared/ and skills/
+hold no import cycle; the hooks import the standard library and the vocabulary alone. Every
+import counts: at the top, inside a function, or only for the type checker."""
 
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 from tests.conftest import REPO
 
-LAYERS = ("state", "shared", "skills", "cli")  # each may import only those before it
+LAYERS = ("state", "shared", "skills", "hooks", "cli")  # each may import only those before it
+# The hook programs run as `python3 -S -I` before any environment exists: of the package they
+# import only these modules (and each other), which import only the standard library and
+# each other in turn. cli/ may import the hooks (`plan status` prints the guard's line).
+HOOKS_MAY_IMPORT = ("state.vocab", "state.status_view")
 
 
 def module_name(path: Path) -> str:
@@ -113,3 +118,50 @@ def test_the_checks_see_a_cycle_and_an_upward_import() -> None:
     assert layer("cli.main") > layer("shared.engine") > layer("state.store")
     edges = graph()
     assert "state.store" in edges["shared.engine"]  # the parser sees what the engine imports
+
+
+def imported_names(path: Path) -> set[str]:
+    """Every module `path` imports, as written (absolute: the hooks use no relative import)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            assert not node.level, f"{path}: a relative import"
+            found.add(node.module or "")
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return found
+
+
+def outside_the_standard_library(path: Path, allowed: tuple[str, ...]) -> list[str]:
+    known = set(modules())
+    return sorted(
+        name
+        for name in imported_names(path)
+        if name.split(".")[0] not in sys.stdlib_module_names
+        and (name in known or name.split(".")[0] not in LAYERS)  # `from hooks import x`: x
+        and not name.startswith("hooks.")
+        and name not in ("hooks", "state", *allowed)
+    )
+
+
+def test_the_hooks_import_the_standard_library_and_the_vocabulary_alone() -> None:
+    hooks = sorted((REPO / "hooks").glob("*.py"))
+    assert len(hooks) > 10
+    found = {
+        str(path.relative_to(REPO)): outside_the_standard_library(path, HOOKS_MAY_IMPORT)
+        for path in hooks
+    }
+    for name in HOOKS_MAY_IMPORT:
+        path = REPO / (name.replace(".", "/") + ".py")
+        found[str(path.relative_to(REPO))] = outside_the_standard_library(path, HOOKS_MAY_IMPORT)
+    assert (REPO / "state" / "__init__.py").read_text().strip() == ""  # imported on the way
+    assert {path: bad for path, bad in found.items() if bad} == {}
+
+
+def test_the_hooks_rule_sees_a_forbidden_import(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text("import os\nfrom state.store import Store\nfrom hooks import shell\n")
+    assert outside_the_standard_library(module, HOOKS_MAY_IMPORT) == ["state.store"]
+    module.write_text("import pydantic\nfrom state.vocab import Phase\n")
+    assert outside_the_standard_library(module, HOOKS_MAY_IMPORT) == ["pydantic"]

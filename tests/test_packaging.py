@@ -16,7 +16,7 @@ from tests.conftest import REPO
 
 pytestmark = pytest.mark.network
 
-PACKAGES = ("cli", "shared", "state", "skills")
+PACKAGES = ("cli", "shared", "state", "skills", "hooks")
 
 
 def tracked_files() -> list[str]:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from cli.base import COMMON, FILE_TEXT, INLINE, Operation, PlanCommand, emit_ids, open_store
-from cli.human_acts import is_human_act, refusal
+from hooks.human_acts import is_human_act, refusal
 from state.errors import PlannerError, Refused, UsageError
 
 if TYPE_CHECKING:

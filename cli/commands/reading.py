@@ -26,7 +26,9 @@ SECTIONS = {"overview": "overview", "knowledge": "invisible_knowledge", "waves":
     help="The review phase of a qa-NNN item (needed when several phases have that id).",
 )
 @click.option(
-    "--answers", is_flag=True, help="The user's words: answered questions and review feedback."
+    "--answers",
+    is_flag=True,
+    help="The user's words: answered questions, review feedback, amendments.",
 )
 def show_command(
     id: str | None, phase: str | None, answers: bool, state_dir: str | None, as_json: bool

@@ -46,12 +46,18 @@ def review_approve(tx: Transaction, a: dict[str, Any]) -> None:
 
 
 @review_command.command("reject", cls=Operation)
-@click.option("--feedback", help="The user's words (this or --comment is required).")
+@click.option("--feedback", help="The user's words (this, --comment or --draft is required).")
 @click.option(
     "--comment",
     multiple=True,
     metavar="'ID: TEXT'",
     help="A comment on one item, 'DL-003: why?', or on a line of a change, 'CC-004:7: …'.",
+)
+@click.option(
+    "--draft",
+    is_flag=True,
+    help="Send the review companion's latest draft (plan mcp: draft_feedback) for this round; "
+    "--feedback and --comment add to it.",
 )
 def review_reject(tx: Transaction, a: dict[str, Any]) -> None:
     """The user rejects the plan: back to design with the feedback and the comments;
@@ -78,7 +84,7 @@ def review_open(
     port: int, no_browser: bool, verbose: bool, wait: bool, state_dir: str | None, as_json: bool
 ) -> None:
     """Serve the plan's review page on 127.0.0.1 (a new secret URL each run) until Ctrl-C, or
-    with --wait until the person's verdict."""
+    with --wait until the person's verdict; after execution it shows the result (result view)."""
     from cli.review_page.serve import open_page
 
     def say(url: str) -> None:
@@ -102,8 +108,9 @@ def review_open(
 def review_wait(timeout: str, state_dir: str | None, as_json: bool) -> None:
     """Block until the person decides on the review page; print what is next: after a
     rejection the rework step's prompt (that step has run: do not run it again), after an
-    approval the executor's command (exit 3 when the time runs out with the plan still in
-    review)."""
+    approval the executor's command; for a result in review, DONE once it is accepted, or
+    the planning step an amendment leads to (exit 3 when the time runs out with the plan or
+    the result still in review)."""
     from cli.review_page.serve import wait_for_verdict
     from shared.config import duration
 
@@ -117,6 +124,9 @@ def say_next(store: Store, argv: list[str], as_json: bool) -> None:
     prints {"next": …} only."""
     from shared.routing import command
 
+    if not argv:  # the result was accepted: nothing follows
+        out(json.dumps({"next": "", "done": True}) if as_json else "DONE: the result is accepted")
+        return
     if as_json:
         out(json.dumps({"next": command(argv)}))
         return

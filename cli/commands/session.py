@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 @click.command("status", cls=PlanCommand)
 def status_command(state_dir: str | None, as_json: bool) -> None:
     """Where the session stands and what to run next."""
-    from cli.hookstate import with_guard
+    from hooks.hookstate import with_guard
     from shared.status import session_status
     from state.status_view import text
 
@@ -38,8 +38,10 @@ def age(stamp: str) -> str:
 
 def session_rows(home: str, active: str | None) -> list[dict[str, Any]]:
     from state.errors import DamagedFile
+    from state.overlap import find
     from state.store import Store
 
+    found = find(os.path.dirname(home)) if os.path.isdir(home) else None
     rows: list[dict[str, Any]] = []
     names = sorted(n for n in os.listdir(home) if n[:1] != ".") if os.path.isdir(home) else []
     for name in names:
@@ -60,14 +62,32 @@ def session_rows(home: str, active: str | None) -> list[dict[str, Any]]:
                 "step": s["step"],
                 "age": age(s["created_at"]),
                 "task": s["task"],
+                "overlaps": [o.seen_from(name) for o in (found.of(name) if found else [])],
             }
         )
     return rows
 
 
+def overlap_marker(overlaps: list[dict[str, Any]], tree: str) -> str:
+    """`  [overlaps ID: FILE, …]`: the other open sessions planning this one's files (with
+    `(in PATH)` for one in another work tree of the repository)."""
+    by_session: dict[str, list[str]] = {}
+    for o in overlaps:
+        other = o["session"]
+        if os.path.realpath(o["worktree"]) != os.path.realpath(tree):
+            other += f" (in {o['worktree']})"
+        what = f"{o['function']} in {o['file']}" if o["function"] else o["file"]
+        by_session.setdefault(other, []).append(what)
+    return "".join(
+        f"  [overlaps {other}: {', '.join(files[:3])}{' …' if len(files) > 3 else ''}]"
+        for other, files in by_session.items()
+    )
+
+
 @click.command("list", cls=PlanCommand)
 def list_command(state_dir: str | None, as_json: bool) -> None:
-    """The project's sessions: id, status, step, age, task; * marks the active one."""
+    """The project's sessions: id, status, step, age, task; * marks the active one, and
+    [overlaps ID: FILE] an open session (in any work tree) planning the same files."""
     from shared.paths import active_session_dir, planner_home
 
     home = planner_home()
@@ -79,6 +99,7 @@ def list_command(state_dir: str | None, as_json: bool) -> None:
         f"{'*' if r.get('active') else ' '} {r['session']}  "
         + (
             f"{r['status']:<10} {r['workflow']} {r['step']:<3} {r['age']:>4}  {r['task']}"
+            + overlap_marker(r["overlaps"], os.path.dirname(home))
             if "damaged" not in r
             else f"(damaged: {r['damaged']})"
         )
@@ -91,7 +112,7 @@ def list_command(state_dir: str | None, as_json: bool) -> None:
 @click.argument("id", required=False, metavar="[ID]")
 def resume_command(id: str | None, state_dir: str | None, as_json: bool) -> None:
     """Make a session the active one and say where it stands and what to run next."""
-    from cli.hookstate import with_guard
+    from hooks.hookstate import with_guard
     from shared.paths import planner_home, project_root
     from shared.status import session_status
     from state.errors import Refused

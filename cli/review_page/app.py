@@ -1,5 +1,6 @@
-"""The review page's web app: shows a session's plan and records the person's
-verdict through the same state operations as `plan review approve|reject`.
+"""The review page's web app: shows a session's plan (and, after execution, its result) and
+records the person's verdict through the same state operations as `plan review
+approve|reject` and `plan result accept|request-changes`.
 
 Every request must name the run's token, come to 127.0.0.1 with the right Host and, when it
 says where it comes from, the right Origin; every POST carries the page's CSRF token.
@@ -23,7 +24,7 @@ from starlette.templating import Jinja2Templates
 
 from cli.review_page import view
 from shared.paths import open_session
-from state import review_ops
+from state import result_ops, review_ops
 from state.errors import PlannerError, UsageError
 from state.limits import (
     BODY_MAX,
@@ -34,6 +35,7 @@ from state.limits import (
     TooLarge,
     check_text,
 )
+from state.result_ops import StaleResult
 from state.review_ops import StaleApproval
 from state.store import Store
 
@@ -147,12 +149,18 @@ LIMITS = {
     "comments": COMMENTS_MAX,
     "feedback": FEEDBACK_MAX,
 }
-VERDICTS = {"review approve": review_ops.review_approve, "review reject": review_ops.review_reject}
+VERDICTS = {
+    "review approve": review_ops.review_approve,
+    "review reject": review_ops.review_reject,
+    "result accept": result_ops.result_accept,
+    "result request-changes": result_ops.result_request_changes,
+}
 
 
 def record_verdict(store: Store, name: str, args: dict[str, Any]) -> Transaction:
     """The person's verdict through the same state operation and transaction as the CLI's
-    `plan review approve|reject` (the page adds nothing of its own)."""
+    `plan review approve|reject` and `plan result accept|request-changes` (the page adds
+    nothing of its own)."""
     defaults: dict[str, Any] = {
         "by": None,
         "sign": False,
@@ -179,6 +187,8 @@ def create_app(state_dir: str, token: str, csrf: str, port: int) -> Starlette:
         page = {**model, "token": token, "csrf": csrf, "limits": LIMITS}
         response = templates.TemplateResponse(request, name, page)
         response.headers["x-plan-sha256"] = model["sha256"]
+        if model.get("result"):
+            response.headers["x-result-sha256"] = model["result"]["sha256"]
         return response
 
     async def index(request: Request) -> HTMLResponse:
@@ -221,7 +231,7 @@ def create_app(state_dir: str, token: str, csrf: str, port: int) -> Starlette:
             tx = await asyncio.to_thread(record_verdict, store, name, args)
         except TooLarge as e:
             return JSONResponse({"error": e.message}, 413)
-        except StaleApproval as e:
+        except (StaleApproval, StaleResult) as e:
             return JSONResponse({"error": e.message, "stale": True}, 409)
         except PlannerError as e:
             return JSONResponse({"error": e.message}, 400 if isinstance(e, UsageError) else 409)
@@ -266,6 +276,48 @@ def create_app(state_dir: str, token: str, csrf: str, port: int) -> Starlette:
         args = {"feedback": feedback or None, "comment": comments, "by": by or None}
         return await verdict(request, "review reject", {**args, "expect_sha256": sha})
 
+    async def accept(request: Request) -> JSONResponse:
+        body = await json_body(request)
+        if body is None:
+            return too_large()
+        sha = body.get("sha256")
+        if not isinstance(sha, str) or len(sha) != 64:
+            return JSONResponse({"error": "the page's result hash (sha256) is missing"}, 400)
+        by = text_field(body, "by").strip()
+        if not by:
+            return JSONResponse({"error": "your name is required to accept"}, 400)
+        try:
+            check_text("your name", by, NAME_MAX)
+        except TooLarge as e:
+            return JSONResponse({"error": e.message}, 413)
+        return await verdict(request, "result accept", {"by": by, "expect_sha256": sha})
+
+    async def result_changes(request: Request) -> JSONResponse:
+        body = await json_body(request)
+        if body is None:
+            return too_large()
+        sha = body.get("sha256")
+        if not isinstance(sha, str) or len(sha) != 64:
+            return JSONResponse({"error": "the page's result hash (sha256) is missing"}, 400)
+        given = body.get("comments") or []
+        if not isinstance(given, list):
+            return JSONResponse({"error": "comments must be a list"}, 400)
+        comments = []
+        for c in given:
+            if not isinstance(c, dict) or not isinstance(c.get("text"), str):
+                return JSONResponse({"error": "a comment needs anchor and text"}, 400)
+            path = c.get("file") if isinstance(c.get("file"), str) and c.get("file") else None
+            line = c["line"] if isinstance(c.get("line"), int) and c["line"] > 0 else None
+            where = (f":{path}" if path else "") + (f":{line}" if line else "")
+            comments.append(f"{c.get('anchor', '')}{where}={c['text']}")
+        args = {
+            "feedback": text_field(body, "feedback") or None,
+            "comment": comments,
+            "by": text_field(body, "by").strip() or None,
+            "expect_sha256": sha,
+        }
+        return await verdict(request, "result request-changes", args)
+
     app = Starlette(
         routes=[
             Route("/", index),
@@ -274,6 +326,8 @@ def create_app(state_dir: str, token: str, csrf: str, port: int) -> Starlette:
             Route("/events", events),
             Route("/approve", approve, methods=["POST"]),
             Route("/request-changes", request_changes, methods=["POST"]),
+            Route("/accept", accept, methods=["POST"]),
+            Route("/result/request-changes", result_changes, methods=["POST"]),
             Mount("/static", StaticFiles(directory=os.path.join(HERE, "static")), name="static"),
         ]
     )

@@ -95,9 +95,10 @@ def open_page(
 
 
 def open_round(store: Store) -> dict:
-    """The session, when a plan is in review or approved (a verdict to report); else exit 3."""
+    """The session, when a plan or a result is in review, or the plan approved (a verdict to
+    report); else exit 3."""
     session = store.read("session")
-    if session["status"] != "review" and not session["approval"]:
+    if session["status"] not in ("review", "result_review") and not session["approval"]:
         raise PreconditionFailed(
             f"{store.path('session')}: status {session['status']}: no plan in review to wait "
             "for (planner step 11 puts it there)"
@@ -108,12 +109,17 @@ def open_round(store: Store) -> dict:
 def wait_for_verdict(
     store: Store, timeout: int, poll: float = 0.2, stop: Callable[[], bool] | None = None
 ) -> list[str]:
-    """The routing argv once the open review round is decided (timeout 0: no limit).
+    """The routing argv once the open review round is decided (timeout 0: no limit); for a
+    result in review, once the person decides it ([] when they accepted).
 
     PreconditionFailed (exit 3) when no plan is in review or the time runs out (or `stop`
     says to give up); Refused (exit 4) when the verdict cancelled the session.
     """
     session = open_round(store)
+    if session["status"] == "result_review":
+        return wait_for_result(store, session, timeout, poll, stop)
+    if session["status"] == "completed" and session["result_reviews"]:
+        return []  # the result was accepted: nothing follows
     if session["approval"]:
         return executor(store)
     round_number = len(session["reviews"])
@@ -139,3 +145,33 @@ def wait_for_verdict(
 
 def executor(store: Store) -> list[str]:
     return ["executor", "--step", "1", "--state-dir", store.dir]
+
+
+def wait_for_result(
+    store: Store,
+    session: dict,
+    timeout: int,
+    poll: float = 0.2,
+    stop: Callable[[], bool] | None = None,
+) -> list[str]:
+    """The routing argv once the person decides the result round now open: [] when they
+    accepted (the session is completed), else where the amendment's planning starts."""
+    round_number = len(session["result_reviews"])
+    deadline = time.monotonic() + timeout if timeout else None
+    while session["status"] == "result_review" and len(session["result_reviews"]) == round_number:
+        if stop is not None and stop():
+            raise PreconditionFailed("the review page stopped before a verdict")
+        if deadline is not None and time.monotonic() >= deadline:
+            raise PreconditionFailed(
+                f"no verdict within {timeout}s: the result is still in review "
+                "(run plan review wait again, or ask in the chat)"
+            )
+        time.sleep(poll)
+        session = store.read("session")
+    if session["status"] == "completed":
+        return []
+    if session["status"] in ("cancelled", "failed"):
+        raise Refused(f"the session is {session['status']}: {session.get('reason') or 'no reason'}")
+    from shared.status import current_routing
+
+    return current_routing(store, session).next or ["planner", "status"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 
+from state import drafts
 from state.approval import plan_hash
 from state.diff import diff as semantic_diff
 from state.numbered import Line, numbered
@@ -42,7 +43,46 @@ def page_model(store: Store) -> dict[str, Any]:
         "audit": audit(store),
         "since": since_last_round(store, plan, reviews),
         "in_review": session["status"] == "review",
+        "draft": drafts.latest(store.dir, session) if session["status"] == "review" else None,
+        **result_model(store, session),
     }
+
+
+def result_model(store: Store, session: dict[str, Any]) -> dict[str, Any]:
+    """The result view's part of the page (state/result_view.py, what `plan result show`
+    prints too): while the result is in review, and once it was accepted."""
+    rounds = session["result_reviews"]
+    shown = session["status"] == "result_review" or (
+        session["status"] == "completed" and bool(rounds)
+    )
+    if not shown:
+        return {"result": None, "in_result_review": False}
+    from state.result_view import result_of
+
+    return {
+        "result": result_of(store),
+        "in_result_review": session["status"] == "result_review",
+        "result_rounds": rounds,
+        "result_round": rounds[-1]["round"] if rounds else 0,
+        "result_said": result_said(rounds),
+    }
+
+
+def result_said(rounds: list[dict[str, Any]]) -> dict[str, Any]:
+    """Earlier result rounds' comments by anchor, as `said` has them, and by milestone file:
+    {"M-001": {"item": [...], "lines": {...}, "files": {"src/app.py": {5: [(round, text)]}}}}."""
+    found: dict[str, Any] = {}
+    for r in rounds:
+        for c in r.get("comments") or []:
+            place = found.setdefault(c["anchor"], {"item": [], "lines": {}, "files": {}})
+            said_at = (r["round"], c["text"])
+            if c.get("file") and c.get("line"):
+                place["files"].setdefault(c["file"], {}).setdefault(c["line"], []).append(said_at)
+            elif c.get("line"):
+                place["lines"].setdefault(c["line"], []).append(said_at)
+            else:
+                place["item"].append(said_at)
+    return found
 
 
 def milestone_view(milestone: dict[str, Any]) -> dict[str, Any]:

@@ -15,7 +15,6 @@ from skills.executor import reconcile
 from state import clock, gitinfo, schema
 from state.approval import verify
 from state.errors import Finding
-from state.lifecycle import transition
 from state.plan_ops import find
 from state.validate import completeness
 
@@ -70,6 +69,9 @@ class ExecInit(Kind):
 
     def arrive(self, ctx: Context, tx: Transaction) -> None:
         plan, project = ctx.doc("plan"), root(ctx)
+        if ctx.doc_or_none("execution") is not None:
+            resume_amended(plan, tx.edit("execution"), project)
+            return
         planned = {f for m in plan["milestones"] for f in reconcile.planned_files(m)}
         since = ctx.session["base_commit"]
         where = f"{ctx.store.path('session')}:base_commit"
@@ -100,6 +102,21 @@ class ExecInit(Kind):
             "drift": execution["drift"],
             "short_sha": approval["sha256"][:12],
         }
+
+
+def resume_amended(plan: dict[str, Any], execution: dict[str, Any], project: str) -> None:
+    """Executor step 1 again, after an amendment's re-approval: milestones done stay done, new
+    ones get a run; the base commit stays (the planned diffs build on it, and reconcile reads
+    every round's commits from it). Only the work left is checked for stale diffs."""
+    runs = {r["id"] for r in execution["milestones"]}
+    for m in plan["milestones"]:
+        if m["id"] not in runs:
+            execution["milestones"].append(
+                {**schema.defaults("execution", "MilestoneRun"), "id": m["id"]}
+            )
+    done = {r["id"] for r in execution["milestones"] if r["status"] == "done"}
+    left = {**plan, "milestones": [m for m in plan["milestones"] if m["id"] not in done]}
+    execution["stale_diffs"] = stale_diffs(left, project)
 
 
 def stale_diffs(plan: dict[str, Any], project: str) -> list[str]:
@@ -140,6 +157,8 @@ class Implement(Execute):
         status = {m["id"]: m["status"] for m in ctx.doc("execution")["milestones"]}
         milestones = []
         for mid in ids:
+            if status.get(mid) == "done":  # e.g. committed before an amendment: never redone
+                continue
             m = find(plan, mid)
             milestones.append(
                 {
@@ -180,14 +199,38 @@ def to_write(ctx: Context) -> list[str]:
 
 
 class Reconcile(Kind):
-    """Step 9: reconcile.json from git and execution.json; the session is completed."""
+    """Step 9: reconcile.json from git and execution.json; an interactive session waits for
+    the person's review of the result (result_review), a non-interactive one is completed,
+    accepted by policy on record."""
 
     def arrive(self, ctx: Context, tx: Transaction) -> None:
-        data = json.dumps(record(ctx), indent=2, ensure_ascii=False) + "\n"
+        from state import result_ops
+        from state.result_view import assemble
+
+        facts = record(ctx)
+        data = json.dumps(facts, indent=2, ensure_ascii=False) + "\n"
         tx.put("reconcile.json", data.encode())  # lands with the arrival or not at all
-        transition(tx.edit("session"), "completed")
+        shown = assemble(ctx.doc("plan"), ctx.doc("execution"), facts, root(ctx))["sha256"]
+        session = tx.edit("session")
+        if ctx.non_interactive:
+            result_ops.accept_by_policy(session, shown)
+        else:
+            result_ops.open_round(session, shown)
 
     def context(self, ctx: Context) -> dict[str, Any]:
         path = os.path.join(ctx.state_dir, "reconcile.json")
         with open(path, encoding="utf-8") as f:
-            return {"path": path, "table": reconcile.table(json.load(f))}
+            table = reconcile.table(json.load(f))
+        return {"path": path, "table": table, "review": ctx.session["status"] == "result_review"}
+
+    def routing(self, ctx: Context) -> Routing:
+        if ctx.session["status"] == "result_review":
+            at = ["--state-dir", ctx.state_dir]
+            return Routing(
+                if_pass=["plan", "result", "accept", *at],
+                if_fail=[
+                    *("plan", "result", "request-changes", *at),
+                    *("--feedback", "<the user's words>"),
+                ],
+            )
+        return super().routing(ctx)

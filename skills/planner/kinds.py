@@ -140,12 +140,16 @@ def render_plan_md(ctx: Context) -> str:
 
 def rework_step(ctx: Context) -> Step:
     """Where the last rejection sends the session: the step the table's on_reject names for
-    the smallest phase it touches, or the design's when this depth skips that step."""
+    the smallest phase it touches, or the design's when this depth skips that step. An
+    amendment opened since the last rejection starts at the design (its reason is words)."""
     from state.review_ops import rejected_phase
 
     table = ctx.step.on_reject or {}
     rejected = [r for r in ctx.session["reviews"] if r["verdict"] == "rejected"]
-    phase = rejected_phase(ctx.doc("plan"), rejected[-1]) if rejected else "plan-design"
+    amended = [a["opened_at"] for a in ctx.session.get("amendments") or []]
+    phase = "plan-design"
+    if rejected and not (amended and amended[-1] >= rejected[-1]["at"]):
+        phase = rejected_phase(ctx.doc("plan"), rejected[-1])
     step = ctx.workflow.named(table.get(phase) or table["plan-design"])
     if ctx.workflow.skipped(step, ctx):
         return ctx.workflow.named(table["plan-design"])
@@ -164,6 +168,27 @@ class Init(Kind):
 
     def chains(self, ctx: Context) -> bool:
         return True  # nothing to do before discovery: its prompt comes in the same call
+
+    def context(self, ctx: Context) -> dict[str, Any]:
+        return overlaps(ctx)
+
+
+def overlaps(ctx: Context) -> dict[str, Any]:
+    """Open sessions of the repository (any work tree) planning the same files, a pair each:
+    the other session when this one is in it; and the sessions skipped as damaged."""
+    from state.overlap import find
+
+    this = os.path.basename(ctx.state_dir)
+    found = find(project_root(ctx.state_dir))
+    pairs: dict[tuple[str, str], list[str]] = {}
+    for o in found.overlaps:
+        pairs.setdefault((o.first.session, o.second.session), []).append(o.what())
+    shown = [
+        {"sessions": [s for s in pair if s != this], "mine": this in pair, "files": files}
+        for pair, files in pairs.items()
+    ]
+    shown.sort(key=lambda p: not p["mine"])  # this session's own first
+    return {"overlaps": shown, "skipped": [n.session for n in found.notes]}
 
 
 class Discovery(Kind):
@@ -231,6 +256,23 @@ class DocsExecute(WorktreeExecute):
         render_plan_md(ctx)
 
 
+def amended_since(ctx: Context) -> dict[str, Any]:
+    """In an amendment's review: the round, and what changed since the approval it amends,
+    by meaning (state/diff.py), against the revision in history/ that approval bound."""
+    from state.amendments import approved_revision, open_round
+    from state.diff import diff
+
+    amendment = open_round(ctx.session)
+    if amendment is None or ctx.session["status"] != "review":
+        return {}
+    found = approved_revision(ctx.store, amendment["approval"]["sha256"], ctx.session)
+    if found is None:
+        return {"amendment": amendment, "approved_rev": "", "amended": []}
+    rev, before = found
+    changes = [c.line() for c in diff(before, ctx.doc("plan")) if c.what != "frozen_at"]
+    return {"amendment": amendment, "approved_rev": rev, "amended": changes}
+
+
 class FinalGate(Gate):
     """Step 11: the docs gate; on pass the plan must be valid, then the user reviews it (or,
     non-interactively, it is approved as "auto") and it is frozen."""
@@ -284,6 +326,7 @@ class FinalGate(Gate):
             "in_review": ctx.session["status"] == "review",
             "round": len(ctx.session["reviews"]),
             "rejects": ctx.session["rejects"],
+            **amended_since(ctx),
         }
 
     def routing(self, ctx: Context) -> Routing:

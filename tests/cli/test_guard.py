@@ -11,11 +11,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cli import guard_hook as guard
-from cli.guard_rules import classify_bash
+from hooks import guard_hook as guard
+from hooks.guard_rules import classify_bash
 from tests.cli.guard_corpus import ALLOW, ASK, CORPUS, DENY, OWN
 
-GUARD = Path(__file__).resolve().parents[2] / "cli" / "guard.py"
+GUARD = Path(__file__).resolve().parents[2] / "hooks" / "guard.py"
 KIND_TO_LABEL = {guard.OK: ALLOW, guard.UNKNOWN: ASK, guard.MUTATE: DENY}
 
 
@@ -119,7 +119,7 @@ def test_corpus_is_large_and_mixed():
 @pytest.mark.parametrize(("command", "label"), CORPUS, ids=[c[:40] for c, _ in CORPUS])
 def test_corpus_classification(command, label):
     verdict = classify_bash(command)
-    assert KIND_TO_LABEL[verdict[0]] == label, verdict
+    assert KIND_TO_LABEL[verdict.level] == label, verdict
 
 
 LAYER_ONE = [(c, label) for c, label in CORPUS if (c, label) not in OWN]
@@ -409,7 +409,7 @@ def test_the_hook_imports_nothing_slow(session, project):
     payload = json.dumps(bash("git status | grep x > /dev/null", project)).encode()
     result = subprocess.run(command, input=payload, capture_output=True, cwd=project)
     imported = {line.rsplit("|", 1)[-1].strip() for line in result.stderr.decode().splitlines()}
-    assert "cli.shell" in imported
+    assert "hooks.shell" in imported
     assert not imported & {"shlex", "pathlib", "datetime", "typing", "pydantic", "click", "jinja2"}
 
 

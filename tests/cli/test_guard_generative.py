@@ -26,7 +26,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from cli import guard_hook as guard
+from hooks import guard_hook as guard
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="no bubblewrap here")
 

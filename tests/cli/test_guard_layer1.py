@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from cli import guard_hook as guard
+from hooks import guard_hook as guard
 from tests.cli.test_guard import make_session
 
 ALLOW, DENY = "allow", "deny"

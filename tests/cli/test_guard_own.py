@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from cli import guard_hook as guard
+from hooks import guard_hook as guard
 from tests.cli.test_guard import audit_lines, bash, make_session
 
 ALLOW, ASK, DENY, WRAP = "allow", "ask", "deny", "wrap"

@@ -11,6 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from hooks import guard_hook as guard
+from hooks.guard_tools import MUTATE, UNKNOWN, Hint, Verdict
+from hooks.hookstate import Session
 from tests.cli import test_guard
 from tests.cli.test_guard import GUARD, bash, make_session
 
@@ -70,3 +73,23 @@ def test_an_unknown_tool_names_the_client_s_own_tools(project: Path) -> None:
     gemini = reason(hook, "gemini")
     assert "run_shell_command" in gemini and "write_file/replace" in gemini
     assert "Read/Grep/Glob" in reason(hook, "claude")
+
+
+def test_the_hint_is_the_rules_choice_not_found_in_its_words(tmp_path: Path) -> None:
+    """A rule's words may mention a person or the worktree; what to do instead is the hint the
+    rule chose (hooks/guard_tools.Verdict), whatever its words say."""
+    session = Session(str(tmp_path), {"status": "design"})
+    why = "writes to the person's worktree"
+    plain = guard.explain(Verdict(MUTATE, "x", why), guard.DENY, session)
+    assert guard.DENY_HINT in plain and guard.HUMAN_HINT not in plain
+    assert guard.WRITE_HINT not in plain
+    asked = guard.explain(Verdict(UNKNOWN, "x", why), guard.ASK, session, "codex")
+    assert guard.MODEL_ASK_HINT in asked
+    person = guard.explain(Verdict(MUTATE, "x", "y", hint=Hint.PERSON), guard.ASK, session)
+    assert guard.HUMAN_HINT in person and guard.HINT not in person
+    write = guard.explain(Verdict(MUTATE, "x", "y", hint=Hint.WRITE), guard.DENY, session)
+    assert guard.WRITE_HINT in write
+    tools = guard.explain(Verdict(MUTATE, "x", "y", hint=Hint.TOOLS), guard.DENY, session, "gemini")
+    assert guard.UNKNOWN_TOOL_HINTS["gemini"] in tools
+    own = guard.explain(Verdict(MUTATE, "x", "y", hint="do this"), guard.DENY, session)
+    assert own.endswith(f"{guard.HINT}do this; the session is {tmp_path}.")

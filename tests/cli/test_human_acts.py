@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cli.base import Operation
-from cli.human_acts import HUMAN_ACTS, is_human_act
 from cli.main import main
+from hooks.human_acts import HUMAN_ACTS, is_human_act
 from tests.cli import tree
 from tests.conftest import BIN, Plan
 from tests.state.builders import snapshot
@@ -23,7 +23,7 @@ COMMANDS = tree.commands()
 PRESENT = sorted(name for name in COMMANDS if is_human_act(name))
 
 # Every operation an agent's batch may run. A new Operation must be classified: added here,
-# or to HUMAN_ACTS (cli/human_acts.py) when only the person may carry it out.
+# or to HUMAN_ACTS (hooks/human_acts.py) when only the person may carry it out.
 AGENT_OPERATIONS = {
     *("alternative add", "alternative set", "change add", "change capture", "change set"),
     *("choice add", "choice import", "choice pick", "constraint add", "constraint set"),
@@ -33,6 +33,7 @@ AGENT_OPERATIONS = {
     *("milestone add", "milestone set", "milestone tests", "overview set", "qr add", "qr set"),
     *("question add", "question answer", "question import", "risk add", "risk set"),
     "tradeoff add",
+    "amend",  # not the person's act: they re-approve the amended plan anyway
 }
 ARGS = {"review approve": {"by": "agent"}, "qr accept": {"phase": "design", "by": "a"}}
 
@@ -152,5 +153,6 @@ def test_the_act_itself_still_works_from_a_terminal(plan: Plan, session_dir: Pat
 
 
 def test_future_acts_are_named_in_one_place() -> None:
-    assert {"result accept", "result request-changes", "amend"} <= HUMAN_ACTS
+    assert {"result accept", "result request-changes"} <= HUMAN_ACTS
+    assert "amend" not in HUMAN_ACTS  # the person re-approves what an amendment changes
     assert is_human_act(" review \t approve\n") and not is_human_act("review")

@@ -37,9 +37,9 @@ def test_codex_install_writes_the_skill_hooks_and_launchers_once(tmp_path: Path)
     hooks = json.loads((codex / "hooks.json").read_text())["hooks"]
     [guard] = hooks["PreToolUse"]
     assert guard["matcher"] == "*"
-    assert guard["hooks"][0]["command"].endswith("/cli/guard.py --dialect codex")
+    assert guard["hooks"][0]["command"].endswith("/hooks/guard.py --dialect codex")
     starts = [h["command"] for h in hooks["SessionStart"][0]["hooks"]]
-    assert starts[0].endswith("/cli/session_start.py --dialect codex")
+    assert starts[0].endswith("/hooks/session_start.py --dialect codex")
     assert starts[1].endswith("/hooks/bootstrap.py session-start")
     for name in ("planner", "executor", "plan"):
         link = tmp_path / ".local" / "bin" / name
@@ -59,8 +59,9 @@ def test_codex_install_keeps_other_hooks_and_replaces_its_own(tmp_path: Path) ->
     codex = tmp_path / ".codex"
     codex.mkdir()
     theirs = {"type": "command", "command": "my-audit-hook"}
-    stale = {"type": "command", "command": "python3 -S /old/planner/cli/guard.py --dialect codex"}
-    mixed = {"matcher": "*", "hooks": [theirs, stale]}
+    stale = {"type": "command", "command": "python3 -S /old/planner/hooks/guard.py --dialect codex"}
+    older = {"type": "command", "command": "python3 -S /old/planner/cli/guard.py"}  # before hooks/
+    mixed = {"matcher": "*", "hooks": [theirs, stale, older]}
     (codex / "hooks.json").write_text(json.dumps({"hooks": {"PreToolUse": [mixed]}, "x": 1}))
     assert install(tmp_path).returncode == 0
     written = json.loads((codex / "hooks.json").read_text())
@@ -93,7 +94,7 @@ def test_the_gemini_extension_matches_the_plugin_and_its_hooks() -> None:
     hooks = json.loads((REPO / "hooks" / "hooks.json").read_text())["hooks"]
     [guard] = hooks["BeforeTool"]
     assert guard["matcher"] == ".*"
-    assert guard["hooks"][0]["command"].endswith('/cli/guard.py" --dialect gemini')
+    assert guard["hooks"][0]["command"].endswith('/hooks/guard.py" --dialect gemini')
     for hook in hooks["SessionStart"][0]["hooks"]:
         # Shared by Claude Code (seconds) and Gemini CLI (milliseconds): no timeout at all.
         assert "timeout" not in hook and hook["env"] == {"CLAUDE_PLUGIN_ROOT": "${extensionPath}"}

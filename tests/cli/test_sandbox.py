@@ -25,8 +25,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cli import guard_hook as guard
-from cli import hookstate, sandbox
+from hooks import guard_hook as guard
+from hooks import hookstate, sandbox
+from state import vocab
 from tests.cli.guard_corpus import BYPASSES, CORPUS, DENY, FALSE_DENIALS
 from tests.cli.test_guard import make_session
 
@@ -586,7 +587,7 @@ def test_without_the_filter_temp_and_run_stay_hidden_and_status_says_so(env, tmp
     try:
         script = f"ls -A /run /var/tmp /dev/shm | grep -v :; ls {marker} || echo hidden"
         command = wrap_in(project, script, env)
-        assert "from cli import sandbox" not in command
+        assert "from hooks import sandbox" not in command
         done = run_wrapped(command, project)
     finally:
         marker.unlink()
@@ -616,10 +617,11 @@ def test_a_plugin_under_a_temp_dir_still_loads_the_filter(env, tmp_path):
     """The filter's loader is the plugin's own code: where the plugin lies under /tmp it is
     bound back for the probe and for every command, so the filter still loads."""
     plugin = tmp_path / "plugin"
-    shutil.copytree(Path(sandbox.__file__).parent, plugin / "cli")
+    shutil.copytree(Path(sandbox.__file__).parent, plugin / "hooks")
+    shutil.copytree(Path(vocab.__file__).parent, plugin / "state")  # the vocabulary
     project = make_project(tmp_path / "p")
     code = (
-        "import json, sys; sys.path.insert(0, sys.argv[1]); from cli import hookstate, sandbox\n"
+        "import json, sys; sys.path.insert(0, sys.argv[1]); from hooks import hookstate, sandbox\n"
         "wrapped = sandbox.wrap(sys.argv[3], hookstate.find_session(sys.argv[2]), sys.argv[2])\n"
         "print(json.dumps([sandbox.sandbox_program(), wrapped]))"
     )

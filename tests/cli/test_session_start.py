@@ -1,4 +1,4 @@
-"""The SessionStart hook, run as hooks/hooks.json runs it: `python3 -S cli/session_start.py`
+"""The SessionStart hook, run as hooks/hooks.json runs it: `python3 -S hooks/session_start.py`
 (no site-packages) with the hook JSON on stdin.
 """
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 from tests.conftest import REPO, run
 
-HOOK = REPO / "cli" / "session_start.py"
+HOOK = REPO / "hooks" / "session_start.py"
 
 
 def hook(
@@ -119,7 +119,7 @@ def test_gemini_is_recognised_by_the_variables_it_gives_hooks(project: Path) -> 
 
 def test_gemini_context_holds_no_angle_brackets_to_escape() -> None:
     """Gemini CLI escapes < and > of additionalContext to &lt; &gt;: placeholders avoid them."""
-    from cli.session_start import render
+    from hooks.session_start import render
 
     line = "IF FAIL: plan review reject --feedback '<the user's words>'"
     out = json.loads(render(line, "gemini"))["hookSpecificOutput"]["additionalContext"]

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cli import shell
+from hooks import shell
 
 ARITH = shell.ARITHMETIC
 

@@ -61,10 +61,10 @@ def test_hooks_json_wires_the_guard_fail_closed_and_the_session_start() -> None:
     [pre] = hooks["PreToolUse"]
     assert pre["matcher"] == "*"  # every tool: while planning, unknown ones are denied
     [guard] = pre["hooks"]
-    assert guard["command"] == 'python3 -S -I "${CLAUDE_PLUGIN_ROOT}/cli/guard.py"'
+    assert guard["command"] == 'python3 -S -I "${CLAUDE_PLUGIN_ROOT}/hooks/guard.py"'
     assert guard["onFailure"] == "block" and guard["timeout"] <= 10
     [start] = hooks["SessionStart"]
-    assert start["hooks"][0]["command"].endswith('"${CLAUDE_PLUGIN_ROOT}/cli/session_start.py"')
+    assert start["hooks"][0]["command"].endswith('"${CLAUDE_PLUGIN_ROOT}/hooks/session_start.py"')
     manifest = json.loads((REPO / ".claude-plugin" / "plugin.json").read_text())
     pyproject = (REPO / "pyproject.toml").read_text()
     assert manifest["name"] == "planner"
@@ -248,11 +248,10 @@ def test_a_guard_that_cannot_run_blocks_the_call(
 ) -> None:
     # The plugin's own hooks.json, with a guard that crashes (exit 1): onFailure "block".
     plugin = tmp_path / "plugin"
-    (plugin / "cli").mkdir(parents=True)
     shutil.copytree(REPO / ".claude-plugin", plugin / ".claude-plugin")
     shutil.copytree(REPO / "hooks", plugin / "hooks")
-    (plugin / "cli" / "guard.py").write_text("raise SystemExit(1)\n")
-    (plugin / "cli" / "session_start.py").write_text("")
+    (plugin / "hooks" / "guard.py").write_text("raise SystemExit(1)\n")
+    (plugin / "hooks" / "session_start.py").write_text("")
     scenario = [
         {"write": {"file_path": "{{cwd}}/notes.txt", "content": "x\n"}},
         {"text": "done"},

@@ -62,7 +62,7 @@ def test_codex_refuses_evaluated_strings_indented_headers_and_planted_repos(
     state = start_session(project)
     worktree = state / "worktree"
     worktree.mkdir(exist_ok=True)
-    guard = f"python3 -S -I {REPO}/cli/guard.py --dialect codex"
+    guard = f"python3 -S -I {REPO}/hooks/guard.py --dialect codex"
     hooks = {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": guard}]}]}
     (tmp_path / "hooks.json").write_text(json.dumps({"hooks": hooks}))
     (tmp_path / "scenario.json").write_text(json.dumps(scenario(project, worktree)))

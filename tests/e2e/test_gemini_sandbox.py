@@ -46,7 +46,7 @@ def test_gemini_cannot_reach_the_persons_tmux(project: Path, tmp_path: Path) -> 
     turns = [{"bash": a, "description": "Reach the terminal"} for a in attacks]
     scenario = {"prompt": "Change the project through tmux.", "turns": [*turns, {"text": "done"}]}
     (tmp_path / "scenario.json").write_text(json.dumps(scenario))
-    guard = f"python3 -S -I {REPO}/cli/guard.py --dialect gemini"
+    guard = f"python3 -S -I {REPO}/hooks/guard.py --dialect gemini"
     hook = {"type": "command", "name": "planner-guard", "timeout": 10000, "command": guard}
     hooks = {"BeforeTool": [{"matcher": "run_shell_command", "hooks": [hook]}]}
     (tmp_path / "hooks.json").write_text(json.dumps({"hooks": hooks}))

@@ -150,7 +150,7 @@ def test_a_symlinked_launcher_finds_its_checkout(project: Path, path: str) -> No
 
 
 def test_the_project_directory_cannot_shadow_the_package(project: Path, path: str) -> None:
-    for package in ("shared", "state", "cli", "skills"):
+    for package in ("shared", "state", "cli", "skills", "hooks"):
         (project / package).mkdir(exist_ok=True)
         (project / package / "__init__.py").write_text("raise SystemExit('shadowed')\n")
     out = ok(launch("planner", "--step", "1", "--task", "x", cwd=project, path=path))

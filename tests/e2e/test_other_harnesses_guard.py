@@ -53,8 +53,8 @@ def test_codex_denies_what_it_cannot_sandbox_and_keeps_approval_human(
     project: Path, tmp_path: Path
 ) -> None:
     state = start_session(project)
-    guard = f"python3 -S -I {REPO}/cli/guard.py --dialect codex"
-    start = f"python3 -S -I {REPO}/cli/session_start.py --dialect codex"
+    guard = f"python3 -S -I {REPO}/hooks/guard.py --dialect codex"
+    start = f"python3 -S -I {REPO}/hooks/session_start.py --dialect codex"
     hooks = {
         "PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": guard}]}],
         "SessionStart": [{"hooks": [{"type": "command", "command": start}]}],
@@ -98,7 +98,7 @@ def test_gemini_runs_bash_in_the_sandbox_and_denies_human_acts(
     project: Path, tmp_path: Path
 ) -> None:
     state = start_session(project)
-    guard = f"python3 -S -I {REPO}/cli/guard.py --dialect gemini"
+    guard = f"python3 -S -I {REPO}/hooks/guard.py --dialect gemini"
     hook = {"type": "command", "name": "planner-guard", "timeout": 10000, "command": guard}
     matcher = "run_shell_command|write_file|replace"
     hooks = {"BeforeTool": [{"matcher": matcher, "hooks": [hook]}]}

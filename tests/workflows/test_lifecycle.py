@@ -200,5 +200,8 @@ def test_only_the_transitions_of_6_5_are_allowed(old: str, new: str) -> None:
         or new in ("cancelled", "failed")
         or (old in chain[:-1] and new == chain[chain.index(old) + 1])
         or (old, new) in {("review", "design"), ("design", "review")}
+        # an interactive session's result is reviewed; a request for changes amends the plan
+        or (old, new) in {("executing", "result_review"), ("result_review", "completed")}
+        or (old, new) == ("result_review", "design")
     )
     assert allowed(old, new) == legal

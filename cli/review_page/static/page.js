@@ -1,6 +1,7 @@
 // The review page: comments kept in the browser until they are sent (shown on their item and
 // line, the form opened where the person clicked), the verdict posted with the CSRF token and
-// the hash of the plan shown, and live reloads from the event stream.
+// the hash of what was shown (the plan, or after execution the result), and live reloads from
+// the event stream.
 "use strict";
 (function () {
   const body = document.body;
@@ -11,24 +12,28 @@
   const storeKey = "planner-review-comments:" + token;
   const form = $("comment-form");
   const maxComments = Number($("comments").dataset.max);
-  let comments = JSON.parse(sessionStorage.getItem(storeKey) || "[]");
-  let anchor = null; // {anchor, line} the open form is for
+  // A draft from the review companion (plan mcp) fills the list until the person edits it.
+  let comments = JSON.parse(sessionStorage.getItem(storeKey) || $("comments").dataset.draft || "[]");
+  let anchor = null; // {anchor, file, line} the open form is for
   let opener = null; // the button that opened it: focus goes back there
 
   function state() { return $("state").dataset; }
+  // After execution the verdict is on the result (accept or request changes), else on the plan.
+  function onResult() { return state().inResultReview === "1"; }
   function say(text, isError) {
     const box = $("message");
     box.textContent = text;
     box.className = isError ? "error" : "ok";
   }
-  function where(c) { return c.anchor + (c.line ? " line " + c.line : ""); }
+  function where(c) { return c.anchor + (c.file ? " " + c.file : "") + (c.line ? " line " + c.line : ""); }
+  function fileSelector(c) { return c.file ? "[data-file=\"" + CSS.escape(c.file) + "\"]" : ""; }
   function cssId(text) { return text.replace(/[^A-Za-z0-9_-]/g, ""); }
 
   // The element a comment on `c` goes after: its diff line's row (and the rows already
   // shown under it), or the item's thread.
   function placeOf(c) {
     if (c.line) {
-      const row = document.querySelector("table.diff[data-change='" + cssId(c.anchor) + "'] tr[data-line='" + Number(c.line) + "']");
+      const row = document.querySelector("table.diff[data-change='" + cssId(c.anchor) + "']" + fileSelector(c) + " tr[data-line='" + Number(c.line) + "']");
       if (row) {
         let last = row;
         while (last.nextElementSibling && last.nextElementSibling.matches(".said-row, .pending-row")) last = last.nextElementSibling;
@@ -41,7 +46,7 @@
 
   function openerFor(c) {
     const selector = c.line
-      ? "button.ln[data-anchor='" + cssId(c.anchor) + "'][data-line='" + Number(c.line) + "']"
+      ? "button.ln[data-anchor='" + cssId(c.anchor) + "']" + fileSelector(c) + "[data-line='" + Number(c.line) + "']"
       : "button.comment[data-anchor='" + cssId(c.anchor) + "']";
     return document.querySelector(selector);
   }
@@ -64,7 +69,7 @@
     comments.forEach((c, index) => {
       const li = document.createElement("li");
       const link = document.createElement("a");
-      link.href = "#" + (c.line ? c.anchor + "-L" + c.line : c.anchor);
+      link.href = "#" + (c.line && !c.file ? c.anchor + "-L" + c.line : c.anchor);
       link.textContent = where(c);
       li.append(link, document.createTextNode(": " + c.text + " "), removeButton(index, where(c)));
       li.dataset.side = "list";
@@ -86,9 +91,12 @@
   }
 
   function drawVerdictButtons() {
-    const open = state().inReview === "1";
+    const open = state().inReview === "1" || onResult();
     $("approve").disabled = !open;
     $("request-changes").disabled = !open;
+    $("approve").textContent = onResult() ? "Accept the result…" : "Approve this plan…";
+    $("approver-label").textContent = "Your name (required to " + (onResult() ? "accept" : "approve") + ")";
+    $("feedback-label").textContent = onResult() ? "What must change (required: it becomes the amendment's task)" : "What must change (overall)";
     if (!open) $("approve-confirm").hidden = true;
   }
 
@@ -126,7 +134,7 @@
   function startComment(button) {
     closeForm(false);
     opener = button;
-    anchor = { anchor: button.dataset.anchor, line: button.dataset.line ? Number(button.dataset.line) : null };
+    anchor = { anchor: button.dataset.anchor, file: button.dataset.file || null, line: button.dataset.line ? Number(button.dataset.line) : null };
     $("comment-anchor").textContent = where(anchor);
     $("comment-text").value = "";
     placeForm();
@@ -185,7 +193,7 @@
     const text = $("comment-text").value.trim();
     if (!text || !anchor) return;
     if (comments.length >= maxComments) { say("At most " + maxComments + " comments in one round: put the rest in the overall feedback.", true); return; }
-    const added = { anchor: anchor.anchor, line: anchor.line, text: text };
+    const added = { anchor: anchor.anchor, file: anchor.file, line: anchor.line, text: text };
     comments.push(added);
     closeForm(true);
     drawComments();
@@ -206,9 +214,12 @@
   $("changes-form").addEventListener("submit", async (event) => {
     event.preventDefault();
     const feedback = $("feedback").value.trim();
+    const result = onResult();
+    if (result && !feedback) { say("Write what must change: it becomes the amendment's task.", true); $("feedback").focus(); return; }
     if (!feedback && !comments.length) { say("Write what must change, or add a comment.", true); return; }
-    const payload = { feedback: feedback, comments: comments, by: $("approver").value.trim(), sha256: state().sha256 };
-    const { ok, answer } = await post("request-changes", payload);
+    const sha = result ? state().resultSha256 : state().sha256;
+    const payload = { feedback: feedback, comments: comments, by: $("approver").value.trim(), sha256: sha };
+    const { ok, answer } = await post(result ? "result/request-changes" : "request-changes", payload);
     if (!ok) {
       say(answer.stale ? answer.error + " — the page reloads the plan now." : (answer.error || "refused"), true);
       if (answer.stale) await reload();
@@ -217,16 +228,21 @@
     comments = [];
     $("feedback").value = "";
     drawComments();
-    say("Changes requested: the agent revises the plan (" + (answer.next || (answer.told || []).join(" ")) + ").");
+    say("Changes requested: the agent " + (result ? "amends" : "revises") + " the plan (" + (answer.next || (answer.told || []).join(" ")) + ").");
     await reload();
   });
 
   $("approve-form").addEventListener("submit", (event) => {
     event.preventDefault();
     const name = $("approver").value.trim();
-    if (!name) { say("Your name is required to approve.", true); $("approver").focus(); return; }
-    $("confirm-text").textContent = "Approve review round " + state().round + " of this plan, sha256 " + state().sha256 + ", as " + name + "?";
-    $("approve-confirm").dataset.sha256 = state().sha256;
+    const result = onResult();
+    if (!name) { say("Your name is required to " + (result ? "accept" : "approve") + ".", true); $("approver").focus(); return; }
+    $("confirm-text").textContent = result
+      ? "Accept result round " + state().resultRound + " of this plan's execution, sha256 " + state().resultSha256 + ", as " + name + "?"
+      : "Approve review round " + state().round + " of this plan, sha256 " + state().sha256 + ", as " + name + "?";
+    $("approve-confirm").dataset.sha256 = result ? state().resultSha256 : state().sha256;
+    $("approve-confirm").dataset.verdict = result ? "accept" : "approve";
+    $("approve-yes").textContent = result ? "Yes, accept" : "Yes, approve";
     $("approve-confirm").hidden = false;
     $("approve-yes").focus();
   });
@@ -234,13 +250,14 @@
   $("approve-yes").addEventListener("click", async () => {
     $("approve-confirm").hidden = true;
     const sha = $("approve-confirm").dataset.sha256;
-    const { ok, answer } = await post("approve", { sha256: sha, by: $("approver").value.trim() });
+    const verdict = $("approve-confirm").dataset.verdict || "approve";
+    const { ok, answer } = await post(verdict, { sha256: sha, by: $("approver").value.trim() });
     if (!ok) {
       say(answer.stale ? answer.error + " — the page reloads the plan now." : (answer.error || "refused"), true);
       if (answer.stale) await reload();
       return;
     }
-    say("Approved. Next: " + answer.next);
+    say(verdict === "accept" ? "Accepted: the session is completed." : "Approved. Next: " + answer.next);
     await reload();
     $("status").setAttribute("tabindex", "-1");
     $("status").focus();
@@ -279,10 +296,11 @@
     if (!response.ok) return;
     const html = await response.text();
     const before = state().sha256;
+    const resultBefore = state().resultSha256;
     const open = Array.from(document.querySelectorAll("#content details[open]")).map((d) => d.id);
     const focused = document.activeElement;
     const refocus = focused && $("content").contains(focused) && focused.dataset.anchor
-      ? { anchor: focused.dataset.anchor, line: focused.dataset.line ? Number(focused.dataset.line) : null } : null;
+      ? { anchor: focused.dataset.anchor, file: focused.dataset.file || null, line: focused.dataset.line ? Number(focused.dataset.line) : null } : null;
     const typing = form.isConnected && $("content").contains(form) ? $("comment-text").value : null;
     if (typing !== null) $("form-home").append(form);
     const scroll = window.scrollY;
@@ -293,8 +311,9 @@
     window.scrollTo(0, scroll);
     if (refocus && !(typing !== null && anchor)) { const back = openerFor(refocus); if (back) back.focus(); }
     drawVerdictButtons();
-    if (state().sha256 !== before) {
-      // A new plan: what the page said about the old one no longer holds.
+    if (state().sha256 !== before || (onResult() && state().resultSha256 !== resultBefore)) {
+      // A new plan, or a new result in review: what the page said about the old one no
+      // longer holds.
       $("message").textContent = "";
       $("message").className = "";
       $("approve-confirm").hidden = true;

@@ -1,17 +1,17 @@
 """The read-only guard: a PreToolUse hook that keeps the project unchanged while a plan is made.
 
-Its entry is cli/guard.py. Standard library only: it runs under `python3 -S` before every tool
+Its entry is hooks/guard.py. Standard library only: it runs under `python3 -S` before every tool
 call, before any environment of the package exists (the project and session come from
-cli/hookstate.py, the sandbox from cli/sandbox.py).
+hooks/hookstate.py, the sandbox from hooks/sandbox.py).
 
 While the project's active session is planning (docs/design.md, "The guard"): tools the
 guard does not know are denied; file tools write only inside the session's scratch worktree;
-a Bash command that certainly writes is denied (layer 1, the parser in cli/guard_rules.py);
+a Bash command that certainly writes is denied (layer 1, the parser in hooks/guard_rules.py);
 every other one is returned wrapped in an OS sandbox that shares nothing writable or
-connectable but the worktree and the session's scratch dir (layer 2, cli/sandbox.py,
+connectable but the worktree and the session's scratch dir (layer 2, hooks/sandbox.py,
 `updatedInput`; Gemini: `tool_input`), or, with no sandbox here, passes when read-only and
 is asked about or denied otherwise; the product's own commands run unwrapped as plain chains
-(cli/guard_own.py); the person's own acts are asked, or denied where the dialect has no ask.
+(hooks/guard_own.py); the person's own acts are asked, or denied where the dialect has no ask.
 Every deny, ask and sandboxed call is written to the session's audit.jsonl.
 
 Hook contracts relied on (observed in ../shared/harness): stdin is one JSON object with
@@ -31,8 +31,18 @@ import sys
 import time
 from json import dumps, loads
 
-from cli import hookstate
-from cli.guard_tools import MUTATE, OK, PASS, UNKNOWN, names
+from hooks import hookstate
+from hooks.guard_tools import MUTATE, OK, PASS, UNKNOWN, Hint, Verdict, names
+from state.vocab import Dialect, GuardDecision
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+    from hooks.hookstate import Session
+
+    Env = Mapping[str, str]
 
 FILE_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path"}
 FILE_TOOLS["NotebookEdit"] = "notebook_path"
@@ -50,8 +60,8 @@ READ_ONLY_TOOLS = names(
     read_file read_many_files list_directory glob search_file_content grep google_web_search
     web_fetch write_todos view_image update_plan web_search activate_skill"""
 )
+DIALECTS = frozenset(Dialect)
 OWN_MCP = ("mcp__planner__", "mcp__plugin_planner_planner__")  # the read-only companion
-DIALECTS = ("claude", "codex", "gemini")
 HINT = "Planning is read-only until the plan is approved: "
 DENY_HINT = "record this in the plan (plan change add / plan intent add …) instead"
 ASK_HINT = "allow it only if it changes nothing, else record it in the plan instead"
@@ -68,16 +78,16 @@ UNKNOWN_TOOL_HINT = "read with Read/Grep/Glob, run shell commands with Bash (jud
 UNKNOWN_TOOL_HINT += " sandboxed), edit in the scratch worktree (`plan worktree`); after"
 UNKNOWN_TOOL_HINT += " approval every tool runs"
 # The same, in the tools and the truth of the clients that name them otherwise.
-UNKNOWN_TOOL_HINTS = {
-    "codex": "read with shell commands that change nothing (cat, grep, ls, git show, …: judged,"
-    " never sandboxed), edit with apply_patch in the scratch worktree (`plan worktree`); after"
-    " approval every tool runs",
-    "gemini": "read with read_file/glob/search_file_content, run shell commands with"
+UNKNOWN_TOOL_HINTS: dict[str, str] = {
+    Dialect.CODEX: "read with shell commands that change nothing (cat, grep, ls, git show, …:"
+    " judged, never sandboxed), edit with apply_patch in the scratch worktree (`plan"
+    " worktree`); after approval every tool runs",
+    Dialect.GEMINI: "read with read_file/glob/search_file_content, run shell commands with"
     " run_shell_command (judged, then sandboxed), edit with write_file/replace in the scratch"
     " worktree (`plan worktree`); after approval every tool runs",
 }
 MAX_WRAPPED = 100_000  # bytes of command that still fit one argv word of the sandbox wrapper
-ASK, DENY, SANDBOX = "ask", "deny", "sandbox"
+ASK, DENY, SANDBOXED = GuardDecision.ASK, GuardDecision.DENY, GuardDecision.SANDBOXED
 
 
 class Malformed(Exception):
@@ -90,8 +100,8 @@ DamagedSession = hookstate.DamagedSession
 # -- the hook --------------------------------------------------------------------------------
 
 
-def main(argv=None) -> int:
-    dialect = "claude"
+def main(argv: list[str] | None = None) -> int:
+    dialect: str = Dialect.CLAUDE
     try:
         dialect = parse_dialect(sys.argv[1:] if argv is None else argv)
         stream = sys.stdin.buffer if sys.stdin is not None else None
@@ -110,8 +120,8 @@ def main(argv=None) -> int:
     return 0
 
 
-def parse_dialect(argv: list) -> str:
-    dialect = "claude"
+def parse_dialect(argv: list[str]) -> Dialect:
+    dialect: str = Dialect.CLAUDE
     for i, arg in enumerate(argv):
         if arg == "--dialect" and i + 1 < len(argv):
             dialect = argv[i + 1]
@@ -119,10 +129,10 @@ def parse_dialect(argv: list) -> str:
             dialect = arg.split("=", 1)[1]
     if dialect not in DIALECTS:
         raise ValueError(f"unknown --dialect {dialect!r}; use claude, codex or gemini")
-    return dialect
+    return Dialect(dialect)
 
 
-def run(raw: bytes, dialect: str = "claude", env=None) -> str:
+def run(raw: bytes, dialect: str = Dialect.CLAUDE, env: Env | None = None) -> str:
     """The hook's whole job: stdin bytes in, the text for stdout out ("" lets the call pass)."""
     env = os.environ if env is None else env
     try:
@@ -145,24 +155,20 @@ def run(raw: bytes, dialect: str = "claude", env=None) -> str:
         return ""
     cwd: str = hook["cwd"] if isinstance(hook.get("cwd"), str) else project
     project = session.project  # what holds the store, whatever directory the harness named
-    if dialect == "codex":
+    if dialect == Dialect.CODEX:
         env = {**env, "PLANNER_SANDBOX": "off"}  # Codex ignores updatedInput: layer 1 alone
     verdict = judge_tool(tool, hook, cwd, session, project, env)
-    if verdict[0] == OK:
+    if verdict.decision is SANDBOXED:
+        audit(session, tool, target_of(hook), SANDBOXED, "run in the read-only sandbox")
+        return render_wrapped(dialect, hook, verdict.wrapped)
+    if verdict.level == OK:
         return ""
-    if verdict[0] == SANDBOX:
-        audit(session, tool, target_of(hook), "sandboxed", "run in the read-only sandbox")
-        return render_wrapped(dialect, hook, verdict[1])
-    decision = (
-        verdict[3]
-        if len(verdict) > 3
-        else (DENY if verdict[0] == MUTATE or session.strict else ASK)
-    )
+    decision = verdict.decision or (DENY if verdict.level == MUTATE or session.strict else ASK)
     reason = explain(verdict, decision, session, dialect)
     return finish(dialect, decision, reason, session, tool, target_of(hook))
 
 
-def parse_hook(raw: bytes) -> dict:
+def parse_hook(raw: bytes) -> dict[str, Any]:
     if not raw.strip():
         raise Malformed("stdin is empty")
     try:
@@ -183,18 +189,19 @@ def parse_hook(raw: bytes) -> dict:
     return hook
 
 
-def target_of(hook: dict) -> str:
+def target_of(hook: dict[str, Any]) -> str:
     tool_input = hook.get("tool_input") or {}
     for key in ("command", "file_path", "notebook_path", "cmd"):
-        if isinstance(tool_input.get(key), str):
-            return tool_input[key]
+        target = tool_input.get(key)
+        if isinstance(target, str):
+            return target
     return ""
 
 
 def render(dialect: str, decision: str, reason: str) -> str:
-    if dialect == "gemini":
-        return dumps({"decision": "deny", "reason": reason})
-    if dialect == "codex":
+    if dialect == Dialect.GEMINI:
+        return dumps({"decision": DENY, "reason": reason})
+    if dialect == Dialect.CODEX:
         # Codex shows "Command blocked by PreToolUse hook: REASON. Command: CMD": its own period.
         decision, reason = DENY, reason.rstrip(". ")
     inner = {"hookEventName": "PreToolUse", "permissionDecision": decision}
@@ -202,13 +209,13 @@ def render(dialect: str, decision: str, reason: str) -> str:
     return dumps({"hookSpecificOutput": inner})
 
 
-def render_wrapped(dialect: str, hook: dict, command: str) -> str:
+def render_wrapped(dialect: str, hook: dict[str, Any], command: str) -> str:
     """The call with its command replaced by the sandboxed one and no decision, so the
     harness's own permission rules still apply to it."""
     tool_input = dict(hook.get("tool_input") or {})
     key = "cmd" if "cmd" in tool_input and "command" not in tool_input else "command"
     tool_input[key] = command
-    if dialect == "gemini":
+    if dialect == Dialect.GEMINI:
         return dumps(
             {"hookSpecificOutput": {"hookEventName": "BeforeTool", "tool_input": tool_input}}
         )
@@ -217,17 +224,19 @@ def render_wrapped(dialect: str, hook: dict, command: str) -> str:
     )
 
 
-def finish(dialect: str, decision: str, reason: str, session, tool: str, target: str) -> str:
-    if dialect != "claude":
+def finish(
+    dialect: str, decision: str, reason: str, session: Session | None, tool: str, target: str
+) -> str:
+    if dialect != Dialect.CLAUDE:
         decision = DENY
     if session is not None:
         audit(session, tool, target, decision, reason)
     return render(dialect, decision, reason)
 
 
-def audit(session, tool: str, target: str, decision: str, reason: str) -> None:
+def audit(session: Session, tool: str, target: str, decision: str, reason: str) -> None:
     """One line per call, appended in one write(2) on an O_APPEND fd: atomic, no lock."""
-    event = "sandboxed" if decision == "sandboxed" else "blocked"
+    event = "sandboxed" if decision == SANDBOXED else "blocked"
     entry = {"ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "event": event}
     entry.update(by="guard", session=session.id, tool=tool, target=target[:500])
     entry.update(decision=decision, reason=reason)
@@ -244,7 +253,7 @@ def audit(session, tool: str, target: str, decision: str, reason: str) -> None:
         os.close(fd)
 
 
-def planning_session(cwd, env):
+def planning_session(cwd: object, env: Env) -> Session | None:
     try:
         session = hookstate.find_session(hookstate.project_dir(cwd, env), env)
     except DamagedSession:
@@ -255,69 +264,75 @@ def planning_session(cwd, env):
 # -- the policy ------------------------------------------------------------------------------
 
 
-def judge_tool(tool: str, hook: dict, cwd: str, session, project: str, env) -> tuple:
+def judge_tool(
+    tool: str, hook: dict[str, Any], cwd: str, session: Session, project: str, env: Env
+) -> Verdict:
     tool_input = hook.get("tool_input") or {}
     if tool == "Bash":
         command = tool_input.get("command", tool_input.get("cmd"))
         if not isinstance(command, str):
-            return (MUTATE, "Bash", "has no command string, so the guard cannot check it")
+            return Verdict(MUTATE, "Bash", "has no command string, so the guard cannot check it")
         return judge_bash(command, session, cwd, project, env)
     if tool in FILE_TOOLS:
         path = tool_input.get(FILE_TOOLS[tool])
         if not isinstance(path, str) or not path:
-            return (MUTATE, tool, "names no file, so the guard cannot check it")
+            return Verdict(MUTATE, tool, "names no file, so the guard cannot check it")
         return judge_write(tool, path, cwd, session, hook.get("permission_mode"))
     if tool in PATCH_TOOLS:
         return judge_patch(tool_input, cwd, session)
     why = "is not a tool the guard knows to change nothing, so it is denied while planning"
-    return (MUTATE, tool, why, DENY, UNKNOWN_TOOL_HINT)
+    return Verdict(MUTATE, tool, why, DENY, Hint.TOOLS)
 
 
-def judge_bash(command: str, session, cwd: str, project: str, env) -> tuple:
+def judge_bash(command: str, session: Session, cwd: str, project: str, env: Env) -> Verdict:
     if "plan" in command or "executor" in command:
-        from cli.guard_own import judge_own
+        from hooks.guard_own import judge_own
 
         own = judge_own(command, session, cwd, env)
         if own is not None:
             return own
     if len(command) > MAX_WRAPPED // 4 and len(command.encode("utf-8", "replace")) > MAX_WRAPPED:
         why = "is too long to judge or to run in the sandbox (over 100 KB); put it in a script"
-        return (MUTATE, command[:60], why + " in the scratch worktree and run that", DENY)
-    from cli.guard_places import Where
-    from cli.guard_rules import classify_bash
-    from cli.sandbox import sandbox_program, scratch_dir, wrap
+        why += " in the scratch worktree and run that"
+        return Verdict(MUTATE, command[:60], why, DENY, Hint.WRITE)
+    from hooks.guard_places import Where
+    from hooks.guard_rules import classify_bash
+    from hooks.sandbox import sandbox_program, scratch_dir, wrap
 
     # the project is the one holding the session, never one found from the hook's cwd (a
     # repository planted in the worktree would be "the project" then)
-    where = Where(cwd, project, session.worktree, env, lambda: sandbox_program(env))
+    where = Where(cwd, project, session.worktree, env, lambda: sandbox_program(env) is not None)
     where.scratch = scratch_dir(session) + os.sep  # written there, like temp, in the sandbox
     verdict = classify_bash(command, where=where)
-    if verdict[0] == MUTATE or (verdict[0] == UNKNOWN and session.strict):
+    if verdict.level == MUTATE or (verdict.level == UNKNOWN and session.strict):
         return verdict
     wrapped = wrap(command, session, project, env)
-    return (SANDBOX, wrapped) if wrapped else verdict
+    if not wrapped:
+        return verdict
+    return Verdict(verdict.level, verdict.part, verdict.why, SANDBOXED, wrapped=wrapped)
 
 
-def judge_write(tool: str, path: str, cwd: str, session, mode=None) -> tuple:
+def judge_write(tool: str, path: str, cwd: str, session: Session, mode: object = None) -> Verdict:
     """File tools write only inside the session's scratch worktree (never its state)."""
     try:
         target = os.path.realpath(os.path.join(cwd, os.path.expanduser(path)))
         root = os.path.realpath(session.worktree)
     except (ValueError, OSError):
-        return (MUTATE, f"{tool} {path}", "names a path the guard cannot resolve")
+        return Verdict(MUTATE, f"{tool} {path}", "names a path the guard cannot resolve")
     if target.startswith(root + os.sep) and os.path.isdir(root):
         if ".git" in target[len(root) :].split(os.sep):
             why = "writes git's own files in the worktree (they could make git run commands)"
-            return (MUTATE, f"{tool} {path}", why)
+            return Verdict(MUTATE, f"{tool} {path}", why, hint=Hint.WRITE)
         return PASS
     if mode == "plan" and target.endswith(".md"):
         plans = os.path.realpath(os.path.expanduser("~/.claude/plans"))
         if target.startswith(plans + os.sep):
             return PASS  # Claude Code's own plan mode writes its plan file there
-    return (MUTATE, f"{tool} {path}", "writes outside the session's scratch worktree")
+    why = "writes outside the session's scratch worktree"
+    return Verdict(MUTATE, f"{tool} {path}", why, hint=Hint.WRITE)
 
 
-def judge_patch(tool_input: dict, cwd: str, session) -> tuple:
+def judge_patch(tool_input: dict[str, Any], cwd: str, session: Session) -> Verdict:
     """Every file a Codex patch names must be inside the worktree. The patch is read as Codex
     reads it (headers trimmed, `*** Move to:` too) and, to be safe, every line that looks like
     a header once trimmed counts as well; a patch whose framing does not parse is denied."""
@@ -325,13 +340,13 @@ def judge_patch(tool_input: dict, cwd: str, session) -> tuple:
     files = patch_files(patch) if isinstance(patch, str) else None
     if not files:
         why = "is not a patch the guard can parse" if files is None else "names no file"
-        return (MUTATE, "apply_patch", why + ", so the guard cannot check it")
+        return Verdict(MUTATE, "apply_patch", why + ", so the guard cannot check it")
     workdir = tool_input.get("workdir")
     if isinstance(workdir, str) and workdir:
         cwd = os.path.join(cwd, workdir)
     for path in files:
         verdict = judge_write("apply_patch", path, cwd, session)
-        if verdict[0] != OK:
+        if verdict.level != OK:
             return verdict
     return PASS
 
@@ -341,7 +356,7 @@ RUST_SPACE = "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\
 RUST_SPACE += "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
 
 
-def patch_files(patch: str):
+def patch_files(patch: str) -> list[str] | None:
     """The paths a Codex patch touches (`Add`, `Update`, `Delete`, `Move to`), or None when
     its framing does not parse. Lines split on newlines alone and trimmed as Codex does."""
     lines = [
@@ -363,19 +378,28 @@ def patch_files(patch: str):
     return files
 
 
-def explain(verdict: tuple, decision: str, session, dialect: str = "claude") -> str:
-    kind, part, why = verdict[:3]
-    part = part if len(part) <= 80 else part[:79] + "…"
+def explain(
+    verdict: Verdict, decision: str, session: Session, dialect: str = Dialect.CLAUDE
+) -> str:
+    """The refusal's text: what the rule found, and what to do instead, as the rule chose."""
+    part = verdict.part if len(verdict.part) <= 80 else verdict.part[:79] + "…"
     part = part.replace("`", "'").replace("\n", " ")
-    strict = kind == UNKNOWN and session.strict
-    first = f"`{part}` {why}" + (" (strict guard)" if strict else "")
-    if len(verdict) > 4:  # the rule says what to do instead
-        instead = verdict[4]
-        if instead is UNKNOWN_TOOL_HINT:
-            instead = UNKNOWN_TOOL_HINTS.get(dialect, instead)
-        return f"{first}. {HINT}{instead}; the session is {session.state_dir}."
-    if (len(verdict) > 3 and verdict[3] != DENY) or "person" in why:
-        return f"{first}. {HUMAN_HINT}; the session is {session.state_dir}."
-    ask_hint = ASK_HINT if dialect == "claude" else MODEL_ASK_HINT
-    hint = WRITE_HINT if "worktree" in why else ask_hint if decision == ASK else DENY_HINT
-    return f"{first}. {HINT}{hint}; the session is {session.state_dir}."
+    strict = verdict.level == UNKNOWN and session.strict
+    first = f"`{part}` {verdict.why}" + (" (strict guard)" if strict else "")
+    where = f"; the session is {session.state_dir}."
+    if verdict.hint is Hint.PERSON:
+        return f"{first}. {HUMAN_HINT}{where}"
+    return f"{first}. {HINT}{instead(verdict.hint, decision, dialect)}{where}"
+
+
+def instead(hint: Hint | str, decision: str, dialect: str) -> str:
+    """What to do instead: the rule's own words, or the text for its kind of hint."""
+    if isinstance(hint, str):
+        return hint
+    if hint is Hint.WRITE:
+        return WRITE_HINT
+    if hint is Hint.TOOLS:
+        return UNKNOWN_TOOL_HINTS.get(dialect, UNKNOWN_TOOL_HINT)
+    if decision == ASK:
+        return ASK_HINT if dialect == Dialect.CLAUDE else MODEL_ASK_HINT
+    return DENY_HINT

@@ -8,8 +8,14 @@ each is UNKNOWN unless every argument is a literal that cannot hold `[`, `$` or 
 
 from __future__ import annotations
 
-from cli.guard_tools import PASS, UNKNOWN, names
-from cli.shell import EXPANDS, GLOBS, SPLITS
+from hooks.guard_tools import PASS, UNKNOWN, Verdict, names
+from hooks.shell import EXPANDS, GLOBS, SPLITS
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    Risky = Callable[[str], bool] | None  # whether setting a variable of that name is risky
 
 CODE_CHARS = ("[", "$", "`")
 EVALUATES = "evaluates its argument as a name or subscript, which can run commands"
@@ -24,15 +30,15 @@ def literal(word: str, flags: int) -> bool:
     return not flags & (EXPANDS | GLOBS) and not any(c in word for c in CODE_CHARS)
 
 
-def all_literal(argv: list, flags: list) -> bool:
+def all_literal(argv: list[str], flags: list[int]) -> bool:
     return all(literal(argv[k], flags[k]) for k in range(1, len(argv)))
 
 
-def unknown(argv: list, why: str = EVALUATES) -> tuple:
-    return (UNKNOWN, " ".join(argv), why)
+def unknown(argv: list[str], why: str = EVALUATES) -> Verdict:
+    return Verdict(UNKNOWN, " ".join(argv), why)
 
 
-def test(argv: list, flags: list, depth: int) -> tuple:
+def test(argv: list[str], flags: list[int], depth: int) -> Verdict:
     """`test`/`[`: `-v NAME` and `-R NAME` evaluate NAME's subscript; a value computed at run
     time may itself be `-v`, so it is read-only only where it cannot be an operator."""
     args, arg_flags = argv[1:], flags[1:]
@@ -54,7 +60,7 @@ def test(argv: list, flags: list, depth: int) -> tuple:
     return unknown(argv, "tests a value known only at run time that could be an operator")
 
 
-def double_bracket_names(argv: list) -> tuple | None:
+def double_bracket_names(argv: list[str]) -> Verdict | None:
     """`[[ -v NAME ]]`: the operand must be a plain literal name (the parser keeps `$x` as
     written inside `[[ … ]]`, so a run-time value shows as `$`)."""
     for k, arg in enumerate(argv[:-1]):
@@ -63,7 +69,7 @@ def double_bracket_names(argv: list) -> tuple | None:
     return None
 
 
-def names_only(argv: list, flags: list, depth: int) -> tuple:
+def names_only(argv: list[str], flags: list[int], depth: int) -> Verdict:
     """`unset`, `wait` (`-p NAME`): every argument a literal without a subscript."""
     return PASS if all_literal(argv, flags) else unknown(argv)
 
@@ -71,7 +77,7 @@ def names_only(argv: list, flags: list, depth: int) -> tuple:
 READ_VALUES = "dinNptu"  # read's options that take a value (glued or the next word)
 
 
-def read(argv: list, flags: list, depth: int, risky=None) -> tuple:
+def read(argv: list[str], flags: list[int], depth: int, risky: Risky = None) -> Verdict:
     """`read NAME…`: plain literal names only; `-a` fills an array."""
     if not all_literal(argv, flags):
         return unknown(argv)
@@ -94,7 +100,7 @@ def read(argv: list, flags: list, depth: int, risky=None) -> tuple:
     return _names_are_safe(argv, targets, risky)
 
 
-def printf(argv: list, flags: list, depth: int, risky=None) -> tuple:
+def printf(argv: list[str], flags: list[int], depth: int, risky: Risky = None) -> Verdict:
     """`printf -v NAME`: assigns through NAME; a first word known only at run time may be -v."""
     if len(argv) > 1 and flags[1] & (EXPANDS | GLOBS):
         return unknown(argv, "has a first argument known only at run time (it could be -v)")
@@ -106,7 +112,7 @@ def printf(argv: list, flags: list, depth: int, risky=None) -> tuple:
     return _names_are_safe(argv, [name], risky)
 
 
-def set_options(argv: list, flags: list, depth: int) -> tuple:
+def set_options(argv: list[str], flags: list[int], depth: int) -> Verdict:
     """`set -k` (keyword) puts every `NAME=value` argument of later commands into their
     environment, where the guard reads them as plain arguments (`git log GIT_DIR=x`)."""
     for k in range(1, len(argv)):
@@ -118,11 +124,11 @@ def set_options(argv: list, flags: list, depth: int) -> tuple:
     return PASS
 
 
-def mapfile(argv: list, flags: list, depth: int) -> tuple:
+def mapfile(argv: list[str], flags: list[int], depth: int) -> Verdict:
     return unknown(argv, "reads into an array and can run a callback (-C)")
 
 
-def declare(argv: list, flags: list, depth: int, risky=None) -> tuple:
+def declare(argv: list[str], flags: list[int], depth: int, risky: Risky = None) -> Verdict:
     """`declare`, `local`, `typeset`, `readonly`, `export`: namerefs (`-n`) redirect later
     assignments past the risky-name check, `-i` makes every assignment arithmetic, and a
     value with `(` may be re-read as a compound array assignment."""
@@ -140,7 +146,7 @@ def declare(argv: list, flags: list, depth: int, risky=None) -> tuple:
     return _names_are_safe(argv, assigned, risky)
 
 
-def _names_are_safe(argv: list, targets: list, risky) -> tuple:
+def _names_are_safe(argv: list[str], targets: list[str], risky: Risky) -> Verdict:
     for name in targets:
         if risky is not None and risky(name):
             return unknown(argv, f"assigns {name}, which can make a command run another")

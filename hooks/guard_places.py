@@ -13,7 +13,11 @@ from __future__ import annotations
 
 import os
 
-from cli.guard_tools import MUTATE, PASS, UNKNOWN, judge_git, judge_package
+from hooks.guard_tools import MUTATE, PASS, UNKNOWN, Verdict, judge_git, judge_package
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
 
 MAX_PLACES = 64
 TEMP_ROOTS = ("/tmp", "/var/tmp", "/dev/shm")
@@ -23,7 +27,14 @@ class Where:
     """The hook's cwd, the project and the worktree; the directories the command may reach;
     `sandboxed()` says whether a sandbox will run it (asked only when it matters)."""
 
-    def __init__(self, cwd: str, project: str, worktree: str, env, sandboxed=None) -> None:
+    def __init__(
+        self,
+        cwd: str,
+        project: str,
+        worktree: str,
+        env: Mapping[str, str],
+        sandboxed: Callable[[], bool] | None = None,
+    ) -> None:
         self.env = env
         self.dirs = {os.path.realpath(cwd)}
         self.lost = ""  # why the guard no longer knows where commands run ("" while it does)
@@ -31,7 +42,7 @@ class Where:
         self.scratch = ""  # the session's scratch dir (in the project, yet writable like temp)
         self.repositories = {repository_of(project), repository_of(worktree)} - {None}
         self.project = (repository_of(project) or os.path.realpath(project)) + os.sep
-        self._sandboxed = sandboxed
+        self._sandboxed: Callable[[], bool] | bool | None = sandboxed
         temps = [*TEMP_ROOTS, env.get("TMPDIR") or ""]
         self.temps = tuple(os.path.normpath(t) + os.sep for t in temps if t.startswith("/"))
 
@@ -105,7 +116,7 @@ def repository_of(path: str) -> str | None:
 
 # -- the rules that need to know where: set by guard_rules.classify_bash for one command ----
 
-CURRENT: list = []  # the Where of the command being judged, or empty when it is not known
+CURRENT: list[Where] = []  # the Where of the command being judged, or empty when it is not known
 
 
 def current() -> Where | None:
@@ -118,7 +129,7 @@ def lose_track(why: str) -> None:
         CURRENT[0].lost = why
 
 
-def temp_write(verdict: tuple, written: list) -> tuple:
+def temp_write(verdict: Verdict, written: list[tuple[str, int]]) -> Verdict:
     """A MUTATE verdict becomes UNKNOWN (run in the sandbox, whose temp dirs are its own) when
     everything written is under a temp dir and a sandbox runs; else it stays as it is."""
     where = current()
@@ -126,7 +137,7 @@ def temp_write(verdict: tuple, written: list) -> tuple:
         return verdict
     if not where.sandboxed():
         return verdict
-    return (UNKNOWN, verdict[1], "writes only temp files, so it runs in the sandbox")
+    return Verdict(UNKNOWN, verdict.part, "writes only temp files, so it runs in the sandbox")
 
 
 TEMP_DEST = ("cp", "install", "ln")  # write only their destination; the rest is read
@@ -134,12 +145,14 @@ TEMP_ALL = ("mv", "rm", "rmdir", "unlink", "mkdir", "touch", "truncate", "shred"
 OPTION_VALUES = ("-m", "-S", "-t", "-s", "-r", "-d", "--mode", "--suffix", "--size")
 
 
-def written(argv: list, flags: list) -> list:
+def written(argv: list[str], flags: list[int]) -> list[tuple[str, int]]:
     """The (word, flags) a file command writes, for the temp check; [] when it cannot tell."""
     base = argv[0].rsplit("/", 1)[-1]
     if base not in TEMP_DEST and base not in TEMP_ALL:
         return []
-    operands, target, i = [], None, 1
+    operands: list[tuple[str, int]] = []
+    target: tuple[str, int] | None = None
+    i = 1
     while i < len(argv):
         arg = argv[i]
         if arg.startswith(("--target-directory=", "-t")) and arg != "-t" and base in TEMP_DEST:
@@ -156,7 +169,7 @@ def written(argv: list, flags: list) -> list:
     return [target] if target else operands[-1:]
 
 
-def cd(argv: list, flags: list, depth: int) -> tuple:
+def cd(argv: list[str], flags: list[int], depth: int) -> Verdict:
     """`cd`/`pushd`/`popd` change where later commands (git) run: followed when judged."""
     where = current()
     if where is None:
@@ -175,25 +188,27 @@ def cd(argv: list, flags: list, depth: int) -> tuple:
     return PASS
 
 
-def git(argv: list, flags: list, depth: int) -> tuple:
+def git(argv: list[str], flags: list[int], depth: int) -> Verdict:
     """git, judged by its arguments and, where known, by the repository it would find."""
     return _in_project_repository(argv, judge_git(argv, flags, depth))
 
 
-def go(argv: list, flags: list, depth: int) -> tuple:
+def go(argv: list[str], flags: list[int], depth: int) -> Verdict:
     """go stamps builds with `git status` of the module's repository: judged like git."""
     return _in_project_repository(argv, judge_package(argv, flags, depth))
 
 
-def _in_project_repository(argv: list, verdict: tuple) -> tuple:
+def _in_project_repository(argv: list[str], verdict: Verdict) -> Verdict:
     where = current()
-    if verdict[0] == MUTATE or where is None:
+    if verdict.level == MUTATE or where is None:
         return verdict
     elsewhere = where.foreign_repository()
-    return (UNKNOWN, " ".join(argv), f"runs git, which {elsewhere}") if elsewhere else verdict
+    return (
+        Verdict(UNKNOWN, " ".join(argv), f"runs git, which {elsewhere}") if elsewhere else verdict
+    )
 
 
-def note_activate(argv: list, flags: list) -> None:
+def note_activate(argv: list[str], flags: list[int]) -> None:
     """`. /tmp/v/bin/activate`: pip after it installs into that venv, under temp."""
     where = current()
     script = argv[1] if len(argv) > 1 else ""
@@ -214,13 +229,13 @@ PIP_PATHS: tuple[str, ...] = (
 PIP_PATHS += ("--log", "--log-file", "--cache-dir", "--src", "--report")
 
 
-def pip(argv: list, flags: list, depth: int) -> tuple:
+def pip(argv: list[str], flags: list[int], depth: int) -> Verdict:
     """pip: installing or downloading into temp (`--target /tmp/x`, `-d /tmp/x`, or with a
     venv in temp activated) is left to the sandbox; anything else writing stays MUTATE."""
     verdict = judge_package(argv, flags, depth)
     where = current()
     verb = next((a for a in argv[1:] if not a.startswith("-")), "")
-    if verdict[0] != MUTATE or where is None or verb not in ("install", "download", "wheel"):
+    if verdict.level != MUTATE or where is None or verb not in ("install", "download", "wheel"):
         return verdict
     written, i = [], 1
     while i < len(argv):

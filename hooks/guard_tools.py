@@ -1,30 +1,87 @@
 """Guard rules for tools with option languages of their own: git, sed, awk, package managers.
 
-A leaf under cli/guard_rules.py (shell-level rules and wrappers), so neither imports the
-other; the verdict scale OK < UNKNOWN < MUTATE is defined here for both and for cli/guard.py.
+A leaf under hooks/guard_rules.py (shell-level rules and wrappers), so neither imports the
+other; the verdict record and its scale OK < UNKNOWN < MUTATE are defined here for both and
+for hooks/guard_hook.py.
 """
 
 from __future__ import annotations
 
-from cli.shell import EXPANDS
+from enum import Enum, IntEnum
 
-OK, UNKNOWN, MUTATE = 0, 1, 2
-PASS = (OK, "", "")
+from hooks.shell import EXPANDS
+from state.vocab import GuardDecision
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    GitRule = Callable[[list[str]], str | None]  # why a git subcommand writes, or None
+    Classifier = Callable[[str, int], "Verdict"]  # a whole Bash command at a nesting depth
+
+
+class Level(IntEnum):
+    """How much a command may change; a command's verdict is the worst of its parts'."""
+
+    OK = 0
+    UNKNOWN = 1
+    MUTATE = 2
+
+
+OK, UNKNOWN, MUTATE = Level.OK, Level.UNKNOWN, Level.MUTATE
+
+
+class Hint(Enum):
+    """What a refusal tells the agent to do instead, chosen by the rule that fired (a rule
+    may give its own words instead, a plain str); hooks/guard_hook.py words these."""
+
+    DECISION = "decision"  # the decision's own: ask the person, or record it in the plan
+    WRITE = "write"  # edit in the scratch worktree, then capture the edit
+    PERSON = "person"  # only the person carries it out
+    TOOLS = "tools"  # the tools that work while planning, in the client's names
+
+
+class Verdict:
+    """A rule's judgement: the level, the offending part and why; a decision the rule forces
+    (else the level and the guard's strictness decide), the hint, and for a sandboxed call
+    the command as it runs wrapped. A slotted class, not a dataclass: importing dataclasses
+    costs the guard about as much as importing json, on every tool call."""
+
+    __slots__ = ("decision", "hint", "level", "part", "why", "wrapped")
+
+    def __init__(
+        self,
+        level: Level,
+        part: str = "",
+        why: str = "",
+        decision: GuardDecision | None = None,
+        hint: Hint | str = Hint.DECISION,
+        wrapped: str = "",
+    ) -> None:
+        self.level, self.part, self.why = level, part, why
+        self.decision, self.hint, self.wrapped = decision, hint, wrapped
+
+    def __repr__(self) -> str:
+        fields = (self.level.name, self.part, self.why, self.decision, self.hint, self.wrapped)
+        return "Verdict(" + ", ".join(map(repr, fields)) + ")"
+
+
+PASS = Verdict(OK)
 SAFE_TARGETS = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty")
 CHANGES = "changes the repository or the working tree"
-# The product's own command anywhere but a plain chain (cli/guard_own.py): denied up front.
+# The product's own command anywhere but a plain chain (hooks/guard_own.py): denied up front.
 ALONE = "runs the product's command inside a compound command, where it cannot write its"
 ALONE += " session"
 ONE_PER_CALL = "run one `plan` command per call (or a plain chain: `plan a && plan b`,"
 ONE_PER_CALL += ' `i=$(plan …) && plan … "$i"`), or several operations with `plan apply -`'
 
 
-def names(text: str) -> frozenset:
+def names(text: str) -> frozenset[str]:
     """A set of command names written as one whitespace-separated block."""
     return frozenset(text.split())
 
 
-def long_option(arg: str, known: tuple) -> str:
+def long_option(arg: str, known: tuple[str, ...]) -> str:
     """The long option `arg` names, GNU-style: exact or a unique prefix (`--in` is `--in-place`);
     "?" when the prefix is ambiguous, "" when it is not a long option of `known` at all."""
     name = arg.split("=", 1)[0]
@@ -36,10 +93,10 @@ def long_option(arg: str, known: tuple) -> str:
     return matches[0] if len(matches) == 1 else "?" if matches else ""
 
 
-def dynamic_arguments(argv: list, flags: list) -> tuple | None:
+def dynamic_arguments(argv: list[str], flags: list[int]) -> Verdict | None:
     """An UNKNOWN verdict when an argument is computed at run time (it could be `-i`)."""
     if any(f & EXPANDS for f in flags[1:]):
-        return (UNKNOWN, " ".join(argv), "has arguments known only at run time")
+        return Verdict(UNKNOWN, " ".join(argv), "has arguments known only at run time")
     return None
 
 
@@ -119,18 +176,18 @@ GIT_RUNS: tuple[str, ...] = (
 GIT_RUNS += ("--ext-diff",)
 
 
-def judge_git(argv: list, flags: list, depth: int) -> tuple:
+def judge_git(argv: list[str], flags: list[int], depth: int) -> Verdict:
     verdict = _judge_git(argv)
-    if verdict[0] == OK and _git_elsewhere(argv):
+    if verdict.level == OK and _git_elsewhere(argv):
         why = "runs git on another repository, whose configuration may run commands"
-        return (UNKNOWN, " ".join(argv), why)
+        return Verdict(UNKNOWN, " ".join(argv), why)
     return dynamic_arguments(argv, flags) or verdict
 
 
 GIT_ELSEWHERE = ("--git-dir", "--work-tree", "-C", "--namespace", "--super-prefix")
 
 
-def _git_elsewhere(argv: list) -> bool:
+def _git_elsewhere(argv: list[str]) -> bool:
     """Whether git's global options point it at another repository or work tree."""
     i = 1
     while i < len(argv) and argv[i].startswith("-"):
@@ -140,18 +197,18 @@ def _git_elsewhere(argv: list) -> bool:
     return False
 
 
-def _judge_git(argv: list) -> tuple:
+def _judge_git(argv: list[str]) -> Verdict:
     part = " ".join(argv)
     i = 1
     while i < len(argv) and argv[i].startswith("-"):
         arg = argv[i]
         name = arg.split("=", 1)[0]
         if (name in ("--config-env", "--exec-path") and "=" in arg) or arg == "--config-env":
-            return (UNKNOWN, part, "changes how git runs its helpers")
+            return Verdict(UNKNOWN, part, "changes how git runs its helpers")
         if arg == "-c" and not _safe_git_setting(argv[i + 1] if i + 1 < len(argv) else ""):
-            return (UNKNOWN, part, "sets git configuration that can run commands")
+            return Verdict(UNKNOWN, part, "sets git configuration that can run commands")
         if arg.startswith("-c") and arg != "-c" and not _safe_git_setting(arg[2:]):
-            return (UNKNOWN, part, "sets git configuration that can run commands")
+            return Verdict(UNKNOWN, part, "sets git configuration that can run commands")
         if arg in ("--version", "--help", "-h", "--exec-path", "--html-path", "--man-path"):
             return PASS
         i += 2 if arg in GIT_GLOBAL_WITH_ARG else 1
@@ -164,21 +221,21 @@ def _judge_git(argv: list) -> tuple:
         if arg == "--":
             break
         if long_option(arg, GIT_RUNS):
-            return (UNKNOWN, part, "names a program for git to run")
+            return Verdict(UNKNOWN, part, "names a program for git to run")
         if arg.startswith("-O") or (sub == "ls-remote" and arg.startswith("-u")):
-            return (UNKNOWN, part, "names a program for git to run")
+            return Verdict(UNKNOWN, part, "names a program for git to run")
         if arg.split("=", 1)[0] in ("--output", "--outp", "--outpu") or (
             sub == "archive" and arg.startswith("-o")
         ):
-            return (MUTATE, part, "writes its output to a file")
+            return Verdict(MUTATE, part, "writes its output to a file")
     if sub in GIT_SUBCOMMANDS:
         why = GIT_SUBCOMMANDS[sub](rest)
-        return PASS if why is None else (MUTATE, part, why)
+        return PASS if why is None else Verdict(MUTATE, part, why)
     if sub in GIT_READ:
         return PASS
     if sub in GIT_WRITE:
-        return (MUTATE, part, CHANGES)
-    return (UNKNOWN, part, "is not a git command known to be read-only")
+        return Verdict(MUTATE, part, CHANGES)
+    return Verdict(UNKNOWN, part, "is not a git command known to be read-only")
 
 
 def _safe_git_setting(setting: str) -> bool:
@@ -189,11 +246,13 @@ def _safe_git_setting(setting: str) -> bool:
     return key.startswith(GIT_SAFE_CONFIG)
 
 
-def _verbs(reads: tuple, bare_reads: bool = True, with_value: tuple = ()):
+def _verbs(
+    reads: tuple[str, ...], bare_reads: bool = True, with_value: tuple[str, ...] = ()
+) -> GitRule:
     """A git subcommand with verbs (`git stash list`): the verb comes first (after options
     that take a value, such as `notes --ref R`); read-only verbs pass, others write."""
 
-    def rule(rest: list) -> str | None:
+    def rule(rest: list[str]) -> str | None:
         i = 0
         while i < len(rest) and rest[i].startswith("-") and bare_reads:
             i += 2 if rest[i] in with_value else 1
@@ -205,15 +264,17 @@ def _verbs(reads: tuple, bare_reads: bool = True, with_value: tuple = ()):
     return rule
 
 
-def _git_branch(rest: list) -> str | None:
+def _git_branch(rest: list[str]) -> str | None:
     return _creates_ref(rest, BRANCH_WRITES, "dDmMcCfut", "creates a branch")
 
 
-def _git_tag(rest: list) -> str | None:
+def _git_tag(rest: list[str]) -> str | None:
     return _creates_ref(rest, TAG_WRITES, "adsfmFue", "creates a tag")
 
 
-def _creates_ref(rest: list, writes: tuple, write_letters: str, creates: str) -> str | None:
+def _creates_ref(
+    rest: list[str], writes: tuple[str, ...], write_letters: str, creates: str
+) -> str | None:
     """`git branch`/`git tag`: listing unless a write option or a new name is given."""
     listing, new_names, skip = False, [], False
     for arg in rest:
@@ -235,7 +296,7 @@ def _creates_ref(rest: list, writes: tuple, write_letters: str, creates: str) ->
     return creates if new_names and not listing else None
 
 
-def _git_config(rest: list) -> str | None:
+def _git_config(rest: list[str]) -> str | None:
     operands, skip = [], False
     for arg in rest:
         name = arg.split("=", 1)[0]
@@ -252,28 +313,28 @@ def _git_config(rest: list) -> str | None:
     return "changes git configuration" if len(operands) > 1 else None
 
 
-def _git_archive(rest: list) -> str | None:
+def _git_archive(rest: list[str]) -> str | None:
     return "writes an archive file" if any(a.startswith("-o") for a in rest) else None
 
 
-def _last(reading: str, writing: str, why: str):
+def _last(reading: str, writing: str, why: str) -> GitRule:
     """Read-only when the last of the two options given is `reading`."""
 
-    def rule(rest: list) -> str | None:
+    def rule(rest: list[str]) -> str | None:
         given = [a for a in rest if a in (reading, writing)]
         return None if given and given[-1] == reading else why
 
     return rule
 
 
-def _git_apply(rest: list) -> str | None:
+def _git_apply(rest: list[str]) -> str | None:
     if any(long_option(a, ("--apply", "--allow-empty")) == "--apply" for a in rest):
         return CHANGES
     reads = ("--check", "--stat", "--numstat", "--summary")
     return None if any(a in reads for a in rest) else CHANGES
 
 
-def _git_clean(rest: list) -> str | None:
+def _git_clean(rest: list[str]) -> str | None:
     """Dry run when the last of -n/--dry-run/--no-dry-run says so (`-nd` counts as -n)."""
     dry = False
     for arg in rest:
@@ -323,7 +384,7 @@ SED_LONG += ("--help", "--version")
 SED_RUNS = "runs shell commands from its script"
 
 
-def judge_sed(argv: list, flags: list, depth: int) -> tuple:
+def judge_sed(argv: list[str], flags: list[int], depth: int) -> Verdict:
     part = " ".join(argv)
     scripts, operands, unseen, sandbox = [], [], False, False
     i = 1
@@ -335,9 +396,9 @@ def judge_sed(argv: list, flags: list, depth: int) -> tuple:
             break
         name = long_option(arg, SED_LONG) or name
         if name == "?":
-            return (UNKNOWN, part, "has an ambiguous option")
+            return Verdict(UNKNOWN, part, "has an ambiguous option")
         if name == "--in-place":
-            return (MUTATE, part, "edits files in place")
+            return Verdict(MUTATE, part, "edits files in place")
         if name in ("--expression", "--file", "--line-length"):
             value = value if eq else (argv[i + 1] if i + 1 < len(argv) else "")
             i += 0 if eq else 1
@@ -348,7 +409,7 @@ def judge_sed(argv: list, flags: list, depth: int) -> tuple:
         elif arg.startswith("-") and not arg.startswith("--") and len(arg) > 1:
             letter, value = _short_option(arg, "efl")
             if "i" in arg[1 : arg.find(letter) if letter else len(arg)]:
-                return (MUTATE, part, "edits files in place")
+                return Verdict(MUTATE, part, "edits files in place")
             if letter and not value:
                 value = argv[i + 1] if i + 1 < len(argv) else ""
                 i += 1
@@ -362,9 +423,9 @@ def judge_sed(argv: list, flags: list, depth: int) -> tuple:
     if sandbox:
         return dynamic_arguments(argv, flags) or PASS
     if unseen:
-        return (UNKNOWN, part, "runs a sed script file the guard cannot see")
+        return Verdict(UNKNOWN, part, "runs a sed script file the guard cannot see")
     why = next(filter(None, map(sed_script_writes, scripts)), None)
-    return (MUTATE, part, why) if why else dynamic_arguments(argv, flags) or PASS
+    return Verdict(MUTATE, part, why) if why else dynamic_arguments(argv, flags) or PASS
 
 
 def _short_option(arg: str, with_value: str) -> tuple[str, str]:
@@ -421,7 +482,7 @@ AWK_WITH_ARG = ("-v", "-F", "--assign", "--field-separator", "-e", "--source")
 AWK_WRITING = ("-d", "-o", "-p", "--dump-variables", "--pretty-print", "--profile")
 
 
-def judge_awk(argv: list, flags: list, depth: int) -> tuple:
+def judge_awk(argv: list[str], flags: list[int], depth: int) -> Verdict:
     part = " ".join(argv)
     programs, i = [], 1
     while i < len(argv) and argv[i].startswith("-") and argv[i] != "-":
@@ -434,19 +495,19 @@ def judge_awk(argv: list, flags: list, depth: int) -> tuple:
         if arg[:2] == "-i" or name == "--include":
             library = value if eq else arg[2:] if arg[:2] == "-i" and len(arg) > 2 else following
             if library.startswith("inplace"):
-                return (MUTATE, part, "edits files in place")
-            return (UNKNOWN, part, "loads an awk library the guard cannot see")
+                return Verdict(MUTATE, part, "edits files in place")
+            return Verdict(UNKNOWN, part, "loads an awk library the guard cannot see")
         if arg[:2] in ("-f", "-E", "-l") or name in ("--file", "--exec", "--load"):
-            return (UNKNOWN, part, "runs an awk program the guard cannot see")
+            return Verdict(UNKNOWN, part, "runs an awk program the guard cannot see")
         if arg[:2] in ("-d", "-o", "-p") or name in AWK_WRITING:
-            return (MUTATE, part, "writes a file")
+            return Verdict(MUTATE, part, "writes a file")
         if arg in ("-e", "--source"):
             programs.append(following)
         i += 2 if arg in AWK_WITH_ARG else 1
     if not programs:
         programs.append(argv[i] if i < len(argv) else "")
     why = next(filter(None, map(awk_program_writes, programs)), None)
-    return (MUTATE, part, why) if why else dynamic_arguments(argv, flags) or PASS
+    return Verdict(MUTATE, part, why) if why else dynamic_arguments(argv, flags) or PASS
 
 
 def awk_program_writes(program: str) -> str | None:
@@ -487,26 +548,28 @@ def awk_program_writes(program: str) -> str | None:
 
 
 AWK_RUNS = "runs a shell command"
-_classify_bash: list = []  # guard_rules registers its classify_bash: awk's commands are Bash
+_classify_bash: list[
+    Classifier
+] = []  # guard_rules registers its classify_bash: awk's commands are Bash
 
 
-def register_bash_classifier(classify) -> None:
+def register_bash_classifier(classify: Classifier) -> None:
     """How a command an awk program runs is judged (guard_rules.classify_bash, passed in so
     that this module does not import the one that imports it)."""
     _classify_bash[:] = [classify]
 
 
-def _awk_command(tokens: list, closer: str) -> str | None:
+def _awk_command(tokens: list[str], closer: str) -> str | None:
     """None when the command is one constant string that the guard judges read-only."""
     if not tokens or not tokens[0].startswith('"'):
         return AWK_RUNS
     if closer and tokens[1:2] != [closer]:
         return AWK_RUNS
-    kind, _, why = _classify_bash[0](tokens[0][1:], 1)
-    return None if kind == OK else AWK_RUNS if kind == UNKNOWN else why
+    verdict = _classify_bash[0](tokens[0][1:], 1)
+    return None if verdict.level == OK else AWK_RUNS if verdict.level == UNKNOWN else verdict.why
 
 
-def _awk_tokens(text: str) -> list:
+def _awk_tokens(text: str) -> list[str]:
     """Words, one-char punctuation and strings (as `"` + body). Regex literals are read as
     code, not skipped: telling `/` the divisor from a regex start differs between awks, and
     a skipped "regex" could hide `system(`; a false alarm costs only a sandboxed run."""
@@ -539,7 +602,7 @@ def _awk_tokens(text: str) -> list:
 # -- package managers ------------------------------------------------------------------------
 
 
-def _words(*texts: str) -> frozenset:
+def _words(*texts: str) -> frozenset[str]:
     return frozenset(w for text in texts for w in text.split(","))
 
 
@@ -597,7 +660,7 @@ WRITING_OPTIONS: tuple[str, ...] = (
 WRITING_OPTIONS += ("--prefix", "--root", "--output", "--report", "--dest", "--outdir", "--out")
 
 
-def judge_package(argv: list, flags: list, depth: int) -> tuple:
+def judge_package(argv: list[str], flags: list[int], depth: int) -> Verdict:
     part = " ".join(argv)
     writes, reads = PACKAGE_MANAGERS[argv[0].rsplit("/", 1)[-1]]
     words = [a for a in argv[1:] if not a.startswith("-")]
@@ -605,17 +668,17 @@ def judge_package(argv: list, flags: list, depth: int) -> tuple:
     for option in options:
         name = option.split("=", 1)[0]
         if name in WRITING_OPTIONS or name.startswith(("--log", "--cache")):
-            return (MUTATE, part, "writes files named by its options (logs, caches, output)")
+            return Verdict(MUTATE, part, "writes files named by its options (logs, caches, output)")
     if argv[0].endswith("cargo") and words[:1] in (["tree"], ["metadata"]):
         if "--locked" in options or "--frozen" in options:
             return PASS
-        return (MUTATE, part, "may create or update Cargo.lock (add --locked)")
+        return Verdict(MUTATE, part, "may create or update Cargo.lock (add --locked)")
     for verb in (" ".join(words[:2]), words[0] if words else options[0] if options else ""):
         if verb in writes:
-            return (MUTATE, part, "installs, removes or updates packages")
+            return Verdict(MUTATE, part, "installs, removes or updates packages")
         if verb in reads:
             return PASS
     if not words:
         bare_yarn_installs = argv[0].endswith("yarn") and not options
-        return (MUTATE, part, "installs packages") if bare_yarn_installs else PASS
-    return (UNKNOWN, part, "runs a package-manager command the guard cannot judge")
+        return Verdict(MUTATE, part, "installs packages") if bare_yarn_installs else PASS
+    return Verdict(UNKNOWN, part, "runs a package-manager command the guard cannot judge")

@@ -1,15 +1,15 @@
 """What each shell command does to files, for the guard: read-only, mutating, or unknown.
 
-Kept out of cli/guard.py because a script run as __main__ is compiled on every call while
+Kept out of hooks/guard.py because a script run as __main__ is compiled on every call while
 an imported module's bytecode is cached: this table would cost the hook ~4 ms each time.
 """
 
 from __future__ import annotations
 
-from cli import guard_builtins, shell
-from cli import guard_places as places
-from cli.guard_places import Where
-from cli.guard_tools import (
+from hooks import guard_builtins, shell
+from hooks import guard_places as places
+from hooks.guard_places import Where
+from hooks.guard_tools import (
     ALONE,
     MUTATE,
     ONE_PER_CALL,
@@ -17,6 +17,7 @@ from cli.guard_tools import (
     PASS,
     SAFE_TARGETS,
     UNKNOWN,
+    Verdict,
     dynamic_arguments,
     judge_awk,
     judge_package,
@@ -25,6 +26,13 @@ from cli.guard_tools import (
     names,
     register_bash_classifier,
 )
+from state.vocab import GuardDecision
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    Rule = Callable[[list[str], list[int], int], Verdict]  # argv, flags, nesting depth
 
 MAX_DEPTH = 20
 WRITING_REDIRECTS = (">", ">>", ">|", "&>", "&>>", "<>")
@@ -89,7 +97,7 @@ SAFE_PAGERS = ("", "cat", "less", "more", "true", "false", "less -R", "less -FRX
 DEV_FDS = ("/dev/fd/1", "/dev/fd/2", "/dev/stdout", "/dev/stderr")
 
 
-def classify_bash(command: str, depth: int = 0, where: Where | None = None) -> tuple:
+def classify_bash(command: str, depth: int = 0, where: Where | None = None) -> Verdict:
     """(kind, offending part, why) for a whole Bash command: the worst of its simple commands.
 
     `where` (the hook's cwd, project and worktree) lets git be judged by the repository it
@@ -103,59 +111,63 @@ def classify_bash(command: str, depth: int = 0, where: Where | None = None) -> t
     return _classify(command, depth)
 
 
-def _classify(command: str, depth: int) -> tuple:
+def _classify(command: str, depth: int) -> Verdict:
     if depth > MAX_DEPTH:
-        return (UNKNOWN, command, "nests shells too deeply to judge")
+        return Verdict(UNKNOWN, command, "nests shells too deeply to judge")
     commands, error = shell.parse(command)
     worst = PASS
     for cmd in commands:
         verdict = judge_command(cmd, depth)
-        if verdict[0] > worst[0]:
+        if verdict.level > worst.level:
             worst = verdict
-            if worst[0] == MUTATE:
+            if worst.level == MUTATE:
                 return worst
     if error:
-        return (UNKNOWN, command, f"cannot be parsed ({error})")
+        return Verdict(UNKNOWN, command, f"cannot be parsed ({error})")
     return worst
 
 
-def judge_command(cmd: shell.Command, depth: int) -> tuple:
+def judge_command(cmd: shell.Command, depth: int) -> Verdict:
     for redirect in cmd.redirects:
         verdict = judge_redirect(redirect)
-        if verdict[0]:
+        if verdict.level:
             return verdict
     if cmd.argv[:1] == [shell.ARITHMETIC]:
         why = "evaluates a variable's value (arithmetic, a subscript, indirection), which can run"
-        return (UNKNOWN, cmd.argv[1], why + " commands")
+        return Verdict(UNKNOWN, cmd.argv[1], why + " commands")
     worst = judge_assignments(cmd.assignments)
     if cmd.argv:
         verdict = judge_argv(cmd.argv, cmd.flags, depth)
-        if verdict[0] > worst[0]:
+        if verdict.level > worst.level:
             worst = verdict
     return worst
 
 
-def judge_redirect(redirect: shell.Redirect) -> tuple:
+def judge_redirect(redirect: shell.Redirect) -> Verdict:
     op, target = redirect.op, redirect.target
     if op in ("<", "<>", "<&") and redirect.fd in ("1", "2") and not _is_fd(target):
-        return (MUTATE, f"{redirect.fd}{op} {target}", "opens a file on an output descriptor")
+        return Verdict(
+            MUTATE, f"{redirect.fd}{op} {target}", "opens a file on an output descriptor"
+        )
     writes = op in WRITING_REDIRECTS or (op == ">&" and not _is_fd(target))
     if not writes or (not redirect.flags and _is_safe_target(target)):
         return PASS
-    verdict = (MUTATE, f"{redirect.fd or ''}{op} {target}", "writes a file")
+    verdict = Verdict(MUTATE, f"{redirect.fd or ''}{op} {target}", "writes a file")
     return places.temp_write(verdict, [(target, redirect.flags)])
 
 
-def judge_assignments(assignments: list) -> tuple:
+def judge_assignments(assignments: list[str]) -> Verdict:
     for word in assignments:
         name, _, value = word.partition("=")
         name = name.rstrip("+")
         if "[" in name:
-            return (UNKNOWN, word, "sets an array item, whose index is evaluated as arithmetic")
+            return Verdict(
+                UNKNOWN, word, "sets an array item, whose index is evaluated as arithmetic"
+            )
         if name in ("GIT_PAGER", "PAGER", "MANPAGER") and value in SAFE_PAGERS:
             continue
         if risky_variable(name):
-            return (UNKNOWN, word, f"sets {name}, which can make a command run another")
+            return Verdict(UNKNOWN, word, f"sets {name}, which can make a command run another")
     return PASS
 
 
@@ -163,29 +175,29 @@ def risky_variable(name: str) -> bool:
     return name in RISKY_VARIABLES or name.startswith(RISKY_PREFIXES)
 
 
-def judge_argv(argv: list, flags: list, depth: int) -> tuple:
+def judge_argv(argv: list[str], flags: list[int], depth: int) -> Verdict:
     name = argv[0]
     part = " ".join(argv)
     if flags[0] & shell.EXPANDS or not name or (flags[0] & shell.GLOBS and _may_glob(name)):
-        return (UNKNOWN, part, "runs a command chosen at run time")
+        return Verdict(UNKNOWN, part, "runs a command chosen at run time")
     base = name.rsplit("/", 1)[-1]
     if base in OWN_COMMANDS:  # in the sandbox it could not write its session: say so now
-        return (MUTATE, part, ALONE, "deny", ONE_PER_CALL)
+        return Verdict(MUTATE, part, ALONE, GuardDecision.DENY, ONE_PER_CALL)
     if base in MUTATORS:
-        return places.temp_write((MUTATE, part, MUTATORS[base]), places.written(argv, flags))
+        return places.temp_write(Verdict(MUTATE, part, MUTATORS[base]), places.written(argv, flags))
     if "/" in name and (not name.startswith(SYSTEM_DIRS) or "/../" in name):
-        return (UNKNOWN, part, "runs a program the guard does not know")
+        return Verdict(UNKNOWN, part, "runs a program the guard does not know")
     rule = RULES.get(base) or (_python if _is_python(base) else None)
     if rule is not None:
         if depth >= MAX_DEPTH:
-            return (UNKNOWN, part, "nests commands too deeply to judge")
+            return Verdict(UNKNOWN, part, "nests commands too deeply to judge")
         return rule(argv, flags, depth)
     if base in READ_ONLY:
         return PASS
-    return (UNKNOWN, part, "is not known to be read-only")
+    return Verdict(UNKNOWN, part, "is not known to be read-only")
 
 
-def inner(argv: list, flags: list, start: int, depth: int) -> tuple:
+def inner(argv: list[str], flags: list[int], start: int, depth: int) -> Verdict:
     """Judge the command a wrapper runs from argv[start:]; nothing to run is read-only."""
     if start >= len(argv):
         return PASS
@@ -218,7 +230,7 @@ def _is_python(base: str) -> bool:
     return base.startswith("python3.") and base[8:].isdigit()
 
 
-def _skip_options(argv: list, start: int, with_arg: tuple) -> int:
+def _skip_options(argv: list[str], start: int, with_arg: tuple[str, ...]) -> int:
     """Index of the first operand after options; `with_arg` options take the next word."""
     i = start
     while i < len(argv):
@@ -234,14 +246,14 @@ def _skip_options(argv: list, start: int, with_arg: tuple) -> int:
 # -- wrappers: judged by what they run -------------------------------------------------------
 
 
-def _wrapper(with_arg: tuple):
-    def rule(argv: list, flags: list, depth: int) -> tuple:
+def _wrapper(with_arg: tuple[str, ...]) -> Rule:
+    def rule(argv: list[str], flags: list[int], depth: int) -> Verdict:
         return inner(argv, flags, _skip_options(argv, 1, with_arg), depth)
 
     return rule
 
 
-def _env(argv: list, flags: list, depth: int) -> tuple:
+def _env(argv: list[str], flags: list[int], depth: int) -> Verdict:
     i = 1
     while i < len(argv):
         arg = argv[i]
@@ -258,7 +270,7 @@ def _env(argv: list, flags: list, depth: int) -> tuple:
             i += 1
         elif shell.is_assignment(arg):
             verdict = judge_assignments([arg])
-            if verdict[0]:
+            if verdict.level:
                 return verdict
             i += 1
         else:
@@ -266,41 +278,41 @@ def _env(argv: list, flags: list, depth: int) -> tuple:
     return inner(argv, flags, i, depth)
 
 
-def _nice(argv: list, flags: list, depth: int) -> tuple:
+def _nice(argv: list[str], flags: list[int], depth: int) -> Verdict:
     i = 1
     while i < len(argv) and argv[i].startswith("-") and argv[i] != "--":
         i += 2 if argv[i] in ("-n", "--adjustment") else 1
     return inner(argv, flags, i + (i < len(argv) and argv[i] == "--"), depth)
 
 
-def _timeout(argv: list, flags: list, depth: int) -> tuple:
+def _timeout(argv: list[str], flags: list[int], depth: int) -> Verdict:
     i = _skip_options(argv, 1, ("-s", "-k", "--signal", "--kill-after"))
     return inner(argv, flags, i + 1, depth)
 
 
-def _time(argv: list, flags: list, depth: int) -> tuple:
+def _time(argv: list[str], flags: list[int], depth: int) -> Verdict:
     for arg in argv[1:]:
         if not arg.startswith("-"):
             break
         if arg in ("-o", "--output") or arg.startswith("--output="):
-            return (MUTATE, " ".join(argv), "writes its report to a file")
+            return Verdict(MUTATE, " ".join(argv), "writes its report to a file")
     return inner(argv, flags, _skip_options(argv, 1, ("-f", "--format")), depth)
 
 
-def _command(argv: list, flags: list, depth: int) -> tuple:
+def _command(argv: list[str], flags: list[int], depth: int) -> Verdict:
     if any(arg in ("-v", "-V") for arg in argv[1:2]):
         return PASS
     return inner(argv, flags, _skip_options(argv, 1, ()), depth)
 
 
-def _sudo(argv: list, flags: list, depth: int) -> tuple:
+def _sudo(argv: list[str], flags: list[int], depth: int) -> Verdict:
     part = " ".join(argv)
     i = _skip_options(argv, 1, ("-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-T", "-U"))
     options = set("".join(a[1:] for a in argv[1:i] if a.startswith("-") and not a.startswith("--")))
     if "e" in options or argv[0].endswith("sudoedit"):
-        return (MUTATE, part, "edits files")
+        return Verdict(MUTATE, part, "edits files")
     if i >= len(argv) and options & set("is"):
-        return (UNKNOWN, part, "opens a root shell")
+        return Verdict(UNKNOWN, part, "opens a root shell")
     return inner(argv, flags, i, depth)
 
 
@@ -324,7 +336,7 @@ XARGS_FLAGS: tuple[str, ...] = (
 XARGS_FLAGS += ("--open-tty", "--show-limits", "--help", "--version")
 
 
-def _xargs(argv: list, flags: list, depth: int) -> tuple:
+def _xargs(argv: list[str], flags: list[int], depth: int) -> Verdict:
     """GNU xargs: `--max-lines rm` runs rm (the value is optional), `-e`/`-i`/`-l` glue theirs."""
     i = 1
     while i < len(argv):
@@ -336,14 +348,14 @@ def _xargs(argv: list, flags: list, depth: int) -> tuple:
             break
         name = long_option(arg, XARGS_LONG + XARGS_OPTIONAL + XARGS_FLAGS)
         if name == "?" or (arg.startswith("--") and not name):
-            return (UNKNOWN, " ".join(argv), "has an option the guard does not know")
+            return Verdict(UNKNOWN, " ".join(argv), "has an option the guard does not know")
         takes_next = name in XARGS_LONG and "=" not in arg
         takes_next = takes_next or (arg in XARGS_VALUE)
         i += 2 if takes_next else 1
     return inner(argv, flags, i, depth)
 
 
-def _shell(argv: list, flags: list, depth: int) -> tuple:
+def _shell(argv: list[str], flags: list[int], depth: int) -> Verdict:
     part = " ".join(argv)
     has_c, i = False, 1
     while i < len(argv) and argv[i][:1] in "-+" and argv[i] not in ("--", "-", "+"):
@@ -351,36 +363,36 @@ def _shell(argv: list, flags: list, depth: int) -> tuple:
         i += 2 if argv[i] in ("-o", "+o", "-O", "+O") else 1
     i += i < len(argv) and argv[i] == "--"
     if i >= len(argv):
-        return (UNKNOWN, part, "runs commands from its input, which the guard cannot see")
+        return Verdict(UNKNOWN, part, "runs commands from its input, which the guard cannot see")
     if not has_c:
-        return (UNKNOWN, part, "runs a script the guard cannot see")
+        return Verdict(UNKNOWN, part, "runs a script the guard cannot see")
     if flags[i] & shell.EXPANDS:
-        return (UNKNOWN, part, "runs a script known only at run time")
+        return Verdict(UNKNOWN, part, "runs a script known only at run time")
     return classify_bash(argv[i], depth + 1)
 
 
-def _eval(argv: list, flags: list, depth: int) -> tuple:
+def _eval(argv: list[str], flags: list[int], depth: int) -> Verdict:
     return dynamic_arguments(argv, flags) or classify_bash(" ".join(argv[1:]), depth + 1)
 
 
-def _source(argv: list, flags: list, depth: int) -> tuple:
+def _source(argv: list[str], flags: list[int], depth: int) -> Verdict:
     places.note_activate(argv, flags)
-    return (UNKNOWN, " ".join(argv), "runs a script the guard cannot see")
+    return Verdict(UNKNOWN, " ".join(argv), "runs a script the guard cannot see")
 
 
 # -- commands with options that write --------------------------------------------------------
 
 
-def _find(argv: list, flags: list, depth: int) -> tuple:
+def _find(argv: list[str], flags: list[int], depth: int) -> Verdict:
     part = " ".join(argv)
     worst = dynamic_arguments(argv, flags) or PASS
     i = 1
     while i < len(argv):
         arg = argv[i]
         if arg == "-delete":
-            return (MUTATE, part, "deletes files")
+            return Verdict(MUTATE, part, "deletes files")
         if arg in ("-fprint", "-fprint0", "-fprintf", "-fls"):
-            return (MUTATE, part, "writes a file")
+            return Verdict(MUTATE, part, "writes a file")
         if arg in ("-execdir", "-okdir"):
             places.lose_track("runs its command in every directory it finds")
         if arg in ("-exec", "-execdir", "-ok", "-okdir"):
@@ -388,36 +400,36 @@ def _find(argv: list, flags: list, depth: int) -> tuple:
             while end < len(argv) and argv[end] not in (";", "+"):
                 end += 1
             verdict = inner(argv[:end], flags[:end], i + 1, depth)
-            if verdict[0] == MUTATE:
+            if verdict.level == MUTATE:
                 return verdict
-            worst = verdict if verdict[0] > worst[0] else worst
+            worst = verdict if verdict.level > worst.level else worst
             i = end
         i += 1
     return worst
 
 
-def _fd(argv: list, flags: list, depth: int) -> tuple:
+def _fd(argv: list[str], flags: list[int], depth: int) -> Verdict:
     for i, arg in enumerate(argv):
         if arg in ("-x", "--exec", "-X", "--exec-batch"):
             return inner(argv, flags, i + 1, depth)
     return PASS
 
 
-def _rg(argv: list, flags: list, depth: int) -> tuple:
+def _rg(argv: list[str], flags: list[int], depth: int) -> Verdict:
     if any(a == "--pre" or a.startswith("--pre=") for a in argv[1:]):
-        return (UNKNOWN, " ".join(argv), "runs a preprocessor command")
+        return Verdict(UNKNOWN, " ".join(argv), "runs a preprocessor command")
     return dynamic_arguments(argv, flags) or PASS
 
 
-def _option_writes(short: str, long: tuple, why: str, with_value: str = ""):
+def _option_writes(short: str, long: tuple[str, ...], why: str, with_value: str = "") -> Rule:
     """A rule for a read-only tool that writes when given `-<short>` or a `long` option."""
 
-    def rule(argv: list, flags: list, depth: int) -> tuple:
+    def rule(argv: list[str], flags: list[int], depth: int) -> Verdict:
         for arg in argv[1:]:
             if arg == "--":
                 break
             if short in _short_letters(arg, with_value) or arg.split("=", 1)[0] in long:
-                return (MUTATE, " ".join(argv), why)
+                return Verdict(MUTATE, " ".join(argv), why)
         return dynamic_arguments(argv, flags) or PASS
 
     return rule
@@ -433,7 +445,7 @@ def _short_letters(arg: str, with_value: str) -> str:
     return arg[1:]
 
 
-def _uniq(argv: list, flags: list, depth: int) -> tuple:
+def _uniq(argv: list[str], flags: list[int], depth: int) -> Verdict:
     operands, i = [], 1
     while i < len(argv):
         arg = argv[i]
@@ -443,7 +455,7 @@ def _uniq(argv: list, flags: list, depth: int) -> tuple:
             operands.append(arg)
         i += 1
     if len(operands) > 1 and not _is_safe_target(operands[1]):
-        return (MUTATE, " ".join(argv), "writes its output to a file")
+        return Verdict(MUTATE, " ".join(argv), "writes its output to a file")
     return dynamic_arguments(argv, flags) or PASS
 
 
@@ -453,23 +465,23 @@ SORT_LONG += ("--parallel", "--batch-size", "--sort", "--debug", "--reverse", "-
 SORT_LONG += ("--numeric-sort", "--general-numeric-sort", "--human-numeric-sort", "--check")
 
 
-def _sort(argv: list, flags: list, depth: int) -> tuple:
+def _sort(argv: list[str], flags: list[int], depth: int) -> Verdict:
     part = " ".join(argv)
     for arg in argv[1:]:
         if arg == "--":
             break
         name = long_option(arg, SORT_LONG)
         if name == "--output" or "o" in _short_letters(arg, "ktSTo"):
-            return (MUTATE, part, "writes its output to a file")
+            return Verdict(MUTATE, part, "writes its output to a file")
         if name in ("--compress-program", "?"):
-            return (UNKNOWN, part, "runs a compression program")
+            return Verdict(UNKNOWN, part, "runs a compression program")
     return dynamic_arguments(argv, flags) or PASS
 
 
 ARITHMETIC_TESTS = ("-eq", "-ne", "-lt", "-le", "-gt", "-ge")
 
 
-def _double_bracket(argv: list, flags: list, depth: int) -> tuple:
+def _double_bracket(argv: list[str], flags: list[int], depth: int) -> Verdict:
     """`[[ x -eq 0 ]]` evaluates both sides as arithmetic: only plain numbers are safe."""
     names = guard_builtins.double_bracket_names(argv)
     if names is not None:
@@ -479,18 +491,18 @@ def _double_bracket(argv: list, flags: list, depth: int) -> tuple:
             for operand in (argv[k - 1], argv[k + 1] if k + 1 < len(argv) else ""):
                 if not operand.lstrip("-").isdigit():
                     why = "compares as arithmetic, which evaluates variables and can run commands"
-                    return (UNKNOWN, " ".join(argv), why)
+                    return Verdict(UNKNOWN, " ".join(argv), why)
     return PASS
 
 
-def _file(argv: list, flags: list, depth: int) -> tuple:
+def _file(argv: list[str], flags: list[int], depth: int) -> Verdict:
     for arg in argv[1:]:
         if arg == "--compile" or "C" in _short_letters(arg, "emfFP"):
-            return (MUTATE, " ".join(argv), "compiles a magic file")
+            return Verdict(MUTATE, " ".join(argv), "compiles a magic file")
     return dynamic_arguments(argv, flags) or PASS
 
 
-def _tee(argv: list, flags: list, depth: int) -> tuple:
+def _tee(argv: list[str], flags: list[int], depth: int) -> Verdict:
     files, options = [], True
     for arg in argv[1:]:
         if options and arg == "--":
@@ -498,11 +510,11 @@ def _tee(argv: list, flags: list, depth: int) -> tuple:
         elif not options or not arg.startswith("-") or arg == "-":
             files.append(arg)
     if any(f & shell.EXPANDS for f in flags[1:]) or not all(map(_is_safe_target, files)):
-        return (MUTATE, " ".join(argv), "writes files")
+        return Verdict(MUTATE, " ".join(argv), "writes files")
     return PASS
 
 
-def _pager(argv: list, flags: list, depth: int) -> tuple:
+def _pager(argv: list[str], flags: list[int], depth: int) -> Verdict:
     """man, less, more: options beyond the plain ones can name a program or a log file
     (`man -P cmd`, `less '+!cmd'`, `less -o log`)."""
     plain = ("-k", "-f", "-a", "-w") if argv[0].endswith("man") else ("-R", "-N", "-S", "-F", "-X")
@@ -510,17 +522,17 @@ def _pager(argv: list, flags: list, depth: int) -> tuple:
         if arg == "--":
             break
         if arg.startswith("+") or (arg.startswith("-") and arg not in plain and arg != "-"):
-            return (UNKNOWN, " ".join(argv), "has an option that can run a program or write")
+            return Verdict(UNKNOWN, " ".join(argv), "has an option that can run a program or write")
     return dynamic_arguments(argv, flags) or PASS
 
 
-def _hostname(argv: list, flags: list, depth: int) -> tuple:
+def _hostname(argv: list[str], flags: list[int], depth: int) -> Verdict:
     if any(not a.startswith("-") for a in argv[1:]):
-        return (MUTATE, " ".join(argv), "sets the host name")
+        return Verdict(MUTATE, " ".join(argv), "sets the host name")
     return PASS
 
 
-def _python(argv: list, flags: list, depth: int) -> tuple:
+def _python(argv: list[str], flags: list[int], depth: int) -> Verdict:
     rest = argv[1:]
     if rest in (["--version"], ["-V"], ["-VV"], ["--help"], ["-h"]):
         return PASS
@@ -529,19 +541,21 @@ def _python(argv: list, flags: list, depth: int) -> tuple:
         i += 1
     if rest[i : i + 1] == ["-m"] and i + 1 < len(rest):
         if rest[i + 1] in OWN_MODULES:
-            return (UNKNOWN, " ".join(argv), "runs the product through python; use its launcher")
+            return Verdict(
+                UNKNOWN, " ".join(argv), "runs the product through python; use its launcher"
+            )
         if rest[i + 1] == "pip":
             return places.pip(["pip", *rest[i + 2 :]], flags[i + 2 :], depth)
-    return (UNKNOWN, " ".join(argv), "runs Python code the guard cannot see")
+    return Verdict(UNKNOWN, " ".join(argv), "runs Python code the guard cannot see")
 
 
-def _perl(argv: list, flags: list, depth: int) -> tuple:
+def _perl(argv: list[str], flags: list[int], depth: int) -> Verdict:
     if any("i" in _short_letters(arg, "eEIMmx") for arg in argv[1:]):
-        return (MUTATE, " ".join(argv), "edits files in place")
-    return (UNKNOWN, " ".join(argv), "runs Perl code the guard cannot see")
+        return Verdict(MUTATE, " ".join(argv), "edits files in place")
+    return Verdict(UNKNOWN, " ".join(argv), "runs Perl code the guard cannot see")
 
 
-RULES = {
+RULES: dict[str, Rule] = {
     "sudo": _sudo,
     "doas": _sudo,
     "sudoedit": _sudo,
@@ -594,7 +608,7 @@ RULES = {
     "more": _pager,
     "perl": _perl,
     "git": places.git,
-    "let": lambda argv, flags, depth: (UNKNOWN, " ".join(argv), "evaluates arithmetic"),
+    "let": lambda argv, flags, depth: Verdict(UNKNOWN, " ".join(argv), "evaluates arithmetic"),
     "sed": judge_sed,
     "awk": judge_awk,
     "gawk": judge_awk,

@@ -1,7 +1,8 @@
 """The person's own acts: `plan` commands only a person carries out, never an agent's batch.
 
 `plan apply` refuses them by the command a batch's op resolves to, whatever its spelling.
-Imports nothing, so the stdlib-only guard hook imports it too.
+Imports nothing and lives with the hooks, so the guard (asks) and `plan apply` (cli/, above
+hooks/ in the layers) share one list; state/ never names CLI commands.
 """
 
 from __future__ import annotations
@@ -18,12 +19,14 @@ HUMAN_ACTS = frozenset(
         "resume",
         "result accept",
         "result request-changes",
-        "amend",
     }
 )
 
 # Where the person can do it instead of a terminal.
-ELSEWHERE = {"review": "use the review page (`plan review open`)"}
+ELSEWHERE = {
+    "review": "use the review page (`plan review open`)",
+    "result": "use the review page (`plan review open`)",
+}
 
 
 def is_human_act(path: str) -> bool:

@@ -1,8 +1,15 @@
-"""The lexer of the guard's shell parser (cli/shell.py): operators, redirections, words with
+"""The lexer of the guard's shell parser (hooks/shell.py): operators, redirections, words with
 their quotes removed and flags saying what bash may still do to them, and here-doc bodies.
 """
 
 from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    # ("op", op), ("redir", op, fd), ("word", text, quoted, flags) or ("eof",)
+    Token = tuple[Any, ...]
 
 EXPANDS = 1  # the word holds $var, ${…}, $(…), `…` or <(…): its value is known only at run time
 GLOBS = 2  # the word holds an unquoted * ? [ or {: bash may turn it into other words
@@ -33,11 +40,11 @@ class Lexer:
 
     def __init__(self, text: str) -> None:
         self.s, self.n, self.i = text, len(text), 0
-        self.tok: tuple | None = None
+        self.tok: Token | None = None
         self.heredocs: list[tuple[str, bool, bool]] = []
         self.want_delimiter: str | None = None
 
-    def substitution(self, buf: list, start: int) -> int:
+    def substitution(self, buf: list[str], start: int) -> int:
         """`$(…)`, `<(…)` or `>(…)`: commands, so the parser reads them."""
         raise NotImplementedError
 
@@ -52,12 +59,12 @@ class Lexer:
 
     # -- token helpers ---------------------------------------------------------------------
 
-    def peek(self) -> tuple:
+    def peek(self) -> Token:
         if self.tok is None:
             self.tok = self.lex()
         return self.tok
 
-    def take(self) -> tuple:
+    def take(self) -> Token:
         tok = self.peek()
         self.tok = None
         return tok
@@ -83,9 +90,10 @@ class Lexer:
         tok = self.take()
         if tok[0] != "word" or tok[2] or tok[1] not in words:
             raise ParseError(f"missing `{words[-1]}`")
-        return tok[1]
+        word: str = tok[1]
+        return word
 
-    def words_until(self, closer: str, separator: str = "") -> list:
+    def words_until(self, closer: str, separator: str = "") -> list[str]:
         words: list[str] = []
         while True:
             tok = self.take()
@@ -98,7 +106,7 @@ class Lexer:
 
     # -- lexer -----------------------------------------------------------------------------
 
-    def lex(self) -> tuple:
+    def lex(self) -> Token:
         s, n = self.s, self.n
         while self.i < n:
             c = s[self.i]
@@ -123,7 +131,7 @@ class Lexer:
                 return self.lex_word()
         return _EOF
 
-    def lex_operator(self) -> tuple:
+    def lex_operator(self) -> Token:
         ahead = self.s[self.i : self.i + 3]
         for op in _OPERATORS_BY_CHAR[ahead[0]]:
             if ahead.startswith(op):
@@ -131,7 +139,7 @@ class Lexer:
                 return ("redir", op, None) if op[-1] == ">" else ("op", op)
         raise ParseError("unknown operator")  # unreachable: lex() only sends operator chars
 
-    def lex_number(self) -> tuple:
+    def lex_number(self) -> Token:
         j = self.i
         while j < self.n and "0" <= self.s[j] <= "9":
             j += 1
@@ -141,7 +149,7 @@ class Lexer:
             return self.lex_redirect(fd)
         return self.lex_word()
 
-    def lex_redirect(self, fd: str | None) -> tuple:
+    def lex_redirect(self, fd: str | None) -> Token:
         for op in _REDIRECTS:
             if self.s.startswith(op, self.i):
                 self.i += len(op)
@@ -150,7 +158,7 @@ class Lexer:
                 return ("redir", op, fd)
         raise ParseError("unknown redirection")  # unreachable: called on `<` or `>`
 
-    def lex_word(self) -> tuple:
+    def lex_word(self) -> Token:
         s, n = self.s, self.n
         buf: list[str] = []
         quoted, flags = False, 0
@@ -205,7 +213,7 @@ class Lexer:
     def at_redirect(self) -> bool:
         return self.s[self.i : self.i + 1] in ("<", ">")
 
-    def extglob(self, buf: list) -> int:
+    def extglob(self, buf: list[str]) -> int:
         """`!(…)`, `@(…)`, `*(…)`…: with extglob on, a pattern up to its `)`, never `<<`."""
         s, depth, j = self.s, 0, self.i
         while j < self.n:
@@ -225,7 +233,7 @@ class Lexer:
         self.i = j
         return EXPANDS if "$" in s[self.i : j] or "`" in s[self.i : j] else 0
 
-    def double_quoted(self, buf: list) -> int:
+    def double_quoted(self, buf: list[str]) -> int:
         s, n = self.s, self.n
         flags = 0
         self.i += 1
@@ -250,7 +258,7 @@ class Lexer:
                 self.i += 1
         raise ParseError("unterminated double quote")
 
-    def ansi_c(self, buf: list) -> None:
+    def ansi_c(self, buf: list[str]) -> None:
         """`$'…'`: decode the escapes, so `$'\\x72m'` is seen as the `rm` it runs."""
         s, n = self.s, self.n
         j = self.i + 2
@@ -266,7 +274,7 @@ class Lexer:
                 j += 1
         raise ParseError("unterminated $'")
 
-    def dollar(self, buf: list) -> int:
+    def dollar(self, buf: list[str]) -> int:
         s, start = self.s, self.i
         nxt = s[start + 1 : start + 2]
         if nxt == "(":
@@ -353,7 +361,7 @@ class Lexer:
                 self.i += 1
         raise ParseError("unterminated ${")
 
-    def backtick(self, buf: list) -> int:
+    def backtick(self, buf: list[str]) -> int:
         s, n = self.s, self.n
         inner: list[str] = []
         j = self.i + 1
@@ -419,7 +427,7 @@ def _evaluates(body: str) -> bool:
     return rest[:1] in ("@", "=") or (rest[:1] == ":" and rest[1:2] not in ("-", "?", "+"))
 
 
-def _decode_escape(s: str, j: int, buf: list) -> int:
+def _decode_escape(s: str, j: int, buf: list[str]) -> int:
     """Decode the `$'…'` escape whose letter is at s[j]; return the index after it."""
     e = s[j]
     if e in _ESCAPES:

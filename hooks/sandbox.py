@@ -12,6 +12,20 @@ from __future__ import annotations
 
 import os
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import NoReturn, Protocol
+
+    Env = Mapping[str, str]
+
+    class Session(Protocol):  # what the sandbox reads of hooks.hookstate.Session (no cycle)
+        @property
+        def state_dir(self) -> str: ...
+
+    # ("bwrap", path, the python that loads the filter or None) or ("sandbox-exec", path, None)
+    Program = tuple[str, str, str | None]
+
 NO_SANDBOX = "planning is guarded by command parsing only; install bubblewrap"
 NO_SECCOMP = (
     "shell commands run in a read-only sandbox, but AF_UNIX sockets are not filtered there"
@@ -21,7 +35,7 @@ PROBE_VERSION = 3  # part of the probe cache key: a changed probe or sandbox run
 HIDDEN = ("/tmp", "/var/tmp", "/dev/shm", "/run")  # a private tmpfs each, inside the sandbox
 
 
-def find_program(name: str, env=None):
+def find_program(name: str, env: Env | None = None) -> str | None:
     """The absolute path of `name` on PATH (only absolute PATH entries count), else None."""
     env = os.environ if env is None else env
     for folder in (env.get("PATH") or "/usr/bin:/bin").split(os.pathsep):
@@ -32,7 +46,7 @@ def find_program(name: str, env=None):
     return None
 
 
-def sandbox_program(env=None):
+def sandbox_program(env: Env | None = None) -> Program | None:
     """("bwrap", path, python) or ("sandbox-exec", path, None) when that sandbox runs here,
     else None; `python` is the interpreter that loads the seccomp filter inside the sandbox
     (this one), or None where the filter cannot load.
@@ -76,12 +90,12 @@ def sandbox_program(env=None):
     return ("bwrap", path, seccomp if found == "seccomp" else None)
 
 
-def _cache_dir(env) -> str:
+def _cache_dir(env: Env) -> str:
     base = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "planner")
 
 
-def probe_bwrap(path: str, python) -> bool:
+def probe_bwrap(path: str, python: str | None) -> bool:
     """Whether bwrap can build the sandbox here (and `python` load the seccomp filter in it,
     when given) and `/` really is read-only inside it."""
     import subprocess
@@ -97,7 +111,7 @@ def probe_bwrap(path: str, python) -> bool:
     return done.returncode == 0
 
 
-def sandbox_note(env=None) -> str:
+def sandbox_note(env: Env | None = None) -> str:
     """ "" when shell commands are fully sandboxed while planning, else the warning to show."""
     program = sandbox_program(env)
     if program is None:
@@ -108,10 +122,10 @@ def sandbox_note(env=None) -> str:
 # -- what the sandbox shares with the host ---------------------------------------------------
 
 
-def hidden_roots() -> list:
+def hidden_roots() -> list[str]:
     """The host dirs each sandbox replaces with an empty tmpfs of its own: temp (so nothing an
     agent plants there reaches the host) and /run (sockets: the user's bus, docker, …)."""
-    found = []
+    found: list[str] = []
     for path in HIDDEN:
         if os.path.isdir(path):
             real = os.path.realpath(path)
@@ -120,7 +134,7 @@ def hidden_roots() -> list:
     return found
 
 
-def shown_read_only(session, project: str, env, roots: list) -> list:
+def shown_read_only(session: Session | None, project: str, env: Env, roots: list[str]) -> list[str]:
     """What a command legitimately reads that may lie under a hidden root, to be bound back
     read-only: the project and every enclosing git root, the session, HOME and its config,
     PATH, the virtualenv, the launchers' and this interpreter, the plugin and its data dir."""
@@ -145,7 +159,7 @@ def shown_read_only(session, project: str, env, roots: list) -> list:
     return _under(wanted, roots)
 
 
-def _loader_dirs(python) -> list:
+def _loader_dirs(python: str | None) -> list[str]:
     """The plugin (whose code loads the filter) and the prefix of `python` (as named and as
     resolved): what the filter's loader, or a launcher, needs to see in the sandbox."""
     found = [os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]
@@ -155,10 +169,11 @@ def _loader_dirs(python) -> list:
     return found
 
 
-def _git_roots(start: str) -> list:
+def _git_roots(start: str) -> list[str]:
     """`start` and every directory above it that holds a `.git`: the project's repository
     root wherever the harness says the project is (a subdirectory, a submodule)."""
-    found, here = [], os.path.realpath(start)
+    found: list[str] = []
+    here = os.path.realpath(start)
     while True:
         if os.path.lexists(os.path.join(here, ".git")):
             found.append(here)
@@ -173,7 +188,7 @@ def _venv_root(folder: str) -> str:
     return parent if os.path.isfile(os.path.join(parent, "pyvenv.cfg")) else ""
 
 
-def _under(paths: list, roots: list) -> list:
+def _under(paths: list[str], roots: list[str]) -> list[str]:
     """The existing dirs among `paths` (as written and resolved) that lie strictly under a
     hidden root, parents first, without those a listed parent already covers."""
     inside = []
@@ -181,14 +196,19 @@ def _under(paths: list, roots: list) -> list:
         for form in (path, os.path.realpath(path)):
             if any(form.startswith(root + "/") for root in roots) and os.path.isdir(form):
                 inside.append(form)
-    kept: list = []
+    kept: list[str] = []
     for path in sorted(set(inside), key=lambda p: (p.count("/"), p)):
         if not any(path == k or path.startswith(k + "/") for k in kept):
             kept.append(path)
     return kept
 
 
-def bwrap_options(writable: list, read_only: list, tmpdir=None, roots=None) -> list:
+def bwrap_options(
+    writable: list[str],
+    read_only: list[str],
+    tmpdir: str | None = None,
+    roots: list[str] | None = None,
+) -> list[str]:
     """Order matters, later mounts win: `/` read-only; a private /dev (its own /dev/shm),
     /proc, and an empty tmpfs over each hidden root; `read_only` bound back into them; then
     `writable` (each with its `.git` read-only again: git finds its config there). No
@@ -218,7 +238,7 @@ def bwrap_options(writable: list, read_only: list, tmpdir=None, roots=None) -> l
     return options
 
 
-def scratch_dir(session) -> str:
+def scratch_dir(session: Session) -> str:
     """`<state_dir>/scratch/`: writable in the sandbox and kept between calls, so a file
     written in one command can be read in the next or passed to `plan apply FILE`."""
     return os.path.join(os.path.realpath(session.state_dir), "scratch")
@@ -230,9 +250,9 @@ def quote(word: str) -> str:
     return "'" + word.replace("'", "'\\''") + "'"
 
 
-def wrap(command: str, session, project: str, env=None):
+def wrap(command: str, session: Session, project: str, env: Env | None = None) -> str | None:
     """The command as it runs inside the sandbox, or None when no sandbox runs here (`session`
-    is a cli.hookstate.Session; `project` is where the harness says the project is)."""
+    is a hooks.hookstate.Session; `project` is where the harness says the project is)."""
     env = os.environ if env is None else env
     program = sandbox_program(env)
     if program is None:
@@ -271,7 +291,7 @@ def wrap(command: str, session, project: str, env=None):
     return " ".join(map(quote, argv))
 
 
-def macos_profile(writable: list) -> str:
+def macos_profile(writable: list[str]) -> str:
     """A sandbox-exec profile: everything allowed but file writes outside `writable` and any
     network (unix sockets included). Untested here (no macOS on these machines); kept in the
     shape Apple's own profiles use.
@@ -297,7 +317,7 @@ ARCHES = {  # uname machine -> (AUDIT_ARCH_*, socket, io_uring_setup, x32 bit or
 AF_UNIX = 1
 
 
-def seccomp_program(machine: str):
+def seccomp_program(machine: str) -> bytes | None:
     """The filter for this machine's arch, or None where it is not known: socket(AF_UNIX, …)
     and io_uring_setup (whose rings can open sockets) fail with EPERM, socketpair stays
     allowed; a syscall of any other ABI (i386, x32, arm32, where socketcall hides the family)
@@ -326,12 +346,11 @@ def seccomp_program(machine: str):
 
 # -I keeps the working directory off sys.path (a ctypes.py planted in the worktree must not
 # run before the filter is in place); only the plugin is added, after the standard library.
-LOADER = (
-    "import sys; sys.path.append(sys.argv[1]); from cli import sandbox; sandbox.main(sys.argv[2:])"
-)
+LOADER = "import sys; sys.path.append(sys.argv[1]); from hooks import sandbox"
+LOADER += "; sandbox.main(sys.argv[2:])"
 
 
-def filtered(python) -> list:
+def filtered(python: str | None) -> list[str]:
     """The argv prefix that runs a command under the filter: `main()` loads it into its own
     process inside the sandbox (bwrap has set no_new_privs) and execs the command, as
     sandbox-runtime's apply-seccomp does. Nothing is read from a file or a descriptor the
@@ -362,7 +381,7 @@ def load_filter(program: bytes) -> None:
         raise OSError(errno, os.strerror(errno))
 
 
-def main(argv: list):
+def main(argv: list[str]) -> NoReturn:
     """Inside the sandbox: load the filter, then become the command (never run it unfiltered:
     exit 126 when either fails)."""
     program = seccomp_program(os.uname().machine)
@@ -388,7 +407,7 @@ def _write_atomically(path: str, data: bytes) -> bool:
     return True
 
 
-def _read_small(path: str):
+def _read_small(path: str) -> str | None:
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
             return f.read(4096)

@@ -5,7 +5,7 @@ starts, resumes or compacts picks up where it was (docs/design.md, "One status")
 `--dialect gemini` wraps it in the JSON Gemini CLI requires
 (hookSpecificOutput.additionalContext). No session, or a
 finished one: nothing is printed. Read-only (timeouts are applied by the next real command,
-not here), standard library only (cli/hookstate.py and state/status_view.py, the same text
+not here), standard library only (hooks/hookstate.py and state/status_view.py, the same text
 `plan status` prints), and it always exits 0: a hook must never break a session. While
 planning it also says, true for the client, whether shell commands run in the read-only
 sandbox or are guarded by command parsing only.
@@ -19,10 +19,16 @@ import sys
 if __name__ == "__main__" and not __package__:
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from state.vocab import CLOSED, Dialect
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
 HEADER = "planner: an active session (run the NEXT command to continue; `plan status` for more)"
 
 
-def hook_cwd(raw: bytes):
+def hook_cwd(raw: bytes) -> str | None:
     """The `cwd` field of the hook JSON, else None."""
     try:
         import json
@@ -33,23 +39,23 @@ def hook_cwd(raw: bytes):
     return cwd if isinstance(cwd, str) and cwd else None
 
 
-def report(cwd, dialect: str = "claude") -> str:
-    """The text to print for the project (see cli/hookstate.py for how it is found), or ""
+def report(cwd: str | None, dialect: str = Dialect.CLAUDE) -> str:
+    """The text to print for the project (see hooks/hookstate.py for how it is found), or ""
     when there is nothing to resume."""
-    from cli import hookstate
+    from hooks import hookstate
 
     start = hookstate.project_dir(cwd)
     try:
         session = hookstate.find_session(start, also=(cwd,))
     except hookstate.DamagedSession as e:
         return f"planner: the active session {os.path.dirname(str(e))} cannot be read: {e}"
-    if session is None or session.status in hookstate.CLOSED:
+    if session is None or session.status in CLOSED:
         return ""
     return f"{HEADER}\n{hookstate.status_text(session, dialect)}"
 
 
 def render(text: str, dialect: str) -> str:
-    if dialect != "gemini":
+    if dialect != Dialect.GEMINI:
         return text
     import json
     import re
@@ -61,7 +67,7 @@ def render(text: str, dialect: str) -> str:
     return json.dumps({"hookSpecificOutput": context})
 
 
-def parse_dialect(args: list, env=None) -> str:
+def parse_dialect(args: list[str], env: Mapping[str, str] | None = None) -> str:
     """`--dialect claude|codex|gemini` (or `--dialect=…`); claude and codex read plain text.
 
     Without the flag, Gemini CLI is recognised by the GEMINI_SESSION_ID it gives every hook:
@@ -74,17 +80,18 @@ def parse_dialect(args: list, env=None) -> str:
         if arg.startswith("--dialect="):
             return arg.split("=", 1)[1]
     env = os.environ if env is None else env
-    return "gemini" if env.get("GEMINI_SESSION_ID") and env.get("GEMINI_CWD") else "claude"
+    gemini = env.get("GEMINI_SESSION_ID") and env.get("GEMINI_CWD")
+    return Dialect.GEMINI if gemini else Dialect.CLAUDE
 
 
-def launchers_note(dialect: str, env=None) -> str:
+def launchers_note(dialect: str, env: Mapping[str, str] | None = None) -> str:
     """Where the launchers are, when the agent's shell cannot find them: Claude Code puts the
     plugin's bin/ on PATH, Gemini CLI does not (the person links them once) and Codex's
     install links them into a directory that may not be on PATH; "" when `planner` is found."""
     import shutil
 
     env = os.environ if env is None else env
-    if dialect == "claude" or shutil.which("planner", path=env.get("PATH", "")):
+    if dialect == Dialect.CLAUDE or shutil.which("planner", path=env.get("PATH", "")):
         return ""
     bin_dir = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bin")
     return (
@@ -94,7 +101,7 @@ def launchers_note(dialect: str, env=None) -> str:
     )
 
 
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
     dialect = parse_dialect(sys.argv[1:] if argv is None else argv)
     try:
         raw = sys.stdin.buffer.read() if sys.stdin is not None else b""

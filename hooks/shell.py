@@ -1,13 +1,17 @@
 """A POSIX-shell parser for the guard: every simple command in a string, wherever it hides.
 
-Hand-written char by char (the lexer is cli/shell_lex.py), without re or shlex: the guard runs
+Hand-written char by char (the lexer is hooks/shell_lex.py), without re or shlex: the guard runs
 before every tool call and those imports alone eat its time budget; shlex also knows nothing of
 $(…), here-docs or `|`.
 """
 
 from __future__ import annotations
 
-from cli.shell_lex import EXPANDS, GLOBS, SPLITS, Lexer, ParseError, is_name
+from hooks.shell_lex import EXPANDS, GLOBS, SPLITS, Lexer, ParseError, is_name
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from hooks.shell_lex import Token
 
 __all__ = ["ARITHMETIC", "EXPANDS", "GLOBS", "SPLITS", "Command", "ParseError", "Redirect"]
 __all__ += ["is_assignment", "parse", "structure"]
@@ -36,7 +40,9 @@ class Command:
 
     __slots__ = ("argv", "assignments", "flags", "redirects")
 
-    def __init__(self, argv: list, flags: list, redirects: list, assignments: list) -> None:
+    def __init__(
+        self, argv: list[str], flags: list[int], redirects: list[Redirect], assignments: list[str]
+    ) -> None:
         self.argv, self.flags, self.redirects, self.assignments = (
             argv,
             flags,
@@ -79,7 +85,7 @@ def is_assignment(word: str) -> bool:
 class _Parser(Lexer):
     """Recursive descent over one string; lexing and parsing share the position `i`."""
 
-    def __init__(self, text: str, found: list, depth: int) -> None:
+    def __init__(self, text: str, found: list[Command], depth: int) -> None:
         super().__init__(text)
         self.found, self.depth = found, depth
         self.ops: list[str] = []  # list, and-or and pipe operators and compound words, in order
@@ -92,7 +98,7 @@ class _Parser(Lexer):
         if tok[0] != "eof":
             raise ParseError(f"unexpected `{_show(tok)}`")
 
-    def parse_list(self, stop_ops: tuple, stop_words: tuple) -> None:
+    def parse_list(self, stop_ops: tuple[str, ...], stop_words: tuple[str, ...]) -> None:
         while True:
             tok = self.peek()
             kind = tok[0]
@@ -174,7 +180,7 @@ class _Parser(Lexer):
         if argv or redirects or assignments:
             self.found.append(Command(argv, flags, redirects, assignments))
 
-    def redirect_target(self, tok: tuple) -> Redirect:
+    def redirect_target(self, tok: Token) -> Redirect:
         target = self.take()
         if target[0] != "word":
             raise ParseError(f"`{tok[1]}` has no target")
@@ -301,7 +307,7 @@ class _Parser(Lexer):
 
     # -- what the lexer hands back -----------------------------------------------------------
 
-    def substitution(self, buf: list, start: int) -> int:
+    def substitution(self, buf: list[str], start: int) -> int:
         """`$(…)`, `<(…)` or `>(…)` whose body starts at `start`: parsed in place to `)`."""
         begin = start - 2
         self.i = start
@@ -329,12 +335,13 @@ class _Parser(Lexer):
             inner.parse_all()
 
 
-def _show(tok: tuple) -> str:
+def _show(tok: Token) -> str:
     if tok[0] == "eof":
         return "end of input"
+    text: str = tok[1]
     if tok[0] == "redir":
-        return (tok[2] or "") + tok[1]
-    return "newline" if tok[1] == "\n" else tok[1]
+        return (tok[2] or "") + text
+    return "newline" if text == "\n" else text
 
 
 _COMPOUND = {
@@ -350,7 +357,7 @@ _COMPOUND = {
 }
 
 
-def structure(text: str):
+def structure(text: str) -> tuple[list[Command], list[str]] | None:
     """(simple commands, list and pipe operators and compound words in order) of `text`,
     or None when it does not parse."""
     found: list[Command] = []

@@ -1,17 +1,24 @@
 """What the hooks know of the project: its root, the planning session and its status text
-(the OS sandbox is cli/sandbox.py).
+(the OS sandbox is hooks/sandbox.py).
 
 Standard library only (the guard and SessionStart run as `python3 -S` before any environment
-exists): of the package it imports only state/status_view.py, itself standard library only.
+exists): of the package it imports only state/vocab.py and state/status_view.py, themselves
+standard library only.
 """
 
 from __future__ import annotations
 
 import os
 
-CLOSED = frozenset({"completed", "cancelled", "failed"})
-# Statuses known not to be planning; any other (a new one, a typo, "bogus") guards as planning.
-SETTLED = frozenset({"approved", "executing", "result_review", *CLOSED})
+from state.vocab import SETTLED, Dialect
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+    from typing import Any
+
+# SETTLED: statuses known not to be planning; any other (a new one, a typo, "bogus") guards as
+# planning.
 PROJECT_ENV = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR")
 MAX_SESSION_BYTES = 4 << 20
 
@@ -25,7 +32,7 @@ class Session:
 
     __slots__ = ("data", "id", "state_dir", "status", "strict")
 
-    def __init__(self, state_dir: str, data: dict) -> None:
+    def __init__(self, state_dir: str, data: dict[str, Any]) -> None:
         self.state_dir, self.data = state_dir, data
         self.status = data["status"]
         self.id = data["id"] if isinstance(data.get("id"), str) else os.path.basename(state_dir)
@@ -47,7 +54,7 @@ class Session:
         return os.path.dirname(os.path.dirname(self.state_dir))
 
 
-def project_dir(hook_cwd, env=None) -> str:
+def project_dir(hook_cwd: object, env: Mapping[str, str] | None = None) -> str:
     """Where the harness says the project is: CLAUDE_PROJECT_DIR, GEMINI_PROJECT_DIR, else cwd.
 
     The shell's own directory is never used when the harness names the project, so `cd`
@@ -63,7 +70,9 @@ def project_dir(hook_cwd, env=None) -> str:
     return os.path.realpath(os.getcwd())
 
 
-def find_session(start: str, env=None, also=()):
+def find_session(
+    start: str, env: Mapping[str, str] | None = None, also: Iterable[object] = ()
+) -> Session | None:
     """The session that governs `start`: the first planning one among $PLANNER_STATE_DIR and
     the `.planner/ACTIVE` files above `start`, then above each of `also` (the hook's cwd);
     else the first session found in any status; None when there is none.
@@ -95,7 +104,7 @@ def find_session(start: str, env=None, also=()):
     return first
 
 
-def read_active(home: str):
+def read_active(home: str) -> Session | None:
     """The session `<home>/ACTIVE` names, or None when there is no ACTIVE or it names nothing."""
     path = os.path.join(home, "ACTIVE")
     try:
@@ -116,7 +125,7 @@ def read_active(home: str):
     return read_session(os.path.realpath(os.path.join(home, name)))
 
 
-def read_session(state_dir: str):
+def read_session(state_dir: str) -> Session | None:
     path = os.path.join(state_dir, "session.json")
     try:
         with open(path, "rb") as f:
@@ -138,7 +147,7 @@ def read_session(state_dir: str):
     return Session(state_dir, data)
 
 
-def status_text(session: Session, dialect: str = "claude") -> str:
+def status_text(session: Session, dialect: str = Dialect.CLAUDE) -> str:
     """What SessionStart prints: the same text as `plan status` (state/status_view.py)."""
     from json import loads
 
@@ -158,22 +167,23 @@ CODEX_GUARD += " guard cannot judge, are denied, in the scratch worktree too; ed
 CODEX_GUARD += " with apply_patch, in the scratch worktree"
 
 
-def client_dialect(env=None) -> str:
+def client_dialect(env: Mapping[str, str] | None = None) -> Dialect:
     """The client a command runs under, from what it sets in its shells' environment: Codex
     gives every command CODEX_THREAD_ID (and runs no rewritten command, so its guard line
     differs); Claude Code and Gemini CLI share the sandboxed one."""
     env = os.environ if env is None else env
-    return "codex" if env.get("CODEX_THREAD_ID") or env.get("CODEX_SESSION_ID") else "claude"
+    codex = env.get("CODEX_THREAD_ID") or env.get("CODEX_SESSION_ID")
+    return Dialect.CODEX if codex else Dialect.CLAUDE
 
 
-def with_guard(summary: dict, dialect=None) -> dict:
+def with_guard(summary: dict[str, Any], dialect: str | None = None) -> dict[str, Any]:
     """The status record with the guard's line while planning, true for the client: the
     sandbox where commands run in it, else what parsing alone does. Without a dialect
     (`plan status`), the client the command runs under."""
     if summary["status"] in SETTLED:
         return summary
     dialect = dialect or client_dialect()
-    if dialect == "codex":
+    if dialect == Dialect.CODEX:
         return {**summary, "guard": f"{CODEX_GUARD} ({summary['state_dir']}/worktree)"}
     note = sandbox_note()
     if note:
@@ -183,7 +193,7 @@ def with_guard(summary: dict, dialect=None) -> dict:
     return {**summary, "guard": guard + " (/tmp is private to each command)"}
 
 
-def _read_small_bytes(path: str):
+def _read_small_bytes(path: str) -> bytes | None:
     try:
         with open(path, "rb") as f:
             return f.read(MAX_SESSION_BYTES)
@@ -191,8 +201,8 @@ def _read_small_bytes(path: str):
         return None
 
 
-def sandbox_note(env=None) -> str:
-    """cli/sandbox.py's warning, imported only when a status is printed (not on every hook)."""
-    from cli.sandbox import sandbox_note as note
+def sandbox_note(env: Mapping[str, str] | None = None) -> str:
+    """hooks/sandbox.py's warning, imported only when a status is printed (not on every hook)."""
+    from hooks.sandbox import sandbox_note as note
 
     return note(env)

@@ -15,24 +15,31 @@ from __future__ import annotations
 
 import os
 
-from cli import shell
-from cli.guard_tools import ALONE, MUTATE, OK, ONE_PER_CALL, PASS, SAFE_TARGETS
-from cli.human_acts import is_human_act
+from hooks import shell
+from hooks.guard_tools import ALONE, MUTATE, OK, ONE_PER_CALL, PASS, SAFE_TARGETS, Hint, Verdict
+from hooks.human_acts import is_human_act
+from state.vocab import GuardDecision
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from hooks.hookstate import Session
+    from hooks.shell import Command, Redirect
 
 LAUNCHERS = ("plan", "planner", "executor")
 FEEDERS = ("cat", "echo", "printf")
 READ_REDIRECTS = ("<", "<<", "<<-", "<<<")
 CHAIN_OPS = frozenset(("|", "\n", ";", "&&", "||"))
 PERSON = "is the person's decision"
-ASK = "ask"
-DENY = "deny"
+ASK, DENY = GuardDecision.ASK, GuardDecision.DENY
 
 
 def mentions_launcher(command: str) -> bool:
     return any(name in command for name in LAUNCHERS)
 
 
-def judge_own(command: str, session, cwd: str, env):
+def judge_own(command: str, session: Session, cwd: str, env: Mapping[str, str]) -> Verdict | None:
     """A verdict for a command that runs the product's launchers (PASS runs it unwrapped), or
     None when it runs none (the parser and the sandbox judge it like any command).
 
@@ -52,7 +59,7 @@ def judge_own(command: str, session, cwd: str, env):
         return None
     if not set(ops) <= CHAIN_OPS:
         return _not_plain(own[0])
-    assigned: set = set()
+    assigned: set[str] = set()
     verdicts = []
     for cmd in found:
         if cmd in own:
@@ -64,17 +71,18 @@ def judge_own(command: str, session, cwd: str, env):
                 return _not_plain(own[0])
         elif not _harmless(cmd):
             return _not_plain(own[0])
-    worst = max(verdicts, key=lambda v: v[0])
-    if worst[0] != MUTATE or len(found) == 1 or (len(own) == 1 and _fed(found, own[0])):
+    worst = max(verdicts, key=lambda v: v.level)
+    if worst.level != MUTATE or len(found) == 1 or (len(own) == 1 and _fed(found, own[0])):
         return worst
-    return (MUTATE, worst[1], worst[2] + ", run alone", DENY, "run it as one command, alone")
+    alone = "run it as one command, alone"
+    return Verdict(MUTATE, worst.part, worst.why + ", run alone", DENY, alone)
 
 
-def _not_plain(cmd) -> tuple:
-    return (MUTATE, " ".join(cmd.argv), ALONE, DENY, ONE_PER_CALL)
+def _not_plain(cmd: Command) -> Verdict:
+    return Verdict(MUTATE, " ".join(cmd.argv), ALONE, DENY, ONE_PER_CALL)
 
 
-def _captures_own(assignment: str, assigned: set) -> bool:
+def _captures_own(assignment: str, assigned: set[str]) -> bool:
     """`name=$(…)`: the substitution's commands are judged as parts of the chain themselves."""
     name, _, value = assignment.partition("=")
     if not (name[:1].islower() or name[:1] == "_") or not shell.is_assignment(assignment):
@@ -85,7 +93,7 @@ def _captures_own(assignment: str, assigned: set) -> bool:
     return True
 
 
-def _harmless(cmd) -> bool:
+def _harmless(cmd: Command) -> bool:
     """A feeder, a consumer of the product's output the parser knows to be read-only, or cd."""
     if cmd.assignments or any(cmd.flags):
         return False
@@ -93,17 +101,17 @@ def _harmless(cmd) -> bool:
         return len(cmd.argv) <= 2 and not cmd.redirects
     if cmd.argv[0] in FEEDERS and _plain(cmd, set()):
         return True
-    from cli.guard_rules import judge_command
+    from hooks.guard_rules import judge_command
 
-    return judge_command(cmd, 0)[0] == OK
+    return judge_command(cmd, 0).level == OK
 
 
-def _fed(found: list, own) -> bool:
+def _fed(found: list[Command], own: Command) -> bool:
     """Whether everything but `own` only feeds it (`cat ops.json | plan apply -`)."""
     return all(c is own or (c.argv and c.argv[0] in FEEDERS) for c in found)
 
 
-def is_launcher(word: str, env) -> bool:
+def is_launcher(word: str, env: Mapping[str, str]) -> bool:
     """`plan` on a PATH of absolute entries (the sandbox keeps them read-only, so nothing can
     be planted there), or an absolute path to a bin/ launcher."""
     base = word.rsplit("/", 1)[-1]
@@ -115,7 +123,7 @@ def is_launcher(word: str, env) -> bool:
     return all(e.startswith("/") for e in entries)
 
 
-def _plain(cmd, assigned: set) -> bool:
+def _plain(cmd: Command, assigned: set[str]) -> bool:
     """No assignments, only reading redirections, and no word known only at run time but
     `$name` of a name the chain captured from the product's own output."""
     if cmd.assignments or not all(_reads_only(r) for r in cmd.redirects):
@@ -123,12 +131,12 @@ def _plain(cmd, assigned: set) -> bool:
     return all(not cmd.flags[i] or _captured(w, assigned) for i, w in enumerate(cmd.argv))
 
 
-def _captured(word: str, assigned: set) -> bool:
+def _captured(word: str, assigned: set[str]) -> bool:
     name = word[2:-1] if word.startswith("${") and word.endswith("}") else word[1:]
     return word.startswith("$") and name in assigned
 
 
-def _reads_only(redirect) -> bool:
+def _reads_only(redirect: Redirect) -> bool:
     if redirect.op in READ_REDIRECTS:
         return True
     if redirect.op in (">&", "<&") and (redirect.target.isdigit() or redirect.target == "-"):
@@ -136,27 +144,30 @@ def _reads_only(redirect) -> bool:
     return redirect.op in (">", ">>") and redirect.target in SAFE_TARGETS
 
 
-def judge_launcher(argv: list, command: str, session, cwd: str) -> tuple:
+def judge_launcher(argv: list[str], command: str, session: Session, cwd: str) -> Verdict:
     part = " ".join(argv)
     base = argv[0].rsplit("/", 1)[-1]
     words, options = _split(argv[1:])
     for name, value in options:
         if name == "--state-dir" and not _inside(cwd, value, os.path.dirname(session.state_dir)):
-            return (MUTATE, part, "names a state dir outside the project's .planner/")
+            return Verdict(MUTATE, part, "names a state dir outside the project's .planner/")
         if name == "--non-interactive":
-            return (MUTATE, part, PERSON + " (non-interactive approves by itself)", ASK)
+            return Verdict(
+                MUTATE, part, PERSON + " (non-interactive approves by itself)", ASK, Hint.PERSON
+            )
         if name in ("-o", "--output") and not _inside(cwd, value, session.state_dir):
-            return (MUTATE, part, "writes outside the session directory")
+            return Verdict(MUTATE, part, "writes outside the session directory")
     if base == "executor" or words[:1] == ["exec"]:
-        return (MUTATE, part, "executes the plan, which waits for the person's approval")
+        why = "executes the plan, which waits for the person's approval"
+        return Verdict(MUTATE, part, why, hint=Hint.PERSON)
     if base != "plan" or (words[:1] == ["resume"] and words[1:2] in ([], [session.id])):
         return PASS  # resuming the session that is already active changes nothing
     if is_human_act(" ".join(words[:1])) or is_human_act(" ".join(words[:2])):
-        return (MUTATE, part, PERSON, ASK)
+        return Verdict(MUTATE, part, PERSON, ASK, Hint.PERSON)
     return PASS
 
 
-def _split(args: list) -> tuple:
+def _split(args: list[str]) -> tuple[list[str], list[tuple[str, str]]]:
     """(positional words, [(option, value)]): every `--opt value` pair as written."""
     words, options, i = [], [], 0
     while i < len(args):

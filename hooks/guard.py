@@ -1,6 +1,7 @@
-"""The read-only guard hook's entry: `python3 -S -I cli/guard.py [--dialect claude|codex|gemini]`,
-as hooks/hooks.json runs it. The guard is cli/guard_hook.py, imported so that its bytecode is
-cached (a script run as __main__ is compiled again on every call, ~3 ms of a ~30 ms budget).
+"""The read-only guard hook's entry, as hooks/hooks.json runs it:
+`python3 -S -I hooks/guard.py [--dialect claude|codex|gemini]`. The guard is
+hooks/guard_hook.py, imported so that its bytecode is cached (a script run as __main__ is
+compiled again on every call, ~3 ms of a ~30 ms budget).
 
 This file parses on Python 3.6 (no `from __future__ import annotations`, no newer syntax), so
 an old python3 gets a clear denial and exit 2 here instead of a SyntaxError, which Codex and
@@ -23,7 +24,7 @@ if sys.version_info < (3, 8):  # noqa: UP036
 
 if __name__ == "__main__":
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    from cli.guard_hook import main
+    from hooks.guard_hook import main
 
     main()
     sys.stderr.flush()

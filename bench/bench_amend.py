@@ -1,0 +1,134 @@
+"""What one amendment round costs an agent: a plan (farewell(), M-001) is approved by the
+person on the review page and M-001 is carried out and committed; then the person wants a
+wave() too. From there a scripted agent runs only what the steps print: `plan amend`, the
+design rework (the new milestone, its intent, the re-checks the prompt lists, the gate),
+the code rework (an edit in the worktree, capture, re-checks, the gate), the docs gate, the
+review page until the person re-approves, and the executor for the new milestone (apply,
+done --commit, the two reviews, reconcile). Every command and the characters of all its
+stdout+stderr count; the file-tool edit and the person's verdict are counted apart.
+
+    python -m bench.bench_amend [--verbose]   (--verbose prints the transcript)
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import tempfile
+from pathlib import Path
+
+from bench.bench_worktree import (
+    FAREWELL,
+    IDENTITY,
+    WAVE,
+    Person,
+    cost,
+    edit,
+    make_project,
+    rechecks,
+    review,
+    review_round,
+)
+from tests import sample
+from tests.agent import Agent, Output
+
+WORKTREE = re.compile(r"checkout of the base commit\): (.+)$", re.M)
+WAVE_MILESTONE = [
+    {
+        "op": "milestone add",
+        "args": {"name": "Wave", "file": ["src/app.py"], "acceptance": ["wave() == 'o/'"]},
+    },
+    {
+        "op": "intent add",
+        "args": {"milestone": "$1", "file": "src/app.py", "function": "wave", "behavior": "wave"},
+    },
+]
+
+
+def worktree(out: Output) -> Path:
+    return Path(WORKTREE.findall(out.text)[-1].replace("STATE_DIR", out.state_dir, 1))
+
+
+def approved_and_committed(project: Path) -> tuple[Agent, Person, Path]:
+    """The set-up, not measured: the plan approved, M-001 done and committed."""
+    (project / "pyproject.toml").write_text("[tool.planner]\nquestions_min = 0\n")
+    agent = Agent(project, env=IDENTITY, process=True)
+    agent.shell("git add pyproject.toml && git commit -qm 'planner: no questions'")
+    out = agent.step("planner --step 1 --task 'Add a farewell'")
+    agent.plan("context", "set", "--goal", "Users can say goodbye")
+    out = agent.step(out.route())  # 3
+    agent.apply(sample.DESIGN)
+    out = agent.step(out.route())  # 4
+    review(agent, "plan-design")
+    out = agent.step(out.route("pass"))  # 5, which prints 6
+    tree = worktree(out)
+    edit(tree / "src" / "app.py", FAREWELL)
+    agent.plan("change", "capture")
+    out = agent.step(out.route())  # 7
+    review(agent, "plan-code")
+    out = agent.step(out.route("pass"))  # 8, which prints 9
+    out = agent.step(out.route())  # 10
+    review(agent, "plan-docs")
+    agent.step(out.route("pass"))  # 11: in review
+    person = Person(agent)
+    out = review_round(agent, person, "approve")
+    out = agent.step(out.route())  # executor 1, 2, 3
+    agent.plan("exec", "apply", "M-001")
+    agent.plan("exec", "done", "M-001", "--evidence", "checked", "--commit")
+    return agent, person, tree
+
+
+def amendment_round(agent: Agent, person: Person, tree: Path) -> tuple[int, int]:
+    """The round, measured: returns the transcript index where execution starts and the
+    file-tool edits the agent made."""
+    opened = agent.plan("amend", "--reason", "the person wants a wave() too")
+    out = agent.step(Output(opened.stderr).route())  # 3, the rework of the design
+    agent.apply([*WAVE_MILESTONE, *rechecks(out)])  # the new milestone, re-checked
+    out = agent.step(out.route("pass"))  # 5, which prints 6
+    edit(tree / "src" / "app.py", WAVE)
+    agent.apply([{"op": "change capture", "args": {"intent": ["CI-002"]}}, *rechecks(out)])
+    out = agent.step(out.route("pass"))  # 8, which prints 9
+    if rechecks(out):
+        agent.apply(rechecks(out))
+    out = agent.step(out.route("pass") if out.if_pass else out.route())  # 11: in review
+    out = review_round(agent, person, "approve")
+    execution = len(agent.transcript)
+    out = agent.step(out.route())  # executor 1, which prints 2 and 3
+    assert "M-002" in out.text, out.text
+    agent.plan("exec", "apply", "M-002")
+    agent.plan("exec", "done", "M-002", "--evidence", "checked", "--commit")
+    out = agent.step(out.route())  # 4
+    review(agent, "impl-code")
+    out = agent.step(out.route("pass"))  # 5, which prints 6 and 7
+    review(agent, "impl-docs")
+    out = agent.step(out.route("pass"))  # 8, which prints 9
+    assert out.done, out.text
+    return execution, 1
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--verbose", action="store_true", help="print the transcript")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        agent, person, tree = approved_and_committed(make_project(Path(tmp) / "project"))
+        start = len(agent.transcript)
+        execution, edits = amendment_round(agent, person, tree)
+    parts = (
+        ("amendment planning", agent.transcript[start:execution], edits),
+        ("amendment execution", agent.transcript[execution:], 0),
+        ("amendment round", agent.transcript[start:], edits),
+    )
+    for name, entries, edited in parts:
+        commands, characters = cost(entries)
+        print(
+            f"{name}: {commands} commands, {characters:,} characters; "
+            f"plus {edited} file-tool edits, not counted as commands"
+        )
+    if args.verbose:
+        for entry in agent.transcript[start:]:
+            print(entry)
+
+
+if __name__ == "__main__":
+    main()

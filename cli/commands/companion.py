@@ -1,0 +1,21 @@
+"""`plan mcp`: the review companion, an MCP server over stdio (cli/companion.py)."""
+
+from __future__ import annotations
+
+import click
+
+from cli.base import PlanCommand
+
+
+@click.command("mcp", cls=PlanCommand)
+def mcp_command(state_dir: str | None, as_json: bool) -> None:
+    """Serve the review companion over stdio for an MCP client (Claude Desktop, Claude Code,
+    an IDE): read-only tools over the session (--state-dir, else the active one; any of
+    `plan list` by id) and draft_feedback, a draft the person sends themselves. No tool
+    approves, rejects, accepts or amends. Runs until the client disconnects."""
+    from cli.base import open_store
+    from cli.companion import serve
+
+    if state_dir:  # a session named on the command line must exist; the active one may come
+        open_store(state_dir)
+    serve(state_dir)

@@ -1,0 +1,72 @@
+"""The result as terminal text (`plan result show`): per milestone the planned diff, then
+what its commits did, the tests and deviations, then the reconcile table."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def diff_text(lines: list[dict[str, Any]]) -> list[str]:
+    """A diff's lines with the new-file line number a comment names (M-001:FILE:LINE=…)."""
+    shown = []
+    for line in lines:
+        number = str(line["new"]) if line["new"] is not None else ""
+        shown.append(f"  {number:>5} {line['text']}")
+    return shown
+
+
+def milestone_text(m: dict[str, Any]) -> list[str]:
+    lines = [f"{m['id']} {m['name']} ({m['status']})"]
+    for change in m["planned"]:
+        lines.append(f" planned {change['id']} {change['file']}:")
+        lines += diff_text(change["lines"])
+    if not m["commits"]:
+        lines.append(" committed: nothing")
+    for commit in m["commits"]:
+        lines.append(f" commit {commit['short']} {commit['subject']}")
+        for f in commit["files"]:
+            lines.append(f"  {f['path']}:")
+            lines += diff_text(f["lines"])
+    for t in m["tests"]:
+        lines.append(f" test {t['file']}: {'ran' if t['ran'] else 'NOT RUN'}")
+    for e in m["evidence"]:
+        lines.append(f" evidence: {e}")
+    for d in m["deviations"]:
+        lines.append(f" deviation {d['id']}: {d['description']}")
+    return lines
+
+
+def reconcile_rows(result: dict[str, Any]) -> list[str]:
+    lines = ["milestone  status       changed/planned  untouched"]
+    for m in result["milestones"]:
+        row = m["reconcile"]
+        counts = f"{len(row.get('changed_files', []))}/{len(row.get('planned_files', []))}"
+        untouched = ", ".join(row.get("untouched_planned_files", [])) or "-"
+        lines.append(f"{m['id']:<10} {m['status']:<12} {counts:<16} {untouched}")
+    lines.append("unplanned changes: " + (", ".join(result["unplanned_changes"]) or "none"))
+    return lines
+
+
+def text(result: dict[str, Any], session: dict[str, Any]) -> str:
+    """What `plan result show` prints."""
+    rounds = session["result_reviews"]
+    head = [
+        f"result of {session['id']}: {result['title'] or session['task']}",
+        f"status {session['status']}"
+        + (f", result round {rounds[-1]['round']} {rounds[-1]['verdict']}" if rounds else ""),
+        f"sha256 {result['sha256']}",
+        "",
+    ]
+    body: list[str] = []
+    for m in result["milestones"]:
+        body += [*milestone_text(m), ""]
+    body += ["reconcile:", *reconcile_rows(result)]
+    if result["tests_run"]:
+        body.append("tests run: " + "; ".join(result["tests_run"]))
+    if session["status"] == "result_review":
+        body += [
+            "",
+            "Your verdict: plan result accept [--by NAME], or plan result request-changes "
+            "--feedback TEXT [--comment ID[:LINE]=TEXT]... (or the page: plan review open)",
+        ]
+    return "\n".join(head + body)

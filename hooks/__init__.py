@@ -1,0 +1,3 @@
+"""The programs the clients run as hooks (the read-only guard, SessionStart, the bootstrap
+of the plugin's environment) and what they share; standard library only (docs/design.md,
+"The guard")."""

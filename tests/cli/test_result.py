@@ -1,0 +1,229 @@
+"""Result review in the terminal: after executor step 9 an interactive session waits in
+result_review; `plan result show` shows what was done, `accept` completes the session,
+`request-changes` opens an amendment with the feedback as its task; both verdicts are the
+person's acts (the guard asks, `plan apply` refuses them)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from state.limits import COMMENTS_MAX, FEEDBACK_MAX, NAME_MAX
+from tests.cli.result_helpers import init_project, to_result_review
+from tests.cli.test_guard import bash
+from tests.cli.test_guard_own import decide
+from tests.conftest import git, run
+from tests.workflows.helpers import to_approval
+
+
+@pytest.fixture(scope="module")
+def reviewing(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A project whose session waits for the result's review; tests work on copies."""
+    project = init_project(tmp_path_factory.mktemp("result") / "project")
+    to_result_review(project)
+    return project
+
+
+def copy_of(reviewing: Path, where: Path) -> tuple[Path, Path]:
+    project = where / "project"
+    shutil.copytree(reviewing, project, symlinks=True)
+    name = (project / ".planner" / "ACTIVE").read_text().strip()
+    return project, project / ".planner" / name
+
+
+def session(state: Path) -> dict:
+    return json.loads((state / "session.json").read_text())
+
+
+def plan(project: Path, *args: str, code: int = 0, input: str | None = None):
+    done = run("plan", *args, cwd=project, input=input)
+    assert done.returncode == code, (done.returncode, done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr
+    return done
+
+
+def test_step_9_leaves_an_interactive_session_in_result_review(reviewing: Path, tmp_path: Path):
+    project, state = copy_of(reviewing, tmp_path)
+    record = session(state)
+    assert record["status"] == "result_review"
+    (opened,) = record["result_reviews"]
+    assert (opened["round"], opened["verdict"], opened["policy"]) == (1, "submitted", False)
+    status = plan(project, "status").stdout
+    assert f"IF PASS: plan result accept --state-dir {state}" in status
+    assert "IF FAIL: plan result request-changes" in status
+
+
+def test_show_puts_the_planned_diff_beside_the_commit(reviewing: Path, tmp_path: Path):
+    project, _state = copy_of(reviewing, tmp_path)
+    text = plan(project, "result", "show").stdout
+    head = git(project, "rev-parse", "HEAD").strip()
+    assert f"commit {head[:12]} M-001 Farewell" in text
+    planned, committed = text.split(" planned CC-001 src/app.py:")[1].split(" commit ")[:2]
+    assert "      4 +def farewell(name):" in planned
+    assert "      4 +def farewell(name):" in committed
+    assert "test src/app.py: ran" in text and "evidence: farewell works" in text
+    assert "deviation DV-001: kept greet as it was" in text
+    assert "M-001      done         1/1" in text  # the reconcile table
+    shown = json.loads(plan(project, "result", "show", "--json").stdout)
+    assert shown["status"] == "result_review" and shown["sha256"] in text
+    (m,) = shown["milestones"]
+    assert [c["sha"] for c in m["commits"]] == [head]
+    assert m["commits"][0]["files"][0]["path"] == "src/app.py"
+    assert [d["id"] for d in m["deviations"]] == ["DV-001"]
+    assert m["tests"] == [{"file": "src/app.py", "milestone": "M-001", "ran": True}]
+    assert shown["rounds"][0]["sha256"] == shown["sha256"]  # step 9 recorded what it shows
+
+
+def test_accept_completes_the_session_with_who_and_the_hash_shown(reviewing: Path, tmp_path: Path):
+    project, state = copy_of(reviewing, tmp_path)
+    sha = json.loads(plan(project, "result", "show", "--json").stdout)["sha256"]
+    done = plan(project, "result", "accept", "--by", "bob", "--expect-sha256", sha)
+    assert "result accepted (round 1, by bob)" in done.stderr
+    record = session(state)
+    assert record["status"] == "completed"
+    last = record["result_reviews"][-1]
+    assert (last["verdict"], last["by"], last["sha256"]) == ("accepted", "bob", sha)
+    assert plan(project, "status").stdout.rstrip().endswith("DONE")
+    assert not (state / "worktree").exists()  # a completed session keeps no worktree
+    again = plan(project, "result", "accept", code=4)  # one verdict per round
+    assert "no result in review" in again.stderr
+
+
+def test_request_changes_opens_an_amendment_with_the_feedback(reviewing: Path, tmp_path: Path):
+    project, state = copy_of(reviewing, tmp_path)
+    feedback = "farewell must say goodbye, not bye"
+    done = plan(
+        project, "result", "request-changes", "--feedback", feedback,
+        "--comment", "M-001:src/app.py:5=say goodbye here",
+        "--comment", "M-001:4=one file: the file may be left out",
+        "--comment", "CC-001:5: the plan said bye too",
+        "--comment", "DV-001=why keep greet?",
+        "--by", "bob",
+    )  # fmt: skip
+    assert "changes requested (result round 1)" in done.stderr
+    record = session(state)
+    assert record["status"] != "result_review"
+    assert record["amendments"][-1]["task"] == feedback
+    last = record["result_reviews"][-1]
+    assert (last["verdict"], last["feedback"], last["by"]) == ("changes_requested", feedback, "bob")
+    assert [(c["anchor"], c["file"], c["line"]) for c in last["comments"]] == [
+        ("M-001", "src/app.py", 5),
+        ("M-001", "src/app.py", 4),
+        ("CC-001", None, 5),
+        ("DV-001", None, None),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--feedback", "  "], "--feedback is required"),
+        (["--feedback", "x", "--comment", "M-001:src/app.py:99=no"], "show lines 1-5"),
+        (["--feedback", "x", "--comment", "M-001:README.md:1=no"], "name one of the files"),
+        (["--feedback", "x", "--comment", "M-009=no such"], "M-009"),
+        (["--feedback", "x", "--comment", "DV-007=no such"], "no DV-007"),
+        (["--feedback", "x", "--comment", "DV-001:3=lines?"], "no lines"),
+        (["--feedback", "x", "--comment", "just words"], "expected 'ID=TEXT'"),
+        (["--feedback", "x" * (FEEDBACK_MAX + 1)], "over the limit"),
+        (["--feedback", "x", "--by", "n" * (NAME_MAX + 1)], "over the limit"),
+        (["--feedback", "x", *["--comment", "M-001=a"] * (COMMENTS_MAX + 1)], "over the limit"),
+    ],
+)
+def test_bad_input_is_refused_with_exit_2_and_nothing_stored(
+    reviewing: Path, tmp_path: Path, args: list[str], says: str
+):
+    project, state = copy_of(reviewing, tmp_path)
+    before = (state / "session.json").read_bytes()
+    done = plan(project, "result", "request-changes", *args, code=2)
+    assert says in done.stderr, done.stderr
+    assert (state / "session.json").read_bytes() == before
+
+
+def test_a_result_changed_since_it_was_shown_is_refused(reviewing: Path, tmp_path: Path):
+    project, state = copy_of(reviewing, tmp_path)
+    done = plan(project, "result", "accept", "--expect-sha256", "0" * 64, code=4)
+    assert "changed since it was shown" in done.stderr
+    assert session(state)["status"] == "result_review"
+
+
+def test_verdicts_need_a_result_in_review(tmp_path: Path):
+    project = init_project(tmp_path / "project")
+    agent, _out = to_approval(project)  # approved, not executed
+    assert "no result in review" in agent.plan("result", "accept", code=4).stderr
+    agent.plan("result", "request-changes", "--feedback", "f", code=4)
+    assert "Traceback" not in agent.plan("result", "show").stderr
+
+
+def test_a_non_interactive_session_is_accepted_by_policy(tmp_path: Path):
+    from tests.cli.result_helpers import execute
+
+    project = init_project(tmp_path / "project")
+    agent, out = to_approval(project)  # CI=1: nobody is asked
+    out = execute(agent, out)
+    assert out.done and "accepted by policy" in out.text
+    record = session(Path(out.state_dir))
+    assert record["status"] == "completed"
+    (accepted,) = record["result_reviews"]
+    assert (accepted["verdict"], accepted["by"], accepted["policy"]) == ("accepted", "policy", True)
+    assert len(accepted["sha256"]) == 64
+
+
+# -- the person's acts ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("act", ["result accept", "result request-changes"])
+def test_plan_apply_refuses_the_verdicts(reviewing: Path, tmp_path: Path, act: str):
+    project, state = copy_of(reviewing, tmp_path)
+    batch = [{"op": act, "args": {"feedback": "f", "by": "agent"}}]
+    done = plan(project, "apply", "-", input=json.dumps(batch), code=4)
+    assert f"`plan {act}` is the person's act" in done.stderr
+    assert session(state)["status"] == "result_review"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "plan result accept",
+        "plan result accept --by me",
+        "plan result request-changes --feedback x",
+    ],
+)
+def test_the_guard_asks_the_person_for_a_verdict(reviewing: Path, tmp_path: Path, command: str):
+    project, _ = copy_of(reviewing, tmp_path)
+    decision, reason = decide(bash(command, project))
+    assert decision == "ask" and "person" in reason, reason
+    for dialect in ("codex", "gemini"):  # no ask there: denied, saying where the person acts
+        decision, reason = decide(bash(command, project), dialect)
+        assert decision == "deny" and "terminal" in reason, reason
+    assert decide(bash("plan result show", project)) == ("allow", "")
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    anchor=st.sampled_from(["M-001", "CC-001", "DV-001", "M-001:src/app.py", "qa-1"]),
+    line=st.one_of(st.none(), st.integers(0, 9)),
+    sep=st.sampled_from(["=", ": ", " = "]),
+    text=st.text(min_size=1, max_size=30),
+)
+def test_comments_parse_or_say_why(anchor: str, line: int | None, sep: str, text: str) -> None:
+    """Any comment text is a record with its anchor, file and line, or a usage error."""
+    from state.errors import UsageError
+    from state.result_ops import parse_comment
+
+    written = anchor + (f":{line}" if line is not None else "") + sep + text
+    try:
+        got = parse_comment(written)
+    except UsageError as e:
+        assert "--comment" in e.message
+        return
+    assert got["anchor"] == anchor.split(":")[0].upper()
+    assert got["line"] == line
+    assert got["file"] == ("src/app.py" if ":src/app.py" in anchor else None)
+    assert got["text"] == got["text"].strip() and got["text"]

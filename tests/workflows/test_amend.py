@@ -1,0 +1,233 @@
+"""Amendments (a living plan): an approved plan, one milestone committed, is amended (one
+milestone reopened, one added), reworked through the gates, re-approved and carried out; the
+commits hold exactly the approved diffs of each round and `plan verify` checks the chain."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+from tests.agent import Agent, Output
+from tests.workflows.helpers import DESIGN, add_farewell_change, judge_todo, review, state_of
+
+
+def new_file_diff(path: str, *lines: str) -> str:
+    body = "".join(f"+{line}\n" for line in lines)
+    return f"--- /dev/null\n+++ b/{path}\n@@ -0,0 +1,{len(lines)} @@\n{body}"
+
+
+WAVE_V1 = new_file_diff("src/wave.py", "def wave():", "    return 'o/'")
+WAVE_V2 = new_file_diff("src/wave.py", "def wave():", "    return 'o/ o/'")
+BOW = new_file_diff("src/bow.py", "def bow():", "    return 'm(_ _)m'")
+
+
+def wave_milestone(ref: str) -> list[dict]:
+    """The Wave milestone and its intent; `ref` is the batch's "$K" of the milestone."""
+    accepted = {"name": "Wave", "file": ["src/wave.py"], "acceptance": ["wave() waves"]}
+    intent = {"milestone": ref, "file": "src/wave.py", "behavior": "wave"}
+    return [{"op": "milestone add", "args": accepted}, {"op": "intent add", "args": intent}]
+
+
+FULL_REVIEW = re.compile(r"a full review instead: (planner --step \d+)")
+
+
+def git(project: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=project, capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+def add_change(agent: Agent, state: Path, intent: str, file: str, diff: str) -> None:
+    source = state / f"{intent}.diff"
+    source.write_text(diff)
+    agent.plan("change", "add", "--intent", intent, "--file", file, "--diff", str(source))
+
+
+def interactive_design(project: Path) -> tuple[Agent, Output]:
+    """An interactive session (no questions asked) at step 3."""
+    (project / "pyproject.toml").write_text("[tool.planner]\nquestions_min = 0\n")
+    agent = Agent(project, env={})
+    out = agent.step("planner --step 1 --task 'Add a farewell and a wave'")
+    agent.plan("context", "set", "--goal", "say goodbye, wave")
+    return agent, agent.step(out.route())
+
+
+def to_review(out: Output) -> str:
+    """The review step after a work step: NEXT, or in a rework the full review it offers."""
+    return out.next or FULL_REVIEW.findall(out.text)[-1]
+
+
+def through_gates(agent: Agent, out: Output, code: object, docs: object = None) -> Output:
+    """From step 3 to step 11 the way the prompts say: each review judges what it lists (an
+    amendment's step 3 reopens the design's items: the agent asks for the full review)."""
+    out = agent.step(to_review(out))  # 4
+    judge_todo(agent, out, "plan-design")
+    review(agent, "plan-design")
+    out = agent.step(out.route("pass"))  # 5, which prints 6
+    code(state_of(out))  # type: ignore[operator]
+    out = agent.step(to_review(out))  # 7
+    judge_todo(agent, out, "plan-code")
+    review(agent, "plan-code")
+    out = agent.step(out.route("pass"))  # 8, which prints 9
+    out = agent.step(to_review(out))  # 10
+    judge_todo(agent, out, "plan-docs")
+    review(agent, "plan-docs")
+    return agent.step(out.route("pass"))  # 11: in review
+
+
+def approved_plan(project: Path) -> tuple[Agent, Output]:
+    """M-001 (farewell) and M-002 (wave), approved by ann: the executor's NEXT line printed."""
+    agent, out = interactive_design(project)
+    agent.apply([*DESIGN, *wave_milestone("$5")])
+
+    def code(state: Path) -> None:
+        add_farewell_change(agent, state)
+        add_change(agent, state, "CI-002", "src/wave.py", WAVE_V1)
+
+    out = through_gates(agent, out, code)
+    approved = agent.shell(f"{out.if_pass} --by ann")
+    return agent, Output(approved.stderr)
+
+
+def test_an_amendment_round_from_approval_to_the_commits(project: Path) -> None:
+    agent, approved = approved_plan(project)
+    state = Path(json.loads(agent.plan("status", "--json").stdout)["state_dir"])
+    first = agent.step(approved.route())  # executor 1, 2, 3: wave 1 holds M-001 and M-002
+    agent.plan("exec", "apply", "M-001")
+    agent.plan("exec", "done", "M-001", "--evidence", "ran it", "--commit")
+    original = json.loads((state / "session.json").read_text())["approval"]
+
+    refused = agent.plan("amend", "--reason", "x", "--milestone", "M-001", code=4)
+    assert "M-001 is committed: a correction is a new milestone" in refused.stderr
+    opened = agent.plan("amend", "--reason", "wave twice; bow too", "--milestone", "M-002")
+    assert "amendment round 1 opened, reopening M-002" in opened.stderr
+    session = json.loads((state / "session.json").read_text())
+    assert session["status"] == "design" and session["approval"] is None
+    [amendment] = session["amendments"]
+    assert amendment["approval"] == original and amendment["from_status"] == "executing"
+    assert amendment["milestones"] == ["M-002"] and amendment["approved"] is None
+
+    edit_m1 = agent.plan("milestone", "set", "M-001", "--name", "Farewell, kinder", code=4)
+    assert "M-001 is committed: a correction is a new milestone" in edit_m1.stderr
+    overview = agent.plan("overview", "set", "--title", "Other", code=4)
+    assert "overview is not open in amendment round 1" in overview.stderr
+    by_hand = json.loads((state / "plan.json").read_text())  # an edit by hand cannot widen it
+    kept_plan = (state / "plan.json").read_text()
+    by_hand["milestones"][0]["name"] = "Farewell, by hand"
+    (state / "plan.json").write_text(json.dumps(by_hand))
+    widened = agent.plan("decision", "add", "--decision", "D", "--reasoning", "R", code=4)
+    assert "M-001 is committed: a correction is a new milestone" in widened.stderr
+    (state / "plan.json").write_text(kept_plan)
+    rewritten = agent.plan("decision", "set", "DL-001", "--reasoning", "Other", code=4)
+    assert "DL-001 is not open in amendment round 1" in rewritten.stderr
+    [newer] = agent.apply(
+        [{"op": "decision add", "args": {"decision": "Also wave", "reasoning": "Asked."}}]
+    )
+    agent.plan("decision", "supersede", "DL-001", "--by", newer, "--reason", "waves too")
+    bow = [
+        {
+            "op": "milestone add",
+            "args": {"name": "Bow", "file": ["src/bow.py"], "acceptance": ["bow() bows"]},
+        },
+        {"op": "intent add", "args": {"milestone": "$1", "file": "src/bow.py", "behavior": "bow"}},
+        {"op": "milestone set", "args": {"id": "M-002", "name": "Wave twice"}},
+    ]
+    out = agent.step(Output(opened.stderr).route())  # planner step 3, with the amendment
+    assert out.header.startswith("PLANNER 3/11")
+    assert "Amendment round 1: wave twice; bow too" in out.text
+    agent.apply(bow)
+
+    def code(state: Path) -> None:
+        wave = state / "wave2.diff"
+        wave.write_text(WAVE_V2)
+        agent.plan("change", "set", "CC-002", "--diff", str(wave))
+        add_change(agent, state, "CI-003", "src/bow.py", BOW)
+
+    review_out = through_gates(agent, out, code)
+    assert "Amendment round 1 (wave twice; bow too)" in review_out.text
+    assert "+ M-003 'Bow'" in review_out.text and "~ CC-002" in review_out.text
+    assert "M-001" not in review_out.text.split("since\nthe approval")[1].split("Both verdicts")[0]
+    again = Output(agent.shell(f"{review_out.if_pass} --by ann").stderr)
+    session = json.loads((state / "session.json").read_text())
+    [amendment] = session["amendments"]
+    assert amendment["approved"] == session["approval"] and session["approval"] != original
+
+    wave = agent.step(again.route())  # executor 1, 2, 3: only the amended and new milestones
+    listed = wave.text.split("Wave 1:")[1].split("For each")[0]
+    assert "M-002" in listed and "M-003" in listed and "M-001" not in listed
+    for mid in ("M-002", "M-003"):
+        agent.plan("exec", "apply", mid)
+        agent.plan("exec", "done", mid, "--evidence", "ran it", "--commit")
+    runs = json.loads((state / "execution.json").read_text())["milestones"]
+    assert [r["id"] for r in runs if r["status"] == "done"] == ["M-001", "M-002", "M-003"]
+    subjects = git(project, "log", "--format=%s").splitlines()
+    assert [s.split()[0] for s in subjects] == ["M-003", "M-002", "M-001", "init"]
+    assert (project / "src" / "wave.py").read_text() == "def wave():\n    return 'o/ o/'\n"
+    assert "farewell" in git(project, "show", "--format=", "HEAD~2", "--", "src/app.py")
+    assert git(project, "show", "--format=", "--name-only", "HEAD~1").split() == ["src/wave.py"]
+    assert git(project, "show", "--format=", "--name-only", "HEAD").split() == ["src/bow.py"]
+    assert (project / "src" / "bow.py").read_text() == "def bow():\n    return 'm(_ _)m'\n"
+    assert first.header.startswith("EXECUTOR 3/9")
+
+    agent.plan("verify")
+    plan_md = (state / "plan.md").read_text()
+    assert "## Amendments" in plan_md and "### Round 1: wave twice; bow too" in plan_md
+    assert f"Approved by ann at {amendment['approved']['at']}" in plan_md
+    log = [json.loads(line) for line in (state / "audit.jsonl").read_text().splitlines()]
+    assert any(e.get("amendment") == 1 and e.get("reason") for e in log)
+
+    session_path = state / "session.json"
+    kept = session_path.read_text()
+    tampered = json.loads(kept)
+    tampered["amendments"][0]["approval"]["sha256"] = "0" * 64
+    session_path.write_text(json.dumps(tampered))
+    failed = agent.plan("verify", code=3)
+    assert "session.json:amendments" in failed.stdout and "(amendment-chain)" in failed.stdout
+    tampered = json.loads(kept)  # a re-approval of content history/ never held
+    for record in (tampered["amendments"][0]["approved"], tampered["approval"]):
+        record["sha256"] = "1" * 64
+    tampered["reviews"][-1]["sha256"] = "1" * 64
+    session_path.write_text(json.dumps(tampered))
+    failed = agent.plan("verify", code=3)
+    assert "which no revision in history/ has" in failed.stdout
+    assert "(amendment-hash)" in failed.stdout
+    session_path.write_text(kept)
+    agent.plan("verify")
+
+
+def test_amend_refusals(project: Path) -> None:
+    agent, _ = interactive_design(project)
+    refused = agent.plan("amend", "--reason", "too early", code=4)  # discovery/design
+    assert "only an approved plan can be amended" in refused.stderr
+    agent.plan("cancel")
+    agent, _ = approved_plan(project)
+    assert "may not be empty" in agent.plan("amend", "--reason", "  ", code=2).stderr
+    unknown = agent.plan("amend", "--reason", "r", "--milestone", "M-009", code=2)
+    assert "no such milestone" in unknown.stderr
+    agent.apply([{"op": "amend", "args": {"reason": "from a batch"}}])  # not the person's act
+    session = json.loads(agent.plan("status", "--json").stdout)
+    record = json.loads((Path(session["state_dir"]) / "session.json").read_text())
+    assert record["amendments"][0]["from_status"] == "approved"
+    again = agent.plan("amend", "--reason", "twice", code=4)  # a round is open: it is planning
+    assert "only an approved plan can be amended" in again.stderr
+
+
+def test_a_non_interactive_amendment_is_re_approved_by_policy(project: Path) -> None:
+    from tests.workflows.helpers import to_approval
+
+    agent, out = to_approval(project)  # CI=1: approved as "auto"
+    state = state_of(out)
+    agent.step(out.route())  # executor 1, 2, 3
+    agent.plan("exec", "apply", "M-001")
+    agent.plan("exec", "done", "M-001", "--evidence", "e", "--commit")
+    opened = Output(agent.plan("amend", "--reason", "wave too").stderr)
+    out = agent.step(opened.route())  # 3
+    agent.apply(wave_milestone("$1"))
+    out = through_gates(
+        agent, out, lambda state: add_change(agent, state, "CI-002", "src/wave.py", WAVE_V1)
+    )
+    session = json.loads((state / "session.json").read_text())
+    assert session["status"] == "approved" and session["amendments"][0]["approved"]["by"] == "auto"
+    assert session["approval"] == session["amendments"][0]["approved"]
+    agent.plan("verify")
