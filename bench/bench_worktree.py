@@ -24,52 +24,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench import sample
-from bench.agent import Agent, Output
-
-IDENTITY = {
-    "GIT_AUTHOR_NAME": "bench",
-    "GIT_AUTHOR_EMAIL": "bench@example.com",
-    "GIT_COMMITTER_NAME": "bench",
-    "GIT_COMMITTER_EMAIL": "bench@example.com",
-}
-GREET = "def greet(name):\n    return 'hi ' + name\n"
-FAREWELL = "\ndef farewell(name):\n    return 'bye ' + name\n"
-WAVE = "\ndef wave():\n    return 'o/'\n"
-TEST = (
-    "import sys\nsys.path.insert(0, 'src')\nfrom app import farewell, wave\n"
-    "assert farewell('ann') == 'bye ann' and wave() == 'o/'\n"
+from tests.agent import Agent, Output
+from tests.sample import (
+    FAREWELL,
+    GREET,
+    IDENTITY,
+    README_LINE,
+    TEST,
+    WAVE,
+    edit,
 )
-README_LINE = "\n`farewell(name)` says goodbye.\n"
+from tests.sample import TWO_MILESTONES as DESIGN
+
 COMMENT = "CC-004:1: credit ann for the idea"  # the person's comment on the README diff
-
-
-def _intent(milestone: str, file: str, behavior: str, function: str = "") -> dict[str, Any]:
-    args = {"milestone": milestone, "file": file, "behavior": behavior, "decision": ["$2"]}
-    return {"op": "intent add", "args": {**args, **({"function": function} if function else {})}}
-
-
-# Two milestones, four intents on three files (two share src/app.py, one is README).
-DESIGN = [
-    *sample.DESIGN[:3],  # the overview, the decision and the farewell milestone
-    _intent("$3", "src/app.py", "Return 'bye ' + name", "farewell"),
-    _intent("$3", "src/app.py", "Return 'o/'", "wave"),
-    _intent("$3", "tests/test_app.py", "farewell and wave answer", "test_farewell"),
-    {
-        "op": "milestone tests",
-        "args": {"id": "$3", "file": ["tests/test_app.py"], "type": "unit"},
-    },
-    {
-        "op": "milestone add",
-        "args": {
-            "name": "Document farewell",
-            "file": ["README.md"],
-            "doc_only": True,
-            "depends": ["$3"],
-        },
-    },
-    _intent("$8", "README.md", "README says farewell()"),
-]
 
 
 def make_project(root: Path) -> Path:
@@ -85,12 +52,6 @@ def _git_env() -> dict[str, str]:
     import os
 
     return {**os.environ, **IDENTITY}
-
-
-def edit(path: Path, text: str) -> None:
-    """What an agent's file tool does in the worktree."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text((path.read_text() if path.exists() else "") + text)
 
 
 def review(agent: Agent, phase: str) -> None:
@@ -176,7 +137,7 @@ def review_round(agent: Agent, person: Person, *verdict: str, on: str = "review"
 def walk(project: Path) -> tuple[Agent, int, list[int]]:
     """Both workflows; returns the agent, how many transcript entries planning took, and
     the file-tool edits the agent made in each (counted apart from commands)."""
-    agent = Agent(project, env=IDENTITY)
+    agent = Agent(project, env=IDENTITY, process=True)
     edits = [0]
 
     def change(path: Path, text: str) -> None:

@@ -10,8 +10,25 @@ from pathlib import Path
 
 import pytest
 
+from tests.inprocess import run_script
+
 BIN = Path(sys.executable).parent
 REPO = Path(__file__).resolve().parents[1]
+
+# -- tiers (docs/design.md, "Tests in tiers") ------------------------------------------------
+
+# A test that uses one of these fixtures installs packages from the registry.
+NETWORK_FIXTURES = {"plugin_data", "plugin_environment", "wheelhouse"}
+# `not slow` is the quick loop: it leaves out the real clients, the browser and the network too.
+IMPLY_SLOW = ("client", "browser", "network")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if NETWORK_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.network)
+        if any(item.get_closest_marker(name) for name in IMPLY_SLOW):
+            item.add_marker(pytest.mark.slow)
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -45,6 +62,18 @@ def run(
     )
 
 
+def run_in_process(
+    script: str,
+    *args: str,
+    cwd: Path,
+    input: str | None = None,
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """`run`, in this process (tests/inprocess.py): the same environment, no process start."""
+    environ = {k: v for k, v in os.environ.items() if k not in ("PLANNER_STATE_DIR", "CI")}
+    return run_script(script, *args, cwd=cwd, input=input, environ={**environ, **(env or {})})
+
+
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     """A git repository with one commit: src/app.py and README.md."""
@@ -68,15 +97,20 @@ def session_dir(project: Path) -> Path:
 
 
 class Plan:
-    """Runs `plan …` in a project and checks exit codes."""
+    """Runs `plan …` in a project and checks exit codes: in this process (the fast tier), or
+    as the console script when `process` is true (for what needs a process of its own)."""
 
-    def __init__(self, cwd: Path):
+    def __init__(self, cwd: Path, process: bool = False):
         self.cwd = cwd
+        self.process = process
 
     def __call__(
         self, *args: str, input: str | None = None, code: int = 0, env: dict[str, str] | None = None
     ) -> subprocess.CompletedProcess[str]:
-        done = run("plan", *args, cwd=self.cwd, input=input, env=env)
+        if self.process:
+            done = run("plan", *args, cwd=self.cwd, input=input, env=env)
+        else:
+            done = run_in_process("plan", *args, cwd=self.cwd, input=input, env=env)
         assert done.returncode == code, (args, done.returncode, done.stdout, done.stderr)
         assert "Traceback" not in done.stderr
         return done

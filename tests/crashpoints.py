@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import BIN
+from tests.inprocess import run_script
 
 GIT_ID = {
     "GIT_AUTHOR_NAME": "t",
@@ -53,8 +54,11 @@ def run(
 
 
 def ok(root: Path, argv: list[str], stdin: str | None = None) -> str:
-    """run(), which must exit 0: its stdout."""
-    done = run(root, argv, stdin=stdin)
+    """A setup command, which must exit 0, in this process (tests/inprocess.py; no fault is
+    injected in it): its stdout."""
+    full = {k: v for k, v in os.environ.items() if k not in DROP}
+    full.update(GIT_ID, CI="1")
+    done = run_script(argv[0], *argv[1:], cwd=root, environ=full, input=stdin)
     assert done.returncode == 0, (argv, done.stdout, done.stderr)
     return done.stdout
 

@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # each benchmark runs to the end
+
+
 REPO = Path(__file__).resolve().parents[1]
 
 

@@ -14,6 +14,8 @@ import pytest
 
 from tests.conftest import REPO
 
+pytestmark = pytest.mark.network
+
 PACKAGES = ("cli", "shared", "state", "skills", "hooks")
 
 

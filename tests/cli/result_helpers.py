@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench.agent import Agent, Output
+from tests.agent import Agent, Output
 from tests.cli.review_helpers import to_review
 from tests.conftest import git
 from tests.workflows.helpers import review

@@ -179,6 +179,7 @@ def test_validate_checks_session_json_and_an_approved_plans_hash(project: Path) 
     assert "content-changed" in rules
 
 
+@pytest.mark.network
 def test_the_pre_commit_hook_catches_tampering_and_damage(project: Path, tmp_path: Path) -> None:
     from tests.cli.test_precommit import try_repo
 

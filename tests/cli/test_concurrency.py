@@ -6,7 +6,11 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import BIN
+
+pytestmark = pytest.mark.slow  # 64 processes
 
 
 def test_64_concurrent_writers_all_land(project: Path, session_dir: Path) -> None:

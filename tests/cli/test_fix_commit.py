@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from skills.executor import reconcile
 from tests.cli.test_worktree import BYE, DESIGN, GREET, WAVE, executing
 from tests.conftest import Plan, git
@@ -89,6 +91,7 @@ def test_a_fix_without_a_deviation_says_fix(plan: Plan, project: Path, session_d
     assert git(project, "log", "-1", "--format=%s").strip() == "M-001 Farewell (fix)"
 
 
+@pytest.mark.slow
 def test_a_fix_commit_made_before_a_kill_is_found_and_recorded(
     plan: Plan, project: Path, session_dir: Path
 ) -> None:

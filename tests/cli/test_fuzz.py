@@ -13,6 +13,9 @@ from hypothesis import strategies as st
 from cli.main import main
 from tests.cli.tree import commands
 
+pytestmark = pytest.mark.slow  # hundreds of generated commands and documents
+
+
 TABLE = commands()
 EXIT_CODES = {0, 2, 3, 4}
 WORDS = st.sampled_from(

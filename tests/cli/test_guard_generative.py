@@ -334,6 +334,7 @@ def check(command: str, template: Path, tmp: Path) -> bool:
     return True
 
 
+@pytest.mark.slow
 @settings(
     max_examples=300,
     deadline=None,

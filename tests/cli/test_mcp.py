@@ -157,6 +157,7 @@ def test_sessions_status_and_the_plan_of_the_active_session(
     assert "src/app.py" in compact.text and "+    return 'bye ' + name" in full.text
 
 
+@pytest.mark.slow
 def test_search_finds_items_and_the_diff_line_a_comment_anchors_to(shared: Path) -> None:
     found = call(shared, "search_plan", query="BYE").json()
     diff_hits = [h for h in found["shown"] if h["field"] == "diff"]
@@ -190,6 +191,7 @@ def test_questions_reviews_history_compare_and_the_audit(shared: Path) -> None:
     assert added.json()["records"]
 
 
+@pytest.mark.slow
 def test_git_log_show_and_diff_of_the_executed_session(
     shared: Path, reviewed: dict[str, Any]
 ) -> None:
@@ -353,6 +355,7 @@ def test_plan_mcp_serves_stdio_until_the_client_closes(project: Path) -> None:
     assert missing.returncode == 2 and "no session here" in missing.stderr
 
 
+@pytest.mark.browser
 def test_the_page_in_chromium_sends_the_draft_it_was_filled_with(
     browser: Any,  # noqa: F811 (the fixture imported above)
     tmp_path: Path,
@@ -398,6 +401,7 @@ def new_project(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_a_damaged_drafts_file_and_a_closed_session_are_tool_errors(
     project: Path, session_dir: Path
 ) -> None:

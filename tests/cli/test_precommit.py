@@ -7,8 +7,12 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.cli.test_ci import INVALID_PLAN, new_session
 from tests.conftest import BIN, REPO, git
+
+pytestmark = pytest.mark.network
 
 
 def try_repo(project: Path, home: Path) -> subprocess.CompletedProcess[str]:

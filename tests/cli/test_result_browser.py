@@ -15,6 +15,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from state import clock
 from tests.cli.result_helpers import init_project, to_result_review
 from tests.cli.test_review_browser import (
@@ -31,6 +33,10 @@ from tests.cli.test_review_browser import (
 )
 
 __all__ = ["browser"]  # the fixture, shared with the plan view's browser test
+
+pytestmark = pytest.mark.browser
+
+
 ARTIFACTS = REPO / "tests" / "artifacts" / "result-page"
 COMMIT_LINE = "button.ln[data-anchor='M-001'][data-file='src/app.py'][data-line='4']"
 

@@ -21,10 +21,12 @@ from typing import Any
 
 import pytest
 
-from bench.agent import Output
 from state.approval import plan_hash
+from tests.agent import Output
 from tests.cli.review_helpers import back_to_review, to_review
 from tests.conftest import BIN, REPO
+
+pytestmark = pytest.mark.browser
 
 ARTIFACTS = REPO / "tests" / "artifacts" / "review-page"
 TIMEOUT_MS = 15_000

@@ -19,7 +19,8 @@ from state.approval import plan_hash
 from state.store import Store
 from tests.cli import tree
 from tests.cli.review_helpers import to_review
-from tests.conftest import git, run
+from tests.conftest import git
+from tests.conftest import run_in_process as run  # `plan` and `planner` in this process
 
 TOKEN, CSRF, PORT = "t0ken-for-tests", "csrf-for-tests", 8123
 ORIGIN = f"http://127.0.0.1:{PORT}"

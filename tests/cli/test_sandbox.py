@@ -246,6 +246,7 @@ def runnable(command: str) -> bool:
     return not any(part in command for part in OUTSIDE)
 
 
+@pytest.mark.slow
 @needs_bwrap
 def test_every_corpus_command_run_wrapped_changes_nothing(env, tmp_path):
     """Layer 1's verdict aside, the sandbox alone keeps every corpus command from writing."""

@@ -39,12 +39,6 @@ CACHE = os.environ.get("HARNESS_CACHE_DIR") or os.path.join(
 )
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", "claude: runs the real Claude Code CLI through the offline harness (slow)"
-    )
-
-
 @pytest.fixture(scope="session")
 def bare_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The bin/ of a fresh venv with no site-packages: only the standard library imports."""

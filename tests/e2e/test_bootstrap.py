@@ -20,6 +20,8 @@ import pytest
 from tests.conftest import REPO, git
 from tests.e2e.conftest import clean_env
 
+pytestmark = pytest.mark.network
+
 NAMES = ("planner", "executor", "plan")
 
 

@@ -21,7 +21,7 @@ import pytest
 from tests.conftest import REPO
 from tests.e2e.conftest import clean_env, run_claude
 
-pytestmark = [pytest.mark.claude, pytest.mark.usefixtures("plugin_environment")]
+pytestmark = [pytest.mark.client, pytest.mark.usefixtures("plugin_environment")]
 
 SKILLS = ("planner:planner", "planner:executor")
 ORIGINAL_APP = "def greet(name):\n    return 'hi ' + name\n"

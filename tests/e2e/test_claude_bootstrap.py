@@ -22,7 +22,7 @@ import pytest
 from tests.conftest import REPO
 from tests.e2e.conftest import run_claude
 
-pytestmark = pytest.mark.claude
+pytestmark = pytest.mark.client
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ import pytest
 from tests.e2e.conftest import run_claude
 
 pytestmark = [
-    pytest.mark.claude,
+    pytest.mark.client,
     pytest.mark.usefixtures("plugin_environment"),
     pytest.mark.skipif(
         shutil.which("bwrap") is None,

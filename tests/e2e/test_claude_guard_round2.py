@@ -17,7 +17,7 @@ from tests.e2e.conftest import run_claude
 from tests.e2e.test_claude_guard import results
 
 pytestmark = [
-    pytest.mark.claude,
+    pytest.mark.client,
     pytest.mark.usefixtures("plugin_environment"),
     pytest.mark.skipif(
         shutil.which("bwrap") is None,

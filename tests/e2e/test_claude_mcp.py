@@ -15,7 +15,7 @@ from tests.cli.test_mcp import TOOLS, VERDICT_WORDS
 from tests.conftest import REPO
 from tests.e2e.conftest import run_claude
 
-pytestmark = [pytest.mark.claude, pytest.mark.usefixtures("plugin_environment")]
+pytestmark = [pytest.mark.client, pytest.mark.usefixtures("plugin_environment")]
 
 SERVER = "mcp__plugin_planner_planner__"  # Claude Code's names for the plugin's server's tools
 

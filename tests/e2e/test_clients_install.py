@@ -37,7 +37,7 @@ from tests.e2e.test_other_harnesses_guard import (
     start_session,
 )
 
-pytestmark = pytest.mark.claude
+pytestmark = pytest.mark.client
 
 QUICK = json.loads((SCENARIOS / "quick_plan.json").read_text())["turns"][0]["follow"]["on"]
 TASK = "planner --step 1 --task 'Add a farewell' --depth quick"

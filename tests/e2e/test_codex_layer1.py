@@ -15,7 +15,7 @@ import pytest
 from tests.conftest import REPO
 from tests.e2e.test_other_harnesses_guard import RUN_CODEX, needs_codex, start_session
 
-pytestmark = [pytest.mark.claude, pytest.mark.usefixtures("plugin_environment")]
+pytestmark = [pytest.mark.client, pytest.mark.usefixtures("plugin_environment")]
 
 APPEND = "echo pwned >> {project}/README.md"
 

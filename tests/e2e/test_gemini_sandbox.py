@@ -21,7 +21,7 @@ from tests.conftest import REPO
 from tests.e2e.test_other_harnesses_guard import RUN_GEMINI, needs_gemini, start_session
 
 pytestmark = [
-    pytest.mark.claude,
+    pytest.mark.client,
     pytest.mark.usefixtures("plugin_environment"),
     pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
 ]

@@ -26,7 +26,7 @@ RUN_GEMINI = HARNESS / "run-gemini"
 PLANNER = Path(sys.executable).parent / "planner"
 CACHE = Path.home() / ".cache" / "claude-plugin-harness"
 
-pytestmark = [pytest.mark.claude, pytest.mark.usefixtures("plugin_environment")]
+pytestmark = [pytest.mark.client, pytest.mark.usefixtures("plugin_environment")]
 needs_codex = pytest.mark.skipif(
     not RUN_CODEX.exists() or not (CACHE / "codex").exists(),
     reason="no Codex CLI installed by the harness (run-codex once)",

@@ -5,11 +5,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from bench.agent import Agent, Output
+import pytest
+
+from tests.agent import Agent, Output
 from tests.workflows.helpers import DESIGN as FAREWELL_DESIGN
 from tests.workflows.helpers import add_farewell_change
 
 # The shared farewell design, plus the tests its milestone names and a documentation milestone.
+pytestmark = pytest.mark.slow  # both workflows through a real shell
+
+
 DESIGN = [
     *FAREWELL_DESIGN,
     {
@@ -62,7 +67,7 @@ def review(agent: Agent, phase: str, verdict: str = "PASS", finding: str | None 
 
 
 def test_planner_then_executor_following_the_printed_routing(project: Path) -> None:
-    agent = Agent(project, env={"CI": "1"})
+    agent = Agent(project, env={"CI": "1"}, process=True)
     walk = Walk(agent)
     out = walk.go("planner --step 1 --task 'Add a farewell'")  # which prints 2
     assert "PLANNER 1/11 plan-init" in out.text and out.header == "PLANNER 2/11 context-verify"

@@ -7,10 +7,15 @@ import json
 import subprocess
 from pathlib import Path
 
-from bench.agent import Agent, Output
-from bench.bench_worktree import DESIGN, FAREWELL, IDENTITY, README_LINE, TEST, WAVE, edit
+import pytest
+
+from tests.agent import Agent, Output
 from tests.conftest import git
+from tests.sample import FAREWELL, IDENTITY, README_LINE, TEST, WAVE, edit
+from tests.sample import TWO_MILESTONES as DESIGN
 from tests.workflows.helpers import review
+
+pytestmark = pytest.mark.slow  # both workflows through a real shell
 
 
 def says(out: Output, *commands: str) -> None:
@@ -19,7 +24,7 @@ def says(out: Output, *commands: str) -> None:
 
 
 def test_plan_from_worktree_edits_then_apply_and_commit(project: Path) -> None:
-    agent = Agent(project, env={"CI": "1", **IDENTITY})
+    agent = Agent(project, env={"CI": "1", **IDENTITY}, process=True)
     base = git(project, "rev-parse", "HEAD").strip()
     out = agent.step("planner --step 1 --task 'Add a farewell'")
     state = Path(out.state_dir)  # step 1 printed step 2

@@ -214,6 +214,7 @@ def run_unprivileged(project: Path, command: tuple[str, ...]) -> subprocess.Comp
     )
 
 
+@pytest.mark.slow
 @settings(
     max_examples=30,
     deadline=None,

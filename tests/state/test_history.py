@@ -68,6 +68,7 @@ def _edit(doc: Any, draw: st.DrawFn) -> Any:
     return draw(documents)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(edited(), st.sampled_from([0, delta.MATCH_MIN]))
 def test_a_delta_replays_to_the_same_bytes(pair: tuple[Any, Any], match_min: int) -> None:
@@ -179,6 +180,7 @@ def test_a_damaged_delta_exits_3_naming_the_file(store: Store, damage: str) -> N
     assert str(hist) in caught.value.message
 
 
+@pytest.mark.slow
 def test_plan_history_and_diff_work_on_a_large_plan(
     project: Path, session_dir: Path, plan: Plan
 ) -> None:

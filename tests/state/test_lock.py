@@ -35,6 +35,7 @@ print(n)
 """
 
 
+@pytest.mark.slow
 def test_writers_stay_exclusive_while_the_lock_file_is_deleted_or_replaced(
     session_dir: Path, project: Path
 ) -> None:

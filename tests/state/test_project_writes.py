@@ -58,6 +58,7 @@ def temps_in_project(fx: cp.Fixture) -> list[str]:
 # ---------------------------------------------------------------- exec apply
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("phase", ["after-temps", "after-journal", "mid-rename"])
 def test_a_killed_apply_then_a_retry_applies_once(fx: cp.Fixture, phase: str) -> None:
     done = cp.run(fx.root, ["plan", "exec", "apply", "M-002"], {"PLANNER_FAULT": phase})
@@ -160,6 +161,7 @@ def test_tests_dir_read_only_or_full_writes_nothing_and_says_so(fx: cp.Fixture, 
         assert not [p for p in os.listdir(tests) if p.endswith(".tmp")]
 
 
+@pytest.mark.slow
 def test_a_file_on_another_file_system_is_staged_beside_it(fx: cp.Fixture) -> None:
     with mounted(fx.root / "tests", size="4m"):
         done = cp.run(fx.root, ["plan", "exec", "apply", "M-001"], {"PLANNER_FAULT": "after-temps"})
@@ -212,6 +214,7 @@ def test_an_audit_log_that_cannot_be_appended_to_writes_nothing_to_the_project(
 # ---------------------------------------------------------------- exec commit
 
 
+@pytest.mark.slow
 def test_a_commit_killed_before_its_record_is_found_by_its_trailer(fx: cp.Fixture) -> None:
     plan(fx, "exec", "apply", "M-001")
     fx = cp.Fixture(fx.root, fx.state, "applied")
@@ -261,19 +264,12 @@ def test_the_persons_uncommitted_edit_is_refused_unless_included(fx: cp.Fixture)
 # ---------------------------------------------------------------- worktree and capture
 
 
-@pytest.fixture
-def planning(tmp_path: Path) -> cp.Fixture:
-    root = tmp_path / "project"
-    root.mkdir()
-    cp.new_project(root)
-    return cp.Fixture(root, cp.planning(root))
-
-
 def codes(fx: cp.Fixture) -> list[dict]:
     plan_doc = json.loads((fx.state / "plan.json").read_text())
     return [c for m in plan_doc["milestones"] for c in m["code_changes"]]
 
 
+@pytest.mark.slow
 def test_an_unfinished_checkout_is_never_handed_out_or_captured(planning: cp.Fixture) -> None:
     """git killed midway: registered, still `locked` (initializing), most files missing."""
     tree = Path(plan(planning, "worktree").splitlines()[0])
@@ -289,6 +285,7 @@ def test_an_unfinished_checkout_is_never_handed_out_or_captured(planning: cp.Fix
     assert "nothing captured" in out and codes(planning) == []
 
 
+@pytest.mark.slow
 def test_a_worktree_killed_before_git_registered_it_is_made_again(planning: cp.Fixture) -> None:
     (planning.state / "worktree").mkdir()
     tree = Path(plan(planning, "worktree").splitlines()[0])

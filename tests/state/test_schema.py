@@ -177,6 +177,7 @@ def known_disagreement(doc: Any) -> bool:
     return isinstance(doc, dict) and isinstance(doc.get("schema_version"), bool)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(builders.VALID_DOCUMENTS))
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())

@@ -64,6 +64,7 @@ def every_file_validates(state: Path) -> None:
     assert not (state / ".journal").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("phase", PHASES)
 def test_a_killed_batch_lands_whole_or_not_at_all(
     project: Path, session_dir: Path, plan: Plan, phase: str
@@ -86,6 +87,7 @@ def test_a_killed_batch_lands_whole_or_not_at_all(
     assert len(decisions["decision_log"]) == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("phase", PHASES)
 def test_a_killed_approval_leaves_review_or_approved_never_half(
     project: Path, session_dir: Path, plan: Plan, phase: str
@@ -104,6 +106,7 @@ def test_a_killed_approval_leaves_review_or_approved_never_half(
     every_file_validates(session_dir)
 
 
+@pytest.mark.slow
 def test_approvals_killed_at_random_moments_never_leave_a_stuck_session(
     project: Path, session_dir: Path, plan: Plan
 ) -> None:
@@ -268,6 +271,7 @@ def test_a_garbled_history_index_is_rebuilt_from_the_files(session_dir: Path, pl
     assert [r["rev"] for r in plan.json("history")] == ["r1", "r2", "r3"]  # type: ignore[union-attr]
 
 
+@pytest.mark.slow
 def test_temp_files_of_killed_writes_are_removed_when_the_session_is_opened(
     project: Path, session_dir: Path, plan: Plan
 ) -> None:

@@ -220,6 +220,7 @@ def texts(lines: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
     )
 
 
+@pytest.mark.slow
 @settings(max_examples=400)
 @given(texts(st.sampled_from([*TRICKY, "x\r", "\r"])), texts(st.sampled_from(TRICKY)), st.data())
 def test_difflib_diffs_apply(a, b, data):

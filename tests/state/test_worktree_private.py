@@ -18,14 +18,6 @@ from tests import crashpoints as cp
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is missing")
 
 
-@pytest.fixture
-def planning(tmp_path: Path) -> cp.Fixture:
-    root = tmp_path / "project"
-    root.mkdir()
-    cp.new_project(root)
-    return cp.Fixture(root, cp.planning(root))
-
-
 def git_dir_digest(root: Path) -> dict[str, str]:
     """Every entry under the project's .git: its kind, mode and content (a change anywhere in
     it, a new file, a removed one or a touched index, shows)."""
@@ -236,6 +228,7 @@ def test_a_project_whose_gitignore_predates_the_git_dir_stays_clean(planning: cp
     assert session_ignore not in cp.git(planning.root, "status", "--porcelain", "-uall")
 
 
+@pytest.mark.slow
 def test_an_older_sessions_unfinished_git_worktree_is_made_again_privately(
     planning: cp.Fixture,
 ) -> None:

@@ -9,7 +9,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from bench.agent import Agent, Output
+from tests.agent import Agent, Output
 from tests.workflows.helpers import DESIGN, add_farewell_change, judge_todo, review, state_of
 
 

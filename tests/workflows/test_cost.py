@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.agent import Agent, Output
+from tests.agent import Agent, Output
 from tests.workflows.helpers import DESIGN, add_farewell_change, review, start, state_of
 
 README_DIFF = """\

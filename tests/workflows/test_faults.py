@@ -16,6 +16,8 @@ from tests import crashpoints as cp
 from tests.conftest import BIN, run
 from tests.workflows.helpers import DESIGN, review, start, state_of, to_approval
 
+pytestmark = pytest.mark.slow  # crash points: one process per write
+
 
 def at_once(project: Path, command: str, n: int = 16) -> list[int]:
     """Run `command` n times at the same moment (non-interactive, as the session was

@@ -8,8 +8,9 @@ import os
 from pathlib import Path
 
 import pexpect
+import pytest
 
-from bench.agent import Agent
+from tests.agent import Agent
 from tests.conftest import BIN
 from tests.workflows.helpers import DESIGN, add_farewell_change, judge_todo, review, state_of
 
@@ -84,6 +85,7 @@ def ask_in_terminal(project: Path) -> str:
     return child.before or ""
 
 
+@pytest.mark.slow
 def test_the_interactive_path(project: Path, tmp_path: Path) -> None:
     agent = Agent(project)
     out = agent.step("planner --step 1 --task 'Add a farewell'")

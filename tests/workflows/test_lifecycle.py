@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.agent import Agent, Output
 from state.lifecycle import TRANSITIONS, allowed
+from tests.agent import Agent, Output
 from tests.workflows.helpers import (
     DESIGN,
     judge_todo,

@@ -8,8 +8,8 @@ import json
 import subprocess
 from pathlib import Path
 
-from bench.agent import Agent, Output
 from shared.routing import command
+from tests.agent import Agent, Output
 from tests.workflows.helpers import DESIGN, add_farewell_change, judge_todo, review, state_of
 
 QUESTIONS = [

@@ -9,8 +9,8 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bench.agent import Agent
 from shared.routing import quote
+from tests.agent import Agent
 from tests.workflows.helpers import (
     DESIGN,
     DOCS_ONLY,
@@ -27,7 +27,7 @@ def test_routing_lines_are_quoted_commands_that_run_from_anywhere(
 ) -> None:
     spaced = tmp_path / "a project's dir"
     project.rename(spaced)
-    agent = Agent(spaced)
+    agent = Agent(spaced, process=True)  # a real shell runs the routing lines
     out = agent.step("planner --step 1 --task 'Add \"quotes\" & more'")  # prints step 2
     assert shlex.split(out.route()) == [
         "planner",
@@ -36,7 +36,7 @@ def test_routing_lines_are_quoted_commands_that_run_from_anywhere(
         "--state-dir",
         str(spaced / ".planner" / state_of(out).name),
     ]
-    elsewhere = Agent(tmp_path)  # another directory: the routing line still works
+    elsewhere = Agent(tmp_path, process=True)  # another directory: the routing line still works
     again = out.route().replace("--step 3", "--step 2", 1)
     assert elsewhere.step(again).header == "PLANNER 2/11 context-verify"
 

@@ -8,7 +8,9 @@ import json
 import subprocess
 from pathlib import Path
 
-from bench.agent import Agent, Output
+import pytest
+
+from tests.agent import Agent, Output
 from tests.cli.review_helpers import to_review
 from tests.workflows.helpers import DESIGN, add_farewell_change, review, start, state_of
 
@@ -92,6 +94,7 @@ def _serve(agent: Agent, *extra: str) -> subprocess.Popen[str]:
     return page
 
 
+@pytest.mark.slow
 def test_the_review_server_stops_after_the_verdict_and_prints_the_rework_step(
     project: Path,
 ) -> None:
@@ -108,6 +111,7 @@ def test_the_review_server_stops_after_the_verdict_and_prints_the_rework_step(
     assert session["step"] == 3  # the rework step has run: do not run it again
 
 
+@pytest.mark.slow
 def test_the_review_server_stops_after_an_approval_with_the_executor_line(
     project: Path,
 ) -> None:
@@ -119,6 +123,7 @@ def test_the_review_server_stops_after_an_approval_with_the_executor_line(
     assert printed.splitlines()[-1] == f"NEXT: executor --step 1 --state-dir {out.state_dir}"
 
 
+@pytest.mark.slow
 def test_a_page_without_wait_keeps_serving(project: Path) -> None:
     agent, out = to_review(project)
     page = _serve(agent)
@@ -134,6 +139,7 @@ def test_a_page_without_wait_keeps_serving(project: Path) -> None:
         page.wait(timeout=10)
 
 
+@pytest.mark.slow
 def test_review_wait_prints_the_rework_steps_prompt(project: Path) -> None:
     agent, _ = to_review(project)
     waiting = subprocess.Popen(
@@ -143,6 +149,7 @@ def test_review_wait_prints_the_rework_steps_prompt(project: Path) -> None:
     import time
 
     time.sleep(0.5)  # the wait has read the open round
+    agent.process = True  # the verdict as a process too: it starts no sooner than the wait did
     agent.plan("review", "reject", "--feedback", "not like this")
     printed, errors = waiting.communicate(timeout=60)
     assert waiting.returncode == 0, errors

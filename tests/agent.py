@@ -1,4 +1,5 @@
 """A scripted agent for the tests and the benchmarks: it runs the exact commands the steps print.
+(bench/ imports it from here: tests never import bench/.)
 
 Routing lines are run through a real shell from the project directory, as a harness
 would; the agent's own work goes through `plan` commands.
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from shared.routing import quote
+from tests.inprocess import run_script, simple_command
 
 BIN = Path(sys.executable).parent  # the console scripts of the Python running this
 
@@ -46,8 +48,14 @@ class Output:
 
 
 class Agent:
-    def __init__(self, project: Path, env: dict[str, str] | None = None):
+    """Runs commands from the project directory. `process=False` (the tests' quick tier) runs a
+    command that only calls plan, planner or executor with quoted words in this process
+    (tests/inprocess.py); anything else, and every command when `process` is true (the
+    benchmarks, the end-to-end walks), goes through a real bash."""
+
+    def __init__(self, project: Path, env: dict[str, str] | None = None, process: bool = False):
         self.project = project
+        self.process = process
         self.env = {k: v for k, v in os.environ.items() if k not in ("PLANNER_STATE_DIR", "CI")}
         self.env["PATH"] = f"{BIN}{os.pathsep}{self.env['PATH']}"
         self.env.update(env or {})
@@ -56,15 +64,19 @@ class Agent:
     def shell(
         self, command: str, code: int = 0, input: str | None = None
     ) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run(
-            ["bash", "-c", command],
-            cwd=self.project,
-            env=self.env,
-            capture_output=True,
-            text=True,
-            input=input,
-            timeout=120,
-        )
+        words = None if self.process else simple_command(command)
+        if words:
+            done = run_script(*words, cwd=self.project, environ=self.env, input=input)
+        else:
+            done = subprocess.run(
+                ["bash", "-c", command],
+                cwd=self.project,
+                env=self.env,
+                capture_output=True,
+                text=True,
+                input=input,
+                timeout=120,
+            )
         self.transcript.append(f"$ {command}\n{done.stdout}{done.stderr}")
         assert done.returncode == code, (command, done.returncode, done.stdout, done.stderr)
         assert "Traceback" not in done.stderr
