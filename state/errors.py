@@ -5,6 +5,12 @@ The command layers map these to exit codes in one place; state/ never prints.
 
 from __future__ import annotations
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from state.store import Transaction
+
 
 class Finding:
     """One problem: where (a JSON path or file), how bad, what, and the command that fixes it;
@@ -48,6 +54,9 @@ class PlannerError(Exception):
         super().__init__(message)
         self.message = message
         self.findings = findings or []
+        # A refusal that asks the person: the transaction drops everything else it held,
+        # records only this (a question), commits, and the refusal is raised after it.
+        self.then_record: Callable[[Transaction], None] | None = None
 
 
 class UsageError(PlannerError):

@@ -51,7 +51,12 @@ def exec_done(tx: Transaction, a: dict[str, Any]) -> None:
 
 
 def exec_deviation(tx: Transaction, a: dict[str, Any]) -> list[str]:
-    """Record where the implementation departs from the plan, and why."""
+    """Record where the implementation departs from the plan, and why. One that drops an
+    acceptance criterion or adds a dependency (declared), or whose milestone's commits
+    change files outside it or add a dependency (found in git), is significant: it asks
+    the person, and the implementation gate waits for the answer (state/asks.py)."""
+    from state import asks
+
     run_of(tx, a["milestone"])
     deviations = tx.docs["execution"]["deviations"]
     item = {
@@ -62,4 +67,8 @@ def exec_deviation(tx: Transaction, a: dict[str, Any]) -> list[str]:
         "at": clock.now(),
     }
     deviations.append(item)
+    reasons = [f"drops an acceptance criterion: {t}" for t in a.get("drops_acceptance") or []]
+    reasons += [f"adds a dependency: {t}" for t in a.get("adds_dependency") or []]
+    asks.mark_significant(tx, item, reasons)
+    asks.record_detected(tx, a["milestone"], into=item)
     return [item["id"]]

@@ -103,6 +103,25 @@ def exec_done(tx: Transaction, a: dict[str, Any]) -> None:
 @click.option(
     "--description", required=True, type=TEXT, help="What departs from the plan, and why."
 )
+@click.option(
+    "--drops-acceptance",
+    multiple=True,
+    type=TEXT,
+    metavar="TEXT",
+    help="An acceptance criterion it drops (repeatable): significant, asks the person.",
+)
+@click.option(
+    "--adds-dependency",
+    multiple=True,
+    type=TEXT,
+    metavar="NAME",
+    help="A dependency it adds (repeatable): significant, asks the person.",
+)
 def exec_deviation(tx: Transaction, a: dict[str, Any]) -> list[str]:
-    """Record where the implementation departs from the plan, and why."""
+    """Record where the implementation departs from the plan, and why.
+
+    A significant deviation (it drops an acceptance criterion or adds a dependency, as
+    declared; or its milestone's commits change files outside the milestone or add a
+    dependency, as git shows) asks the person one question: continue, amend or stop.
+    The implementation gate waits for the answer."""
     return exec_ops.exec_deviation(tx, a)
