@@ -201,6 +201,42 @@ def test_the_executors_question_cannot_be_skipped_and_discovery_stays_frozen(
     assert question(state, qid)["answer"] is None
 
 
+def test_plan_ask_in_a_terminal_asks_the_executors_question(project: Path) -> None:
+    """Enter neither skips nor picks: the executor waits for the person's own answer."""
+    import os
+
+    import pexpect
+
+    from tests.conftest import BIN
+
+    agent, _, state = executing(project)
+    agent.plan(
+        "exec", "deviation", "--milestone", "M-001", "--description", "needs requests",
+        "--adds-dependency", "requests",
+    )  # fmt: skip
+    qid = doc(state, "execution")["deviations"][0]["question"]
+    child = pexpect.spawn(
+        str(BIN / "plan"),
+        ["ask"],
+        cwd=str(project),
+        encoding="utf-8",
+        timeout=30,
+        env={**{k: v for k, v in os.environ.items() if k != "CI"}, "TERM": "xterm"},
+    )
+    child.expect(rf"{qid} \(scope\) DV-001 \(M-001\) departs from the approved plan")
+    child.expect("why it matters: it is significant: adds a dependency: requests")
+    child.expect(r"1\) continue")
+    child.expect(r"number or text > ")
+    child.sendline("")
+    child.expect("the executor waits for your answer about DV-001")
+    child.sendline("2")
+    child.expect("recorded: amend")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0, child.before
+    assert question(state, qid)["answer"] == "amend"
+
+
 # ---------------------------------------------------------------- another session's commits
 
 
