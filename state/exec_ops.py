@@ -31,10 +31,15 @@ def run_of(tx: Transaction, milestone: str) -> dict[str, Any]:
 
 
 def exec_start(tx: Transaction, a: dict[str, Any]) -> None:
-    """Mark a milestone in progress."""
+    """Mark a milestone in progress; refused (exit 4, a question to the person) when another
+    planner session committed to its files since the base commit (state/asks.py)."""
+    from state import asks, plan_ops
+
     run = run_of(tx, a["id"])
     if run["status"] == "done":
         raise UsageError(f"exec start: {a['id']} is already done")
+    if run["status"] == "pending" and not run["applied_at"]:
+        asks.check_other_sessions(tx, plan_ops.find(tx.read("plan"), a["id"], "M"))
     run.update(status="in_progress", started_at=run["started_at"] or clock.now())
 
 

@@ -254,7 +254,9 @@ def test_another_sessions_commit_refuses_until_the_person_agrees(project: Path) 
     state = state_of(out)
     app = (project / "src" / "app.py").read_text()
     sha = other_session_commit(project, "# header\n" + app)
-    refused = agent.plan("exec", "apply", "M-001", code=4).stderr
+    started = agent.plan("exec", "start", "M-001", code=4).stderr  # starting asks
+    assert "other-session" in started and "asks the person whether to apply it" in started
+    refused = agent.plan("exec", "apply", "M-001", code=4).stderr  # asked once: it waits
     me = doc(state, "session")["id"]
     assert "other-session" in refused and me in refused and sha[:12] in refused
     assert "src/app.py" in refused and "nothing was applied" in refused
@@ -263,8 +265,7 @@ def test_another_sessions_commit_refuses_until_the_person_agrees(project: Path) 
     q = question(state, qid)
     assert q["kind"] == "yes_no" and q["about"] == "M-001" and q["answer"] is None
     assert (project / "src" / "app.py").read_text() == "# header\n" + app
-    again = agent.plan("exec", "apply", "M-001", code=4).stderr  # asked once
-    assert f"{qid} waits for the person's answer" in again
+    assert f"{qid} waits for the person's answer" in refused
     assert len(doc(state, "context")["questions"]) == 1
     agent.plan("question", "answer", qid, "no")
     no = agent.plan("exec", "apply", "M-001", code=4).stderr
