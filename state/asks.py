@@ -69,6 +69,54 @@ def answered_since_approval(q: dict[str, Any], session: dict[str, Any]) -> bool:
     return not (q["answered_at"] and approval.get("at") and approval["at"] > q["answered_at"])
 
 
+# ---------------------------------------------------------------- where the commands ask
+# `plan exec …` (cli/commands/execution.py) calls these around state/exec_ops.py and
+# exec_apply.py, in the same transaction: those modules stay as they were, and this one
+# reads them without either importing it.
+
+
+def before_start(tx: Transaction, milestone: str) -> None:
+    """`plan exec start`: a milestone not started or applied yet is checked for other
+    sessions' commits."""
+    from state.exec_ops import run_of
+
+    run = run_of(tx, milestone)
+    if run["status"] == "pending" and not run["applied_at"]:
+        check_other_sessions(tx, plan_ops.find(tx.read("plan"), milestone, "M"))
+
+
+def before_apply(tx: Transaction, milestone: str) -> None:
+    """`plan exec apply`: before the project is written for the milestone."""
+    from state.exec_ops import run_of
+
+    if not run_of(tx, milestone)["applied_at"]:
+        check_other_sessions(tx, plan_ops.find(tx.read("plan"), milestone, "M"))
+
+
+def after_deviation(tx: Transaction, deviation_id: str, a: dict[str, Any]) -> None:
+    """`plan exec deviation`: what it declares significant, and what the milestone's commits
+    show that no deviation names yet, go on it; either asks the person."""
+    item = next(d for d in tx.edit("execution")["deviations"] if d["id"] == deviation_id)
+    reasons = [f"drops an acceptance criterion: {t}" for t in a.get("drops_acceptance") or []]
+    reasons += [f"adds a dependency: {t}" for t in a.get("adds_dependency") or []]
+    mark_significant(tx, item, reasons)
+    record_detected(tx, item["milestone"], into=item)
+
+
+def after_commit(tx: Transaction, milestone: str) -> None:
+    """`plan exec commit` (made, or found by its trailers): what the commit shows significant
+    goes on the first deviation it carries, else on a new one."""
+    execution = tx.read("execution")
+    run = next((r for r in execution["milestones"] if r["id"] == milestone), None)
+    if run is None or run["commit"] is None:
+        return
+    last = (run["fix_commits"] or [run["commit"]])[-1]
+    carried = [
+        d for d in execution["deviations"] if d["milestone"] == milestone and d["commit"] == last
+    ]
+    record_detected(tx, milestone, into=carried[0] if carried else None)
+
+
 # ---------------------------------------------------------------- significant deviations
 
 

@@ -8,8 +8,7 @@ from __future__ import annotations
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
-
-    from state.store import Transaction
+    from typing import Any
 
 
 class Finding:
@@ -56,7 +55,7 @@ class PlannerError(Exception):
         self.findings = findings or []
         # A refusal that asks the person: the transaction drops everything else it held,
         # records only this (a question), commits, and the refusal is raised after it.
-        self.then_record: Callable[[Transaction], None] | None = None
+        self.then_record: Callable[[Any], None] | None = None  # given the Transaction
 
 
 class UsageError(PlannerError):

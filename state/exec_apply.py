@@ -32,9 +32,6 @@ def exec_apply(tx: Transaction, a: dict[str, Any]) -> None:
     plan, session = tx.read("plan"), tx.read("session")
     project = session_project(tx.store.dir)
     check_milestone(project, plan_ops.find(plan, a["id"], "M"))
-    from state.asks import check_other_sessions
-
-    check_other_sessions(tx, plan_ops.find(plan, a["id"], "M"))
     pairs = wt.ordered_changes(plan)
     mine = [c for m, c in pairs if m["id"] == a["id"]]
     before = _planned_before(plan, session, project, pairs, a["id"])
@@ -278,7 +275,6 @@ def exec_commit(tx: Transaction, a: dict[str, Any]) -> None:
     if made and made[0] not in (run["commit"], *run["fix_commits"]):
         _recorded(run, execution, *made)
         tx.tell(f"{a['id']}: committed earlier as {made[0][:12]} (found by its trailer); recorded")
-        _significant(tx, a["id"], [d for d in execution["deviations"] if d["id"] in made[1]])
         return
     if not a.get("allow_detached") and _detached(repo, project):
         raise PreconditionFailed(
@@ -335,15 +331,6 @@ def exec_commit(tx: Transaction, a: dict[str, Any]) -> None:
         run["commit"] = None  # the milestone's commit, even when an older one left HEAD's history
     _recorded(run, execution, sha, [d["id"] for d in carried])
     tx.tell(f"{a['id']}: committed {sha[:12]} {message.splitlines()[0]}")
-    _significant(tx, a["id"], carried)
-
-
-def _significant(tx: Transaction, milestone: str, carried: list[dict[str, Any]]) -> None:
-    """What the commit shows significant (state/asks.py) goes on the first deviation it
-    carries, else on a new one; either asks the person."""
-    from state.asks import record_detected
-
-    record_detected(tx, milestone, into=carried[0] if carried else None)
 
 
 def _recorded(

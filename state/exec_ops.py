@@ -31,15 +31,10 @@ def run_of(tx: Transaction, milestone: str) -> dict[str, Any]:
 
 
 def exec_start(tx: Transaction, a: dict[str, Any]) -> None:
-    """Mark a milestone in progress; refused (exit 4, a question to the person) when another
-    planner session committed to its files since the base commit (state/asks.py)."""
-    from state import asks, plan_ops
-
+    """Mark a milestone in progress."""
     run = run_of(tx, a["id"])
     if run["status"] == "done":
         raise UsageError(f"exec start: {a['id']} is already done")
-    if run["status"] == "pending" and not run["applied_at"]:
-        asks.check_other_sessions(tx, plan_ops.find(tx.read("plan"), a["id"], "M"))
     run.update(status="in_progress", started_at=run["started_at"] or clock.now())
 
 
@@ -56,12 +51,7 @@ def exec_done(tx: Transaction, a: dict[str, Any]) -> None:
 
 
 def exec_deviation(tx: Transaction, a: dict[str, Any]) -> list[str]:
-    """Record where the implementation departs from the plan, and why. One that drops an
-    acceptance criterion or adds a dependency (declared), or whose milestone's commits
-    change files outside it or add a dependency (found in git), is significant: it asks
-    the person, and the implementation gate waits for the answer (state/asks.py)."""
-    from state import asks
-
+    """Record where the implementation departs from the plan, and why."""
     run_of(tx, a["milestone"])
     deviations = tx.docs["execution"]["deviations"]
     item = {
@@ -72,8 +62,4 @@ def exec_deviation(tx: Transaction, a: dict[str, Any]) -> list[str]:
         "at": clock.now(),
     }
     deviations.append(item)
-    reasons = [f"drops an acceptance criterion: {t}" for t in a.get("drops_acceptance") or []]
-    reasons += [f"adds a dependency: {t}" for t in a.get("adds_dependency") or []]
-    asks.mark_significant(tx, item, reasons)
-    asks.record_detected(tx, a["milestone"], into=item)
     return [item["id"]]

@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bench.agent import Agent, Output
 from state import asks
@@ -330,6 +332,23 @@ def test_dependencies_read_from_each_manifest(
 ) -> None:
     assert asks.is_manifest(path)
     assert asks.dependencies(path, after) - asks.dependencies(path, before) == added
+
+
+NAMES = st.from_regex(r"[a-z][a-z0-9_-]{0,12}", fullmatch=True)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.dictionaries(NAMES, st.from_regex(r"\^?[0-9]\.[0-9]", fullmatch=True), max_size=5),
+       NAMES, st.sampled_from(["dependencies", "devDependencies"]))  # fmt: skip
+def test_a_package_json_dependency_added_is_found_whatever_the_formatting(
+    deps: dict[str, str], new: str, table: str
+) -> None:
+    before = {"name": "a", table: dict(deps)}
+    after = {"name": "a", table: {**deps, new: "9.9"}, "scripts": {"x": "y"}}
+    found = asks.dependencies("package.json", json.dumps(after, indent=4)) - asks.dependencies(
+        "package.json", json.dumps(before)
+    )
+    assert found == ({f"{new}@9.9"} if deps.get(new) != "9.9" else set())
 
 
 def test_not_every_file_is_a_manifest() -> None:
