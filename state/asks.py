@@ -16,6 +16,7 @@ import tomllib
 
 from state import clock, gitinfo, plan_ops, question_ops, schema
 from state import worktree as wt
+from state.exec_apply import SESSION_TRAILER  # every executor commit names its session
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -29,7 +30,6 @@ DEVIATION_OPTIONS = (
     (AMEND, "change the plan first (plan amend), then go on"),
     (STOP, "stop the executor here"),
 )
-SESSION_TRAILER = "Planner-Session"
 
 
 # ---------------------------------------------------------------- questions
