@@ -410,3 +410,12 @@ def test_crash_points_of_a_refusal_that_asks(executing_fx: cp.Fixture) -> None:
         assert again.returncode == 4
         assert len(questions()) == 1
         assert cp.project_files(fx.root) == before["project"]
+
+
+def test_an_amend_answer_is_settled_by_a_later_approval() -> None:
+    q = {"answer": "amend", "answered_at": "2026-11-26T01:00:00Z"}
+    earlier = {"approval": {"at": "2026-11-26T00:00:00Z"}}
+    later = {"approval": {"at": "2026-11-26T02:00:00Z"}}  # the amendment was re-approved
+    assert asks.answered_since_approval(q, earlier)
+    assert not asks.answered_since_approval(q, later)
+    assert asks.answered_since_approval(q, {"approval": None})
