@@ -13,6 +13,7 @@ from shared.routing import Routing, command
 from shared.workflow import Context, Kind, Requirement
 from skills.executor import reconcile
 from state import asks, clock, gitinfo, schema
+from state.amendments import committed, runs_by_id
 from state.approval import verify
 from state.errors import Finding, PreconditionFailed, Refused
 from state.plan_ops import find
@@ -232,16 +233,10 @@ class ImplGate(Gate):
                     )
                 )
             elif q["answer"] == asks.AMEND and asks.answered_since_approval(q, session):
-                amend = command(
-                    [
-                        "plan",
-                        "amend",
-                        "--reason",
-                        f"{d['id']}: {d['description']}",
-                        "--milestone",
-                        d["milestone"],
-                    ]
-                )
+                amend = command(["plan", "amend", "--reason", f"{d['id']}: {d['description']}"])
+                run = runs_by_id(tx.read("execution")).get(d["milestone"], {})
+                if not committed(run):  # a committed one stays; its correction is a new one
+                    amend += f" --milestone {d['milestone']}"
                 waiting.append(
                     Finding(where, f"{why}; the person answered amend ({q['id']})", amend)
                 )

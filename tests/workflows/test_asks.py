@@ -107,7 +107,8 @@ def test_amend_prints_the_amend_command_and_stop_stops(project: Path) -> None:
     agent.plan("question", "answer", qid, "amend")
     amend = agent.shell(out.route("pass"), code=3).stderr
     assert "the person answered amend" in amend
-    assert "plan amend --reason 'DV-001: needs requests' --milestone M-001" in amend
+    # M-001 is committed: the amendment corrects it with a new milestone, so none is named
+    assert "(fix: plan amend --reason 'DV-001: needs requests')" in amend
     agent.plan("question", "answer", qid, "stop")  # the person changes their mind
     stop = agent.shell(out.route("pass"), code=4).stderr
     assert f"the person answered stop to DV-001 ({qid})" in stop
