@@ -5,6 +5,11 @@ The command layers map these to exit codes in one place; state/ never prints.
 
 from __future__ import annotations
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
 
 class Finding:
     """One problem: where (a JSON path or file), how bad, what, and the command that fixes it;
@@ -50,6 +55,9 @@ class PlannerError(Exception):
         super().__init__(message)
         self.message = message
         self.findings = findings or []
+        # A refusal that asks the person: the transaction drops everything else it held,
+        # records only this (a question), commits, and the refusal is raised after it.
+        self.then_record: Callable[[Any], None] | None = None  # given the Transaction
         # The argument the message starts with, by its field name ("by: may not be empty"):
         # state/ knows no CLI flags, the command layer names the option (relabel).
         self.field = field if field and message.startswith(field) else None

@@ -337,6 +337,9 @@ class Question(Strict):
     """True when the user skipped it."""
     assumed: bool = False
     """True when the recommended answer was assumed (non-interactive, or a timeout)."""
+    about: str = ""
+    """What the executor asks the person about ("DV-001", "M-001"); empty for discovery's
+    questions. Only these may be added and answered once the plan is approved."""
 
 
 class Gathered(Strict):
@@ -668,6 +671,9 @@ class MilestoneRun(Strict):
     dirty_at_apply: list[str] = []
     """Its files that held uncommitted edits of the person's when `plan exec apply` ran:
     `plan exec commit` refuses them unless --include-uncommitted."""
+    overlap_question: QuestionId | None = None
+    """The yes/no question (Q-NNN) asking the person whether to apply it over commits another
+    planner session made to its files since the base commit."""
 
 
 class Deviation(Strict):
@@ -681,6 +687,11 @@ class Deviation(Strict):
     """When it was recorded."""
     commit: str | None = None
     """The commit that carried it out (`plan exec commit` names it there)."""
+    significant: list[str] = []
+    """Why it is significant, one reason a line (a file outside its milestone, an acceptance
+    criterion dropped, a dependency added); empty for an ordinary deviation."""
+    question: QuestionId | None = None
+    """The question (Q-NNN) asking the person about it: continue, amend or stop."""
 
 
 class Execution(Strict):

@@ -273,9 +273,16 @@ def question_answer(tx: Transaction, a: dict[str, Any]) -> None:
     from state.limits import ANSWER_MAX, check_text
 
     check_text("the answer", a["text"], ANSWER_MAX)
+    # the executor's questions to the person (state/asks.py) may be answered after approval
+    tx.asks = bool(find_question(tx.read("context"), a["id"])["about"])
     q = find_question(tx.edit("context"), a["id"])
     if a["skip"] == (a["text"] is not None):
         raise UsageError("question answer: give the answer TEXT or --skip, not both or neither")
+    if a["skip"] and q["about"]:
+        raise UsageError(
+            f"{q['id']}: the executor waits for the person's answer about {q['about']}; "
+            "it cannot be skipped"
+        )
     if a["skip"]:
         set_answer(q, None, skipped=True)
     else:

@@ -13,7 +13,14 @@ import os
 
 from state import clock, journal, schema
 from state.content import plan_hash
-from state.errors import DamagedFile, Finding, PreconditionFailed, Refused, UsageError
+from state.errors import (
+    DamagedFile,
+    Finding,
+    PlannerError,
+    PreconditionFailed,
+    Refused,
+    UsageError,
+)
 from state.history import HISTORY_DIR, HISTORY_INDEX, REV, entries, index_bytes, next_revision
 from state.lock import locked
 
@@ -135,13 +142,21 @@ def approved(session: dict[str, Any] | None) -> bool:
 
 
 def write_refusal(
-    name: str, session: dict[str, Any] | None, plan: dict[str, Any] | None, verdict: bool = False
+    name: str,
+    session: dict[str, Any] | None,
+    plan: dict[str, Any] | None,
+    verdict: bool = False,
+    asks: bool = False,
 ) -> str:
     """Why `name` may not be written now, or "" when it may. `verdict`: the transaction
-    records the person's verdict, the one change a plan in review may take (its freeze)."""
+    records the person's verdict, the one change a plan in review may take (its freeze).
+    `asks`: it adds or answers the executor's questions to the person, the one change
+    context.json takes while the approved plan executes (Transaction._check_asks)."""
     status = (session or {}).get("status")
     if status in CLOSED_STATUSES and name != "session":
         return f"the session is {status}; nothing was written"
+    if name == "context" and asks and status in ("approved", "executing"):
+        return ""
     if name in PLANNING_FILES and status == "review" and not verdict:
         # The person reviews exactly what the round shows: no edit until their verdict.
         return (
@@ -291,6 +306,7 @@ class Transaction:
         self.files: dict[str, bytes] = {}  # other files of the session written on commit
         self.project: tuple[str, dict[str, bytes | None]] | None = None  # project files, too
         self.verdict = False  # records the verdict on a plan in review: may write its freeze
+        self.asks = False  # adds or answers the executor's questions: may write context.json
 
     def __enter__(self) -> Transaction:
         self.lock.__enter__()
@@ -301,12 +317,24 @@ class Transaction:
             raise
         return self
 
-    def __exit__(self, kind: object, *rest: object) -> None:
+    def __exit__(self, kind: object, error: object, *rest: object) -> None:
         try:
             if kind is None:
                 self.commit()
+            elif isinstance(error, PlannerError) and error.then_record is not None:
+                self._record_only(error.then_record)
         finally:
             self.lock.__exit__()
+
+    def _record_only(self, record: Callable[[Transaction], None]) -> None:
+        """A refusal that asks the person (docs/design.md, "The executor asks the person"):
+        what the command changed is dropped; the question lands through the same commit."""
+        self.docs, self.original, self.edited, self.created = {}, {}, set(), []
+        self.audit_fields, self.last_ids, self.files, self.project = {}, {}, {}, None
+        self.told, self.next_argv, self.routed = [], None, False
+        self.command = f"{self.command} (refused, asked)"
+        record(self)
+        self.commit()
 
     def read(self, name: str) -> dict[str, Any]:
         if name not in self.docs:
@@ -344,7 +372,7 @@ class Transaction:
     def _check_writable(self, name: str) -> None:
         session = self.read_or_none("session") if name != "session" else None
         plan = self.read_or_none("plan") if name in PLANNING_FILES else None
-        reason = write_refusal(name, session, plan, self.verdict)
+        reason = write_refusal(name, session, plan, self.verdict, self.asks)
         if reason:
             raise Refused(f"{self.store.dir}: {reason}")
 
@@ -395,6 +423,8 @@ class Transaction:
         self._check_freeze()
         if "plan" in changed:
             self._check_amendment()
+        if self.asks and "context" in changed:
+            self._check_asks()
         files = {file_name(n): d for n, d in changed.items()}
         record: dict[str, Any] = {"command": self.command, "files": sorted(changed)}
         if self.created:
@@ -471,6 +501,26 @@ class Transaction:
         reason = scope_refusal(amendment, found[1], self.docs["plan"], execution)
         if reason:
             raise Refused(f"{self.store.path('plan')}: {reason}; nothing was written")
+
+    def _check_asks(self) -> None:
+        """Once approved, context.json takes only the executor's questions (`about` set):
+        anything else changed in it is refused, whatever the command meant to ask."""
+        session = self.read_or_none("session") or {}
+        raw = self.original.get("context")
+        if session.get("status") not in ("approved", "executing") or raw is None:
+            return
+
+        def planning_part(doc: dict[str, Any]) -> dict[str, Any]:
+            kept = [q for q in doc["questions"] if not q.get("about")]
+            return {**doc, "questions": kept}
+
+        before = parse(self.store.path("context"), schema_name("context"), raw)
+        if planning_part(before) != planning_part(self.docs["context"]):
+            raise Refused(
+                f"{self.store.path('context')}: the plan is frozen: approved (session status "
+                f"{session.get('status')}); only the executor's questions to the person may "
+                "be added or answered; nothing was written"
+            )
 
     def _validate(self, changed: dict[str, bytes]) -> None:
         from state import validate  # integrity checks need the plan only when it changed

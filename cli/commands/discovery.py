@@ -171,6 +171,8 @@ def prompt(q: dict[str, Any], progress: str) -> tuple[str, str]:
             lines.append(f"   {n}) {option['label']}{extra}{mark}")
             default = f" [{n}]" if mark else default
     hint = {"choice": "number or text", "yes_no": "y/n", "text": "your answer"}[q["kind"]]
+    if q.get("about"):  # the executor waits for this answer: Enter neither skips nor picks
+        return "\n".join(lines) + "\n", f"   {hint} > "
     enter = "Enter takes" if default else "Enter skips"
     return "\n".join(lines) + "\n", f"   {hint}; {enter}{default} > "
 
@@ -200,6 +202,9 @@ def answer_one(store: Store, q: dict[str, Any], progress: str) -> str:
         first = ""
         if not text and q["recommended"]:
             text = q["recommended"]
+        if not text and q.get("about"):
+            sys.stdout.write(f"   the executor waits for your answer about {q['about']}\n")
+            continue
         if not text:
             record_answer(store, q["id"], None)
             sys.stdout.write("   recorded: skipped\n")

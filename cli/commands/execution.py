@@ -35,7 +35,13 @@ def exec_command() -> None:
 @exec_command.command("start", cls=Execution)
 @MILESTONE
 def exec_start(tx: Transaction, a: dict[str, Any]) -> None:
-    """Mark a milestone in progress."""
+    """Mark a milestone in progress.
+
+    Refused (exit 4) when another planner session committed to its files since the base
+    commit: the refusal asks the person yes or no (plan question answer, plan ask)."""
+    from state import asks
+
+    asks.before_start(tx, a["id"])
     exec_ops.exec_start(tx, a)
 
 
@@ -48,9 +54,13 @@ def exec_apply(tx: Transaction, a: dict[str, Any]) -> None:
     the file and the hunk, exits 3, and leaves every file as it was. The files land with the
     session's record in one transaction: killed at any moment, the next command finishes or
     undoes it, and a rerun (or a diff applied by hand) is recognised as already applied.
+    Refused (exit 4) when another planner session committed to its files since the base
+    commit: the refusal asks the person yes or no; their yes lets the three-way apply decide.
     """
+    from state import asks
     from state import exec_apply as ops
 
+    asks.before_apply(tx, a["id"])
     ops.exec_apply(tx, a)
 
 
@@ -74,9 +84,11 @@ def exec_commit(tx: Transaction, a: dict[str, Any]) -> None:
     Refused (exit 3) on a detached HEAD, or when its files held edits of yours before exec
     apply, unless the flag says so.
     """
+    from state import asks
     from state import exec_apply as ops
 
     ops.exec_commit(tx, a)
+    asks.after_commit(tx, a["id"])
 
 
 @exec_command.command("done", cls=Execution)
@@ -91,9 +103,11 @@ def exec_done(tx: Transaction, a: dict[str, Any]) -> None:
     commit it in the same call."""
     exec_ops.exec_done(tx, a)
     if a.get("commit"):
+        from state import asks
         from state import exec_apply as ops
 
         ops.exec_commit(tx, {"id": a["id"]})
+        asks.after_commit(tx, a["id"])
 
 
 @exec_command.command("deviation", cls=Execution)
@@ -103,6 +117,29 @@ def exec_done(tx: Transaction, a: dict[str, Any]) -> None:
 @click.option(
     "--description", required=True, type=TEXT, help="What departs from the plan, and why."
 )
+@click.option(
+    "--drops-acceptance",
+    multiple=True,
+    type=TEXT,
+    metavar="TEXT",
+    help="An acceptance criterion it drops (repeatable): significant, asks the person.",
+)
+@click.option(
+    "--adds-dependency",
+    multiple=True,
+    type=TEXT,
+    metavar="NAME",
+    help="A dependency it adds (repeatable): significant, asks the person.",
+)
 def exec_deviation(tx: Transaction, a: dict[str, Any]) -> list[str]:
-    """Record where the implementation departs from the plan, and why."""
-    return exec_ops.exec_deviation(tx, a)
+    """Record where the implementation departs from the plan, and why.
+
+    A significant deviation (it drops an acceptance criterion or adds a dependency, as
+    declared; or its milestone's commits change files outside the milestone or add a
+    dependency, as git shows) asks the person one question: continue, amend or stop.
+    The implementation gate waits for the answer."""
+    from state import asks
+
+    ids = exec_ops.exec_deviation(tx, a)
+    asks.after_deviation(tx, ids[0], a)
+    return ids

@@ -7,14 +7,15 @@ import json
 import os
 from typing import TYPE_CHECKING, Any
 
-from shared.kinds import Execute, loop
+from shared.kinds import Execute, Gate, loop
 from shared.paths import project_root
-from shared.routing import Routing
+from shared.routing import Routing, command
 from shared.workflow import Context, Kind, Requirement
 from skills.executor import reconcile
-from state import clock, gitinfo, schema
+from state import asks, clock, gitinfo, schema
+from state.amendments import committed, runs_by_id
 from state.approval import verify
-from state.errors import Finding
+from state.errors import Finding, PreconditionFailed, Refused
 from state.plan_ops import find
 from state.validate import completeness
 
@@ -183,6 +184,70 @@ class Implement(Execute):
         number, _, _ = self.current(ctx)
         waves = ctx.doc("plan")["milestone_dependencies"]["waves"]
         return not waves or number in (0, waves[0]["wave"])
+
+
+class ImplGate(Gate):
+    """Step 5: the implementation gate. A pass waits for the person's answer to every
+    significant deviation (state/asks.py): continue goes on, amend prints `plan amend` and
+    holds, stop refuses (exit 4) and leaves the session executing."""
+
+    def check(self, ctx: Context) -> list[Finding]:
+        if ctx.flags.get("qr_status") != "pass" or ctx.tx is None:
+            return []
+        tx = ctx.tx
+        milestones = [r["id"] for r in tx.read("execution")["milestones"]]
+        found = {m: asks.unrecorded(tx, m) for m in milestones}
+        if any(found.values()):
+
+            def record(tx: Transaction) -> None:
+                for m in milestones:
+                    asks.record_detected(tx, m)
+
+            listed = [
+                Finding(f"git:{m}", "; ".join(reasons), "plan question list")
+                for m, reasons in found.items()
+                if reasons
+            ]
+            held = PreconditionFailed(
+                "the milestones' commits hold significant deviations no one recorded: each is "
+                "now recorded with a question to the person (continue / amend / stop); the "
+                "gate waits for the answers",
+                listed,
+            )
+            held.then_record = record
+            raise held
+        session, waiting, stopped = tx.read("session"), [], []
+        for d in tx.read("execution")["deviations"]:
+            q = asks.question_of(tx, d["question"]) if d["significant"] else None
+            if q is None:
+                continue
+            where = f"execution.json:{d['id']}"
+            why = f"{d['milestone']}: significant ({'; '.join(d['significant'])})"
+            if q["answer"] is None:
+                answer = f"plan question answer {q['id']} continue|amend|stop"
+                waiting.append(
+                    Finding(
+                        where,
+                        f"{why}; {q['id']} waits for the person's answer",
+                        f"ask the person (`plan ask` in their terminal), then {answer}",
+                    )
+                )
+            elif q["answer"] == asks.AMEND and asks.answered_since_approval(q, session):
+                amend = command(["plan", "amend", "--reason", f"{d['id']}: {d['description']}"])
+                run = runs_by_id(tx.read("execution")).get(d["milestone"], {})
+                if not committed(run):  # a committed one stays; its correction is a new one
+                    amend += f" --milestone {d['milestone']}"
+                waiting.append(
+                    Finding(where, f"{why}; the person answered amend ({q['id']})", amend)
+                )
+            elif q["answer"] == asks.STOP:
+                stopped.append(f"{d['id']} ({q['id']})")
+        if stopped:
+            raise Refused(
+                f"the person answered stop to {', '.join(stopped)}: the executor stops here; "
+                "the session stays executing (plan amend changes the plan; plan fail closes it)"
+            )
+        return waiting
 
 
 class DocsImplement(Execute):

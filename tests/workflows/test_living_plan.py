@@ -10,8 +10,8 @@ import json
 import re
 from pathlib import Path
 
-from tests.agent import Agent, Output
 from state.content import plan_hash
+from tests.agent import Agent, Output
 from tests.workflows.helpers import review
 from tests.workflows.test_amend import (
     BOW,
