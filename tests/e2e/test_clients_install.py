@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -380,9 +381,11 @@ def test_gemini_from_extensions_install_walks_a_quick_plan(
     assert "installed" in install_log.lower(), install_log
     assert sorted(s["local_skills"]) == ["executor", "planner"], s["skills"]
     sent = (tmp_path / "out" / "requests.jsonl").read_text()
-    listed = json.loads(
-        '"' + sent.split("<available_resources>", 1)[1].split("</available_resources>")[0] + '"'
-    )
+    # The listing as the request log holds it: up to its closing tag, or up to the end of the
+    # logged JSON string when the log cut the tool's text short (a longer SKILL.md before it).
+    escaped = re.search(r'<available_resources>((?:[^"\\<]|\\.|<(?!/available))*)', sent)
+    assert escaped, sent[:2000]
+    listed = json.loads('"' + escaped[1] + '"')
     [root] = [line for line in listed.splitlines() if line.startswith("/")]
     assert root.endswith("/.gemini/extensions/planner/skills/planner/"), listed
     assert ".git" not in listed and "bootstrap.py" not in listed and "SKILL.md" in listed
