@@ -241,21 +241,25 @@ def create_app(state_dir: str, token: str, csrf: str, port: int) -> Starlette:
             {"next": command(tx.next_argv) if tx.next_argv else "", "told": tx.told}
         )
 
-    async def approve(request: Request) -> JSONResponse:
+    async def signed(request: Request, op: str, what: str, act: str) -> JSONResponse:
+        """Approve a plan or accept a result: the person's name and the hash the page showed."""
         body = await json_body(request)
         if body is None:
             return too_large()
         sha = body.get("sha256")
         if not isinstance(sha, str) or len(sha) != 64:
-            return JSONResponse({"error": "the page's plan hash (sha256) is missing"}, 400)
+            return JSONResponse({"error": f"the page's {what} hash (sha256) is missing"}, 400)
         by = text_field(body, "by").strip()
         if not by:
-            return JSONResponse({"error": "your name is required to approve"}, 400)
+            return JSONResponse({"error": f"your name is required to {act}"}, 400)
         try:
             check_text("your name", by, NAME_MAX)
         except TooLarge as e:
             return JSONResponse({"error": e.message}, 413)
-        return await verdict(request, "review approve", {"by": by, "expect_sha256": sha})
+        return await verdict(request, op, {"by": by, "expect_sha256": sha})
+
+    async def approve(request: Request) -> JSONResponse:
+        return await signed(request, "review approve", "plan", "approve")
 
     async def request_changes(request: Request) -> JSONResponse:
         body = await json_body(request)
@@ -277,20 +281,7 @@ def create_app(state_dir: str, token: str, csrf: str, port: int) -> Starlette:
         return await verdict(request, "review reject", {**args, "expect_sha256": sha})
 
     async def accept(request: Request) -> JSONResponse:
-        body = await json_body(request)
-        if body is None:
-            return too_large()
-        sha = body.get("sha256")
-        if not isinstance(sha, str) or len(sha) != 64:
-            return JSONResponse({"error": "the page's result hash (sha256) is missing"}, 400)
-        by = text_field(body, "by").strip()
-        if not by:
-            return JSONResponse({"error": "your name is required to accept"}, 400)
-        try:
-            check_text("your name", by, NAME_MAX)
-        except TooLarge as e:
-            return JSONResponse({"error": e.message}, 413)
-        return await verdict(request, "result accept", {"by": by, "expect_sha256": sha})
+        return await signed(request, "result accept", "result", "accept")
 
     async def result_changes(request: Request) -> JSONResponse:
         body = await json_body(request)
