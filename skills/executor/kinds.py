@@ -149,7 +149,9 @@ class Implement(Execute):
         waves = ctx.doc("plan")["milestone_dependencies"]["waves"]
         for index, wave in enumerate(waves):
             if any(status.get(mid) != "done" for mid in wave["milestones"]):
-                return wave["wave"], wave["milestones"], index + 1 < len(waves)
+                # a later wave done already (committed before an amendment) does not wait
+                later = [m for w in waves[index + 1 :] for m in w["milestones"]]
+                return wave["wave"], wave["milestones"], any(status.get(m) != "done" for m in later)
         return 0, [], False
 
     def context(self, ctx: Context) -> dict[str, Any]:

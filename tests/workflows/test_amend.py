@@ -8,6 +8,9 @@ import json
 import re
 import subprocess
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from tests.agent import Agent, Output
 from tests.workflows.helpers import DESIGN, add_farewell_change, judge_todo, review, state_of
@@ -231,3 +234,44 @@ def test_a_non_interactive_amendment_is_re_approved_by_policy(project: Path) -> 
     assert session["status"] == "approved" and session["amendments"][0]["approved"]["by"] == "auto"
     assert session["approval"] == session["amendments"][0]["approved"]
     agent.plan("verify")
+
+
+class Documents:
+    """What Implement.current reads of a step's context: the plan and execution.json."""
+
+    def __init__(self, waves: list[list[str]], done: set[str]) -> None:
+        self.docs = {
+            "plan": {
+                "milestone_dependencies": {
+                    "waves": [{"wave": n, "milestones": w} for n, w in enumerate(waves, 1)]
+                }
+            },
+            "execution": {
+                "milestones": [
+                    {"id": m, "status": "done" if m in done else "pending"}
+                    for w in waves
+                    for m in w
+                ]
+            },
+        }
+
+    def doc(self, name: str) -> dict[str, Any]:
+        return self.docs[name]
+
+
+@pytest.mark.parametrize(
+    ("waves", "done", "expected"),
+    [
+        # a milestone added by an amendment lands in wave 1; wave 2 was committed before it
+        ([["M-001", "M-003"], ["M-002"]], {"M-001", "M-002"}, (1, ["M-001", "M-003"], False)),
+        ([["M-001", "M-003"], ["M-002"]], {"M-001"}, (1, ["M-001", "M-003"], True)),
+        ([["M-001"], ["M-002"]], {"M-001"}, (2, ["M-002"], False)),
+        ([["M-001"], ["M-002"]], {"M-001", "M-002"}, (0, [], False)),
+    ],
+)
+def test_step_3_waits_only_for_later_waves_with_work_left(
+    waves: list[list[str]], done: set[str], expected: tuple[int, list[str], bool]
+) -> None:
+    from skills.executor.kinds import Implement
+
+    assert Implement().current(Documents(waves, done)) == expected  # type: ignore[arg-type]
