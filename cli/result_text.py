@@ -67,6 +67,8 @@ def text(result: dict[str, Any], session: dict[str, Any]) -> str:
         body += [
             "",
             "Your verdict: plan result accept [--by NAME], or plan result request-changes "
-            "--feedback TEXT [--comment ID[:LINE]=TEXT]... (or the page: plan review open)",
+            "--feedback TEXT [--comment ANCHOR=TEXT]... (or the page: plan review open); an "
+            "anchor is M-001, M-001:FILE:LINE (a commit's line, numbered above), CC-004:LINE "
+            "or DV-001",
         ]
     return "\n".join(head + body)

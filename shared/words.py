@@ -15,9 +15,13 @@ def user_words(session: dict[str, Any], context: dict[str, Any] | None) -> dict[
     """What the user said, for every prompt after discovery: answers, review feedback and
     the amendments' reasons (and the person's words that asked for them)."""
     questions = (context or {"questions": []})["questions"]
+    results = [
+        r for r in session.get("result_reviews") or [] if r["verdict"] == "changes_requested"
+    ]
     return {
         "answers": [q for q in questions if q["answer"] is not None],
         "feedback": [r for r in session["reviews"] if r.get("feedback") or r.get("comments")],
+        "results": results,
         "amendments": session.get("amendments") or [],
     }
 
@@ -27,6 +31,7 @@ def words_digest(words: dict[str, Any]) -> str:
 
     said = [[q["id"], q["answer"], q.get("condition")] for q in words["answers"]]
     said += [[r["round"], r.get("feedback"), r.get("comments")] for r in words["feedback"]]
+    said += [["result", r["round"], r.get("feedback"), r.get("comments")] for r in words["results"]]
     said += [["amend", a["round"], a["reason"], a.get("task")] for a in words["amendments"]]
     return hashlib.sha256(json.dumps(said, sort_keys=True).encode()).hexdigest()[:16]
 

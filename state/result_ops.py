@@ -103,7 +103,9 @@ def result_accept(tx: Transaction, a: dict[str, Any]) -> None:
     done = close_round(session, verdict="accepted", by=by, sha256=sha)
     transition(session, "completed")
     tx.note(accepted_by=by, sha256=sha)
-    tx.tell(f"result accepted (round {done['round']}, by {by}): the session is completed")
+    tx.tell(
+        f"DONE: the result is accepted (round {done['round']}, by {by}); the session is completed"
+    )
 
 
 COMMENT = re.compile(

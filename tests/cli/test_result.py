@@ -83,7 +83,7 @@ def test_accept_completes_the_session_with_who_and_the_hash_shown(reviewing: Pat
     project, state = copy_of(reviewing, tmp_path)
     sha = json.loads(plan(project, "result", "show", "--json").stdout)["sha256"]
     done = plan(project, "result", "accept", "--by", "bob", "--expect-sha256", sha)
-    assert "result accepted (round 1, by bob)" in done.stderr
+    assert "DONE: the result is accepted (round 1, by bob)" in done.stderr
     record = session(state)
     assert record["status"] == "completed"
     last = record["result_reviews"][-1]

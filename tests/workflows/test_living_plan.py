@@ -164,7 +164,8 @@ def test_the_living_plan_from_approval_to_the_accepted_result(project: Path) -> 
     assert (comment["anchor"], comment["file"], comment["line"]) == ("M-003", "src/bow.py", 2)
     out = agent.step(Output(asked.stderr).route())  # planner 3, with the feedback as the task
     assert out.header.startswith("PLANNER 3/11"), out.header
-    assert FEEDBACK in out.text
+    assert FEEDBACK in out.text and "on M-003 src/bow.py line 2: lower" in out.text
+    assert out.text.count(FEEDBACK) == 1  # once with its comments, not again as the task
 
     # A committed milestone cannot be reopened: the correction is a new milestone, M-004.
     refused = agent.plan("milestone", "set", "M-003", "--name", "Bow lower", code=4)
@@ -192,7 +193,7 @@ def test_the_living_plan_from_approval_to_the_accepted_result(project: Path) -> 
 
     # Result round 2: accepted; the session is complete.
     accepted = agent.shell(f"{out.if_pass} --by ann")
-    assert "result accepted (round 2, by ann)" in accepted.stderr
+    assert "DONE: the result is accepted (round 2, by ann)" in accepted.stderr
     session = json.loads((state / "session.json").read_text())
     assert session["status"] == "completed"
     assert [r["verdict"] for r in session["result_reviews"]] == ["changes_requested", "accepted"]
