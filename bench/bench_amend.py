@@ -29,7 +29,7 @@ from tests import sample
 from tests.agent import Agent, Output
 from tests.sample import FAREWELL, IDENTITY, WAVE, edit
 
-WORKTREE = re.compile(r"checkout of the base commit\): (.+)$", re.M)
+WORKTREE = re.compile(r"captured edits\): (.+)$", re.M)
 WAVE_MILESTONE = [
     {
         "op": "milestone add",

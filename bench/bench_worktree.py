@@ -164,7 +164,7 @@ def walk(project: Path) -> tuple[Agent, int, list[int]]:
     out = agent.step(out.route())  # 4
     overview = {"op": "overview set", "args": {"approach": "Add farewell() next to greet()"}}
     out = failed_round(agent, out, "plan-design", lambda recheck: agent.apply([overview, *recheck]))
-    shown = re.findall(r"checkout of the base commit\): (.+)$", out.text, re.M)[-1]
+    shown = re.findall(r"captured edits\): (.+)$", out.text, re.M)[-1]
     tree = Path(shown.replace("STATE_DIR", out.state_dir, 1))
     change(tree / "src" / "app.py", FAREWELL)
     agent.plan("change", "capture", "--intent", "CI-001")

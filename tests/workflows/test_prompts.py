@@ -86,7 +86,7 @@ def test_what_the_agent_reads(project: Path) -> None:
         first = next(o for o in w.outputs if o.header.startswith(header))
         assert first.text.count("plan apply - <<'EOF'") == 1, header  # one skeleton a step
     code = next(o for o in w.outputs if o.header.startswith("PLANNER 6/11"))
-    tree = "checkout of the base commit): STATE_DIR/worktree"
+    tree = "captured edits): STATE_DIR/worktree"
     assert tree in code.text and "plan change capture" in code.text  # no diff by hand
     assert "the same way at step 9, not here" in code.text  # validate --phase code asks none
     assert "plan validate --phase code requires the diffs of the code milestones only" in code.text

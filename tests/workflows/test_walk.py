@@ -74,7 +74,7 @@ def test_step_6_makes_the_worktree_and_names_it(project: Path) -> None:
     review(agent, "plan-design")
     code = agent.step(out.route("pass"))  # 5, which prints 6
     tree = state_of(out) / "worktree"
-    assert "checkout of the base commit): STATE_DIR/worktree" in code.text
+    assert "captured edits): STATE_DIR/worktree" in code.text
     assert (tree / "src" / "app.py").read_text() == (project / "src" / "app.py").read_text()
     assert "plan worktree prints" not in code.text
     again = agent.step(f"planner --step 6 --state-dir '{state_of(out)}'")  # a re-render
