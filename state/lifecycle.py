@@ -10,6 +10,7 @@ is not final.
 from __future__ import annotations
 
 from state.errors import Refused
+from state.vocab import CLOSED, ENDED
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ TRANSITIONS: dict[str, frozenset[str]] = {
     "cancelled": frozenset(),
     "failed": frozenset(),
 }
-FINAL = frozenset({"completed", "cancelled", "failed"})
+FINAL = CLOSED
 # The statuses an amendment may be opened from: a plan the person approved and that is not
 # closed. result_review: the person asked for changes after execution (plan result).
 AMENDABLE = frozenset({"approved", "executing", "result_review"})
@@ -39,7 +40,7 @@ def allowed(old: str, new: str) -> bool:
         return False
     if old == new:
         return True
-    if new in ("cancelled", "failed"):
+    if new in ENDED:
         return old not in FINAL
     return new in TRANSITIONS[old]
 

@@ -12,12 +12,13 @@ import posixpath
 from dataclasses import dataclass, field
 
 from state.errors import PlannerError
+from state.vocab import CLOSED
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-ENDED = frozenset({"completed", "cancelled", "failed"})  # every other status is open
+ENDED = CLOSED  # every other status is open
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from state.errors import (
 )
 from state.history import HISTORY_DIR, HISTORY_INDEX, REV, entries, index_bytes, next_revision
 from state.lock import locked
+from state.vocab import APPROVED, CLOSED, ENDED
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -34,8 +35,8 @@ if TYPE_CHECKING:
 __all__ = ["HISTORY_DIR", "HISTORY_INDEX"]
 LOCK_FILE = ".lock"
 AUDIT_FILE = "audit.jsonl"
-CLOSED_STATUSES = frozenset({"cancelled", "failed", "completed"})
-APPROVED_STATUSES = frozenset({"approved", "executing", "result_review", "completed"})
+CLOSED_STATUSES = CLOSED
+APPROVED_STATUSES = APPROVED
 PLANNING_FILES = frozenset({"plan", "context", "qr-plan-design", "qr-plan-code", "qr-plan-docs"})
 
 
@@ -471,7 +472,7 @@ class Transaction:
         """Frozen means approved: no write while plan.json differs from the approved plan,
         except the one that closes the session (cancel, fail)."""
         session = self.read_or_none("session")
-        if session is None or session["status"] in ("cancelled", "failed"):
+        if session is None or session["status"] in ENDED:
             return
         reason = tampered(session, self.read_or_none("plan"))
         if reason:

@@ -10,6 +10,7 @@ import click
 
 from cli.base import TEXT, Operation, PlanCommand, dump, open_store, out
 from state import review_ops
+from state.vocab import ENDED
 
 if TYPE_CHECKING:
     from state.store import Transaction
@@ -121,7 +122,7 @@ def resume_command(id: str | None, state_dir: str | None, as_json: bool) -> None
 
     store = open_store(os.path.join(planner_home(), id) if id else state_dir)
     session = store.read("session")
-    if session["status"] in ("cancelled", "failed"):
+    if session["status"] in ENDED:
         raise Refused(
             f"{store.path('session')}: the session is {session['status']} "
             f"({session['reason']}); it cannot be resumed. Start a new one: "

@@ -9,6 +9,7 @@ import sys
 import time
 
 from state.errors import PreconditionFailed, Refused
+from state.vocab import ENDED
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -174,7 +175,7 @@ def wait_for_result(
         session = store.read("session")
     if session["status"] == "completed":
         return []
-    if session["status"] in ("cancelled", "failed"):
+    if session["status"] in ENDED:
         raise Refused(f"the session is {session['status']}: {session.get('reason') or 'no reason'}")
     from shared.status import current_routing
 

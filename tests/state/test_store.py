@@ -261,7 +261,7 @@ def test_a_cancelled_session_refuses_edits(store: Store, state_dir: Path, name: 
     assert snapshot(state_dir) == before
 
 
-@pytest.mark.parametrize("status", sorted(CLOSED_STATUSES))
+@pytest.mark.parametrize("status", sorted(s.value for s in CLOSED_STATUSES))
 def test_a_closed_session_refuses_new_files_but_not_itself(
     store: Store, state_dir: Path, status: str
 ) -> None:
