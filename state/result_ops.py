@@ -108,9 +108,11 @@ def result_accept(tx: Transaction, a: dict[str, Any]) -> None:
     )
 
 
-COMMENT = re.compile(
-    r"\s*([A-Za-z]+-\d+)(?::((?!\d+\s*[:=])[^\s:=][^:=]*))?(?::(\d+))?\s*[:=]\s*(\S.*)",
-    re.DOTALL,
+# The comment's head: ID, then an optional FILE and LINE, then the separator. The text is
+# the rest, so a blank text is an error, never read as a shorter head ("DV-001:3=" is not
+# DV-001 saying "3=").
+COMMENT_HEAD = re.compile(
+    r"\s*([A-Za-z]+-\d+)(?::((?!\d+\s*[:=])[^\s:=][^:=]*))?(?::(\d+))?\s*[:=]"
 )
 
 
@@ -118,13 +120,16 @@ def parse_comment(text: str) -> dict[str, Any]:
     """`M-001=text`, `M-001:src/app.py:7=text` (a line of the milestone's commit diff),
     `CC-004:7=text` (a line of the planned diff) or `DV-001: text` as a comment record."""
     check_text("a comment", text, COMMENT_MAX + 300)  # before the pattern reads it
-    match = COMMENT.fullmatch(text)
+    match = COMMENT_HEAD.match(text)
     if not match:
         raise UsageError(
             f"--comment {text[:40]!r}: expected 'ID=TEXT', 'ID:LINE=TEXT' or "
             "'M-nnn:FILE:LINE=TEXT' (e.g. 'M-001:src/app.py:7=off by one', 'DV-001=why?')"
         )
-    anchor, path, line, words = match.groups()
+    anchor, path, line = match.groups()
+    words = text[match.end() :]
+    if not words.strip():
+        raise UsageError(f"--comment {text[:40]!r}: the comment on {anchor.upper()} has no text")
     check_text(f"the comment on {anchor.upper()}", words.strip(), COMMENT_MAX)
     return {
         "anchor": anchor.upper(),

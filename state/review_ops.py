@@ -58,21 +58,28 @@ class StaleApproval(Refused):
     """The plan changed after the person saw it: the approval would bind content unseen."""
 
 
-COMMENT = re.compile(r"\s*([A-Za-z]+-\d+)(?::(\d+))?\s*[:=]\s*(\S.*)", re.DOTALL)
+# The comment's head: ID, an optional LINE, the separator. The text is the rest, so a blank
+# text is refused, never read as a shorter head ("CC-004:3=" is not CC-004 saying "3=").
+COMMENT_HEAD = re.compile(r"\s*([A-Za-z]+-\d+)(?::(\d+))?\s*[:=]")
 
 
 def parse_comment(text: str) -> dict[str, Any]:
     """`DL-003: text` or `CC-004:7: text` (line 7 of the changed file, as the diff shows it)
     as a comment record."""
     check_text("a comment", text, COMMENT_MAX + 40)  # before the pattern reads it
-    match = COMMENT.fullmatch(text)
+    match = COMMENT_HEAD.match(text)
     if not match:
         raise UsageError(
             f"comment {text[:40]!r}: expected 'ID: text' or 'CC-nnn:LINE: text' "
             "(e.g. 'DL-003: why not a dict?', 'CC-004:7: off by one')",
             field="comment",
         )
-    anchor, line, words = match.groups()
+    anchor, line = match.groups()
+    words = text[match.end() :]
+    if not words.strip():
+        raise UsageError(
+            f"comment {text[:40]!r}: the comment on {anchor.upper()} has no text", field="comment"
+        )
     check_text(f"the comment on {anchor.upper()}", words.strip(), COMMENT_MAX)
     return {"anchor": anchor.upper(), "line": int(line) if line else None, "text": words.strip()}
 

@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from state.limits import COMMENTS_MAX, FEEDBACK_MAX, NAME_MAX
@@ -212,6 +212,8 @@ def test_the_guard_asks_the_person_for_a_verdict(reviewing: Path, tmp_path: Path
     sep=st.sampled_from(["=", ": ", " = "]),
     text=st.text(min_size=1, max_size=30),
 )
+@example(anchor="DV-001", line=3, sep="=", text="\t")  # blank text: not DV-001 saying "3="
+@example(anchor="M-001:src/app.py", line=None, sep=" = ", text="\x1c")
 def test_comments_parse_or_say_why(anchor: str, line: int | None, sep: str, text: str) -> None:
     """Any comment text is a record with its anchor, file and line, or a usage error."""
     from state.errors import UsageError
@@ -227,3 +229,18 @@ def test_comments_parse_or_say_why(anchor: str, line: int | None, sep: str, text
     assert got["line"] == line
     assert got["file"] == ("src/app.py" if ":src/app.py" in anchor else None)
     assert got["text"] == got["text"].strip() and got["text"]
+
+
+@pytest.mark.parametrize("written", ["CC-004:3=\t", "DL-001:7: ", "Q-001=\r\n", "DL-002 :"])
+def test_a_plan_review_comment_without_text_is_refused(written: str) -> None:
+    """The plan review's comments too: a blank text is an error, never a shorter head."""
+    from state.errors import UsageError
+    from state.review_ops import parse_comment
+
+    with pytest.raises(UsageError, match="has no text"):
+        parse_comment(written)
+    assert parse_comment("CC-004:3: off by one") == {
+        "anchor": "CC-004",
+        "line": 3,
+        "text": "off by one",
+    }
