@@ -550,6 +550,82 @@ def test_fix_commands_name_real_operations(root: str) -> None:
         assert " ".join(words) in known or words[0] in known, finding
 
 
+# --- milestones of one wave that change one file (a warning) -------------------------------
+
+
+def second_milestone(**fields: Any) -> Plan:
+    """M-001 changes src/app.py by a diff; M-002 has `fields` (and no intent unless given)."""
+    first = b.milestone(
+        1,
+        code_intents=[b.intent(1)],
+        code_changes=[b.change(1, "CI-001", diff=FAREWELL_DIFF)],
+    )
+    return b.plan(milestones=[first, b.milestone(2, **fields)])
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"files": ["src/app.py"]},
+        {"code_intents": [b.intent(2, file="src/app.py")]},
+        {
+            "code_intents": [b.intent(2, file="src/other.py")],
+            "code_changes": [b.change(2, "CI-002", file="src/app.py")],
+        },
+    ],
+    ids=["named", "intended", "diffed"],
+)
+def test_two_milestones_of_one_wave_changing_one_file_are_a_warning(
+    fields: dict[str, Any],
+) -> None:
+    [found] = validate.same_file_same_wave(second_milestone(**fields))
+    assert (found.path, found.level, found.rule) == (
+        "milestones[M-002].depends_on",
+        "warning",
+        "same-file-same-wave",
+    )
+    assert found.message.startswith("M-001 and M-002 both change src/app.py in wave 1:")
+    assert found.fix == "plan milestone set M-002 --depends M-001"
+    assert " ".join(found.fix.split()[1:3]) in set(tree.commands())
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"files": ["src/app.py"], "depends_on": ["M-001"]},  # the next wave: after M-001
+        {"files": ["src/other.py"]},
+        {"files": ["README.md"], "tests": {"files": ["src/app.py"]}},  # a test it only runs
+    ],
+    ids=["depends", "other-file", "test-file"],
+)
+def test_no_warning_without_a_file_changed_twice_in_one_wave(fields: dict[str, Any]) -> None:
+    assert validate.same_file_same_wave(second_milestone(**fields)) == []
+
+
+BOTH = "both change README.md, src/app.py in wave 1"
+
+
+def test_each_milestone_is_named_with_the_one_before_it_on_the_file() -> None:
+    """Three on the same files: two findings whose fixes chain them, with every file both
+    change; a fourth on one of them is named with the third."""
+    plan = second_milestone(files=["src/app.py", "README.md"])
+    plan["milestones"][0]["files"] = ["README.md"]
+    plan["milestones"].append(b.milestone(3, files=["README.md", "src/app.py"]))
+    plan["milestones"].append(b.milestone(4, files=["README.md", "src/four.py"]))
+    found = validate.same_file_same_wave(b.filled("plan", plan))
+    assert [(f.path, f.message.split(":")[0]) for f in found] == [
+        ("milestones[M-002].depends_on", f"M-001 and M-002 {BOTH}"),
+        ("milestones[M-003].depends_on", f"M-002 and M-003 {BOTH}"),
+        ("milestones[M-004].depends_on", "M-003 and M-004 both change README.md in wave 1"),
+    ]
+    for finding in found:  # the fixes applied: one chain, no warning left
+        later, first = finding.fix.split()[3], finding.fix.split()[-1]
+        next(m for m in plan["milestones"] if m["id"] == later)["depends_on"] = [first]
+    assert validate.same_file_same_wave(plan) == []
+    # plan validate warns; the planner's gates, which block on what validate() finds, do not
+    assert not [f for f in validate.validate(plan, None, ".") if f.rule == "same-file-same-wave"]
+
+
 # --- waves ---------------------------------------------------------------------------------
 
 
@@ -663,6 +739,7 @@ def test_a_big_plan_validates(root: str) -> None:
     plan["milestone_dependencies"]["waves"] = compute_waves(plan["milestones"])
     assert len(plan["milestone_dependencies"]["waves"]) == 1000
     assert validate.validate(plan, "design", root) == []
+    assert validate.same_file_same_wave(plan) == []  # all change src/app.py, one a wave
     # one broken reference deep inside is still found
     broken = copy.deepcopy(plan)
     broken["milestones"][999]["code_changes"][9]["intent_ref"] = "CI-99999"

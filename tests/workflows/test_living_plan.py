@@ -101,11 +101,11 @@ def execute_rest(agent: Agent, wave: Output, since: str = "") -> Output:
 
 
 def run_wave(agent: Agent, routed: Output, *milestones: str) -> tuple[Output, str]:
-    """Executor 1 from the approval's routing: the wave lists exactly `milestones`; each is
-    applied and committed as the prompt says."""
+    """Executor 1 from the approval's routing: the first wave with work left lists exactly
+    `milestones`; each is applied and committed as the prompt says."""
     wave = agent.step(routed.route())  # executor 1, which prints 2 and 3
     assert wave.header.startswith("EXECUTOR 3/9"), wave.header
-    listed = wave.text.split("Wave 1:")[1].split("For each")[0]
+    listed = re.split(r"Wave \d+:", wave.text)[1].split("For each")[0]
     assert sorted(re.findall(r"M-\d{3}", listed)) == sorted(milestones), listed
     for mid in milestones:
         agent.plan("exec", "apply", mid)
@@ -188,7 +188,8 @@ def test_the_living_plan_from_approval_to_the_accepted_result(project: Path) -> 
     agent.apply(
         [
             {"op": "milestone add", "args": {"name": "Bow lower", "file": ["src/bow.py"],
-                                             "acceptance": ["bow() bows lower"]}},
+                                             "acceptance": ["bow() bows lower"],
+                                             "depends": ["M-003"]}},  # its diff builds on M-003
             {"op": "intent add", "args": {"milestone": "$1", "file": "src/bow.py",
                                           "behavior": "bow lower"}},
         ]
