@@ -391,6 +391,13 @@ def test_milestones_of_one_wave_changing_one_file_warn_at_plan_time(project: Pat
     path = project / "plan.json"
     path.write_text(json.dumps(doc, indent=2))
     plan = Plan(project)
+    session = new_session(project, "s")  # a session: warned while planned, not once frozen
+    (session / "plan.json").write_text(json.dumps(doc, indent=2))
+    assert "same-file-same-wave" in plan("validate", "--format", "github").stdout
+    session_doc = json.loads((session / "session.json").read_text())
+    (session / "session.json").write_text(json.dumps({**session_doc, "status": "review"}))
+    plan("review", "approve", "--by", "Ann", "--state-dir", str(session))
+    plan("validate", "--strict", str(session))
     expected = (
         "milestones[M-002].depends_on: M-001 and M-002 both change src/app.py in wave 1: they "
         "run side by side, though M-002's diffs build on M-001's "

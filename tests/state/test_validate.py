@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from state import validate
 from state.errors import Finding
@@ -624,6 +626,42 @@ def test_each_milestone_is_named_with_the_one_before_it_on_the_file() -> None:
     assert validate.same_file_same_wave(plan) == []
     # plan validate warns; the planner's gates, which block on what validate() finds, do not
     assert not [f for f in validate.validate(plan, None, ".") if f.rule == "same-file-same-wave"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sets(st.sampled_from("abc")), st.sets(st.integers(0, 7), max_size=2)),
+        min_size=1,
+        max_size=8,
+    )
+)
+def test_the_fixes_leave_no_two_milestones_of_a_wave_on_one_file(
+    shape: list[tuple[set[str], set[int]]],
+) -> None:
+    """Any milestones on files a, b, c, each depending on some earlier ones: every warning names
+    two of one wave that share the files it lists, at most one per milestone and earlier one;
+    applying them round after round leaves none (each moves a milestone to a later wave)."""
+    milestones = [
+        {"id": f"M-{n:03d}", "files": sorted(files), "code_intents": [], "code_changes": [],
+         "depends_on": [f"M-{d + 1:03d}" for d in sorted(deps) if d < n - 1]}
+        for n, (files, deps) in enumerate(shape, 1)
+    ]  # fmt: skip
+    plan = {"milestones": milestones}
+    by_id = {m["id"]: m for m in milestones}
+    for _ in range(len(milestones) ** 2):
+        found = validate.same_file_same_wave(plan)
+        if not found:
+            break
+        wave_of = {mid: w["wave"] for w in compute_waves(milestones) for mid in w["milestones"]}
+        pairs = [(f.fix.split()[-1], f.fix.split()[3]) for f in found]
+        assert len(set(pairs)) == len(pairs)
+        for finding, (first, later) in zip(found, pairs, strict=True):
+            assert wave_of[first] == wave_of[later]
+            both = finding.message.split(" both change ")[1].split(" in wave ")[0].split(", ")
+            assert set(both) <= set(by_id[first]["files"]) & set(by_id[later]["files"])
+            by_id[later]["depends_on"].append(first)
+    assert validate.same_file_same_wave(plan) == []
 
 
 # --- waves ---------------------------------------------------------------------------------
