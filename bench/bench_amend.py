@@ -33,7 +33,12 @@ WORKTREE = re.compile(r"captured edits\): (.+)$", re.M)
 WAVE_MILESTONE = [
     {
         "op": "milestone add",
-        "args": {"name": "Wave", "file": ["src/app.py"], "acceptance": ["wave() == 'o/'"]},
+        "args": {
+            "name": "Wave",
+            "file": ["src/app.py"],
+            "acceptance": ["wave() == 'o/'"],
+            "depends": ["M-001"],  # its diff builds on farewell()'s in src/app.py
+        },
     },
     {
         "op": "intent add",

@@ -52,6 +52,7 @@ RULES: dict[str, str] = {
     "signer-mismatch": "Warning: the signer is not the approver (error: --require-signer-match).",
     "signature-old-form": "Warning: a version 1 signature, which does not cover who and when.",
     "overlapping-plans": "Warning: two open sessions plan changes to the same file or function.",
+    "same-file-same-wave": "Warning: two milestones of one wave change one file (no --depends).",
 }
 
 

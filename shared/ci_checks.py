@@ -217,6 +217,8 @@ def _plan_checks(
     root = os.path.dirname(os.path.dirname(target.path)) if target.kind == "session" else ""
     try:
         findings = checks.integrity(document.doc, questions) + checks.meaning(document.doc)
+        if target.status not in APPROVED_STATUSES | ENDED_STATUSES:  # at plan time: fixable
+            findings += checks.same_file_same_wave(document.doc)
         if phase:
             base = _base_commit(session)
             findings += checks.completeness(document.doc, phase, root or os.getcwd(), base)

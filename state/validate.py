@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from state.errors import Finding
-from state.waves import find_cycle
+from state.waves import compute_waves, find_cycle
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
 PHASES = ("design", "code", "docs", "final")
 INCOMPLETE = "incomplete"  # the rule of what a phase still lacks (shared/ci.py RULES)
+SAME_FILE_SAME_WAVE = "same-file-same-wave"
 # A placeholder word standing alone: not part of a path or file name (TODO.txt, docs/TODO).
 PLACEHOLDER = re.compile(r"(?<![\w./\\-])(?:TBD|TODO|FIXME|XXX)(?![\w/\\-]|\.\w)|\?\?\?")
 # Fields that hold paths or code, not prose: a file may be called TODO.txt, code may say TODO.
@@ -397,6 +398,43 @@ def _texts(node: Any, path: str) -> Iterator[tuple[str, str]]:
         for key, value in node.items():
             if key not in NOT_PROSE:
                 yield from _texts(value, f"{path}.{key}" if path else key)
+
+
+def same_file_same_wave(plan: dict[str, Any]) -> list[Finding]:
+    """Warnings: milestones of one wave (neither depends on the other) that change the same file
+    run side by side, though the later one's diffs build on the earlier one's. Each is named
+    with the one before it that changes the file, so the fixes make a chain (n findings for n
+    milestones on one file, not n squared)."""
+    by_id = {m["id"]: m for m in plan["milestones"]}
+    found = []
+    for wave in compute_waves(plan["milestones"]):
+        last: dict[str, str] = {}  # file -> the wave's latest milestone so far that changes it
+        for later in wave["milestones"]:
+            pairs: dict[str, list[str]] = {}  # earlier milestone -> the files both change
+            for path in sorted(_changed_files(by_id[later])):
+                if path in last:
+                    pairs.setdefault(last[path], []).append(path)
+                last[path] = later
+            for first, both in pairs.items():
+                found.append(
+                    Finding(
+                        _where("milestones", later) + ".depends_on",
+                        f"{first} and {later} both change {', '.join(both)} in wave "
+                        f"{wave['wave']}: they run side by side, though {later}'s diffs "
+                        f"build on {first}'s",
+                        f"plan milestone set {later} --depends {first}",
+                        level="warning",
+                        rule=SAME_FILE_SAME_WAVE,
+                    )
+                )
+    return found
+
+
+def _changed_files(milestone: dict[str, Any]) -> set[str]:
+    """The files a milestone changes: named, intended or with a planned diff (test files it
+    only runs are not among them)."""
+    files = set(milestone["files"]) | {i["file"] for i in milestone["code_intents"]}
+    return (files | {c["file"] for c in milestone["code_changes"]}) - {""}
 
 
 def _excerpt(text: str) -> str:

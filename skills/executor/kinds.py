@@ -1,5 +1,5 @@
-"""The executor's own parts: what its steps require and the kinds of steps 1, 2, 3 and 9
-(initialisation against the approved plan, loading, implementing wave by wave, reconciling)."""
+"""The executor's own parts: what its steps require and the kinds of its steps (initialisation
+against the approved plan, loading, implementing wave by wave, the reviews, reconciling)."""
 
 from __future__ import annotations
 
@@ -7,13 +7,14 @@ import json
 import os
 from typing import TYPE_CHECKING, Any
 
-from shared.kinds import Execute, Gate, loop
+from shared import qr
+from shared.kinds import Execute, Gate, Review, loop
 from shared.paths import project_root
 from shared.routing import Routing, command
 from shared.workflow import Context, Kind, Requirement
 from skills.executor import reconcile
 from state import asks, clock, gitinfo, schema
-from state.amendments import committed, runs_by_id
+from state.amendments import approved_revision, committed, runs_by_id
 from state.approval import verify
 from state.errors import Finding, PreconditionFailed, Refused
 from state.plan_ops import find
@@ -186,6 +187,47 @@ class Implement(Execute):
         number, _, _ = self.current(ctx)
         waves = ctx.doc("plan")["milestone_dependencies"]["waves"]
         return not waves or number in (0, waves[0]["wave"])
+
+
+class ImplReview(Review):
+    """Steps 4 and 7. After an amendment the items on record judged the earlier rounds' work,
+    and their PASS stands: the prompt names the milestones carried out since, for new checks,
+    and lists only the items still open."""
+
+    def context(self, ctx: Context) -> dict[str, Any]:
+        found = super().context(ctx)
+        rounds = ctx.session["amendments"]
+        if not (rounds and found["rechecking"] and loop(ctx)["state"] == "initial"):
+            return {**found, "since": []}
+        items = found["items"]
+        return {
+            **found,
+            "since": since_review(ctx),
+            "round": rounds[-1]["round"],
+            "standing": sum(i["status"] == "PASS" for i in items),
+            "items": [i for i in items if i["status"] in qr.OPEN],
+            "rechecking": False,  # new work: new checks, not `qr set` on the old ones
+        }
+
+
+def since_review(ctx: Context) -> list[dict[str, Any]]:
+    """The milestones the amendment rounds reopened or added since the review last judged all
+    the work: back to a round opened at the result review, which came after the review (a
+    round opened earlier may bring back some already judged, which are judged again). Every
+    milestone when history/ lacks the revision those rounds amended."""
+    rounds: list[dict[str, Any]] = []
+    for amendment in reversed(ctx.session["amendments"]):
+        rounds.append(amendment)
+        if amendment["from_status"] == "result_review":
+            break
+    found = approved_revision(ctx.store, rounds[-1]["approval"]["sha256"], ctx.session)
+    before = {m["id"] for m in found[1]["milestones"]} if found else set()
+    reopened = {mid for amendment in rounds for mid in amendment["milestones"]}
+    return [
+        {"id": m["id"], "name": m["name"]}
+        for m in ctx.doc("plan")["milestones"]
+        if m["id"] not in before or m["id"] in reopened
+    ]
 
 
 class ImplGate(Gate):

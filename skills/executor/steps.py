@@ -7,13 +7,14 @@ from __future__ import annotations
 import os
 
 from shared.engine import SHARED_TEMPLATES
-from shared.kinds import Gate, Review
+from shared.kinds import Gate
 from shared.workflow import Step, Workflow
 from skills.executor.kinds import (
     DocsImplement,
     ExecInit,
     Implement,
     ImplGate,
+    ImplReview,
     Load,
     Reconcile,
     all_done,
@@ -29,13 +30,13 @@ STEPS = (
     Step(2, "load-verify",       Load,      "02-load-verify.j2"),
     Step(3, "impl-execute",      Implement, "03-impl-execute.j2",      role="developer",
          phase="impl-code"),
-    Step(4, "impl-code-qr",      Review,    "04-impl-code-qr.j2",      role="quality-reviewer",
+    Step(4, "impl-code-qr",      ImplReview, "04-impl-code-qr.j2",     role="quality-reviewer",
          phase="impl-code", requires=(all_done,)),
     Step(5, "impl-code-qr-gate", ImplGate,  "05-impl-code-qr-gate.j2",
          phase="impl-code", on_fail=3),
     Step(6, "impl-docs-execute", DocsImplement, "06-impl-docs-execute.j2", role="technical-writer",
          phase="impl-docs"),
-    Step(7, "impl-docs-qr",      Review,    "07-impl-docs-qr.j2",      role="quality-reviewer",
+    Step(7, "impl-docs-qr",      ImplReview, "07-impl-docs-qr.j2",     role="quality-reviewer",
          phase="impl-docs"),
     Step(8, "impl-docs-qr-gate", Gate,      "08-impl-docs-qr-gate.j2",
          phase="impl-docs", on_fail=6),

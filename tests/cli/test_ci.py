@@ -362,3 +362,55 @@ def test_openpgp_signed_approval(project: Path, tmp_path: Path) -> None:
         assert "OpenPGP signature does not verify" in done.stdout
     finally:
         subprocess.run(["gpgconf", "--kill", "all"], env={**os.environ, **env}, check=False)
+
+
+WAVE_AFTER_FAREWELL = (  # built on FAREWELL_DIFF (its blank context line is one space)
+    "--- a/src/app.py\n+++ b/src/app.py\n@@ -3,3 +3,6 @@\n \n def farewell(name):\n"
+    "     return 'bye ' + name\n+\n+def wave():\n+    return 'o/'\n"
+)
+
+
+def test_milestones_of_one_wave_changing_one_file_warn_at_plan_time(project: Path) -> None:
+    """Two milestones without --depends between them both change src/app.py, the second's diff
+    built on the first's: a warning by default and at --phase code, an error with --strict."""
+    from tests.plans import FAREWELL_DIFF
+    from tests.state import builders as b
+
+    def milestone(n: int, diff: str) -> dict:
+        return b.milestone(
+            n,
+            acceptance_criteria=[f"criterion {n}"],
+            code_intents=[b.intent(n)],
+            code_changes=[b.change(n, f"CI-{n:03d}", diff=diff)],
+        )
+
+    doc = b.plan(
+        overview={"title": "Bye", "problem": "No goodbye.", "approach": "Add two functions."},
+        milestones=[milestone(1, FAREWELL_DIFF), milestone(2, WAVE_AFTER_FAREWELL)],
+    )
+    path = project / "plan.json"
+    path.write_text(json.dumps(doc, indent=2))
+    plan = Plan(project)
+    session = new_session(project, "s")  # a session: warned while planned, not once frozen
+    (session / "plan.json").write_text(json.dumps(doc, indent=2))
+    assert "same-file-same-wave" in plan("validate", "--format", "github").stdout
+    session_doc = json.loads((session / "session.json").read_text())
+    (session / "session.json").write_text(json.dumps({**session_doc, "status": "review"}))
+    plan("review", "approve", "--by", "Ann", "--state-dir", str(session))
+    plan("validate", "--strict", str(session))
+    expected = (
+        "milestones[M-002].depends_on: M-001 and M-002 both change src/app.py in wave 1: they "
+        "run side by side, though M-002's diffs build on M-001's "
+        "(fix: plan milestone set M-002 --depends M-001)"
+    )
+    for phase in ((), ("--phase", "code")):
+        done = plan("validate", str(path), *phase)
+        assert f"warning: {expected}" in done.stdout + done.stderr, done
+    plan("validate", str(path), "--strict", code=3)
+    github = plan("validate", str(path), "--format", "github").stdout
+    assert "title=plan validate (same-file-same-wave)::milestones[M-002].depends_on" in github
+    assert github.startswith("::warning file=plan.json,line=")
+    doc["milestones"][1]["depends_on"] = ["M-001"]
+    path.write_text(json.dumps(doc, indent=2))
+    assert "same-file-same-wave" not in plan("validate", str(path), "--format", "github").stdout
+    plan("validate", str(path), "--phase", "code", "--strict")

@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from state import validate
 from state.errors import Finding
@@ -550,6 +552,118 @@ def test_fix_commands_name_real_operations(root: str) -> None:
         assert " ".join(words) in known or words[0] in known, finding
 
 
+# --- milestones of one wave that change one file (a warning) -------------------------------
+
+
+def second_milestone(**fields: Any) -> Plan:
+    """M-001 changes src/app.py by a diff; M-002 has `fields` (and no intent unless given)."""
+    first = b.milestone(
+        1,
+        code_intents=[b.intent(1)],
+        code_changes=[b.change(1, "CI-001", diff=FAREWELL_DIFF)],
+    )
+    return b.plan(milestones=[first, b.milestone(2, **fields)])
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"files": ["src/app.py"]},
+        {"code_intents": [b.intent(2, file="src/app.py")]},
+        {
+            "code_intents": [b.intent(2, file="src/other.py")],
+            "code_changes": [b.change(2, "CI-002", file="src/app.py")],
+        },
+    ],
+    ids=["named", "intended", "diffed"],
+)
+def test_two_milestones_of_one_wave_changing_one_file_are_a_warning(
+    fields: dict[str, Any],
+) -> None:
+    [found] = validate.same_file_same_wave(second_milestone(**fields))
+    assert (found.path, found.level, found.rule) == (
+        "milestones[M-002].depends_on",
+        "warning",
+        "same-file-same-wave",
+    )
+    assert found.message.startswith("M-001 and M-002 both change src/app.py in wave 1:")
+    assert found.fix == "plan milestone set M-002 --depends M-001"
+    assert " ".join(found.fix.split()[1:3]) in set(tree.commands())
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"files": ["src/app.py"], "depends_on": ["M-001"]},  # the next wave: after M-001
+        {"files": ["src/other.py"]},
+        {"files": ["README.md"], "tests": {"files": ["src/app.py"]}},  # a test it only runs
+    ],
+    ids=["depends", "other-file", "test-file"],
+)
+def test_no_warning_without_a_file_changed_twice_in_one_wave(fields: dict[str, Any]) -> None:
+    assert validate.same_file_same_wave(second_milestone(**fields)) == []
+
+
+BOTH = "both change README.md, src/app.py in wave 1"
+
+
+def test_each_milestone_is_named_with_the_one_before_it_on_the_file() -> None:
+    """Three on the same files: two findings whose fixes chain them, with every file both
+    change; a fourth on one of them is named with the third."""
+    plan = second_milestone(files=["src/app.py", "README.md"])
+    plan["milestones"][0]["files"] = ["README.md"]
+    plan["milestones"].append(b.milestone(3, files=["README.md", "src/app.py"]))
+    plan["milestones"].append(b.milestone(4, files=["README.md", "src/four.py"]))
+    found = validate.same_file_same_wave(b.filled("plan", plan))
+    assert [(f.path, f.message.split(":")[0]) for f in found] == [
+        ("milestones[M-002].depends_on", f"M-001 and M-002 {BOTH}"),
+        ("milestones[M-003].depends_on", f"M-002 and M-003 {BOTH}"),
+        ("milestones[M-004].depends_on", "M-003 and M-004 both change README.md in wave 1"),
+    ]
+    for finding in found:  # the fixes applied: one chain, no warning left
+        later, first = finding.fix.split()[3], finding.fix.split()[-1]
+        next(m for m in plan["milestones"] if m["id"] == later)["depends_on"] = [first]
+    assert validate.same_file_same_wave(plan) == []
+    # plan validate warns; the planner's gates, which block on what validate() finds, do not
+    assert not [f for f in validate.validate(plan, None, ".") if f.rule == "same-file-same-wave"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sets(st.sampled_from("abc")), st.sets(st.integers(0, 7), max_size=2)),
+        min_size=1,
+        max_size=8,
+    )
+)
+def test_the_fixes_leave_no_two_milestones_of_a_wave_on_one_file(
+    shape: list[tuple[set[str], set[int]]],
+) -> None:
+    """Any milestones on files a, b, c, each depending on some earlier ones: every warning names
+    two of one wave that share the files it lists, at most one per milestone and earlier one;
+    applying them round after round leaves none (each moves a milestone to a later wave)."""
+    milestones = [
+        {"id": f"M-{n:03d}", "files": sorted(files), "code_intents": [], "code_changes": [],
+         "depends_on": [f"M-{d + 1:03d}" for d in sorted(deps) if d < n - 1]}
+        for n, (files, deps) in enumerate(shape, 1)
+    ]  # fmt: skip
+    plan = {"milestones": milestones}
+    by_id = {m["id"]: m for m in milestones}
+    for _ in range(len(milestones) ** 2):
+        found = validate.same_file_same_wave(plan)
+        if not found:
+            break
+        wave_of = {mid: w["wave"] for w in compute_waves(milestones) for mid in w["milestones"]}
+        pairs = [(f.fix.split()[-1], f.fix.split()[3]) for f in found]
+        assert len(set(pairs)) == len(pairs)
+        for finding, (first, later) in zip(found, pairs, strict=True):
+            assert wave_of[first] == wave_of[later]
+            both = finding.message.split(" both change ")[1].split(" in wave ")[0].split(", ")
+            assert set(both) <= set(by_id[first]["files"]) & set(by_id[later]["files"])
+            by_id[later]["depends_on"].append(first)
+    assert validate.same_file_same_wave(plan) == []
+
+
 # --- waves ---------------------------------------------------------------------------------
 
 
@@ -663,6 +777,7 @@ def test_a_big_plan_validates(root: str) -> None:
     plan["milestone_dependencies"]["waves"] = compute_waves(plan["milestones"])
     assert len(plan["milestone_dependencies"]["waves"]) == 1000
     assert validate.validate(plan, "design", root) == []
+    assert validate.same_file_same_wave(plan) == []  # all change src/app.py, one a wave
     # one broken reference deep inside is still found
     broken = copy.deepcopy(plan)
     broken["milestones"][999]["code_changes"][9]["intent_ref"] = "CI-99999"

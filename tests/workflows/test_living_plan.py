@@ -74,23 +74,38 @@ def changed_since_on_the_page(state: Path) -> str:
     return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", section.split(">", 1)[1])).strip()
 
 
-def execute_rest(agent: Agent, wave: Output) -> Output:
-    """Executor steps 4 to 9 after the wave's milestones are committed: the reviews pass."""
+SINCE = "since the last approval:"
+
+
+def execute_rest(agent: Agent, wave: Output, since: str = "") -> Output:
+    """Executor steps 4 to 9 after the wave's milestones are committed: the reviews pass. With
+    `since` (after an amendment whose earlier round the reviews judged), each review names
+    those milestones, lists no item of the earlier rounds and says their PASS stands."""
     out = agent.step(wave.route())  # 4 impl-code-qr
+    reviews = [out.text]
     review(agent, "impl-code")
     out = agent.step(out.route("pass"))  # 5, which prints 6 (and 7 when no docs are due)
     if "EXECUTOR 7/9" not in out.text:
         out = agent.step(out.route())  # 7
+    reviews.append(out.text.split("EXECUTOR 7/9")[1])
     review(agent, "impl-docs")
+    for text in reviews:
+        if not since:  # the first review of the work judges all of it
+            assert SINCE not in text and "stand" not in text, text
+            continue
+        named = text.split(SINCE)[1].split("The PASS items")[0]
+        assert re.findall(r"M-\d{3}", named) == since.split(), text
+        assert "The PASS items on record (1) judged earlier rounds and stand" in text, text
+        assert "qa-001" not in text and "Re-check" not in text and '"op": "qr add"' in text
     return agent.step(out.route("pass"))  # 8, which prints 9
 
 
 def run_wave(agent: Agent, routed: Output, *milestones: str) -> tuple[Output, str]:
-    """Executor 1 from the approval's routing: the wave lists exactly `milestones`; each is
-    applied and committed as the prompt says."""
+    """Executor 1 from the approval's routing: the first wave with work left lists exactly
+    `milestones`; each is applied and committed as the prompt says."""
     wave = agent.step(routed.route())  # executor 1, which prints 2 and 3
     assert wave.header.startswith("EXECUTOR 3/9"), wave.header
-    listed = wave.text.split("Wave 1:")[1].split("For each")[0]
+    listed = re.split(r"Wave \d+:", wave.text)[1].split("For each")[0]
     assert sorted(re.findall(r"M-\d{3}", listed)) == sorted(milestones), listed
     for mid in milestones:
         agent.plan("exec", "apply", mid)
@@ -173,7 +188,8 @@ def test_the_living_plan_from_approval_to_the_accepted_result(project: Path) -> 
     agent.apply(
         [
             {"op": "milestone add", "args": {"name": "Bow lower", "file": ["src/bow.py"],
-                                             "acceptance": ["bow() bows lower"]}},
+                                             "acceptance": ["bow() bows lower"],
+                                             "depends": ["M-003"]}},  # its diff builds on M-003
             {"op": "intent add", "args": {"milestone": "$1", "file": "src/bow.py",
                                           "behavior": "bow lower"}},
         ]
@@ -188,7 +204,7 @@ def test_the_living_plan_from_approval_to_the_accepted_result(project: Path) -> 
     routed = Output(agent.shell(f"{in_review.if_pass} --by ann").stderr)
     rounds["M-004"] = approved(state)
     wave, _ = run_wave(agent, routed, "M-004")
-    out = execute_rest(agent, wave)
+    out = execute_rest(agent, wave, since="M-004")  # M-001 to M-003 were judged in round 1
     assert out.header.startswith("EXECUTOR 9/9")
 
     # Result round 2: accepted; the session is complete.
