@@ -218,39 +218,44 @@ def test_git_log_show_and_diff_of_the_executed_session(
     assert not (reviewed["executed"] / "drafts.json").exists()
 
 
-@pytest.mark.parametrize(
-    ("name", "arguments", "says"),
-    [
-        ("git_show", {"commit": "--output=/tmp/x"}, "not one of this session's commits"),
-        ("git_show", {"commit": "HEAD"}, "not one of this session's commits"),
-        ("git_show", {"commit": "0" * 40}, "not one of this session's commits"),
-        ("git_diff", {"path": "../outside"}, "relative to the project root"),
-        ("git_diff", {"path": ":(top)src"}, "pathspec magic"),
-        ("show_plan", {"item_id": "M-999"}, "no M-999"),
-        ("show_plan", {"item_id": "rm -rf"}, "not an id plan show reads"),
-        ("compare", {"from_rev": "round 9"}, "no review round 9"),
-        ("compare", {"from_rev": "r999"}, "no revision r999"),
-        ("search_plan", {"query": "  "}, "give the words"),
-        ("search_plan", {"query": "x" * 201}, "over the limit"),
-        ("audit_log", {"limit": 0}, "at least 1"),
-        ("session_status", {"session": "../../etc"}, "not one of plan list"),
-        ("draft_feedback", {"text": ""}, "needs text or at least one comment"),
-        ("draft_feedback", {"text": "x", "comments": ["DL-999: why"]}, "no DL-999"),
-        ("draft_feedback", {"text": "x", "comments": ["CC-001:99: off"]}, "its diff shows lines"),
-        ("draft_feedback", {"text": "x" * 10_001}, "over the limit of 10,000"),
-        ("git_show", {}, "commit"),
-        ("search_plan", {"query": 3}, "query"),
-    ],
-)
+BAD_ARGUMENTS = [
+    ("git_show", {"commit": "--output=/tmp/x"}, "not one of this session's commits"),
+    ("git_show", {"commit": "HEAD"}, "not one of this session's commits"),
+    ("git_show", {"commit": "0" * 40}, "not one of this session's commits"),
+    ("git_diff", {"path": "../outside"}, "relative to the project root"),
+    ("git_diff", {"path": ":(top)src"}, "pathspec magic"),
+    ("show_plan", {"item_id": "M-999"}, "no M-999"),
+    ("show_plan", {"item_id": "rm -rf"}, "not an id plan show reads"),
+    ("compare", {"from_rev": "round 9"}, "no review round 9"),
+    ("compare", {"from_rev": "r999"}, "no revision r999"),
+    ("search_plan", {"query": "  "}, "give the words"),
+    ("search_plan", {"query": "x" * 201}, "over the limit"),
+    ("audit_log", {"limit": 0}, "at least 1"),
+    ("session_status", {"session": "../../etc"}, "not one of plan list"),
+    ("draft_feedback", {"text": ""}, "needs text or at least one comment"),
+    ("draft_feedback", {"text": "x", "comments": ["DL-999: why"]}, "no DL-999"),
+    ("draft_feedback", {"text": "x", "comments": ["CC-001:99: off"]}, "its diff shows lines"),
+    ("draft_feedback", {"text": "x" * 10_001}, "over the limit of 10,000"),
+    ("git_show", {}, "commit"),
+    ("search_plan", {"query": 3}, "query"),
+]
+
+
 def test_bad_arguments_are_tool_errors_that_say_what_is_wrong(
-    shared: Path, reviewed: dict[str, Any], name: str, arguments: dict[str, Any], says: str
+    shared: Path, reviewed: dict[str, Any]
 ) -> None:
-    if name.startswith("git_"):
-        arguments = {"session": reviewed["executed"].name, **arguments}
+    """Every bad call in one client session (one server start): each is a tool error that
+    says what is wrong, never a traceback, and nothing is written."""
+    executed = reviewed["executed"].name
+    calls = [
+        (name, {"session": executed, **arguments} if name.startswith("git_") else arguments)
+        for name, arguments, _ in BAD_ARGUMENTS
+    ]
     before = sorted(p.name for p in reviewed["review"].iterdir())
-    result = call(shared, name, **arguments)
-    assert result.is_error and says in result.text, result.text
-    assert "Traceback" not in result.text
+    _, results = session_calls(shared, calls)
+    for (name, arguments, says), result in zip(BAD_ARGUMENTS, results, strict=True):
+        assert result.is_error and says in result.text, (name, arguments, result.text)
+        assert "Traceback" not in result.text, result.text
     assert sorted(p.name for p in reviewed["review"].iterdir()) == before  # nothing written
 
 
