@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from cli.base import PlanCommand
+from state.errors import UsageError
 
 
 @click.command("mcp", cls=PlanCommand)
@@ -18,4 +21,7 @@ def mcp_command(state_dir: str | None, as_json: bool) -> None:
 
     if state_dir:  # a session named on the command line must exist; the active one may come
         open_store(state_dir)
+    if not hasattr(sys.stdin, "buffer") or not hasattr(sys.stdout, "buffer"):
+        # MCP speaks bytes over the process's own pipes (a client starts it as a subprocess)
+        raise UsageError("mcp: standard input and output are not byte streams to serve on")
     serve(state_dir)
