@@ -258,6 +258,22 @@ def create_app(state_dir: str, token: str, csrf: str, port: int) -> Starlette:
             return JSONResponse({"error": e.message}, 413)
         return await verdict(request, op, {"by": by, "expect_sha256": sha})
 
+    def comment_args(body: dict[str, Any]) -> list[str] | JSONResponse:
+        """The page's comments as the CLI writes them: `ID[:FILE][:LINE]: text` (a file only
+        on a result's commit line)."""
+        given = body.get("comments") or []
+        if not isinstance(given, list):
+            return JSONResponse({"error": "comments must be a list"}, 400)
+        comments = []
+        for c in given:
+            if not isinstance(c, dict) or not isinstance(c.get("text"), str):
+                return JSONResponse({"error": "a comment needs anchor and text"}, 400)
+            path = c.get("file") if isinstance(c.get("file"), str) and c.get("file") else None
+            line = c["line"] if isinstance(c.get("line"), int) and c["line"] > 0 else None
+            where = (f":{path}" if path else "") + (f":{line}" if line else "")
+            comments.append(f"{c.get('anchor', '')}{where}: {c['text']}")
+        return comments
+
     async def approve(request: Request) -> JSONResponse:
         return await signed(request, "review approve", "plan", "approve")
 
@@ -268,15 +284,9 @@ def create_app(state_dir: str, token: str, csrf: str, port: int) -> Starlette:
         feedback = text_field(body, "feedback")
         by = text_field(body, "by").strip()
         sha = body.get("sha256") if isinstance(body.get("sha256"), str) else None
-        given = body.get("comments") or []
-        if not isinstance(given, list):
-            return JSONResponse({"error": "comments must be a list"}, 400)
-        comments = []
-        for c in given:
-            if not isinstance(c, dict) or not isinstance(c.get("text"), str):
-                return JSONResponse({"error": "a comment needs anchor and text"}, 400)
-            line = f":{c['line']}" if isinstance(c.get("line"), int) and c["line"] > 0 else ""
-            comments.append(f"{c.get('anchor', '')}{line}: {c['text']}")
+        comments = comment_args(body)
+        if isinstance(comments, JSONResponse):
+            return comments
         args = {"feedback": feedback or None, "comment": comments, "by": by or None}
         return await verdict(request, "review reject", {**args, "expect_sha256": sha})
 
@@ -290,17 +300,9 @@ def create_app(state_dir: str, token: str, csrf: str, port: int) -> Starlette:
         sha = body.get("sha256")
         if not isinstance(sha, str) or len(sha) != 64:
             return JSONResponse({"error": "the page's result hash (sha256) is missing"}, 400)
-        given = body.get("comments") or []
-        if not isinstance(given, list):
-            return JSONResponse({"error": "comments must be a list"}, 400)
-        comments = []
-        for c in given:
-            if not isinstance(c, dict) or not isinstance(c.get("text"), str):
-                return JSONResponse({"error": "a comment needs anchor and text"}, 400)
-            path = c.get("file") if isinstance(c.get("file"), str) and c.get("file") else None
-            line = c["line"] if isinstance(c.get("line"), int) and c["line"] > 0 else None
-            where = (f":{path}" if path else "") + (f":{line}" if line else "")
-            comments.append(f"{c.get('anchor', '')}{where}={c['text']}")
+        comments = comment_args(body)
+        if isinstance(comments, JSONResponse):
+            return comments
         args = {
             "feedback": text_field(body, "feedback") or None,
             "comment": comments,
