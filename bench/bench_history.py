@@ -11,7 +11,7 @@ from pathlib import Path
 
 from bench.bench_plan import apply, make_project, normal_plan, start_session
 from bench.common import BIN, baseline, compile_package, environment_note, interleaved, rounds
-from state.history import CHAIN_MAX
+from state.storage.history import CHAIN_MAX
 
 
 def history_bytes(state_dir: Path) -> int:

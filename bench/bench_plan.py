@@ -67,7 +67,7 @@ def normal_plan(milestones: int, intents: int) -> list[dict[str, Any]]:
 
 
 def start_session(root: Path) -> Path:
-    from state import session
+    from state.ops import session
 
     return Path(session.create(str(root), "Benchmark", {}, non_interactive=True).dir)
 

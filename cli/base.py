@@ -20,7 +20,7 @@ from cli.output import tell
 from state.errors import PlannerError, UsageError
 
 if TYPE_CHECKING:
-    from state.store import Store, Transaction
+    from state.storage.store import Store, Transaction
 
     # click 8.4 made its parameter types generic: subscripted for mypy only, as older clicks
     # (which the dependency range allows) cannot subscript them at run time
@@ -111,7 +111,7 @@ class Operation(PlanCommand):
             if e.field:  # state/ names the field; the user typed the option
                 e.relabel(option_label(self, e.field))
             raise
-        from state.qr_ops import reopen_changed
+        from state.ops.qr_ops import reopen_changed
 
         reopen_changed(tx)  # a reviewer's PASS on what this changed is TODO again
         return ids
@@ -220,7 +220,7 @@ class QRPhase(PhaseChoice):
     `plan validate --phase` spells them."""
 
     def __init__(self) -> None:
-        from state.qr_ops import PHASES
+        from state.ops.qr_ops import PHASES
 
         super().__init__(PHASES)
 

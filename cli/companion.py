@@ -6,7 +6,7 @@ with `plan review reject --draft`.
 
 No tool approves, rejects, accepts or amends: verdicts stay human acts (docs/design.md, "The
 review companion"). The tools read through the same paths as `plan show`, `plan diff`,
-`plan log` (shared/companion.py, state/session_git.py); planner's errors become tool errors.
+`plan log` (shared/companion.py, state/repo/session_git.py); planner's errors become tool errors.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from pydantic import Field
 from state.errors import PlannerError, UsageError
 
 if TYPE_CHECKING:
-    from state.store import Store
+    from state.storage.store import Store
 
 OUTPUT_MAX = 100_000  # characters of one tool result; longer ones are cut and say so
 Session = Annotated[
@@ -239,7 +239,7 @@ def audit_log(
 def git_log(sessions: Sessions, session: Session = None) -> Any:
     """The session's commits: its base commit, then each milestone's commit and fix commits
     (milestone, author, date, subject, files changed)."""
-    from state.session_git import log
+    from state.repo.session_git import log
 
     return log(sessions.open(session))
 
@@ -249,7 +249,7 @@ def git_show(
 ) -> Any:
     """git show of one of the session's commits (a full id or a prefix of 7+ hex digits, as
     git_log lists them), limited to one file when path is given."""
-    from state.session_git import show
+    from state.repo.session_git import show
 
     return show(sessions.open(session), commit, path)
 
@@ -263,7 +263,7 @@ def git_diff(
 ) -> Any:
     """git diff between two of the session's commits (default: its base and its newest
     commit: everything executed), limited to one file when path is given."""
-    from state.session_git import diff
+    from state.repo.session_git import diff
 
     return diff(sessions.open(session), from_commit, to_commit, path)
 
@@ -280,8 +280,8 @@ def draft_feedback(
     overall feedback; comments: 'ID: text' on an item ('DL-003: why?') or 'CC-004:7: text'
     on line 7 of a change's file, as `plan review reject --comment` takes them. The review
     page fills its form with the newest draft; `plan review reject --draft` sends it."""
-    from state import drafts
-    from state.review_ops import draft_feedback as store_draft
+    from state.ops import drafts
+    from state.ops.review_ops import draft_feedback as store_draft
 
     store = sessions.open(session)
     with store.transaction("draft feedback") as tx:

@@ -20,7 +20,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from state.overlap import Overlap, Side
+    from state.validation.overlap import Overlap, Side
 
 NOT_A_PLAN = ("session", "context", "execution")
 
@@ -38,7 +38,7 @@ class Document:
     def place(self, problem: Problem) -> Problem:
         """Set the problem's file and position: where its JSON path starts and, when the
         path is in the text itself, where its value ends (else its nearest ancestor's start)."""
-        from state.jsonpos import line_col, pointer_of, positions
+        from state.storage.jsonpos import line_col, pointer_of, positions
 
         if self._starts is None:
             self._starts = positions(self.text, self._ends)
@@ -55,7 +55,7 @@ class Document:
 
 def read_document(target: Target, path: str, schema: str) -> Document | None:
     """The file checked against its schema; every problem goes to target (None if unusable)."""
-    from state import schema as schemas
+    from state.storage import schema as schemas
 
     if not os.path.exists(path):
         name = os.path.basename(path) if path != target.path else target.given
@@ -173,7 +173,7 @@ def _overlap_checks(run: Run, plans: dict[str, Document]) -> None:
     """--all: a warning per overlap of open sessions, on the later session's plan.json where
     it names the file (on the earlier one's when the later is in another work tree); a
     session of another work tree skipped as damaged is a notice of the run."""
-    from state import overlap
+    from state.validation import overlap
 
     found = overlap.find(run.root)
     targets = {os.path.realpath(t.path): t for t in run.targets if t.kind == "session"}
@@ -211,7 +211,7 @@ def _overlap_message(o: Overlap, side: Side, other: Side) -> str:
 def _plan_checks(
     target: Target, document: Document, phase: str | None, session: Document | None
 ) -> None:
-    from state import validate as checks
+    from state.validation import validate as checks
 
     questions = _question_ids(target)
     root = os.path.dirname(os.path.dirname(target.path)) if target.kind == "session" else ""
@@ -232,7 +232,7 @@ def _plan_checks(
 
 def _base_commit(session: Document | None) -> str | None:
     """The session's base commit, checked (values from files are data), or None."""
-    from state import gitinfo
+    from state.repo import gitinfo
 
     base = session.doc.get("base_commit") if session else None
     return base if gitinfo.is_commit_id(base) else None
@@ -244,7 +244,7 @@ def _question_ids(target: Target) -> set[str] | None:
     directory = target.path if target.kind == "session" else os.path.dirname(target.path)
     path = os.path.join(directory, "context.json")
     if target.kind != "session":
-        from state import store
+        from state.storage import store
 
         try:
             return {q["id"] for q in store.load(path, "context")["questions"]}
@@ -310,7 +310,7 @@ def verify(
 def _approval_checks(target: Target, plan: Document, session: Document) -> None:
     """plan.json, the review record and plan.md are what the approval says."""
     from shared.plan_md import for_session
-    from state.approval import verify as check_approval
+    from state.validation.approval import verify as check_approval
 
     render = for_session(lambda name: _session_file(target.path, name, session.doc))
     for f in check_approval(plan.doc, session.doc, target.path, render):
@@ -326,8 +326,8 @@ def _approval_checks(target: Target, plan: Document, session: Document) -> None:
 def _signature_checks(
     target: Target, session: Document, required: bool, signer_must_match: bool
 ) -> None:
-    from state import signing
     from state.project import project_root
+    from state.repo import signing
 
     approval = session.doc.get("approval") or {}
     root = project_root(target.path)
@@ -345,7 +345,7 @@ def _signature_checks(
 def _session_file(directory: str, name: str, session: dict[str, Any]) -> dict[str, Any] | None:
     """A file of the session beside plan.json, read as the store reads it, for rendering
     plan.md: None when it is missing or damaged (validate reports the damage)."""
-    from state import store
+    from state.storage import store
 
     if name == "session":
         return session

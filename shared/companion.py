@@ -11,12 +11,12 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from state.diff import diff as semantic_diff
 from state.errors import UsageError
-from state.numbered import numbered
+from state.repo.numbered import numbered
+from state.validation.diff import diff as semantic_diff
 
 if TYPE_CHECKING:
-    from state.store import Store
+    from state.storage.store import Store
 
 SEARCH_HITS_MAX = 100  # matches returned by one search; the rest are counted
 QUERY_MAX = 200  # characters of a search query
@@ -110,9 +110,9 @@ def questions(store: Store) -> list[dict[str, Any]]:
 def reviews(store: Store) -> dict[str, Any]:
     """The review rounds (verdict, who, feedback, comments, the revision and hash each saw),
     the gates' findings per phase, and the drafts waiting to be sent."""
-    from state import drafts
-    from state.qr_ops import PHASES
-    from state.store import report_name
+    from state.ops import drafts
+    from state.ops.qr_ops import PHASES
+    from state.storage.store import report_name
 
     session = store.read("session")
     findings = {}

@@ -54,7 +54,7 @@ def _tables(root: str) -> list[tuple[str, dict[str, Any]]]:
 
 def load(root: str) -> dict[str, Any]:
     """The effective settings for a new session in project `root`."""
-    from state import schema
+    from state.storage import schema
 
     config = schema.defaults("config")
     for where, table in _tables(root):

@@ -20,12 +20,12 @@ from shared.words import note_words, user_words, words_in_full, words_line
 from shared.workflow import Context, Kind, Step, Workflow
 from state import clock
 from state.errors import Finding, PreconditionFailed, Refused, UsageError
-from state.lifecycle import transition
-from state.store import Store
+from state.ops.lifecycle import transition
+from state.storage.store import Store
 from state.vocab import ENDED, EngineMode, WorkflowName
 
 if TYPE_CHECKING:
-    from state.store import Transaction
+    from state.storage.store import Transaction
 
 WORKFLOWS = frozenset(WorkflowName)  # a step's command line starts with its workflow's name
 SHARED_TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
@@ -196,7 +196,7 @@ def _chain_reaches_here(ctx: Context, start: int) -> bool:
 
 def _check_approved(tx: Transaction) -> None:
     """Frozen means approved: once approved, no step runs on a plan.json changed since."""
-    from state.store import tampered
+    from state.storage.store import tampered
 
     reason = tampered(tx.read("session"), tx.read_or_none("plan"))
     if reason:

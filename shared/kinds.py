@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Any
 from shared import qr
 from shared.routing import Routing, command
 from shared.workflow import Context, Kind
-from state.store import report_name
+from state.storage.store import report_name
 
 if TYPE_CHECKING:
-    from state.store import Transaction
+    from state.storage.store import Transaction
 
 
 def loop(ctx: Context) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from state.project import project_root as project_root  # part of this module's 
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from state.store import Store
+    from state.storage.store import Store
 
 PLANNER_DIR = ".planner"
 ACTIVE_FILE = "ACTIVE"
@@ -96,7 +96,7 @@ def open_session(state_dir: str | None = None, must_exist: bool = True) -> Store
     UsageError (exit 2) when no session is found.
     """
     from state.errors import UsageError
-    from state.store import Store
+    from state.storage.store import Store
 
     found = resolve_state_dir(state_dir, strict=True)
     if not found:

@@ -11,11 +11,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from state.errors import Finding, PreconditionFailed
-from state.qr_ops import add_item, open_report
-from state.store import report_name
+from state.ops.qr_ops import add_item, open_report
+from state.storage.store import report_name
 
 if TYPE_CHECKING:
-    from state.store import Transaction
+    from state.storage.store import Transaction
 
 OPEN = ("FAIL", "TODO")
 

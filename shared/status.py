@@ -5,7 +5,7 @@ plan.md shows an approval in the commit that gives it (docs/design.md, "One stat
 from __future__ import annotations
 
 from state.status_view import summary
-from state.store import Store
+from state.storage.store import Store
 from state.vocab import ENDED, Document
 
 TYPE_CHECKING = False
@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from shared.routing import Routing
-    from state.store import Transaction
+    from state.storage.store import Transaction
 
 MOVES_THE_SESSION = frozenset({Document.SESSION, Document.EXECUTION})
 

@@ -18,7 +18,7 @@ from state.errors import Finding, PreconditionFailed, UsageError
 
 if TYPE_CHECKING:
     from state.routes import Route
-    from state.store import Store, Transaction
+    from state.storage.store import Store, Transaction
 
 Requirement = Callable[["Context"], list[Finding]]  # what must hold to arrive at a step
 Action = Callable[["Context", "Transaction"], None]  # what arriving at a step records

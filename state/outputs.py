@@ -12,7 +12,7 @@ from state.errors import Refused, UsageError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from state.store import Store
+    from state.storage.store import Store
 
 STATE_NAMES = frozenset(
     {"session.json", "plan.json", "context.json", "execution.json", "reconcile.json"}
@@ -23,7 +23,7 @@ STATE_NAMES = frozenset(
 def render_target(store: Store, output: str, status: str) -> tuple[str, str | None]:
     """(the absolute path `plan render -o output` may write, its path relative to the session
     directory or None when outside it), or UsageError/Refused."""
-    from state.store import APPROVED_STATUSES
+    from state.storage.store import APPROVED_STATUSES
 
     path = os.path.abspath(output)
     session_dir = os.path.realpath(store.dir)
@@ -46,7 +46,7 @@ def render_target(store: Store, output: str, status: str) -> tuple[str, str | No
 def write_render(store: Store, output: str, text: str) -> str:
     """Write the rendered plan where render_target allows: inside the session in one
     transaction (journaled, audited), elsewhere atomically. Returns the path written."""
-    from state.store import write_atomic
+    from state.storage.store import write_atomic
 
     with store.transaction("render") as tx:
         path, rel = render_target(store, output, tx.read("session")["status"])

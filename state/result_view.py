@@ -9,21 +9,21 @@ import json
 import os
 import re
 
-from state import git, gitinfo
-from state.numbered import numbered
+from state.repo import git, gitinfo
+from state.repo.numbered import numbered
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from state.store import Store
+    from state.storage.store import Store
 
 RECONCILE_FILE = "reconcile.json"
 DIFF_HEADER = re.compile(r"^diff --git a/(.*) b/(.*)$")
 
 
 def lines_of(diff: str) -> list[dict[str, Any]]:
-    """A diff's lines numbered as in the files (state/numbered.py), as plain records."""
+    """A diff's lines numbered as in the files (state/repo/numbered.py), as plain records."""
     return [line._asdict() for line in numbered(diff)]
 
 
@@ -51,7 +51,7 @@ def file_diffs(diff: str) -> list[dict[str, Any]]:
 
 
 def commit_view(root: str, sha: str) -> dict[str, Any]:
-    """One commit as `git show` has it (the one hardened runner, state/git.py): its subject
+    """One commit as `git show` has it (the one hardened runner, state/repo/git.py): its subject
     and each file's diff."""
     sha = gitinfo.commit_id(sha, "execution.json:commit")
     subject = git.output(root, "show", "-s", "--format=%s", "--end-of-options", sha).strip()

@@ -10,7 +10,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from state.store import Store
+    from state.storage.store import Store
 
 
 def _overdue(since: str | None, limit: int, now: float) -> bool:
@@ -42,8 +42,8 @@ def expire(store: Store) -> None:
     context = store.read_or_none("context") if watch_questions else None
     if not due(session, context):
         return
-    from state.lifecycle import transition
-    from state.question_ops import assume
+    from state.ops.lifecycle import transition
+    from state.ops.question_ops import assume
 
     with store.transaction("timeout") as tx:
         session, now = tx.edit("session"), clock.epoch()

@@ -3,7 +3,7 @@ decisions, clients and document names as `str` Enums (docs/design.md, "One vocab
 
 Standard library only, importing nothing of the package, and Python 3.8 syntax: the hooks
 import it under `python3 -S -I` before any environment exists. tests/state/test_vocab.py keeps
-it equal to the pydantic Literals of state/models.py.
+it equal to the pydantic Literals of state/storage/models.py.
 """
 
 from __future__ import annotations

@@ -90,7 +90,7 @@ def project(tmp_path: Path) -> Path:
 @pytest.fixture
 def session_dir(project: Path) -> Path:
     """A fresh planning session in `project`, made ACTIVE."""
-    from state import session
+    from state.ops import session
 
     store = session.create(str(project), "Add a farewell", {}, non_interactive=False)
     return Path(store.dir)

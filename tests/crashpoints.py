@@ -1,7 +1,7 @@
 """Crash-point enumeration, in the spirit of SQLite's crash tests.
 
 A command is run once with PLANNER_CRASH_LOG, which lists every write, fsync, rename, unlink
-and git call it makes (state/journal.py `point()`); then once per point N with
+and git call it makes (state/storage/journal.py `point()`); then once per point N with
 PLANNER_CRASH_AT=N, which SIGKILLs it just before that call. After each kill the invariants:
 - the next command (`plan status`, which recovers first) exits 0 and no temp file is left,
   in the session or in the project;
@@ -141,7 +141,7 @@ def worktree_state(root: Path, state: Path) -> str:
     """absent, or ready. An unfinished checkout counts as absent: nothing hands it out or
     captures from it, and the next `plan worktree` makes it again (checked separately)."""
     tree = state / "worktree"
-    from state import worktree
+    from state.repo import worktree
 
     return "ready" if tree.exists() and worktree.ready(str(root), str(tree)) else "absent"
 

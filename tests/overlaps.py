@@ -17,7 +17,7 @@ def planning(
 ) -> Path:
     """A session .planner/NAME of `project` whose one milestone M-001 names `files` and has
     an intent CI-n per (file, function); its status and start time as given."""
-    from state import session
+    from state.ops import session
 
     store = session.create(str(project), f"Task {name}", {}, non_interactive=False)
     target = project / ".planner" / name

@@ -115,9 +115,9 @@ def test_no_import_cycles_below_cli() -> None:
 
 def test_the_checks_see_a_cycle_and_an_upward_import() -> None:
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
-    assert layer("cli.main") > layer("shared.engine") > layer("state.store")
+    assert layer("cli.main") > layer("shared.engine") > layer("state.storage.store")
     edges = graph()
-    assert "state.store" in edges["shared.engine"]  # the parser sees what the engine imports
+    assert "state.storage.store" in edges["shared.engine"]  # what the engine imports, seen
 
 
 def imported_names(path: Path) -> set[str]:
@@ -161,7 +161,7 @@ def test_the_hooks_import_the_standard_library_and_the_vocabulary_alone() -> Non
 
 def test_the_hooks_rule_sees_a_forbidden_import(tmp_path: Path) -> None:
     module = tmp_path / "m.py"
-    module.write_text("import os\nfrom state.store import Store\nfrom hooks import shell\n")
-    assert outside_the_standard_library(module, HOOKS_MAY_IMPORT) == ["state.store"]
+    module.write_text("import os\nfrom state.storage.store import Store\nfrom hooks import shell\n")
+    assert outside_the_standard_library(module, HOOKS_MAY_IMPORT) == ["state.storage.store"]
     module.write_text("import pydantic\nfrom state.vocab import Phase\n")
     assert outside_the_standard_library(module, HOOKS_MAY_IMPORT) == ["pydantic"]

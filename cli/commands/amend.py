@@ -1,4 +1,4 @@
-"""`plan amend`: reopen an approved plan for one round of changes (state/amend_ops.py)."""
+"""`plan amend`: reopen an approved plan for one round of changes (state/ops/amend_ops.py)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from cli.base import TEXT, Operation
-from state import amend_ops
+from state.ops import amend_ops
 
 if TYPE_CHECKING:
-    from state.store import Transaction
+    from state.storage.store import Transaction
 
 
 @click.command("amend", cls=Operation)

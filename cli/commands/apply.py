@@ -20,7 +20,7 @@ from hooks.human_acts import is_human_act, refusal
 from state.errors import PlannerError, Refused, UsageError
 
 if TYPE_CHECKING:
-    from state.store import Store
+    from state.storage.store import Store
 
 
 class ApplyCommand(PlanCommand):

@@ -65,7 +65,7 @@ def validate_command(
 
 
 def _phase(phase: str | None) -> str | None:
-    from state.validate import PHASES
+    from state.validation.validate import PHASES
 
     if phase is not None and phase.removeprefix("plan-") in PHASES[:3]:
         phase = phase.removeprefix("plan-")
@@ -140,6 +140,6 @@ def schema_command(name: str, state_dir: str | None, as_json: bool) -> None:
     NAME: plan (plan.json), context (context.json), qr (qr-PHASE.json), session
     (session.json), execution (execution.json) or config (the settings). For editors: see
     the README's VS Code json.schemas mapping."""
-    from state.models import export_schema
+    from state.storage.models import export_schema
 
     dump(export_schema(name))

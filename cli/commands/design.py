@@ -1,5 +1,5 @@
 """`plan overview | decision | alternative | constraint | risk | knowledge | invariant |
-tradeoff`: the plan's reasoning, recorded through state/plan_ops.py."""
+tradeoff`: the plan's reasoning, recorded through state/ops/plan_ops.py."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from cli.base import FILE_TEXT, TEXT, Operation, PlanGroup
-from state import plan_ops
+from state.ops import plan_ops
 
 if TYPE_CHECKING:
-    from state.store import Transaction
+    from state.storage.store import Transaction
 
 ID = click.argument("id")
 

@@ -1,5 +1,5 @@
 """`plan context | question | choice | ask`: what discovery learns and what the user decides,
-recorded through state/context_ops.py, question_ops.py and choice_ops.py."""
+recorded through state/ops/context_ops.py, question_ops.py and choice_ops.py."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from cli.base import FILE_TEXT, TEXT, Operation, PlanCommand, PlanGroup, dump, open_store, out
-from state import choice_ops, context_ops, question_ops
+from state.ops import choice_ops, context_ops, question_ops
 
 if TYPE_CHECKING:
-    from state.store import Store, Transaction
+    from state.storage.store import Store, Transaction
 
 
 @click.group("context", cls=PlanGroup)

@@ -1,5 +1,5 @@
 """`plan exec`: the executor's record of milestones started and done, and deviations,
-through state/exec_ops.py."""
+through state/ops/exec_ops.py."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from cli.base import TEXT, Operation, PlanGroup
-from state import exec_ops
+from state.ops import exec_ops
 
 if TYPE_CHECKING:
-    from state.store import Transaction
+    from state.storage.store import Transaction
 
 MILESTONE = click.argument("id", metavar="M-n")
 
@@ -21,7 +21,7 @@ class Execution(Operation):
     session of the project is planning, whatever --state-dir names."""
 
     def run(self, tx: Transaction, args: dict[str, Any]) -> list[str]:
-        from state.planning import refuse_while_planning
+        from state.validation.planning import refuse_while_planning
 
         refuse_while_planning(tx.store.dir)
         return super().run(tx, args)
@@ -39,7 +39,7 @@ def exec_start(tx: Transaction, a: dict[str, Any]) -> None:
 
     Refused (exit 4) when another planner session committed to its files since the base
     commit: the refusal asks the person yes or no (plan question answer, plan ask)."""
-    from state import asks
+    from state.validation import asks
 
     asks.before_start(tx, a["id"])
     exec_ops.exec_start(tx, a)
@@ -57,8 +57,8 @@ def exec_apply(tx: Transaction, a: dict[str, Any]) -> None:
     Refused (exit 4) when another planner session committed to its files since the base
     commit: the refusal asks the person yes or no; their yes lets the three-way apply decide.
     """
-    from state import asks
-    from state import exec_apply as ops
+    from state.ops import exec_apply as ops
+    from state.validation import asks
 
     asks.before_apply(tx, a["id"])
     ops.exec_apply(tx, a)
@@ -84,8 +84,8 @@ def exec_commit(tx: Transaction, a: dict[str, Any]) -> None:
     Refused (exit 3) on a detached HEAD, or when its files held edits of yours before exec
     apply, unless the flag says so.
     """
-    from state import asks
-    from state import exec_apply as ops
+    from state.ops import exec_apply as ops
+    from state.validation import asks
 
     ops.exec_commit(tx, a)
     asks.after_commit(tx, a["id"])
@@ -103,8 +103,8 @@ def exec_done(tx: Transaction, a: dict[str, Any]) -> None:
     commit it in the same call."""
     exec_ops.exec_done(tx, a)
     if a.get("commit"):
-        from state import asks
-        from state import exec_apply as ops
+        from state.ops import exec_apply as ops
+        from state.validation import asks
 
         ops.exec_commit(tx, {"id": a["id"]})
         asks.after_commit(tx, a["id"])
@@ -138,7 +138,7 @@ def exec_deviation(tx: Transaction, a: dict[str, Any]) -> list[str]:
     declared; or its milestone's commits change files outside the milestone or add a
     dependency, as git shows) asks the person one question: continue, amend or stop.
     The implementation gate waits for the answer."""
-    from state import asks
+    from state.validation import asks
 
     ids = exec_ops.exec_deviation(tx, a)
     asks.after_deviation(tx, ids[0], a)

@@ -1,5 +1,5 @@
 """`plan milestone | intent | change | doc`: what gets built, file by file, recorded through
-state/plan_ops.py. A repeatable option given replaces its list; given as '' it clears it."""
+state/ops/plan_ops.py. A repeatable option given replaces its list; given as '' it clears it."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from cli.base import FILE_TEXT, KEY_VALUE, TEXT, Operation, PlanGroup
-from state import plan_ops
+from state.ops import plan_ops
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from state.store import Transaction
+    from state.storage.store import Transaction
 
 ID = click.argument("id")
 
@@ -213,7 +213,7 @@ def change_capture(tx: Transaction, a: dict[str, Any]) -> list[str]:
     (with --intent: the files it takes, default the intent's file). It names, in one line,
     the files the worktree changed that no intent names.
     """
-    from state import capture_ops
+    from state.ops import capture_ops
 
     return capture_ops.change_capture(tx, a)
 

@@ -12,7 +12,7 @@ from cli.base import PlanCommand, QRPhase, dump, open_store, out
 from state.errors import UsageError
 
 if TYPE_CHECKING:
-    from state.store import Store
+    from state.storage.store import Store
 
 
 SECTIONS = {"overview": "overview", "knowledge": "invisible_knowledge", "waves": None}
@@ -86,15 +86,15 @@ def review_lines(reviews: list[dict[str, Any]]) -> list[str]:
 
 def lookup(store: Store, item_id: str, phase: str | None) -> Any:
     """What `plan show ID` prints: the item, option, question, review item or section."""
-    from state.plan_ops import find
-    from state.qr_ops import find_item
+    from state.ops.plan_ops import find
+    from state.ops.qr_ops import find_item
 
     if item_id == "context":
         return store.read("context")
     if item_id in SECTIONS:
         return store.read("plan")[SECTIONS[item_id] or "milestone_dependencies"]
     if item_id.startswith("Q-"):
-        from state.question_ops import find_question
+        from state.ops.question_ops import find_question
 
         return find_question(store.read("context"), item_id)
     if item_id.startswith("qa-"):
@@ -176,7 +176,7 @@ def history_records(store: Store) -> list[dict[str, Any]]:
 def history_command(show: str | None, state_dir: str | None, as_json: bool) -> None:
     """Revisions of plan.json: rev, time, command, what it created."""
     if show:
-        from state.store import dumps
+        from state.storage.store import dumps
 
         sys.stdout.buffer.write(dumps(open_store(state_dir).revision(show)))
         return
@@ -201,7 +201,7 @@ def diff_command(
     rev_a: str | None, rev_b: str | None, review: int | None, state_dir: str | None, as_json: bool
 ) -> None:
     """What changed between two revisions, by id (default: the previous one and now)."""
-    from state.diff import diff as semantic_diff
+    from state.validation.diff import diff as semantic_diff
 
     store = open_store(state_dir)
     rev_b = rev_b or "current"

@@ -1,5 +1,5 @@
 """`plan result`: the person's review of what execution did (show, accept, request changes),
-recorded through state/result_ops.py, the functions the review page calls too."""
+recorded through state/ops/result_ops.py, the functions the review page calls too."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from cli.base import Operation, PlanGroup, dump, open_store, out
-from state import result_ops
+from state.ops import result_ops
 
 if TYPE_CHECKING:
-    from state.store import Transaction
+    from state.storage.store import Transaction
 
 EXPECT = click.option(
     "--expect-sha256",

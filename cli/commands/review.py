@@ -1,5 +1,5 @@
 """`plan review | qr`: the user's verdict on the plan, and the quality-review items of each
-phase, recorded through state/review_ops.py and state/qr_ops.py."""
+phase, recorded through state/ops/review_ops.py and state/ops/qr_ops.py."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from cli.base import TEXT, Operation, PlanGroup, QRPhase, dump, open_store, out
-from state import qr_ops, review_ops
 from state.errors import UsageError
+from state.ops import qr_ops, review_ops
 
 if TYPE_CHECKING:
-    from state.store import Store, Transaction
+    from state.storage.store import Store, Transaction
 
 PHASE = click.option(
     "--phase",

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from cli.base import TEXT, Operation, PlanCommand, dump, open_store, out
-from state import review_ops
+from state.ops import review_ops
 from state.vocab import ENDED
 
 if TYPE_CHECKING:
-    from state.store import Transaction
+    from state.storage.store import Transaction
 
 
 @click.command("status", cls=PlanCommand)
@@ -39,8 +39,8 @@ def age(stamp: str) -> str:
 
 def session_rows(home: str, active: str | None) -> list[dict[str, Any]]:
     from state.errors import DamagedFile
-    from state.overlap import find
-    from state.store import Store
+    from state.storage.store import Store
+    from state.validation.overlap import find
 
     found = find(os.path.dirname(home)) if os.path.isdir(home) else None
     rows: list[dict[str, Any]] = []
@@ -117,7 +117,7 @@ def resume_command(id: str | None, state_dir: str | None, as_json: bool) -> None
     from shared.paths import planner_home, project_root
     from shared.status import session_status
     from state.errors import Refused
-    from state.session import make_active
+    from state.ops.session import make_active
     from state.status_view import text
 
     store = open_store(os.path.join(planner_home(), id) if id else state_dir)

@@ -19,11 +19,11 @@ def worktree_command(state_dir: str | None, as_json: bool) -> None:
     """
     import os
 
-    from state import worktree
     from state.errors import Refused
-    from state.lifecycle import FINAL
-    from state.lock import locked
+    from state.ops.lifecycle import FINAL
     from state.project import session_project
+    from state.repo import worktree
+    from state.storage.lock import locked
 
     store = open_store(state_dir)
     store.recover()

@@ -24,9 +24,12 @@ from starlette.templating import Jinja2Templates
 
 from cli.review_page import view
 from shared.paths import open_session
-from state import result_ops, review_ops
 from state.errors import PlannerError, UsageError
-from state.limits import (
+from state.ops import result_ops, review_ops
+from state.ops.result_ops import StaleResult
+from state.ops.review_ops import StaleApproval
+from state.storage.store import Store
+from state.validation.limits import (
     BODY_MAX,
     COMMENT_MAX,
     COMMENTS_MAX,
@@ -35,9 +38,6 @@ from state.limits import (
     TooLarge,
     check_text,
 )
-from state.result_ops import StaleResult
-from state.review_ops import StaleApproval
-from state.store import Store
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
     from starlette.types import ASGIApp, Receive, Scope, Send
 
-    from state.store import Transaction
+    from state.storage.store import Transaction
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 POLL_SECONDS = 0.25  # how often the event stream looks at the session's files

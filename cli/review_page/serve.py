@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-    from state.store import Store
+    from state.storage.store import Store
 
 HOST = "127.0.0.1"  # never another interface: the page can approve a plan
 

@@ -6,18 +6,18 @@ from __future__ import annotations
 import json
 import os
 
-from state import drafts
-from state.approval import plan_hash
-from state.diff import diff as semantic_diff
-from state.numbered import Line, numbered
-from state.qr_ops import PHASES
-from state.store import AUDIT_FILE, HISTORY_DIR, HISTORY_INDEX, report_name
+from state.ops import drafts
+from state.ops.qr_ops import PHASES
+from state.repo.numbered import Line, numbered
+from state.storage.store import AUDIT_FILE, HISTORY_DIR, HISTORY_INDEX, report_name
+from state.validation.approval import plan_hash
+from state.validation.diff import diff as semantic_diff
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from state.store import Store
+    from state.storage.store import Store
 
 AUDIT_LIMIT = 500  # the newest lines; `plan log` has them all
 
@@ -109,7 +109,7 @@ def milestone_view(milestone: dict[str, Any]) -> dict[str, Any]:
 
 
 def diff_lines(diff: str) -> list[Line]:
-    """The diff's lines with their old and new file line numbers (state/numbered.py)."""
+    """The diff's lines with their old and new file line numbers (state/repo/numbered.py)."""
     return numbered(diff)
 
 

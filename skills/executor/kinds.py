@@ -13,15 +13,18 @@ from shared.paths import project_root
 from shared.routing import Routing, command
 from shared.workflow import Context, Kind, Requirement
 from skills.executor import reconcile
-from state import asks, clock, gitinfo, schema
-from state.amendments import approved_revision, committed, runs_by_id
-from state.approval import verify
+from state import clock
 from state.errors import Finding, PreconditionFailed, Refused
-from state.plan_ops import find
-from state.validate import completeness
+from state.ops.plan_ops import find
+from state.repo import gitinfo
+from state.storage import schema
+from state.validation import asks
+from state.validation.amendments import approved_revision, committed, runs_by_id
+from state.validation.approval import verify
+from state.validation.validate import completeness
 
 if TYPE_CHECKING:
-    from state.store import Transaction
+    from state.storage.store import Transaction
 
 
 def root(ctx: Context) -> str:
@@ -232,8 +235,8 @@ def since_review(ctx: Context) -> list[dict[str, Any]]:
 
 class ImplGate(Gate):
     """Step 5: the implementation gate. A pass waits for the person's answer to every
-    significant deviation (state/asks.py): continue goes on, amend prints `plan amend` and
-    holds, stop refuses (exit 4) and leaves the session executing."""
+    significant deviation (state/validation/asks.py): continue goes on, amend prints
+    `plan amend` and holds, stop refuses (exit 4) and leaves the session executing."""
 
     def check(self, ctx: Context) -> list[Finding]:
         if ctx.flags.get("qr_status") != "pass" or ctx.tx is None:
@@ -310,7 +313,7 @@ class DocsImplement(Execute):
 
 def amended_rechecking(kind: Execute, ctx: Context) -> bool:
     """Only a failed gate's fix round re-checks a few items and goes to the gate. The executor's
-    loop is "initial" with items on record only after an amendment (state/amend_ops.py): the
+    loop is "initial" with items on record only after an amendment (state/ops/amend_ops.py): the
     last round's items judged other work, the amended and new milestones were never reviewed,
     so the review step runs in full."""
     return loop(ctx)["state"] != "initial" and Execute.rechecking(kind, ctx)
@@ -327,7 +330,7 @@ class Reconcile(Kind):
     accepted by policy on record."""
 
     def arrive(self, ctx: Context, tx: Transaction) -> None:
-        from state import result_ops
+        from state.ops import result_ops
         from state.result_view import assemble
 
         facts = record(ctx)

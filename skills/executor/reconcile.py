@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from state import gitinfo
 from state.errors import Finding
+from state.repo import gitinfo
 
 
 def planned_files(milestone: dict[str, Any]) -> list[str]:

@@ -11,17 +11,17 @@ from shared.paths import project_root
 from shared.routing import Routing, step_argv
 from shared.workflow import Context, Kind, Step
 from state import clock
-from state.approval import approve, plan_hash
-from state.choice_ops import pick, unpicked
 from state.errors import Finding, PlannerError
-from state.lifecycle import transition
-from state.question_ops import assume, state_of
-from state.scan import scan
-from state.store import write_atomic
-from state.validate import validate
+from state.ops.choice_ops import pick, unpicked
+from state.ops.lifecycle import transition
+from state.ops.question_ops import assume, state_of
+from state.repo.scan import scan
+from state.storage.store import write_atomic
+from state.validation.approval import approve, plan_hash
+from state.validation.validate import validate
 
 if TYPE_CHECKING:
-    from state.store import Transaction
+    from state.storage.store import Transaction
 
 
 # ---------------------------------------------------------------- skip rules
@@ -143,7 +143,7 @@ def rework_step(ctx: Context) -> Step:
     """Where the last rejection sends the session: the step the table's on_reject names for
     the smallest phase it touches, or the design's when this depth skips that step. An
     amendment opened since the last rejection starts at the design (its reason is words)."""
-    from state.review_ops import rejected_phase
+    from state.ops.review_ops import rejected_phase
 
     table = ctx.step.on_reject or {}
     rejected = [r for r in ctx.session["reviews"] if r["verdict"] == "rejected"]
@@ -177,7 +177,7 @@ class Init(Kind):
 def overlaps(ctx: Context) -> dict[str, Any]:
     """Open sessions of the repository (any work tree) planning the same files, a pair each:
     the other session when this one is in it; and the sessions skipped as damaged."""
-    from state.overlap import find
+    from state.validation.overlap import find
 
     this = os.path.basename(ctx.state_dir)
     found = find(project_root(ctx.state_dir))
@@ -233,9 +233,9 @@ class WorktreeExecute(Execute):
 def ensure_worktree(ctx: Context) -> str:
     """Where the worktree is (STATE_DIR/worktree), made now if it is not there (what `plan
     worktree` does), or how to get one when it cannot be made here (no git commit)."""
-    from state import worktree
-    from state.lock import locked
     from state.project import session_project
+    from state.repo import worktree
+    from state.storage.lock import locked
 
     shown = "STATE_DIR/worktree"  # the state dir is printed once, at the top of the step
     if ctx.session["approval"]:
@@ -259,9 +259,9 @@ class DocsExecute(WorktreeExecute):
 
 def amended_since(ctx: Context) -> dict[str, Any]:
     """In an amendment's review: the round, and what changed since the approval it amends,
-    by meaning (state/diff.py), against the revision in history/ that approval bound."""
-    from state.amendments import approved_revision, open_round
-    from state.diff import diff
+    by meaning (state/validation/diff.py), against the revision in history/ that approval bound."""
+    from state.validation.amendments import approved_revision, open_round
+    from state.validation.diff import diff
 
     amendment = open_round(ctx.session)
     if amendment is None or ctx.session["status"] != "review":

@@ -29,12 +29,12 @@ from skills.planner.kinds import (
     quick,
     validator_findings,
 )
-from state import session
 from state.errors import UsageError
+from state.ops import session
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-# A rejection reopens the smallest phase it touches (state/review_ops.rejected_phase): the
+# A rejection reopens the smallest phase it touches (state/ops/review_ops.rejected_phase): the
 # step that does that phase's work; a phase this depth skips falls back to the design.
 REWORK = {
     "plan-design": "plan-design-execute",

@@ -19,9 +19,9 @@ from cli.base import Operation
 from cli.commands.apply import apply_batch, batch_context, convert, find_operation
 from cli.commands.design import decision_command
 from cli.main import main, plan
-from state import validate
 from state.errors import PreconditionFailed, Refused, UsageError
-from state.store import Store, dumps
+from state.storage.store import Store, dumps
+from state.validation import validate
 from tests.plans import batch as farewell_batch
 from tests.state import builders as b
 from tests.state.builders import snapshot

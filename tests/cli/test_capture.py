@@ -233,9 +233,9 @@ POOL = [
 def test_unclaimed_is_exactly_the_changed_files_nothing_claims(
     plan: Plan, tree: Path, project: Path, session_dir: Path, edits: dict[str, str]
 ) -> None:
-    from state import capture_ops
-    from state import worktree as wt
-    from state.store import Store
+    from state.ops import capture_ops
+    from state.repo import worktree as wt
+    from state.storage.store import Store
 
     doc = Store(str(session_dir)).read("plan")
     base = json.loads((session_dir / "session.json").read_text())["base_commit"]
@@ -273,7 +273,7 @@ def test_change_set_intent_makes_a_shared_change_one_intents_again(
 
 
 def test_claims_follow_plan_order_across_milestones() -> None:
-    from state.capture_ops import claims
+    from state.ops.capture_ops import claims
     from tests.state import builders as b
 
     doc = b.plan(

@@ -54,7 +54,7 @@ title=plan validate (placeholder)::overview.title: placeholder 'TBD' left in 'Sh
 
 def new_session(project: Path, name: str) -> Path:
     """A fresh session under .planner/NAME (a fixed name, so outputs can be compared)."""
-    from state import session
+    from state.ops import session
 
     store = session.create(str(project), f"Task {name}", {}, non_interactive=False)
     target = project / ".planner" / name
@@ -294,7 +294,7 @@ def test_signed_approval_verifies_and_tampering_fails(project: Path, tmp_path: P
     plan("verify", str(unsigned))  # a missing signature is fine unless required
 
     # Plan edited and hash recomputed in session.json: integrity holds, the signature does not.
-    from state.approval import plan_hash
+    from state.validation.approval import plan_hash
 
     plan_json = signed / "plan.json"
     edited = json.loads(plan_json.read_text())

@@ -441,7 +441,7 @@ names = st.text(alphabet=string.ascii_letters + " .-_'", min_size=1, max_size=20
 @settings(max_examples=50, deadline=None)
 @given(name=names, user=st.from_regex(r"[a-z]{1,8}", fullmatch=True))
 def test_a_signer_matches_by_name_or_email_ignoring_case(name: str, user: str) -> None:
-    from state.signing import matches
+    from state.repo.signing import matches
 
     email = f"{user}@example.com"
     identity = f"{name} <{email}>"
@@ -458,7 +458,7 @@ def test_a_signer_matches_by_name_or_email_ignoring_case(name: str, user: str) -
 )
 def test_what_is_signed_changes_with_who_and_when(by: str, other: str, when: str) -> None:
     """Version 2 signs a canonical record: any other approver or time is other bytes."""
-    from state.signing import payload
+    from state.repo.signing import payload
 
     approval = {"by": by, "at": "2026-01-01T00:00:00Z", "sha256": "a" * 64}
     signed = payload("s-1", approval)

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from cli.commands.execution import Execution
-from state import schema, session
+from state.ops import session
+from state.storage import schema
 from tests.cli import tree
 from tests.conftest import Plan, git
 from tests.plans import README_DIFF

@@ -71,7 +71,7 @@ def test_fuzzed_arguments_get_an_exit_code_and_one_line_reason(
 
 
 def rich_plan() -> dict:
-    from state import schema
+    from state.storage import schema
 
     milestone = {
         **schema.defaults("plan", "Milestone"),

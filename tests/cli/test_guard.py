@@ -275,7 +275,7 @@ def test_absolute_active_path(project, tmp_path):
 
 
 def test_a_session_made_by_the_store_is_guarded(project):
-    from state import session as sessions
+    from state.ops import session as sessions
 
     store = sessions.create(str(project), "Add a farewell", {"guard": "strict"}, False)
     decision, reason = decide(bash("make", project))

@@ -57,7 +57,7 @@ def test_a_complete_plan_can_be_built_with_one_apply(
 
     other = Plan(project)
     other("--help")  # the CLI is the same for a second session
-    from state import session
+    from state.ops import session
 
     second = session.create(str(project), "Same plan by commands", {}, non_interactive=False)
     build_with_commands(plan, tmp_path)  # ACTIVE now names the second session
@@ -194,7 +194,7 @@ def test_every_plan_mutation_is_refused_on_a_frozen_plan(
         tried.add(next(name for name in operations if args[: len(name.split())] == name.split()))
     plan("apply", "-", input=json.dumps(batch()), code=4)
     assert path.read_bytes() == before
-    plan_ops = {  # the commands that record through state/plan_ops.py
+    plan_ops = {  # the commands that record through state/ops/plan_ops.py
         name
         for name, command in operations.items()
         if command.callback.__module__ in ("cli.commands.design", "cli.commands.milestones")

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from state.limits import COMMENTS_MAX, FEEDBACK_MAX, NAME_MAX
+from state.validation.limits import COMMENTS_MAX, FEEDBACK_MAX, NAME_MAX
 from tests.cli.result_helpers import init_project, to_result_review
 from tests.cli.test_guard import bash
 from tests.cli.test_guard_own import decide
@@ -217,7 +217,7 @@ def test_the_guard_asks_the_person_for_a_verdict(reviewing: Path, tmp_path: Path
 def test_comments_parse_or_say_why(anchor: str, line: int | None, sep: str, text: str) -> None:
     """Any comment text is a record with its anchor, file and line, or a usage error."""
     from state.errors import UsageError
-    from state.result_ops import parse_comment
+    from state.ops.result_ops import parse_comment
 
     written = anchor + (f":{line}" if line is not None else "") + sep + text
     try:
@@ -235,7 +235,7 @@ def test_comments_parse_or_say_why(anchor: str, line: int | None, sep: str, text
 def test_a_plan_review_comment_without_text_is_refused(written: str) -> None:
     """The plan review's comments too: a blank text is an error, never a shorter head."""
     from state.errors import UsageError
-    from state.review_ops import parse_comment
+    from state.ops.review_ops import parse_comment
 
     with pytest.raises(UsageError, match="has no text"):
         parse_comment(written)

@@ -1,6 +1,6 @@
 """The review page's result view, with starlette's TestClient on a real executed session in
 result_review: what it shows, the same refusals as the plan view (token, Host, Origin, CSRF,
-limits, a stale result), and the verdicts through state/result_ops.py."""
+limits, a stale result), and the verdicts through state/ops/result_ops.py."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ import pytest
 from starlette.testclient import TestClient
 
 from cli.review_page.app import create_app
-from state.limits import BODY_MAX, COMMENTS_MAX, FEEDBACK_MAX, NAME_MAX
 from state.result_view import result_of
-from state.store import Store
+from state.storage.store import Store
+from state.validation.limits import BODY_MAX, COMMENTS_MAX, FEEDBACK_MAX, NAME_MAX
 from tests.cli.result_helpers import init_project, to_result_review
 from tests.conftest import git, run
 
@@ -179,7 +179,7 @@ def test_a_body_over_the_limit_is_refused_before_it_is_read(
 def test_the_plan_verdicts_are_refused_while_the_result_is_reviewed(
     client: TestClient, store: Store
 ) -> None:
-    from state.approval import plan_hash
+    from state.validation.approval import plan_hash
 
     sha = plan_hash(store.read("plan"))
     assert post(client, "/approve", {"sha256": sha, "by": "ann"}).status_code == 409

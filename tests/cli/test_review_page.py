@@ -15,8 +15,8 @@ from cli.commands.apply import apply_batch, batch_context, convert
 from cli.main import plan as plan_group
 from cli.review_page.app import create_app
 from cli.review_page.view import milestone_view
-from state.approval import plan_hash
-from state.store import Store
+from state.storage.store import Store
+from state.validation.approval import plan_hash
 from tests.cli import tree
 from tests.cli.review_helpers import to_review
 from tests.conftest import git
@@ -313,7 +313,7 @@ def test_the_server_listens_on_loopback_and_streams_changes(store: Store) -> Non
 def test_inputs_over_their_limits_are_refused_and_nothing_is_stored(
     client: TestClient, store: Store
 ) -> None:
-    from state.limits import (
+    from state.validation.limits import (
         ANSWER_MAX,
         BODY_MAX,
         COMMENT_MAX,

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from state import schema
-from state.store import Store
+from state.storage import schema
+from state.storage.store import Store
 from tests.conftest import Plan, git
 
 os.environ.setdefault("GIT_AUTHOR_NAME", "t")
@@ -71,7 +71,7 @@ def test_worktree_is_made_once_detached_at_the_base_and_ignored(
 
 
 def test_worktree_without_a_commit_says_how_to_fix_it(tmp_path: Path) -> None:
-    from state import session
+    from state.ops import session
 
     root = tmp_path / "bare"
     root.mkdir()

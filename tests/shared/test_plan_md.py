@@ -133,7 +133,7 @@ def test_what_was_agreed_reads_as_agreed() -> None:
 
 
 def test_a_new_file_diff_names_both_sides(tmp_path) -> None:
-    from state.worktree import make_diff
+    from state.repo.worktree import make_diff
     from tests.conftest import git
 
     git(tmp_path, "init", "-q")

@@ -10,7 +10,7 @@ import copy
 from pathlib import Path
 from typing import Any
 
-from state import schema
+from state.storage import schema
 
 TS = "2024-05-01T12:00:00Z"
 LATER = "2024-05-02T08:30:00.250Z"

@@ -1,5 +1,5 @@
-"""What an open amendment round may change (state/amendments.scope_refusal) and the chain of
-approvals `plan verify` checks (chain_findings), on documents built in memory."""
+"""What an open amendment round may change (state/validation/amendments.scope_refusal) and the
+chain of approvals `plan verify` checks (chain_findings), on documents built in memory."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from state.amendments import chain_findings, open_round, scope_refusal
+from state.validation.amendments import chain_findings, open_round, scope_refusal
 from tests.state.builders import TS, decision, milestone, plan
 
 

@@ -113,7 +113,7 @@ def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
     git(root, "init", "-q", "-b", "main")
     git(root, "add", ".")
     git(root, "commit", "-qm", "init")
-    from state import session
+    from state.ops import session
 
     session.create(str(root), "Damage me", {}, non_interactive=False)
     Plan(root)("decision", "add", "--decision", "D", "--reasoning", "R")

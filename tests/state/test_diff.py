@@ -1,4 +1,4 @@
-"""state.diff: two plan revisions compared by meaning, item by item, by id."""
+"""state.validation.diff: two plan revisions compared by meaning, item by item, by id."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from state.diff import Change, diff
+from state.validation.diff import Change, diff
 from tests.state import builders as b
 
 Plan = dict[str, Any]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from state import git, gitinfo
+from state.repo import git, gitinfo
 from tests.conftest import git as git_cmd
 from tests.conftest import run
 

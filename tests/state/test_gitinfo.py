@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from state.gitinfo import changed_files, head_commit
+from state.repo.gitinfo import changed_files, head_commit
 from tests.conftest import git
 
 

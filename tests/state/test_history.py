@@ -1,5 +1,5 @@
 """Issue 18: history grows with the change, not with the plan. A large plan's revisions are
-deltas (state/delta.py) replayed from a whole snapshot; every revision reads back as it was
+deltas (state/storage/delta.py) replayed from a whole snapshot; every revision reads back as it was
 written, whole revisions of older sessions still read, a damaged delta exits 3 naming it.
 """
 
@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from state import delta, history
 from state.errors import DamagedFile
-from state.store import Store, dumps
+from state.storage import delta, history
+from state.storage.store import Store, dumps
 from tests.conftest import Plan
 from tests.state import builders
 

@@ -1,4 +1,4 @@
-"""state.jsonpos: the line and column of every key and element, and a finding's path."""
+"""state.storage.jsonpos: the line and column of every key and element, and a finding's path."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from state.jsonpos import line_col, locate, pointer_of, positions, span
+from state.storage.jsonpos import line_col, locate, pointer_of, positions, span
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=5),

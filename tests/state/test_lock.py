@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from state import journal
-from state.store import Store
+from state.storage import journal
+from state.storage.store import Store
 from tests.conftest import BIN, REPO, Plan, run
 
 VANDAL = """
@@ -86,7 +86,7 @@ def test_writers_stay_exclusive_while_the_lock_file_is_deleted_or_replaced(
 
 HOLDER = """
 import sys
-from state.lock import locked
+from state.storage.lock import locked
 with locked(sys.argv[1], directory=True):
     print("locked", flush=True)
     sys.stdin.read()

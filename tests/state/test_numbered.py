@@ -1,4 +1,4 @@
-"""state.numbered: a diff's lines carry the line numbers they have in the old and new file."""
+"""state.repo.numbered: a diff's lines carry the line numbers they have in the old and new file."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import difflib
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from state.numbered import new_lines, numbered, spans
+from state.repo.numbered import new_lines, numbered, spans
 
 LINES = st.lists(st.sampled_from(["a", "b", "-- c", "++ d", "@@ e", ""]), max_size=30)
 

@@ -1,5 +1,5 @@
-"""state/overlap.find on real git repositories: which open sessions plan the same files or
-functions, in this work tree and the repository's others; closed and damaged ones skipped."""
+"""state/validation/overlap.find on real git repositories: which open sessions plan the same
+files or functions in this work tree and its others; closed and damaged ones skipped."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from state.overlap import find, repository_path
+from state.validation.overlap import find, repository_path
 from tests.conftest import git
 from tests.overlaps import edit, planning
 

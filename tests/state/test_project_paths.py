@@ -1,4 +1,4 @@
-"""Stored paths are verified: one check (state/project_paths.py) refuses .git, .planner,
+"""Stored paths are verified: one check (state/validation/project_paths.py) refuses .git, .planner,
 absolute paths, '..' and anything symlinks in the project lead out of it or into .git."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from state.errors import PreconditionFailed, UsageError
 from state.project import session_project
-from state.project_paths import check_project_path, diff_paths, why_unsafe
+from state.validation.project_paths import check_project_path, diff_paths, why_unsafe
 
 NAME = st.text(alphabet="abcXYZ019_-.", min_size=1, max_size=8).filter(
     lambda s: s not in (".", "..") and s.rstrip(". ").casefold() not in (".git", ".planner", "")

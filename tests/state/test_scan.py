@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from state.errors import UsageError
-from state.scan import change_types, scan
+from state.repo.scan import change_types, scan
 from tests.conftest import Plan, git
 
 NEUTRAL = "x = 1\n"

@@ -1,4 +1,4 @@
-"""state.schema: the committed schemas are fresh, and check() agrees with jsonschema and pydantic.
+"""state.storage.schema: committed schemas are fresh; check() agrees with jsonschema, pydantic.
 
 The agreement is fuzzed: valid documents of every state file are mutated at random and the
 three validators must give the same verdict. Known disagreements are pinned one by one.
@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, assume, event, given, note, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
-from state import models, schema
+from state.storage import models, schema
 from tests.state import builders
 
 # --- freshness -----------------------------------------------------------------------------
@@ -29,7 +29,7 @@ def test_committed_schema_is_what_models_export(name: str) -> None:
     with open(path, encoding="utf-8") as f:
         committed = f.read()
     exported = json.dumps(models.export_schema(name), indent=1, sort_keys=True) + "\n"
-    assert committed == exported, f"{path} is stale: run `python -m state.models`"
+    assert committed == exported, f"{path} is stale: run `python -m state.storage.models`"
 
 
 def test_every_committed_schema_has_a_model() -> None:

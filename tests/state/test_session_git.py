@@ -1,4 +1,4 @@
-"""state/session_git.py: what a caller names reaches git only as one of the session's own
+"""state/repo/session_git.py: what a caller names reaches git only as one of the session's own
 commits, or as a relative path after `--`; generated names never get through otherwise."""
 
 from __future__ import annotations
@@ -9,9 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from state import schema, session_git
 from state.errors import UsageError
-from state.store import Store
+from state.repo import session_git
+from state.storage import schema
+from state.storage.store import Store
 from tests.conftest import git
 
 HEX = "0123456789abcdef"

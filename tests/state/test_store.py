@@ -1,4 +1,4 @@
-"""state.store, state.lock and state.ids on real session directories in temp dirs.
+"""state.storage.store, .lock and .ids on real session directories in temp dirs.
 
 A write is all or nothing; damaged files are reported and never written; frozen plans and
 closed sessions refuse; history and audit record every committed change; locks exclude.
@@ -15,11 +15,12 @@ from typing import Any
 
 import pytest
 
-from state import plan_ops, schema
 from state.errors import DamagedFile, PlannerError, PreconditionFailed, Refused, UsageError
-from state.ids import next_id, option_letter
-from state.lock import locked
-from state.store import CLOSED_STATUSES, PLANNING_FILES, Store, dumps
+from state.ops import plan_ops
+from state.storage import schema
+from state.storage.ids import next_id, option_letter
+from state.storage.lock import locked
+from state.storage.store import CLOSED_STATUSES, PLANNING_FILES, Store, dumps
 from tests.state import builders
 from tests.state.builders import snapshot
 
@@ -202,7 +203,7 @@ def qr(phase: str) -> dict[str, Any]:
 
 def freeze(state_dir: Path) -> None:
     """A plan approved as it is: frozen_at, and the session's approval record of its hash."""
-    from state.approval import plan_hash
+    from state.validation.approval import plan_hash
 
     plan = builders.plan(frozen_at=builders.LATER)
     write(state_dir, "plan", plan)
@@ -336,8 +337,8 @@ def test_the_audit_has_one_line_per_commit(store: Store, state_dir: Path) -> Non
 
 WRITER = """
 import sys
-from state import plan_ops
-from state.store import Store
+from state.ops import plan_ops
+from state.storage.store import Store
 store = Store(sys.argv[1])
 for n in range(int(sys.argv[2])):
     with store.transaction("decision add") as tx:
@@ -368,7 +369,7 @@ def test_concurrent_writers_lose_nothing(store: Store, state_dir: Path) -> None:
 
 COUNTER = """
 import sys
-from state.lock import locked
+from state.storage.lock import locked
 lock, counter, backend, times = sys.argv[1:]
 for _ in range(int(times)):
     with locked(lock, backend=None if backend == "fcntl" else backend):
@@ -421,7 +422,7 @@ def test_a_held_lock_times_out_with_the_path(
 
 HOLDER = """
 import sys
-from state.lock import locked
+from state.storage.lock import locked
 with locked(sys.argv[1], backend=sys.argv[2] or None):
     print("locked", flush=True)
     sys.stdin.read()

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from state.store import Store
+from state.storage.store import Store
 from tests.conftest import BIN, Plan, run
 
 PHASES = ["after-temps", "after-journal", "after-audit", "mid-rename", "before-cleanup"]
@@ -175,7 +175,7 @@ def test_a_read_only_audit_log_as_an_unprivileged_user() -> None:
         pytest.skip("needs root and setpriv to run the command as an unprivileged user")
     import tempfile
 
-    from state import session
+    from state.ops import session
     from tests.conftest import git
 
     top = Path(tempfile.mkdtemp(prefix="planner-ro-"))  # world-traversable, unlike tmp_path
@@ -219,7 +219,7 @@ def test_a_full_disk_exits_3_naming_the_file_with_nothing_written(tmp_path: Path
     if done.returncode:
         pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()[:120]}")
     try:
-        from state import session
+        from state.ops import session
         from tests.conftest import git
 
         root = mount / "project"
@@ -295,11 +295,11 @@ def test_temp_files_of_killed_writes_are_removed_when_the_session_is_opened(
 
 
 def test_a_filelock_held_elsewhere_excludes_the_store(session_dir: Path) -> None:
-    """state/lock.py takes the same flock filelock does: either excludes the other."""
+    """state/storage/lock.py takes the same flock filelock does: either excludes the other."""
     from filelock import FileLock
 
     from state.errors import PlannerError
-    from state.lock import locked
+    from state.storage.lock import locked
 
     held = FileLock(str(session_dir / ".lock"))
     with held, pytest.raises(PlannerError), locked(str(session_dir / ".lock"), timeout=0.2):

@@ -1,4 +1,4 @@
-"""state.unidiff against real git (the oracle), hypothesis-made diffs, and its messages."""
+"""state.repo.unidiff against real git (the oracle), hypothesis-made diffs, and its messages."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from state.unidiff import (
+from state.repo.unidiff import (
     DiffError,
     FilePatch,
     Hunk,

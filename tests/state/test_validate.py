@@ -1,4 +1,4 @@
-"""state.validate and state.waves: integrity, completeness per phase, meaning, waves, scale.
+"""state.validation.validate and .waves: integrity, completeness per phase, meaning, waves, scale.
 
 Every finding names a JSON path, says what is wrong, and (for integrity and completeness)
 carries the `plan` command that fixes it.
@@ -15,9 +15,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from state import validate
 from state.errors import Finding
-from state.waves import compute_waves, diagram, find_cycle
+from state.validation import validate
+from state.validation.waves import compute_waves, diagram, find_cycle
 from tests.cli import tree
 from tests.plans import FAREWELL_DIFF
 from tests.state import builders as b

@@ -9,7 +9,8 @@ from typing import Any, get_args
 
 import pytest
 
-from state import models, vocab
+from state import vocab
+from state.storage import models
 
 # Where the model declares each word list: a Literal alias, or a field's annotation.
 LITERALS: list[tuple[type[Enum], Any]] = [

@@ -10,7 +10,7 @@ import json
 import re
 from pathlib import Path
 
-from state.content import plan_hash
+from state.storage.content import plan_hash
 from tests.agent import Agent, Output
 from tests.workflows.helpers import review
 from tests.workflows.test_amend import (

@@ -1,0 +1,1 @@
+"""The operations: every change to a session, each inside one store transaction."""

@@ -1,0 +1,309 @@
+"""`plan change capture`: the scratch worktree's edits become code changes (CC-NNN), in plan order.
+
+A file several changes edit is a chain: change k's diff goes from the base commit plus the
+diffs ordered before it to the worktree with the diffs ordered after it undone, so each diff
+applies on the one before and re-capturing replaces (never duplicates). Without --intent, a
+file's new edits go to the intents naming it that have no change yet, one change serving all
+of those in one milestone (else to the last change on it). A milestone's test file goes to the
+milestone's intent on it, else to its first intent. Every capture names the changed files it
+records for no intent (docs/design.md, "Capture").
+"""
+
+from __future__ import annotations
+
+from state.errors import PreconditionFailed, UsageError
+from state.ops import plan_ops
+from state.project import session_project
+from state.repo import unidiff
+from state.repo import worktree as wt
+from state.validation.project_paths import check_diff, check_project_path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+    from typing import Any
+
+    from state.storage.store import Transaction
+
+SHOWN = 10  # unclaimed files named in the one-line report; the rest are counted
+# What running tools in the worktree leaves behind when the project does not ignore it: never
+# a planned change, so never reported as unclaimed.
+BYPRODUCTS = (
+    "__pycache__/",
+    "*.py[cod]",
+    ".pytest_cache/",
+    ".mypy_cache/",
+    ".ruff_cache/",
+    ".hypothesis/",
+    "*.egg-info/",
+    ".venv/",
+    "node_modules/",
+)
+
+
+def change_capture(tx: Transaction, a: dict[str, Any]) -> list[str]:
+    """Turn the worktree's edits into code changes (CC-NNN) for the given or the changed intents."""
+    plan = tx.edit("plan")
+    session = tx.read("session")
+    project = session_project(tx.store.dir)
+    base = wt.base_of(session, f"{tx.store.path('session')}:base_commit")
+    tree = wt.path_of(tx.store.dir)
+    if not wt.admin_dir(project, tree):
+        raise PreconditionFailed(f"{tree}: no worktree yet (fix: plan worktree)")
+    if not wt.ready(project, tree):  # its missing files were never checked out, not deleted
+        raise PreconditionFailed(
+            f"{tree}: the worktree's checkout did not finish (interrupted); nothing captured "
+            "(fix: plan worktree, which makes it again)"
+        )
+    capture = Capture(tx, plan, project, tree, wt.base_reader(project, base))
+    files = [f for f in a["file"] if f]
+    for path in files:
+        check_project_path(project, path, "FILE", UsageError)
+    try:
+        if a["intent"]:
+            capture.named(a["intent"], files)
+        else:
+            capture.changed(files)
+    except unidiff.DiffError as e:  # a planned diff that no longer applies on the base
+        raise PreconditionFailed(f"a planned diff does not apply: {e}; nothing captured") from None
+    if not capture.touched:
+        tx.tell("nothing captured: the worktree matches the plan's diffs")
+    unclaimed = capture.unclaimed(base)
+    if unclaimed:
+        shown = ", ".join(unclaimed[:SHOWN]) + (
+            f" and {len(unclaimed) - SHOWN} more" if len(unclaimed) > SHOWN else ""
+        )
+        tx.tell(f"unclaimed: {shown} (no intent names them: add an intent or revert)")
+    return capture.created
+
+
+def claims(plan: dict[str, Any]) -> dict[str, list[str]]:
+    """Each file capture records, with the intents that may take its edits, in plan order: the
+    intents naming it; a milestone's test file no intent of the milestone names goes to the
+    milestone's first intent; a file a change already holds, to that change's intents."""
+    found: dict[str, list[str]] = {}
+    by_milestone: dict[str, list[dict[str, Any]]] = {}
+    milestones = {}
+    for m, i in wt.intent_order(plan):
+        by_milestone.setdefault(m["id"], []).append(i)
+        milestones[m["id"]] = m
+    for mid, intents in by_milestone.items():
+        for i in intents:
+            found.setdefault(i["file"], []).append(i["id"])
+        named = {i["file"] for i in intents}
+        for path in milestones[mid]["tests"]["files"]:
+            if path and path not in named:
+                found.setdefault(path, []).append(intents[0]["id"])
+    for _, c in wt.ordered_changes(plan):
+        on_file = found.setdefault(c["file"], [])
+        on_file += [i for i in served(c) if i not in on_file]
+    return found
+
+
+def served(change: dict[str, Any]) -> list[str]:
+    """The intents a change implements: its own, then those sharing its diff."""
+    return [change["intent_ref"], *change.get("shared_intents", [])]
+
+
+class Capture:
+    def __init__(
+        self,
+        tx: Transaction,
+        plan: dict[str, Any],
+        project: str,
+        tree: str,
+        read_base: Callable[[Iterable[str]], dict[str, str | None]],
+    ) -> None:
+        self.tx, self.plan, self.tree, self.project = tx, plan, tree, project
+        self.repo = wt.common_dir(project)
+        self.read_base = read_base
+        self.created: list[str] = []
+        self.touched: list[str] = []
+
+    def named(self, intent_ids: list[str], files: list[str]) -> None:
+        """--intent CI-n [FILE]...: each intent's files (default its own); intents of one
+        milestone given together for one file share one change."""
+        groups: dict[tuple[str, str], list[str]] = {}
+        for intent_id in dict.fromkeys(intent_ids):
+            intent = plan_ops.find(self.plan, intent_id)
+            milestone = plan_ops.owner(self.plan, intent_id)["id"]
+            for path in files or [intent["file"]]:
+                groups.setdefault((path, milestone), []).append(intent_id)
+        for (path, _), group in groups.items():
+            self.one(group[0], path, group[1:])
+
+    def changed(self, only: list[str]) -> None:
+        """Every file capture records whose worktree text is not where its chain ends; its
+        edits go to the intents on it that have no change yet (those of the first such
+        milestone share one change), else to the last change on it."""
+        named = claims(self.plan)
+        for path in dict.fromkeys(only or named):
+            if only and path not in named:
+                raise UsageError(
+                    f"{path}: no intent names it (plan change capture --intent CI-n {path})"
+                )
+            chain = self.chain(path)
+            if wt.read_tree_file(self.tree, path) == self.state_after(path, chain):
+                continue
+            has = {i for _, c in chain for i in served(c)}
+            fresh = [i for i in named[path] if i not in has]
+            if not fresh:
+                self.one(chain[-1][1]["intent_ref"], path)
+                continue
+            first = plan_ops.owner(self.plan, fresh[0])["id"]
+            group = [i for i in fresh if plan_ops.owner(self.plan, i)["id"] == first]
+            self.one(group[0], path, group[1:])
+            for other in fresh:
+                if other not in group:
+                    self.tx.tell(
+                        f"{other}: shares {path} with {group[0]} (an earlier milestone), which "
+                        f"took its whole diff; to split it, edit for {other} after capturing "
+                        f"{group[0]}, then: plan change capture --intent {other} {path}"
+                    )
+
+    def chain(self, path: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+        return [(m, c) for m, c in wt.ordered_changes(self.plan) if c["file"] == path]
+
+    def state_after(
+        self, path: str, chain: list[tuple[dict[str, Any], dict[str, Any]]]
+    ) -> str | None:
+        text = self.read_base([path]).get(path)
+        for _, c in chain:
+            text = _apply(c, text)
+        return text
+
+    def one(self, intent_id: str, path: str, also: list[str] | None = None) -> None:
+        """(Re)capture the change of `path` serving intent_id (and `also`, intents of its
+        milestone) at its place in the file's chain. A change already serving one of them is
+        the one re-captured, with every intent it served."""
+        if unidiff.unsafe(path, self.tree):
+            raise UsageError(f"{path}: {unidiff.unsafe(path, self.tree)}")
+        check_project_path(self.project, path, intent_id)  # a path the plan stored: exit 3
+        group = [intent_id, *(also or [])]
+        chain = self.chain(path)
+        own = [c for _, c in chain if set(served(c)) & set(group)]
+        group += [i for c in own for i in served(c) if i not in group]
+        order = [i["id"] for _, i in wt.intent_order(self.plan)]
+        group.sort(key=lambda i: order.index(i) if i in order else len(order))
+        milestone = plan_ops.owner(self.plan, group[0])
+        rest = [(m, c) for m, c in chain if not any(c is o for o in own)]
+        key = _key(self.plan, milestone, group[0])
+        before = [p for p in rest if _key(self.plan, p[0], p[1]["intent_ref"]) <= key]
+        after = [p for p in rest if _key(self.plan, p[0], p[1]["intent_ref"]) > key]
+        start = self.state_after(path, before)
+        states = [wt.read_tree_file(self.tree, path)]  # the worktree, then later diffs undone
+        for _, c in reversed(after):
+            try:
+                states.append(_apply(c, states[-1], undo=True))
+            except unidiff.DiffError:
+                raise PreconditionFailed(
+                    f"{path}: {c['id']} ({c['intent_ref']}) comes after {intent_id} in plan order "
+                    f"and its diff no longer matches the worktree; capture {c['intent_ref']} "
+                    f"before editing for {intent_id}, or move the edit to it"
+                ) from None
+        states.reverse()  # states[0]: after intent_id; states[j + 1]: after after[j]
+        diff = wt.make_diff(self.repo, path, start, states[0])
+        check_diff(self.project, diff, intent_id)
+        self._record(milestone, group, path, own, diff)
+        for (_, c), old, new in zip(after, states, states[1:], strict=False):
+            c["diff"] = wt.make_diff(self.repo, path, old, new) or c["diff"]
+
+    def _record(
+        self,
+        milestone: dict[str, Any],
+        group: list[str],
+        path: str,
+        own: list[dict[str, Any]],
+        diff: str,
+    ) -> None:
+        for extra in own[1:]:  # one change per intent and file
+            plan_ops.owner(self.plan, extra["id"])["code_changes"].remove(extra)
+        names = ",".join(group)
+        if not diff:
+            if own:
+                plan_ops.owner(self.plan, own[0]["id"])["code_changes"].remove(own[0])
+                self.tx.tell(f"{own[0]['id']}: removed ({path} has no edit for {names})")
+            else:
+                self.tx.tell(f"{names}: {path} has no edit to capture")
+            return
+        self.touched.append(path)
+        stats = _stats(diff)
+        if own:
+            home = plan_ops.owner(self.plan, own[0]["id"])
+            if home is not milestone:  # its first intent moved: so does the change
+                home["code_changes"].remove(own[0])
+                milestone["code_changes"].append(own[0])
+            own[0].update(diff=diff, intent_ref=group[0], shared_intents=group[1:])
+            self.tx.tell(f"{own[0]['id']} {names} {path}: re-captured ({stats})")
+            return
+        items = (c for m in self.plan["milestones"] for c in m["code_changes"])
+        item = plan_ops.new(
+            "CodeChange",
+            id=self.tx.new_id("plan", "CC", items),
+            intent_ref=group[0],
+            shared_intents=group[1:],
+            file=path,
+            diff=diff,
+        )
+        milestone["code_changes"].append(item)
+        self.created.append(item["id"])
+        self.tx.tell(f"{item['id']} {names} {path}: captured ({stats})")
+
+    def unclaimed(self, base: str) -> list[str]:
+        """Files the worktree changed from the base commit that capture records for no intent."""
+        admin = wt.admin_dir(self.project, self.tree)
+        if admin is None:
+            return []
+        named = claims(self.plan)
+        run = ("--no-optional-locks",)  # a read: git refreshes no index for it
+        tracked = wt.git(
+            admin,
+            *run,
+            "diff",
+            "--name-only",
+            "-z",
+            "--no-renames",
+            base,
+            "--",
+            work_tree=self.tree,
+            cwd=self.tree,
+        )
+        untracked = wt.git(
+            admin,
+            *run,
+            "ls-files",
+            "-z",
+            "--others",
+            "--exclude-standard",
+            *(f"--exclude={p}" for p in BYPRODUCTS),
+            work_tree=self.tree,
+            cwd=self.tree,
+        )
+        paths = (tracked + b"\0" + untracked).decode("utf-8", "surrogateescape").split("\0")
+        candidates = sorted({p for p in paths if p and p not in named})
+        at_base = self.read_base(candidates)
+        return [p for p in candidates if self._differs(p, at_base.get(p))]
+
+    def _differs(self, path: str, at_base: str | None) -> bool:
+        try:
+            return wt.read_tree_file(self.tree, path) != at_base
+        except (PreconditionFailed, UsageError):  # a link, a directory, not text: changed
+            return True
+
+
+def _key(plan: dict[str, Any], milestone: dict[str, Any], intent_id: str) -> tuple[int, ...]:
+    order = [i["id"] for _, i in wt.intent_order(plan)]
+    return (order.index(intent_id),) if intent_id in order else (len(order),)
+
+
+def _apply(change: dict[str, Any], text: str | None, undo: bool = False) -> str | None:
+    for patch in unidiff.parse(change["diff"]):
+        text = unidiff.apply(unidiff.reverse(patch) if undo else patch, text)
+    return text
+
+
+def _stats(diff: str) -> str:
+    lines = diff.splitlines()
+    added = sum(1 for x in lines if x.startswith("+") and not x.startswith("+++"))
+    removed = sum(1 for x in lines if x.startswith("-") and not x.startswith("---"))
+    return f"+{added} -{removed}"

@@ -1,0 +1,148 @@
+"""Design choices: options with pros and cons, one recommended; picking
+one writes the decision (DL) and the other options as rejected alternatives (RA).
+
+Each operation is a function (tx, a): the open transaction and the arguments by name
+(repeatable ones as lists); it returns the ids it created. cli/commands/ declares the
+arguments; state/ parses none.
+"""
+
+from __future__ import annotations
+
+from state import clock
+from state.errors import UsageError
+from state.ops.plan_ops import find, new
+from state.ops.question_ops import extract_json, items_of
+from state.storage.ids import option_letter
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from state.storage.store import Transaction
+
+OPTION_KEYS = ("name", "description", "pros", "cons", "recommended")
+
+
+def _option(raw: Any, n: int, where: str) -> dict[str, Any]:
+    where = f"{where}.options[{n}]"
+    if not isinstance(raw, dict):
+        raise UsageError(f"{where}: expected an object with {', '.join(OPTION_KEYS)}")
+    unknown = set(raw) - set(OPTION_KEYS) - {"id"}
+    if unknown:
+        raise UsageError(f"{where}: unknown key {sorted(unknown)[0]!r}")
+    if not isinstance(raw.get("name"), str) or not raw["name"].strip():
+        raise UsageError(f"{where}.name: required text is missing")
+    for key in ("pros", "cons"):
+        if not isinstance(raw.get(key, []), list) or not all(
+            isinstance(x, str) for x in raw.get(key, [])
+        ):
+            raise UsageError(f"{where}.{key}: expected a list of strings")
+    if not isinstance(raw.get("recommended", False), bool):
+        raise UsageError(f"{where}.recommended: expected true or false")
+    return {
+        "id": f"OPT-{option_letter(n)}",
+        "name": raw["name"].strip(),
+        "description": str(raw.get("description", "")),
+        "pros": list(raw.get("pros", [])),
+        "cons": list(raw.get("cons", [])),
+        "recommended": raw.get("recommended", False),
+    }
+
+
+def make_choice(topic: Any, options: Any, where: str) -> dict[str, Any]:
+    if not isinstance(topic, str) or not topic.strip():
+        raise UsageError(f"{where}.topic: required text is missing")
+    if not isinstance(options, list) or len(options) < 2:
+        raise UsageError(f"{where}.options: a choice needs at least two options")
+    built = [_option(o, n, where) for n, o in enumerate(options)]
+    if sum(o["recommended"] for o in built) != 1:
+        raise UsageError(f'{where}.options: mark exactly one option "recommended": true')
+    return {
+        "topic": topic.strip(),
+        "options": built,
+        "picked": None,
+        "rationale": None,
+        "decision_ref": None,
+    }
+
+
+def record(tx: Transaction, choices: list[dict[str, Any]]) -> list[str]:
+    """Add choices with new ids; per choice its id, then each option as D-NNN/OPT-X (what
+    `plan choice pick` and `plan show` take)."""
+    items = tx.edit("plan")["planning_context"]["choices"]
+    ids = []
+    for choice in choices:
+        choice = {"id": tx.new_id("plan", "D", items), **choice}
+        items.append(choice)
+        ids.append(choice["id"])
+        ids += [f"{choice['id']}/{o['id']}" for o in choice["options"]]
+    return ids
+
+
+def choice_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
+    """Record a design choice (D-NNN) for the user to pick from."""
+    options = [
+        extract_json(raw, f"--option-json {n + 1}") for n, raw in enumerate(a["option_json"])
+    ]
+    return record(tx, [make_choice(a["topic"], options, "choice add")])
+
+
+def choice_import(tx: Transaction, a: dict[str, Any]) -> list[str]:
+    """Record the choices an LLM wrote as JSON (a list, or {"choices": [...]}, fenced or not)."""
+    choices = []
+    for n, raw in enumerate(
+        items_of(extract_json(a["source"], "choice import"), "choices", "choice import")
+    ):
+        if not isinstance(raw, dict):
+            raise UsageError(f"choices[{n}]: expected an object with topic and options")
+        choices.append(make_choice(raw.get("topic"), raw.get("options"), f"choices[{n}]"))
+    return record(tx, choices)
+
+
+def pick(tx: Transaction, choice: dict[str, Any], option_id: str, rationale: str) -> list[str]:
+    """The decision for the picked option, the others as rejected alternatives; their ids."""
+    context = tx.edit("plan")["planning_context"]
+    chosen = next((o for o in choice["options"] if o["id"] == option_id), None)
+    if chosen is None:
+        known = ", ".join(o["id"] for o in choice["options"])
+        raise UsageError(f"choice pick: {choice['id']} has no {option_id} (options: {known})")
+    if choice["picked"]:
+        raise UsageError(
+            f"choice pick: {choice['id']} was picked ({choice['picked']}, "
+            f"{choice['decision_ref']}); supersede that decision to change it"
+        )
+    reasons = rationale + (f" Pros: {'; '.join(chosen['pros'])}." if chosen["pros"] else "")
+    decision = new(
+        "Decision",
+        id=tx.new_id("plan", "DL", context["decision_log"]),
+        decision=f"{choice['topic']}: {chosen['name']}",
+        reasoning_chain=reasons,
+        timestamp=clock.now(),
+    )
+    context["decision_log"].append(decision)
+    ids = [decision["id"]]
+    for other in choice["options"]:
+        if other is chosen:
+            continue
+        alternative = {
+            "id": tx.new_id("plan", "RA", context["rejected_alternatives"]),
+            "alternative": f"{choice['topic']}: {other['name']}",
+            "rejection_reason": "; ".join(other["cons"]) or f"{chosen['name']} was picked instead",
+            "decision_ref": decision["id"],
+        }
+        context["rejected_alternatives"].append(alternative)
+        ids.append(alternative["id"])
+    choice.update(picked=chosen["id"], rationale=rationale, decision_ref=decision["id"])
+    return ids
+
+
+def choice_pick(tx: Transaction, a: dict[str, Any]) -> list[str]:
+    """Pick an option: writes the decision and the other options as rejected alternatives."""
+    choice_id, _, option = a["id"].partition("/")  # D-001 OPT-B, or D-001/OPT-B alone
+    if bool(option) == bool(a["option"]):
+        raise UsageError("choice pick: give D-n OPT-X, or D-n/OPT-X as choice add printed it")
+    return pick(tx, find(tx.edit("plan"), choice_id, "D"), option or a["option"], a["rationale"])
+
+
+def unpicked(plan: dict[str, Any]) -> list[dict[str, Any]]:
+    return [c for c in plan["planning_context"]["choices"] if not c["picked"]]

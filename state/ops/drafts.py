@@ -1,0 +1,129 @@
+"""Drafts of review feedback (FD-NNN) that the review companion writes for the person to send:
+drafts.json in the session, written through the store in one transaction with its audit line.
+
+A draft belongs to the review round its feedback would close (the open one, else the next);
+the review page pre-fills its form from the newest unsent draft of that round, and `plan
+review reject --draft` sends it. A draft changes no plan content and no status, so it may be
+written while the plan is in review (docs/design.md, "The review companion").
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from state import clock
+from state.errors import DamagedFile, UsageError
+
+if TYPE_CHECKING:
+    from state.storage.store import Store, Transaction
+
+DRAFTS_FILE = "drafts.json"
+DRAFTS_KEPT = 50  # the newest drafts kept; the audit log records every one that was made
+# The statuses a plan review is open or to come in: a draft is feedback on that review.
+DRAFTING = ("discovery", "design", "detailing", "review")
+
+
+class DraftComment(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    anchor: Annotated[str, Field(pattern=r"^[A-Za-z]+-\d+$")]
+    line: Annotated[int, Field(ge=1)] | None = None
+    text: Annotated[str, Field(min_length=1)]
+
+
+class Draft(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    id: Annotated[str, Field(pattern=r"^FD-\d{3,}$")]
+    round: Annotated[int, Field(ge=1)]
+    """The review round the feedback is for."""
+    at: str
+    text: str = ""
+    comments: list[DraftComment] = []
+    sent: bool = False
+    """True once `plan review reject --draft` sent it."""
+
+
+class Drafts(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    schema_version: int = 1
+    drafts: list[Draft] = []
+
+
+def load(state_dir: str) -> dict[str, Any]:
+    """drafts.json as a dict ({"drafts": []} when there is none); DamagedFile names the file."""
+    path = os.path.join(state_dir, DRAFTS_FILE)
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except FileNotFoundError:
+        return {"schema_version": 1, "drafts": []}
+    except OSError as e:
+        raise DamagedFile(f"{path}: cannot be read ({e.strerror})") from None
+    try:
+        return Drafts.model_validate(json.loads(raw)).model_dump()
+    except (ValueError, ValidationError, RecursionError) as e:
+        problem = str(e).splitlines()[0]
+        raise DamagedFile(f"{path}: {problem}; damaged, left as it is") from None
+
+
+def feedback_round(session: dict[str, Any]) -> int:
+    """The review round feedback given now would close: the open one, else the next."""
+    reviews = session["reviews"]
+    if reviews and reviews[-1]["verdict"] == "submitted":
+        return int(reviews[-1]["round"])
+    return len(reviews) + 1
+
+
+def latest(state_dir: str, session: dict[str, Any]) -> dict[str, Any] | None:
+    """The newest unsent draft for the round feedback would close now, or None."""
+    round_ = feedback_round(session)
+    found = [d for d in load(state_dir)["drafts"] if d["round"] == round_ and not d["sent"]]
+    return found[-1] if found else None
+
+
+def add(tx: Transaction, session: dict[str, Any], text: str, comments: list[dict[str, Any]]) -> str:
+    """Store a draft of already checked feedback (state/ops/review_ops.py draft_feedback) for the
+    round feedback would close now; its id. The oldest beyond DRAFTS_KEPT are dropped."""
+    from state.storage.store import dumps
+
+    doc = load(tx.store.dir)
+    number = max((int(d["id"][3:]) for d in doc["drafts"]), default=0) + 1
+    draft = {
+        "id": f"FD-{number:03d}",
+        "round": feedback_round(session),
+        "at": clock.now(),
+        "text": text,
+        "comments": comments,
+        "sent": False,
+    }
+    doc["drafts"] = [*doc["drafts"], draft][-DRAFTS_KEPT:]
+    tx.put(DRAFTS_FILE, dumps(doc))
+    tx.note(draft=draft["id"], round=draft["round"])
+    return str(draft["id"])
+
+
+def take(tx: Transaction, session: dict[str, Any]) -> dict[str, Any]:
+    """The draft `plan review reject --draft` sends, marked sent in the same transaction;
+    UsageError when the open round has none."""
+    from state.storage.store import dumps
+
+    draft = latest(tx.store.dir, session)
+    if draft is None:
+        raise UsageError(
+            f"--draft: no unsent draft for review round {feedback_round(session)} (the review "
+            "companion's draft_feedback makes one)"
+        )
+    doc = load(tx.store.dir)
+    for d in doc["drafts"]:
+        if d["id"] == draft["id"]:
+            d["sent"] = True
+    tx.put(DRAFTS_FILE, dumps(doc))
+    tx.note(draft=draft["id"])
+    return draft
+
+
+def drafts_of(store: Store) -> list[dict[str, Any]]:
+    return list(load(store.dir)["drafts"])

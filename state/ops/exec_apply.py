@@ -1,0 +1,407 @@
+"""`plan exec apply` and `plan exec commit`: a milestone's planned diffs onto the project, in
+plan order, all or nothing (three-way where the file moved on), and its commit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+
+from state import clock
+from state.errors import PreconditionFailed, UsageError
+from state.ops import plan_ops
+from state.ops.exec_ops import run_of
+from state.project import session_project
+from state.repo import unidiff
+from state.repo import worktree as wt
+from state.validation.project_paths import check_milestone
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from state.storage.store import Transaction
+
+
+def exec_apply(tx: Transaction, a: dict[str, Any]) -> None:
+    """Apply a milestone's planned diffs to the project, in the session's transaction: the
+    files land with execution.json or not at all; on a conflict nothing is written."""
+    run = run_of(tx, a["id"])
+    if run["applied_at"]:
+        tx.tell(f"{a['id']}: already applied at {run['applied_at']}; nothing to do")
+        return
+    plan, session = tx.read("plan"), tx.read("session")
+    project = session_project(tx.store.dir)
+    check_milestone(project, plan_ops.find(plan, a["id"], "M"))
+    pairs = wt.ordered_changes(plan)
+    mine = [c for m, c in pairs if m["id"] == a["id"]]
+    before = _planned_before(plan, session, project, pairs, a["id"])
+    results: dict[str, str | None] = {}
+    found: dict[str, str | None] = {}  # the files as they were
+    for change in mine:
+        try:
+            patches = unidiff.parse(change["diff"])
+        except unidiff.DiffError as e:
+            raise PreconditionFailed(f"{change['id']}: {e}; nothing was applied") from None
+        for patch in patches:
+            path = patch.new_path or patch.old_path or ""
+            for name in dict.fromkeys((path, patch.old_path or path)):
+                if unidiff.unsafe(name, project):
+                    raise PreconditionFailed(f"{change['id']}: {unidiff.unsafe(name, project)}")
+                if name not in found:
+                    found[name] = _current(tx, project, name)
+            now = results[path] if path in results else found[patch.old_path or path]
+            try:
+                planned = unidiff.apply(patch, before[path]) if path in before else None
+            except unidiff.DiffError:
+                before.pop(path)  # the planned chain is broken here: no ancestor to merge with
+            results[path] = _apply_one(change, patch, now, before, project, planned)
+            if patch.old_path and patch.old_path != path:
+                results[patch.old_path] = None
+            if path in before:
+                before[path] = planned
+    run["dirty_at_apply"] = _dirty(project, plan_ops.find(plan, a["id"], "M"), found, results)
+    changed = [p for p, text in results.items() if text != found[p]]
+    root = os.path.realpath(project)
+    for path in changed:
+        text = results[path]
+        data = None if text is None else text.encode("utf-8", "surrogateescape")
+        tx.put_project(root, _destination(project, path, deleting=text is None), data)
+    run.update(status="in_progress", started_at=run["started_at"] or clock.now())
+    run["applied_at"] = clock.now()
+    if not changed:
+        tx.tell(f"{a['id']}: already applied (its files hold its planned diffs); recorded")
+        return
+    tx.tell(f"{a['id']}: applied {len(mine)} planned diff(s) to {', '.join(changed)}")
+
+
+def _current(tx: Transaction, project: str, path: str) -> str | None:
+    """The file as this transaction leaves it so far (an earlier exec apply in the same
+    batch), else as it is on disk."""
+    staged = tx.project[1] if tx.project is not None else {}
+    for deleting in (False, True):
+        where = _destination(project, path, deleting)
+        if where in staged:
+            data = staged[where]
+            return None if data is None else data.decode("utf-8", "surrogateescape")
+    return _read(project, path)
+
+
+def _destination(project: str, path: str, deleting: bool) -> str:
+    """Where the file's new content goes: through a symlink to its target (unidiff.unsafe
+    checked it stays in the project), so the link stays a link; a deletion removes the link."""
+    full = os.path.join(project, path)
+    if deleting:
+        return os.path.join(os.path.realpath(os.path.dirname(full)), os.path.basename(full))
+    return os.path.realpath(full)
+
+
+def _dirty(
+    project: str,
+    milestone: dict[str, Any],
+    found: dict[str, str | None],
+    results: dict[str, str | None],
+) -> list[str]:
+    """The milestone's files that held edits not from the plan when it was applied: changed
+    from HEAD, and not already holding the planned result (a diff applied by hand)."""
+    paths = _milestone_paths(milestone, project)
+    repo = gitinfo_dir(project)
+    if not paths:
+        return []
+    status = ("--no-optional-locks", "status", "--porcelain", "-z", "--", *paths)
+    done = wt.run(repo, *status, work_tree=project, cwd=project)
+    if done.returncode:
+        return []
+    dirty = []
+    for entry in done.stdout.decode("utf-8", "surrogateescape").split("\0"):
+        name = entry[3:]
+        by_hand = name in results and found.get(name) == results[name]
+        if len(entry) > 3 and name in paths and not by_hand:
+            dirty.append(name)
+    return sorted(dirty)
+
+
+def _planned_before(
+    plan: dict[str, Any], session: dict[str, Any], project: str, pairs: list[Any], milestone: str
+) -> dict[str, str | None]:
+    """Files as the plan left them before `milestone`: the three-way merge's common ancestor."""
+    base = session["base_commit"]
+    if not base or not pairs:
+        return {}
+    paths = [c["file"] for _, c in pairs]
+    files = wt.base_reader(project, wt.base_of(session, "session.json:base_commit"))(paths)
+    for m, c in pairs:
+        if m["id"] == milestone:
+            break
+        try:
+            for patch in unidiff.parse(c["diff"]):
+                name = patch.new_path or patch.old_path or ""
+                files[name] = unidiff.apply(patch, files.get(name))
+        except unidiff.DiffError:
+            files.pop(c["file"], None)  # no ancestor for it: exact application only
+    return files
+
+
+def _apply_one(
+    change: dict[str, Any],
+    patch: Any,
+    now: str | None,
+    before: dict[str, str | None],
+    project: str,
+    planned: str | None,
+) -> str | None:
+    """The file after `patch`. "Already applied" is decided first, from the content: the file
+    is what the plan makes of it, or the diff undoes cleanly and does not apply (a retry, or
+    `git apply` by hand); then exactly; then three-way against the planned ancestor."""
+    path = patch.new_path or patch.old_path
+    if path in before and now == planned:
+        return now
+    try:
+        forward: str | None = unidiff.apply(patch, now)
+    except unidiff.DiffError as e:
+        exact = e
+    else:
+        return forward
+    try:
+        unidiff.apply(unidiff.reverse(patch), now)
+        return now  # already applied (a retry after a crash, or by hand)
+    except unidiff.DiffError:
+        pass
+    where = f"{change['id']} ({change['intent_ref']})"
+    if path not in before or before[path] is None or now is None or patch.new_path is None:
+        raise PreconditionFailed(f"{where}: {exact}; nothing was applied") from None
+    ancestor = before[path]
+    if planned is None:
+        raise PreconditionFailed(f"{where}: {exact}; nothing was applied") from None
+    merged, conflicts = _merge(project, now, ancestor, planned)
+    if conflicts:
+        raise PreconditionFailed(
+            f"{where}: {exact}; the three-way merge with the file as it is now left "
+            f"{conflicts} conflict(s) in {path}; nothing was applied"
+        ) from None
+    return merged
+
+
+def _merge(project: str, ours: str, ancestor: str | None, theirs: str | None) -> tuple[str, int]:
+    """git merge-file: (merged text, number of conflicts)."""
+    with tempfile.TemporaryDirectory(prefix="planner-merge-") as tmp:
+        names = []
+        for name, text in (("current", ours), ("planned-base", ancestor), ("planned", theirs)):
+            names.append(os.path.join(tmp, name))
+            with open(names[-1], "wb") as f:
+                f.write((text or "").encode("utf-8", "surrogateescape"))
+        done = wt.run(wt.common_dir(project), "merge-file", "-p", "--", *names, cwd=tmp)
+    if done.returncode < 0 or done.returncode > 127:
+        raise PreconditionFailed(f"git merge-file: {done.stderr.decode(errors='replace')}")
+    return done.stdout.decode("utf-8", "surrogateescape"), done.returncode
+
+
+def _read(project: str, path: str) -> str | None:
+    full = os.path.join(project, path)
+    if not os.path.lexists(full):
+        return None
+    if os.path.isdir(full):
+        raise PreconditionFailed(
+            f"{full}: is a directory, where the plan changes a file (move it away, then rerun); "
+            "nothing was applied"
+        )
+    try:
+        with open(full, "rb") as f:
+            return f.read().decode("utf-8", "surrogateescape")
+    except FileNotFoundError:  # a dangling symlink: its target is created
+        return None
+    except OSError as e:
+        raise PreconditionFailed(
+            f"{full}: cannot be read ({e.strerror}); nothing was applied"
+        ) from None
+
+
+def commit_message(
+    milestone: dict[str, Any], deviations: list[dict[str, Any]] | None = None, fix: bool = False
+) -> str:
+    """ "M-001 Parser: CI-001, CI-002", then one line per planned change and per deviation it
+    carries out; a fix after the milestone's commit: "M-001 Parser (fix: DV-001, DV-002)"."""
+    deviations = deviations or []
+    named = [d["id"] for d in deviations]
+    if fix:
+        head = f"{milestone['id']} {milestone['name']} (fix" + (
+            f": {', '.join(named)})" if named else ")"
+        )
+        body = []
+    else:
+        ids = [i["id"] for i in milestone["code_intents"]] or [
+            c["id"] for c in milestone["code_changes"]
+        ]
+        head = f"{milestone['id']} {milestone['name']}" + (f": {', '.join(ids)}" if ids else "")
+        body = [
+            f"{c['id']} {','.join([c['intent_ref'], *c['shared_intents']])} {c['file']}"
+            for c in milestone["code_changes"]
+        ]
+    body += [
+        f"{d['id']} {d['description'].splitlines()[0] if d['description'] else ''}".rstrip()
+        for d in deviations
+    ]
+    return head + ("\n\n" + "\n".join(body) if body else "") + "\n"
+
+
+SESSION_TRAILER = "Planner-Session"
+MILESTONE_TRAILER = "Planner-Milestone"
+DEVIATION_TRAILER = "Planner-Deviation"
+
+
+def exec_commit(tx: Transaction, a: dict[str, Any]) -> None:
+    """Commit the milestone's planned files with a message from the plan (config `commit`);
+    after its commit, a fix commit of what changed since, naming the deviations it carries out.
+
+    The commit carries trailers naming the session, the milestone and those deviations, so
+    that a rerun, or a retry after a kill between `git commit` and the record, finds it and
+    records it instead.
+    """
+    run = run_of(tx, a["id"])
+    session = tx.read("session")
+    if session["config"].get("commit", "milestone") == "none":
+        tx.tell(f'{a["id"]}: config commit = "none": its changes are left uncommitted')
+        return
+    if tx.project is not None:  # git commits what is on disk; the batch's files land at its end
+        raise UsageError(
+            f"exec commit {a['id']}: this batch also writes project files, which land only "
+            f"when the batch does; run `plan exec commit {a['id']}` on its own after it"
+        )
+    milestone = plan_ops.find(tx.read("plan"), a["id"], "M")
+    project = session_project(tx.store.dir)
+    check_milestone(project, milestone)
+    repo = gitinfo_dir(project)
+    execution = tx.read("execution")
+    made = _made_commit(repo, project, session, execution, a["id"])
+    if made and made[0] not in (run["commit"], *run["fix_commits"]):
+        _recorded(run, execution, *made)
+        tx.tell(f"{a['id']}: committed earlier as {made[0][:12]} (found by its trailer); recorded")
+        return
+    if not a.get("allow_detached") and _detached(repo, project):
+        raise PreconditionFailed(
+            f"{project}: HEAD is detached, so {a['id']}'s commit would be on no branch "
+            f"(fix: git switch <branch>, then rerun; or plan exec commit {a['id']} "
+            "--allow-detached)"
+        )
+    fix = made is not None  # the milestone has its commit: what changed since is a fix
+    paths = _milestone_paths(milestone, project)
+    tracked = wt.git(repo, "ls-files", "-z", "--", *paths, work_tree=project, cwd=project)
+    known = set(tracked.decode("utf-8", "surrogateescape").split("\0"))
+    keep = [p for p in paths if p in known or os.path.lexists(os.path.join(project, p))]
+    theirs = [p for p in run.get("dirty_at_apply", []) if p in keep and not fix]
+    if theirs and not a.get("include_uncommitted"):
+        raise PreconditionFailed(
+            f"{a['id']}: {', '.join(theirs)} held uncommitted edits of yours before "
+            f"plan exec apply {a['id']}; they would go into its commit (fix: commit them on "
+            f"their own first, or rerun with plan exec commit {a['id']} --include-uncommitted)"
+        )
+    if keep:
+        wt.git(repo, "add", "-A", "--", *keep, work_tree=project, cwd=project)
+    staged = (
+        wt.git(
+            repo,
+            "diff",
+            "--cached",
+            "--name-only",
+            "-z",
+            "--",
+            *keep,
+            work_tree=project,
+            cwd=project,
+        )
+        if keep
+        else b""
+    )
+    if not staged.strip(b"\0") and made:
+        tx.tell(f"{a['id']}: already committed as {made[0][:12]}; nothing else to do")
+        return
+    if not staged.strip(b"\0"):
+        raise PreconditionFailed(
+            f"{a['id']}: nothing to commit in its files (fix: plan exec apply {a['id']})"
+        )
+    carried = [d for d in execution["deviations"] if d["milestone"] == a["id"] and not d["commit"]]
+    trailers = [
+        f"{SESSION_TRAILER}: {session['id']}",
+        f"{MILESTONE_TRAILER}: {a['id']}",
+        *(f"{DEVIATION_TRAILER}: {d['id']}" for d in carried),
+    ]
+    message = commit_message(milestone, carried, fix) + "\n" + "\n".join(trailers) + "\n"
+    wt.git(repo, "commit", "-q", "-m", message, "--", *keep, work_tree=project, cwd=project)
+    sha = wt.git(repo, "rev-parse", "HEAD", work_tree=project, cwd=project).decode().strip()
+    if not fix:
+        run["commit"] = None  # the milestone's commit, even when an older one left HEAD's history
+    _recorded(run, execution, sha, [d["id"] for d in carried])
+    tx.tell(f"{a['id']}: committed {sha[:12]} {message.splitlines()[0]}")
+
+
+def _recorded(
+    run: dict[str, Any], execution: dict[str, Any], sha: str, deviations: list[str]
+) -> None:
+    """The milestone's commit (its first) or one more fix commit, and the deviations it names."""
+    if run["commit"] is None:
+        run["commit"] = sha
+    elif sha != run["commit"] and sha not in run["fix_commits"]:
+        run["fix_commits"].append(sha)
+    for d in execution["deviations"]:
+        if d["id"] in deviations:
+            d["commit"] = sha
+
+
+def _made_commit(
+    repo: str, project: str, session: dict[str, Any], execution: dict[str, Any], milestone: str
+) -> tuple[str, list[str]] | None:
+    """The newest commit on HEAD's ancestry since the base commit whose trailers name this
+    session and milestone, with the deviations its trailers name; or None."""
+    from state.repo import gitinfo
+
+    base = execution.get("base_commit") or session.get("base_commit")
+    since = [f"^{gitinfo.commit_id(base, 'execution.json:base_commit')}"] if base else []
+    keys = ",".join(f"key={k}" for k in (SESSION_TRAILER, MILESTONE_TRAILER, DEVIATION_TRAILER))
+    done = wt.run(
+        repo,
+        "log",
+        "-z",
+        f"--format=%H%n%(trailers:{keys},valueonly=false)",
+        "HEAD",
+        *since,
+        "--",
+        work_tree=project,
+        cwd=project,
+    )
+    if done.returncode:
+        return None  # no commit yet (an unborn HEAD)
+    want = {f"{SESSION_TRAILER}: {session['id']}", f"{MILESTONE_TRAILER}: {milestone}"}
+    for entry in done.stdout.decode("utf-8", "replace").split("\0"):
+        sha, _, trailers = entry.strip().partition("\n")
+        lines = {line.strip() for line in trailers.splitlines()}
+        if want <= lines:
+            prefix = f"{DEVIATION_TRAILER}: "
+            return sha, sorted(x.removeprefix(prefix) for x in lines if x.startswith(prefix))
+    return None
+
+
+def _detached(repo: str, project: str) -> bool:
+    done = wt.run(repo, "symbolic-ref", "-q", "HEAD", work_tree=project, cwd=project)
+    return done.returncode == 1
+
+
+def _milestone_paths(milestone: dict[str, Any], project: str) -> list[str]:
+    """The files a milestone plans: its files, intents, diffs (both sides) and tests."""
+    paths = list(milestone["files"]) + [i["file"] for i in milestone["code_intents"]]
+    for c in milestone["code_changes"]:
+        paths.append(c["file"])
+        with contextlib.suppress(unidiff.DiffError):
+            paths += unidiff.touched_files(c["diff"])
+    paths += milestone["tests"]["files"]
+    return [p for p in dict.fromkeys(paths) if p and not unidiff.unsafe(p, project)]
+
+
+def gitinfo_dir(project: str) -> str:
+    """The project's own git dir (its worktree's, when the project is a linked worktree)."""
+    from state.repo import gitinfo
+
+    found = gitinfo.git_dir(project)
+    if found is None:
+        raise PreconditionFailed(f"{project}: not a git repository (fix: git init)")
+    return found

@@ -1,0 +1,303 @@
+"""Discovery questions: add, import the JSON an LLM writes, answer, skip.
+
+A question whose normalised text matches one on record is refused as a duplicate; answers
+are normalised too (a choice by number or label, yes/no from y/n).
+
+Each operation is a function (tx, a): the open transaction and the arguments by name
+(repeatable ones as lists); it returns the ids it created. cli/commands/ declares the
+arguments; state/ parses none.
+"""
+
+from __future__ import annotations
+
+from state import clock
+from state.errors import UsageError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from state.storage.store import Transaction
+
+CATEGORIES = ("clarification", "scope", "technical", "priority", "constraint")
+KINDS = ("choice", "yes_no", "text")
+FIELDS = ("category", "kind", "text", "why", "options", "recommended")
+YES, NO = ("y", "yes", "true", "1"), ("n", "no", "false", "0")
+
+
+def normalised(text: str) -> str:
+    """Lowercase words only: "Which DB?" and "which  db" are the same question."""
+    kept = "".join(c if c.isalnum() else " " for c in text.lower())
+    return " ".join(kept.split())
+
+
+def state_of(q: dict[str, Any]) -> str:
+    if q["assumed"]:
+        return "assumed"
+    if q["skipped"]:
+        return "skipped"
+    return "open" if q["answer"] is None else "answered"
+
+
+def _options(raw: Any, where: str) -> list[dict[str, str]]:
+    if not isinstance(raw, list):
+        raise UsageError(f"{where}.options: expected a list, got {type(raw).__name__}")
+    options = []
+    for n, option in enumerate(raw):
+        if isinstance(option, str):
+            option = {"label": option}
+        if (
+            not isinstance(option, dict)
+            or not isinstance(option.get("label"), str)
+            or not option["label"].strip()
+        ):
+            raise UsageError(
+                f'{where}.options[{n}]: expected a string or {{"label": …, "description": …}}'
+            )
+        extra = set(option) - {"label", "description"}
+        if extra:
+            raise UsageError(f"{where}.options[{n}]: unknown key {sorted(extra)[0]!r}")
+        options.append(
+            {"label": option["label"].strip(), "description": str(option.get("description", ""))}
+        )
+    return options
+
+
+def _recommended(raw: Any, options: list[dict[str, str]], where: str) -> str | None:
+    """The recommended option's label, from a label or a 1-based index."""
+    if raw is None or raw == "":
+        return None
+    labels = [o["label"] for o in options]
+    text = str(raw).strip()
+    if text.isdecimal() and not isinstance(raw, bool):
+        if not 1 <= int(text) <= len(labels):
+            raise UsageError(
+                f"{where}.recommended: {text} is not an option number (1 to {len(labels)})"
+            )
+        return labels[int(text) - 1]
+    for label in labels:
+        if label.lower() == text.lower():
+            return label
+    raise UsageError(
+        f"{where}.recommended: {text!r} is not one of the options ({', '.join(labels) or 'none'})"
+    )
+
+
+def make_question(data: dict[str, Any], where: str) -> dict[str, Any]:
+    """A question from loose input (CLI options or imported JSON), checked field by field."""
+    for key in ("category", "kind", "text"):
+        if not isinstance(data.get(key), str) or not data[key].strip():
+            raise UsageError(f"{where}.{key}: required text is missing")
+    for key, allowed in (("category", CATEGORIES), ("kind", KINDS)):
+        if data[key] not in allowed:
+            raise UsageError(f"{where}.{key}: {data[key]!r} is not one of {', '.join(allowed)}")
+    options = _options(data.get("options") or [], where)
+    if data["kind"] == "yes_no" and not options:
+        options = [{"label": "yes", "description": ""}, {"label": "no", "description": ""}]
+    if data["kind"] == "choice" and len(options) < 2:
+        raise UsageError(f"{where}.options: a choice question needs at least two options")
+    if data["kind"] == "text" and options:
+        raise UsageError(f"{where}.options: a text question takes no options")
+    return {
+        "category": data["category"],
+        "kind": data["kind"],
+        "text": data["text"].strip(),
+        "why": str(data.get("why") or ""),
+        "options": options,
+        "recommended": _recommended(data.get("recommended"), options, where),
+        "asked_at": clock.now(),
+        "answer": None,
+        "condition": None,
+        "answered_at": None,
+        "skipped": False,
+        "assumed": False,
+    }
+
+
+def record(tx: Transaction, questions: list[dict[str, Any]], where: str) -> list[str]:
+    """Add questions to context.json with new ids; a duplicate of one on record is refused."""
+    context = tx.edit("context")
+    seen = {normalised(q["text"]): q["id"] for q in context["questions"]}
+    ids = []
+    for n, q in enumerate(questions):
+        key = normalised(q["text"])
+        if key in seen:
+            label = where if len(questions) == 1 else f"{where}[{n}]"
+            raise UsageError(f"{label}: {seen[key]} already asks this: {q['text']!r}")
+        q["id"] = tx.new_id("context", "Q", context["questions"])
+        seen[key] = q["id"]
+        context["questions"].append(q)
+        ids.append(q["id"])
+    return ids
+
+
+def question_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
+    """Add a question for the user (Q-NNN)."""
+    data = {**a, "options": a["option"]}
+    return record(tx, [make_question(data, "question add")], "question add")
+
+
+def extract_json(text: str, what: str) -> Any:
+    """The JSON in `text`, also inside a markdown fence; errors say where and what is wrong."""
+    import json
+
+    body = text.strip()
+    if "```" in body:
+        inside = body.split("```", 2)[1]
+        first, _, rest = inside.partition("\n")
+        body = rest if first.strip().lower() in ("", "json", "jsonc") else inside
+    try:
+        return json.loads(body)
+    except json.JSONDecodeError as e:
+        lines = body.splitlines()
+        near = lines[e.lineno - 1].strip()[:60] if 0 < e.lineno <= len(lines) else ""
+        raise UsageError(
+            f"{what}: not valid JSON: {e.msg} at line {e.lineno} column "
+            f"{e.colno}" + (f" (near {near!r})" if near else "")
+        ) from None
+
+
+def items_of(data: Any, key: str, what: str) -> list[Any]:
+    """A list, or an object holding it under `key`."""
+    if isinstance(data, dict) and key in data:
+        data = data[key]
+    if not isinstance(data, list) or not data:
+        raise UsageError(f'{what}: expected a non-empty list of {key}, or {{"{key}": [...]}}')
+    return data
+
+
+def question_import(tx: Transaction, a: dict[str, Any]) -> list[str]:
+    """Add the questions an LLM wrote as JSON (a list, or {"questions": [...]}, fenced or not)."""
+    questions = []
+    for n, raw in enumerate(
+        items_of(extract_json(a["source"], "question import"), "questions", "question import")
+    ):
+        where = f"questions[{n}]"
+        if not isinstance(raw, dict):
+            raise UsageError(f"{where}: expected an object, got {type(raw).__name__}")
+        unknown = set(raw) - set(FIELDS) - {"id"}  # an id the LLM made up is ignored
+        if unknown:
+            raise UsageError(
+                f"{where}: unknown key {sorted(unknown)[0]!r} (keys: {', '.join(FIELDS)})"
+            )
+        questions.append(make_question(raw, where))
+    return record(tx, questions, "questions")
+
+
+def find_question(context: dict[str, Any], qid: str) -> dict[str, Any]:
+    questions: list[dict[str, Any]] = context["questions"]
+    for q in questions:
+        if q["id"] == qid:
+            return q
+    raise UsageError(f"context.json: no question {qid}")
+
+
+SEPARATORS = " \t-–—:;,.)"
+
+
+def normal_answer(q: dict[str, Any], text: str) -> tuple[str, str | None]:
+    """The answer as recorded and its condition: a choice's option label (from a number,
+    a letter, OPT-X or the label, with the rest of the text as the condition), yes/no
+    (likewise: "yes, but only for admins"), or a text answer's text."""
+    text = text.strip()
+    if not text:
+        raise UsageError(f"{q['id']}: the answer is empty (use --skip to skip)")
+    if q["kind"] == "text":
+        return text, None
+    labels = [o["label"] for o in q["options"]]
+    found = pick_option(q, labels, text)
+    if found is None:
+        numbered = ", ".join(f"{n}) {label}" for n, label in enumerate(labels, 1))
+        if q["kind"] == "yes_no":
+            raise UsageError(f"{q['id']}: answer yes or no, not {text!r}")
+        raise UsageError(
+            f"{q['id']}: {text!r} is not one of the options: {numbered} (answer with a "
+            "number, a letter, OPT-X or the label; words after it are kept as a condition)"
+        )
+    label, rest = found
+    condition = rest.strip(SEPARATORS)
+    if condition.lower().startswith("but "):  # shown as "OPTION, but CONDITION" everywhere
+        condition = condition[4:].strip(SEPARATORS)
+    return label, condition or None
+
+
+def pick_option(q: dict[str, Any], labels: list[str], text: str) -> tuple[str, str] | None:
+    """(option label, the text after it), or None when the text names no option."""
+    import re
+
+    lowered = text.lower()
+    for label in sorted(labels, key=len, reverse=True):  # the label itself, then words
+        if lowered.startswith(label.lower()) and (
+            len(text) == len(label) or not text[len(label)].isalnum()
+        ):
+            return label, text[len(label) :]
+    if q["kind"] == "yes_no":
+        word = re.match(r"(\w+)(.*)$", text, re.S)
+        if word and word.group(1).lower() in YES + NO:
+            return ("yes" if word.group(1).lower() in YES else "no"), word.group(2)
+        return None
+    number = re.match(r"(\d+)(?![\w])(.*)$", text, re.S)
+    if number:
+        n = int(number.group(1))
+        if not 1 <= n <= len(labels):
+            raise UsageError(f"{q['id']}: {n} is not an option number (1 to {len(labels)})")
+        return labels[n - 1], number.group(2)
+    # a letter (b, B), OPT-B: alone, or followed by a separator such as "b) …" or "B - …"
+    letter = re.match(r"(?:OPT-)?([A-Za-z])(?:$|[\s]*[-–—:;,.)](.*)$)", text, re.S | re.I)
+    if letter:
+        n = ord(letter.group(1).upper()) - ord("A")
+        if n < len(labels):
+            return labels[n], letter.group(2) or ""
+    return None
+
+
+def set_answer(
+    q: dict[str, Any],
+    answer: str | None,
+    skipped: bool = False,
+    assumed: bool = False,
+    condition: str | None = None,
+) -> None:
+    q.update(
+        answer=answer,
+        condition=condition,
+        skipped=skipped,
+        assumed=assumed,
+        answered_at=clock.now(),
+    )
+
+
+def question_answer(tx: Transaction, a: dict[str, Any]) -> None:
+    """Record the user's answer (a choice by number, letter or label; y/n; words after it
+    are the answer's condition), or --skip."""
+    from state.validation.limits import ANSWER_MAX, check_text
+
+    check_text("the answer", a["text"], ANSWER_MAX)
+    # the executor's questions to the person (state/validation/asks.py) may be answered
+    # after approval
+    tx.asks = bool(find_question(tx.read("context"), a["id"])["about"])
+    q = find_question(tx.edit("context"), a["id"])
+    if a["skip"] == (a["text"] is not None):
+        raise UsageError("question answer: give the answer TEXT or --skip, not both or neither")
+    if a["skip"] and q["about"]:
+        raise UsageError(
+            f"{q['id']}: the executor waits for the person's answer about {q['about']}; "
+            "it cannot be skipped"
+        )
+    if a["skip"]:
+        set_answer(q, None, skipped=True)
+    else:
+        answer, condition = normal_answer(q, a["text"])
+        set_answer(q, answer, condition=condition)
+
+
+def assume(context: dict[str, Any], q: dict[str, Any], why: str) -> None:
+    """Answer with the recommended option as an assumption on record (or skip if none)."""
+    if q["recommended"] is not None:
+        set_answer(q, q["recommended"], skipped=False, assumed=True)
+        context["assumptions"].append(
+            f"{q['id']} {q['text']}: assumed {q['recommended']!r} ({why})"
+        )
+    else:
+        set_answer(q, None, skipped=True, assumed=True)
+        context["assumptions"].append(f"{q['id']} {q['text']}: no answer: {why}")

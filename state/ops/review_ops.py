@@ -1,0 +1,297 @@
+"""The user's verdict on the plan and the session's end: approve,
+reject (back to design, or cancelled at max_rejects), cancel, fail.
+
+Each operation is a function (tx, a): the open transaction and the arguments by name
+(repeatable ones as lists); it returns the ids it created. cli/commands/ declares the
+arguments; state/ parses none.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from state import clock, routes
+from state.errors import Refused, UsageError
+from state.ops.lifecycle import transition
+from state.storage.store import report_name
+from state.validation.approval import approve, plan_hash
+from state.validation.limits import (
+    COMMENT_MAX,
+    COMMENTS_MAX,
+    FEEDBACK_MAX,
+    NAME_MAX,
+    REASON_MAX,
+    check_count,
+    check_text,
+)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from state.storage.store import Transaction
+
+PLANNING_PHASES = ("plan-design", "plan-code", "plan-docs")
+
+
+def in_review(tx: Transaction) -> dict[str, Any]:
+    session = tx.edit("session")
+    if session["status"] != "review":
+        raise Refused(
+            f"session.json: status {session['status']}: there is no plan in review "
+            "(planner step 11 puts it there)"
+        )
+    return session
+
+
+def close_round(session: dict[str, Any], **fields: Any) -> None:
+    """The verdict on the review round that is open (step 11 opened it)."""
+    if not session["reviews"] or session["reviews"][-1]["verdict"] != "submitted":
+        session["reviews"].append(
+            {"round": len(session["reviews"]) + 1, "verdict": "submitted", "at": clock.now()}
+        )
+    session["reviews"][-1].update(at=clock.now(), **fields)
+
+
+class StaleApproval(Refused):
+    """The plan changed after the person saw it: the approval would bind content unseen."""
+
+
+# The comment's head: ID, an optional LINE, the separator. The text is the rest, so a blank
+# text is refused, never read as a shorter head ("CC-004:3=" is not CC-004 saying "3=").
+COMMENT_HEAD = re.compile(r"\s*([A-Za-z]+-\d+)(?::(\d+))?\s*[:=]")
+
+
+def parse_comment(text: str) -> dict[str, Any]:
+    """`DL-003: text` or `CC-004:7: text` (line 7 of the changed file, as the diff shows it)
+    as a comment record."""
+    check_text("a comment", text, COMMENT_MAX + 40)  # before the pattern reads it
+    match = COMMENT_HEAD.match(text)
+    if not match:
+        raise UsageError(
+            f"comment {text[:40]!r}: expected 'ID: text' or 'CC-nnn:LINE: text' "
+            "(e.g. 'DL-003: why not a dict?', 'CC-004:7: off by one')",
+            field="comment",
+        )
+    anchor, line = match.groups()
+    words = text[match.end() :]
+    if not words.strip():
+        raise UsageError(
+            f"comment {text[:40]!r}: the comment on {anchor.upper()} has no text", field="comment"
+        )
+    check_text(f"the comment on {anchor.upper()}", words.strip(), COMMENT_MAX)
+    return {"anchor": anchor.upper(), "line": int(line) if line else None, "text": words.strip()}
+
+
+def check_comment(tx: Transaction, comment: dict[str, Any]) -> dict[str, Any]:
+    """The comment, once its anchor names an item of the plan (or a question) and its line
+    a line of the changed file that the change's diff shows; UsageError otherwise."""
+    from state.ops.plan_ops import find
+    from state.repo.numbered import new_lines, spans
+
+    anchor, line = comment["anchor"], comment["line"]
+    if anchor.startswith("Q-"):
+        context = tx.read_or_none("context") or {"questions": []}
+        if not any(q["id"] == anchor for q in context["questions"]):
+            raise UsageError(f"comment: context.json has no {anchor}", field="comment")
+        item: dict[str, Any] = {}
+    else:
+        item = find(tx.read("plan"), anchor)
+    if line is not None:
+        if not anchor.startswith("CC-"):
+            raise UsageError(
+                f"comment {anchor}:{line}: only a code change (CC-) has lines", field="comment"
+            )
+        shown = new_lines(item["diff"])
+        if line not in shown:
+            raise UsageError(
+                f"comment {anchor}:{line}: its diff shows lines {spans(shown) or 'none'} "
+                f"of {item['file']}",
+                field="comment",
+            )
+    return comment
+
+
+def review_approve(tx: Transaction, a: dict[str, Any]) -> None:
+    """The user approves the plan in review: record who, when and its sha256, then freeze."""
+    check_text("by", a["by"], NAME_MAX, field=True)
+    if a["by"] is not None and not a["by"].strip():
+        raise UsageError("by: may not be empty (who approves; leave it out for $USER)", field="by")
+    session = in_review(tx)
+    expect_shown(tx, a.get("expect_sha256"), "approve")
+    by = a["by"] or os.environ.get("USER") or "user"
+    approval = approve(tx, by)
+    if a["sign"]:
+        from state.project import session_project
+        from state.repo.signing import sign
+
+        project = session_project(tx.store.dir)
+        approval["signature"] = sign(project, session["id"], approval)
+    close_round(session, verdict="approved", by=by, sha256=approval["sha256"])
+    tx.tell(f"approved and frozen: sha256 {approval['sha256']} (by {by})")
+    tx.next_route = routes.EXECUTE
+
+
+def expect_shown(tx: Transaction, expected: str | None, verdict: str) -> None:
+    """StaleApproval when the plan is not the one the person saw (its hash `expected`)."""
+    if expected and plan_hash(tx.read("plan")) != expected:
+        raise StaleApproval(
+            f"plan.json changed since it was shown (sha256 {expected[:12]}… is no longer "
+            f"the plan's): reload it, review the changes, then {verdict}"
+        )
+
+
+def review_reject(tx: Transaction, a: dict[str, Any]) -> None:
+    """The user rejects the plan: back to the smallest planning phase the feedback and the
+    comments touch (rejected_phase); max_rejects cancels."""
+    check_text("feedback", a["feedback"], FEEDBACK_MAX, field=True)
+    many = len(a.get("comment") or [])
+    check_count("comment (comments in one round)", many, COMMENTS_MAX, field="comment")
+    check_text("by", a.get("by"), NAME_MAX, field=True)
+    session = in_review(tx)
+    expect_shown(tx, a.get("expect_sha256"), "request changes")
+    feedback = (a["feedback"] or "").strip()
+    comments = [check_comment(tx, parse_comment(c)) for c in a.get("comment") or []]
+    if a.get("draft"):  # the review companion's draft (state/ops/drafts.py), plus what is given
+        feedback, comments = with_draft(tx, session, feedback, comments)
+    if not feedback and not comments:
+        raise UsageError(
+            "review reject: --feedback, --comment or --draft is required and may not be empty"
+        )
+    session["rejects"] += 1
+    close_round(
+        session,
+        verdict="rejected",
+        by=a.get("by") or None,
+        feedback=feedback or None,
+        comments=comments,
+        sha256=plan_hash(tx.read("plan")),  # frozen in review: the content the round showed
+    )
+    limit = session["config"]["max_rejects"]
+    if session["rejects"] >= limit:
+        transition(session, "cancelled")
+        session["reason"] = f"rejected {session['rejects']} times (max_rejects {limit})"
+        tx.tell(
+            f"The session is cancelled: {session['reason']}. Start a new one with "
+            "planner --step 1 --task TEXT."
+        )
+        return
+    transition(session, "design")
+    phase = rejected_phase(tx.read("plan"), session["reviews"][-1])
+    reopen_reviews(tx, session, phase)
+    tx.tell(f"rejected (round {session['reviews'][-1]['round']}): back to {phase}")
+    tx.routed = True  # the step the workflow's table names for that phase (shared/status.py)
+
+
+def with_draft(
+    tx: Transaction, session: dict[str, Any], feedback: str, comments: list[dict[str, Any]]
+) -> tuple[str, list[dict[str, Any]]]:
+    """The draft's text before `feedback` and its comments before `comments`; the draft is
+    marked sent in the same transaction. Its comments are checked again: the plan may have
+    changed since it was drafted."""
+    from state.ops import drafts
+
+    draft = drafts.take(tx, session)
+    text = "\n\n".join(t for t in (draft["text"], feedback) if t)
+    checked = [check_comment(tx, dict(c)) for c in draft["comments"]]
+    check_text("--feedback (with the draft)", text, FEEDBACK_MAX)
+    check_count("--comment (with the draft)", len(checked) + len(comments), COMMENTS_MAX)
+    return text, checked + comments
+
+
+def draft_feedback(tx: Transaction, a: dict[str, Any]) -> list[str]:
+    """A draft of review feedback for the person to send (the review companion, plan mcp):
+    text and comments checked as `review reject` checks them, stored without touching the
+    plan or the status (state/ops/drafts.py); only while a plan review is open or to come."""
+    from state.ops import drafts
+
+    check_text("text", a["text"], FEEDBACK_MAX)
+    check_count("comments (in one draft)", len(a.get("comment") or []), COMMENTS_MAX)
+    session = tx.read("session")
+    if session["status"] not in drafts.DRAFTING:
+        raise Refused(
+            f"{tx.store.path('session')}: the session is {session['status']}: a draft is "
+            "feedback on the plan's review, open or to come (planning, or in review)"
+        )
+    comments = [check_comment(tx, parse_comment(c)) for c in a.get("comment") or []]
+    text = (a["text"] or "").strip()
+    if not text and not comments:
+        raise UsageError("a draft needs text or at least one comment")
+    return [drafts.add(tx, session, text, comments)]
+
+
+DOC_SUFFIXES = (".md", ".rst", ".txt", ".adoc")
+
+
+def is_doc_file(path: str) -> bool:
+    """README, CHANGELOG and the like, and anything under docs/: documentation in files."""
+    name = path.rsplit("/", 1)[-1].upper()
+    return (
+        path.startswith(("docs/", "doc/"))
+        or name.startswith(("README", "CHANGELOG", "CHANGES", "CONTRIBUTING", "HISTORY", "NEWS"))
+        or path.lower().endswith(DOC_SUFFIXES)
+    )
+
+
+def anchor_phase(plan: dict[str, Any], anchor: str) -> str:
+    """The planning phase an anchored comment touches: a code intent or change is plan-code,
+    or plan-docs when it documents (a documentation-only milestone, or a README/docs file);
+    anything else (decisions, risks, milestones, questions, an unknown id) is plan-design."""
+    from state.ops.plan_ops import find, owner
+
+    if not anchor.startswith(("CI-", "CC-")):
+        return "plan-design"
+    try:
+        item, milestone = find(plan, anchor), owner(plan, anchor)
+    except UsageError:
+        return "plan-design"
+    if milestone["is_documentation_only"] or is_doc_file(item["file"]):
+        return "plan-docs"
+    return "plan-code"
+
+
+def rejected_phase(plan: dict[str, Any], round_: dict[str, Any]) -> str:
+    """The smallest planning phase a rejection touches: the earliest phase any of its comments
+    touches; words not anchored to anything (--feedback) touch the design."""
+    phases = [anchor_phase(plan, c["anchor"]) for c in round_.get("comments") or []]
+    if round_.get("feedback") or not phases:
+        phases.append("plan-design")
+    return min(phases, key=PLANNING_PHASES.index)
+
+
+def reopen_reviews(tx: Transaction, session: dict[str, Any], phase: str = "plan-design") -> None:
+    """After a rejection the reviews from `phase` on run again: their loops restart; a
+    reviewer's PASS on the whole phase (scope *) is judged again, one on an item or a file
+    keeps its verdict until that content changes (qr_ops.reopen_changed). Earlier phases,
+    which the rework does not revisit, keep everything."""
+    from state.ops.qr_ops import scope_content
+
+    plan = tx.read("plan")
+    for later in PLANNING_PHASES[PLANNING_PHASES.index(phase) :]:
+        if later in session["qr"]:
+            session["qr"][later]["state"] = "initial"
+        report = tx.read_or_none(report_name(later))
+        if report is None:
+            continue
+        report = tx.edit(report_name(later))
+        for item in report["items"]:
+            tracked = item.get("judged") and scope_content(plan, item["scope"]) is not None
+            if item["source"] == "reviewer" and item["status"] == "PASS" and not tracked:
+                item.update(status="TODO", judged=None)
+
+
+def cancel(tx: Transaction, a: dict[str, Any]) -> None:
+    """Cancel the session (from any status that is not final)."""
+    check_text("reason", a["reason"], REASON_MAX, field=True)
+    session = tx.edit("session")
+    transition(session, "cancelled")
+    session["reason"] = a["reason"] or "cancelled by the user"
+
+
+def fail(tx: Transaction, a: dict[str, Any]) -> None:
+    """Mark the session failed, with the error."""
+    check_text("error", a["error"], REASON_MAX, field=True)
+    session = tx.edit("session")
+    transition(session, "failed")
+    session["reason"] = a["error"]

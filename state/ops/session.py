@@ -1,0 +1,149 @@
+"""Creating a session: its directory under .planner/, its first files, and ACTIVE."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+
+from state import clock
+from state.errors import WriteFailed
+from state.repo import gitinfo
+from state.storage import schema
+from state.storage.store import Store, write_atomic
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+BUILDING = ".building"
+
+
+def new_session_id(task: str) -> str:
+    """Readable and unique: date, a slug of the task, a short random part."""
+    slug = "".join(c if c.isalnum() else "-" for c in task.lower()[:60])
+    slug = "-".join(part for part in slug.split("-") if part)[:40].strip("-") or "plan"
+    day = clock.now()[:10]
+    return f"{day}-{slug}-{os.urandom(3).hex()}"
+
+
+def new_plan_id() -> str:
+    raw = bytearray(os.urandom(16))
+    raw[6] = (raw[6] & 0x0F) | 0x40  # a version-4 UUID without importing uuid
+    raw[8] = (raw[8] & 0x3F) | 0x80
+    h = raw.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+def create(
+    root: str, task: str, config: dict[str, Any], non_interactive: bool, activate: bool = True
+) -> Store:
+    """Make .planner/<id>/ with session.json, plan.json and context.json; make it ACTIVE.
+
+    The directory is built under a hidden temp name and renamed into place: a failure or a
+    kill leaves no half-made session (only a hidden temp directory, removed on the next one).
+    """
+    import shutil
+
+    home = os.path.join(root, ".planner")
+    try:
+        os.makedirs(home, exist_ok=True)
+        write_gitignore(home)
+    except OSError as e:
+        raise WriteFailed(f"{home}: cannot be created ({e.strerror})") from None
+    _remove_unfinished(home)
+    session_id = new_session_id(task)
+    state_dir = os.path.join(home, session_id)
+    building = os.path.join(home, f".{session_id}{BUILDING}")
+    try:
+        os.makedirs(building)
+        _fill(Store(building), session_id, task, root, config, non_interactive)
+        os.rename(building, state_dir)
+    except BaseException as e:
+        shutil.rmtree(building, ignore_errors=True)
+        if isinstance(e, OSError):
+            raise WriteFailed(f"{state_dir}: cannot be created ({e.strerror})") from None
+        raise
+    if activate:
+        make_active(root, session_id)
+    return Store(state_dir)
+
+
+def _remove_unfinished(home: str) -> None:
+    """Hidden directories of sessions whose creation was killed, and ACTIVE's temp files."""
+    import shutil
+
+    for name in os.listdir(home):
+        if name.startswith(".") and name.endswith(BUILDING):
+            shutil.rmtree(os.path.join(home, name), ignore_errors=True)
+        elif name.startswith("ACTIVE.") and name.endswith(".tmp"):
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(home, name))
+
+
+def discard(store: Store) -> None:
+    """Remove a session whose first step failed (`planner --step 1` leaves no orphan)."""
+    import shutil
+
+    shutil.rmtree(store.dir, ignore_errors=True)
+
+
+def _fill(
+    store: Store,
+    session_id: str,
+    task: str,
+    root: str,
+    config: dict[str, Any],
+    non_interactive: bool,
+) -> None:
+    stamp = clock.now()
+    with store.transaction("session create") as tx:
+        tx.create(
+            "session",
+            {
+                **schema.defaults("session"),
+                "id": session_id,
+                "task": task,
+                "created_at": stamp,
+                "updated_at": stamp,
+                "project_root": root,
+                "base_commit": gitinfo.head_commit(root),
+                "non_interactive": non_interactive,
+                "config": config,
+            },
+        )
+        tx.create(
+            "plan", {**schema.defaults("plan"), "plan_id": new_plan_id(), "created_at": stamp}
+        )
+        tx.create("context", schema.defaults("context"))
+
+
+# What stays local (README, "Which files to commit"): the review record is plan.json,
+# session.json, context.json, qr-*.json, execution.json and plan.md.
+GITIGNORE = """\
+# Written by planner when the first session started: these files are local.
+# Commit plan.json, session.json, context.json, qr-*.json, execution.json and plan.md.
+ACTIVE
+.lock
+.worktree.lock
+.journal
+.journal.temps
+*.tmp
+staging/
+.*.building/
+audit.jsonl
+history/
+drafts.json
+*/worktree/
+*/worktree.git/
+"""
+
+
+def write_gitignore(home: str) -> None:
+    """.planner/.gitignore, once: a file the user edited is theirs."""
+    path = os.path.join(home, ".gitignore")
+    if not os.path.exists(path):
+        write_atomic(path, GITIGNORE.encode())
+
+
+def make_active(root: str, session_id: str) -> None:
+    write_atomic(os.path.join(root, ".planner", "ACTIVE"), (session_id + "\n").encode())

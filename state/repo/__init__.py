@@ -1,0 +1,1 @@
+"""Git: the one hardened runner, the scratch worktree, diffs applied exactly, signing, scans."""

@@ -1,0 +1,76 @@
+"""The one way the product runs git (docs/design.md, "Git"): on the repository the caller
+names, with nothing inherited that could point git elsewhere or make it run a program.
+
+No GIT_* variable passes but the committer's identity (git exports GIT_DIR and GIT_WORK_TREE
+while it runs hooks, and the product ships a pre-commit hook); discovery never climbs above
+the project's root; no fsmonitor, hooks or pager. Values that come from state files are
+passed after `--end-of-options` by the callers.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+from state.errors import PreconditionFailed
+
+HARDENED = ("-c", "core.fsmonitor=", "-c", "core.hooksPath=/dev/null", "-c", "core.pager=cat")
+IDENTITY = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL")
+
+
+def environment(root: str | None) -> dict[str, str]:
+    """os.environ without GIT_* (identity kept), git discovery stopped at `root`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k in IDENTITY}
+    if root is None:
+        env["GIT_CEILING_DIRECTORIES"] = "/"
+    elif os.path.exists(os.path.join(root, ".git")):
+        env["GIT_CEILING_DIRECTORIES"] = os.path.dirname(os.path.abspath(root))
+    return env
+
+
+def run(
+    where: str | None,
+    *args: str,
+    git_dir: str | None = None,
+    work_tree: str | None = None,
+    stdin: bytes | None = None,
+    die_with_parent: bool = False,
+) -> subprocess.CompletedProcess[bytes]:
+    """git `args` in `where` (the project root, or with `git_dir` an explicit repository);
+    with `die_with_parent`, git is killed when planner is (plan worktree's checkout)."""
+    from state.storage import journal
+
+    argv = ["git", *([f"--git-dir={git_dir}"] if git_dir else [])]
+    argv += [f"--work-tree={work_tree}"] if work_tree else []
+    journal.point("git", " ".join(args[:2]))  # a crash point (tests/crashpoints.py)
+    try:
+        return subprocess.run(
+            [*argv, *HARDENED, *args],
+            cwd=where or git_dir,
+            input=stdin,
+            capture_output=True,
+            env=environment(None if git_dir else where),
+            preexec_fn=_die_with_parent if die_with_parent else None,
+        )
+    except FileNotFoundError:
+        raise PreconditionFailed("git is not installed (planner needs it)") from None
+
+
+def _die_with_parent() -> None:
+    """In the child, Linux only: SIGKILL it when planner dies, so that a killed `plan worktree`
+    leaves no git writing the checkout after it (which the next one would then race)."""
+    import contextlib
+    import ctypes
+    import signal
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def output(where: str | None, *args: str) -> str:
+    """git's stdout as text; an exit code other than 0 is PreconditionFailed with git's words."""
+    done = run(where, *args)
+    if done.returncode:
+        message = done.stderr.decode(errors="replace").strip() or "failed"
+        raise PreconditionFailed(f"git {' '.join(args[:2])}: {message}")
+    return done.stdout.decode(errors="replace")

@@ -1,0 +1,574 @@
+"""The one way state files are read and written.
+
+lock → recover → read → apply → validate → one journaled commit (documents, history revision,
+index, audit line: all or none, state/storage/journal.py). A change that fails validation raises
+before anything is written; a damaged file is never written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+
+from state import clock
+from state.errors import (
+    DamagedFile,
+    Finding,
+    PlannerError,
+    PreconditionFailed,
+    Refused,
+    UsageError,
+)
+from state.storage import journal, schema
+from state.storage.content import plan_hash
+from state.storage.history import (
+    HISTORY_DIR,
+    HISTORY_INDEX,
+    REV,
+    entries,
+    index_bytes,
+    next_revision,
+)
+from state.storage.lock import locked
+from state.vocab import APPROVED, CLOSED, ENDED
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+    from typing import Any
+
+    from state.routes import Route
+
+__all__ = ["HISTORY_DIR", "HISTORY_INDEX"]
+LOCK_FILE = ".lock"
+AUDIT_FILE = "audit.jsonl"
+CLOSED_STATUSES = CLOSED
+APPROVED_STATUSES = APPROVED
+PLANNING_FILES = frozenset({"plan", "context", "qr-plan-design", "qr-plan-code", "qr-plan-docs"})
+
+
+def file_name(name: str) -> str:
+    """`plan` → plan.json, `qr-plan-design` → qr-plan-design.json."""
+    return f"{name}.json"
+
+
+def report_name(phase: str) -> str:
+    """The document name of a phase's QR report: qr-plan-design, …"""
+    return f"qr-{phase}"
+
+
+def schema_name(name: str) -> str:
+    return "qr" if name.startswith("qr-") else name
+
+
+def dumps(doc: Any) -> bytes:
+    text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    try:
+        return text.encode()
+    except UnicodeEncodeError as e:  # a lone surrogate that came through an argument
+        raise UsageError(
+            f"not valid Unicode: {text[max(0, e.start - 20) : e.start]!r} is followed by a "
+            "lone surrogate; nothing was written"
+        ) from None
+
+
+def write_atomic(path: str, data: bytes) -> None:
+    """Temp file in the same directory, fsync, rename: readers see the old or the new file.
+
+    WriteFailed (exit 3) naming the file when it cannot be written; the temp file is removed.
+    """
+    from state.errors import WriteFailed
+
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        journal.write_file(tmp, data)
+        os.replace(tmp, path)
+    except OSError as e:
+        journal.remove([tmp])
+        raise WriteFailed(
+            f"{path}: cannot be written ({e.strerror or e}); nothing was written"
+        ) from None
+
+
+def append_line(path: str, record: dict[str, Any]) -> None:
+    """One JSON line, one write on an O_APPEND descriptor: concurrent appends do not interleave."""
+    data = (json.dumps(record, ensure_ascii=False) + "\n").encode()
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+
+
+def read_bytes(path: str) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except FileNotFoundError:
+        raise UsageError(f"{path}: not found") from None
+    except OSError as e:
+        raise DamagedFile(f"{path}: cannot be read ({e.strerror})") from None
+
+
+def parse(path: str, schema_name: str, raw: bytes) -> dict[str, Any]:
+    """The document in `raw`, checked against its schema; DamagedFile names path and problem."""
+    if not raw.strip():
+        raise DamagedFile(f"{path}: empty file (damaged; it is left as it is)")
+    try:
+        doc = json.loads(raw)
+    except UnicodeDecodeError as e:
+        raise DamagedFile(
+            f"{path}: not valid UTF-8 JSON ({e.reason} at byte {e.start}); damaged, left as it is"
+        ) from None
+    except ValueError as e:  # json.JSONDecodeError, or an integer of over 4,300 digits
+        where = (
+            f"{e.msg} at line {e.lineno} column {e.colno}"  # type: ignore[attr-defined]
+            if hasattr(e, "lineno")
+            else str(e)
+        )
+        raise DamagedFile(f"{path}: not valid JSON ({where}); damaged, left as it is") from None
+    except RecursionError:
+        raise DamagedFile(f"{path}: JSON nested too deeply; damaged, left as it is") from None
+    problems = schema.check(schema_name, doc)
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise DamagedFile(f"{path}: {problems[0]}{more}; damaged, left as it is")
+    checked: dict[str, Any] = doc  # every schema's root is an object
+    return checked
+
+
+def load(path: str, schema_name: str) -> dict[str, Any]:
+    return parse(path, schema_name, read_bytes(path))
+
+
+def approved(session: dict[str, Any] | None) -> bool:
+    """Frozen means approved: the session's status or its approval record says so, whatever
+    plan.json's frozen_at holds."""
+    if not session:
+        return False
+    return session.get("status") in APPROVED_STATUSES or bool(session.get("approval"))
+
+
+def write_refusal(
+    name: str,
+    session: dict[str, Any] | None,
+    plan: dict[str, Any] | None,
+    verdict: bool = False,
+    asks: bool = False,
+) -> str:
+    """Why `name` may not be written now, or "" when it may. `verdict`: the transaction
+    records the person's verdict, the one change a plan in review may take (its freeze).
+    `asks`: it adds or answers the executor's questions to the person, the one change
+    context.json takes while the approved plan executes (Transaction._check_asks)."""
+    status = (session or {}).get("status")
+    if status in CLOSED_STATUSES and name != "session":
+        return f"the session is {status}; nothing was written"
+    if name == "context" and asks and status in ("approved", "executing"):
+        return ""
+    if name in PLANNING_FILES and status == "review" and not verdict:
+        # The person reviews exactly what the round shows: no edit until their verdict.
+        return (
+            "the plan is in review, frozen until the person's verdict (plan review "
+            "approve|reject, or the review page); nothing was written"
+        )
+    if name in PLANNING_FILES and approved(session):
+        return f"the plan is frozen: approved (session status {status}); nothing was written"
+    if name in PLANNING_FILES and plan and plan.get("frozen_at") and not amending(session):
+        return f"plan.json is frozen (frozen_at {plan['frozen_at']}); nothing was written"
+    return ""
+
+
+def amending(session: dict[str, Any] | None) -> bool:
+    """Whether an amendment round is open: the plan is unfrozen for what it touches (the
+    store checks every change of plan.json against it, Transaction._check_amendment)."""
+    from state.validation.amendments import open_round
+
+    return open_round(session) is not None
+
+
+def tampered(session: dict[str, Any] | None, plan: dict[str, Any] | None) -> str:
+    """Why plan.json is not the approved plan ("" when it is, or nothing was approved)."""
+    approval = (session or {}).get("approval")
+    if not approval or plan is None:
+        return ""
+    actual = plan_hash(plan)
+    if actual != approval.get("sha256"):
+        return (
+            f"content changed after approval (sha256 {actual[:12]}… is not the approved "
+            f"{str(approval.get('sha256'))[:12]}…)"
+        )
+    if not plan.get("frozen_at"):
+        return "content changed after approval (frozen_at was cleared)"
+    return ""
+
+
+class Store:
+    """The files of one session directory."""
+
+    def __init__(self, state_dir: str):
+        self.dir = state_dir
+        # What the engine keeps true before every commit (shared/status.py settle): state/
+        # cannot know the workflows, so the layer above hands it in (docs/design.md).
+        self.before_commit: Callable[[Transaction], None] | None = None
+
+    def path(self, name: str) -> str:
+        return os.path.join(self.dir, file_name(name))
+
+    def exists(self, name: str) -> bool:
+        return os.path.exists(self.path(name))
+
+    def read(self, name: str) -> dict[str, Any]:
+        """The document, checked against its schema with defaults filled in."""
+        return load(self.path(name), schema_name(name))
+
+    def read_or_none(self, name: str) -> dict[str, Any] | None:
+        return self.read(name) if self.exists(name) else None
+
+    def last_revision(self) -> str | None:
+        """The newest plan revision's name (r7), or None before the first."""
+        from state.storage.history import revision_numbers
+
+        numbers = revision_numbers(self.dir)
+        return f"r{numbers[-1]}" if numbers else None
+
+    def history(self) -> list[dict[str, Any]]:
+        """The revisions (rev, ts, command, summary), oldest first; see state/storage/history.py."""
+        return entries(self.dir)
+
+    def revision(self, rev: str) -> dict[str, Any]:
+        """Plan revision `rev` (r1, r2, …) as history/ holds it."""
+        if not REV.fullmatch(rev):
+            raise UsageError(f"{rev!r}: not a revision name (r1, r2, …; see plan history)")
+        from state.storage.history import read_revision
+
+        path, doc = read_revision(self.dir, rev, dumps)
+        if doc is not None:  # replayed from a snapshot and deltas
+            problems = schema.check("plan", doc)
+            if problems:
+                raise DamagedFile(f"{path}: {problems[0]}; damaged, left as it is")
+            plan: dict[str, Any] = doc  # the schema's root is an object
+            return plan
+        if not os.path.exists(path):
+            raise UsageError(f"{path}: no revision {rev} (see plan history)")
+        return load(path, "plan")
+
+    def audit_lines(self) -> list[str]:
+        """The audit log's lines (none before the first); DamagedFile (exit 3) naming it when
+        it cannot be read. Bytes that are not UTF-8 are shown replaced, not refused: a log is
+        read to find what happened, damage included."""
+        path = os.path.join(self.dir, AUDIT_FILE)
+        try:
+            with open(path, "rb") as f:
+                raw = f.read()
+        except FileNotFoundError:
+            return []
+        except OSError as e:  # a directory, permissions, a symlink loop
+            raise DamagedFile(f"{path}: cannot be read ({e.strerror})") from None
+        return [line for line in raw.decode(errors="replace").splitlines() if line.strip()]
+
+    def audit(self, event: str, **fields: Any) -> None:
+        append_line(
+            os.path.join(self.dir, AUDIT_FILE), {"ts": clock.now(), "event": event, **fields}
+        )
+
+    def recover(self) -> None:
+        """Finish or undo what a killed writer left (journal, temp files), under the lock; a
+        directory with nothing left over costs one listdir and takes no lock. A closed
+        session's worktree that a kill left behind is removed (state/repo/worktree.py settle)."""
+        if journal.leftovers(self.dir):
+            with locked(os.path.join(self.dir, LOCK_FILE), directory=True):
+                journal.recover(self.dir)
+        from state.repo import worktree
+
+        with contextlib.suppress(OSError, PreconditionFailed):  # said when the session closed
+            worktree.settle(self.dir, wait=0)
+
+    def transaction(self, command: str) -> Transaction:
+        """`with store.transaction(command) as tx:` everything read and written inside holds
+        the session's lock, and edits are committed when the block ends without an error."""
+        if not os.path.isdir(self.dir):
+            raise UsageError(f"{self.dir}: no such session directory")
+        return Transaction(self, command)
+
+
+class Transaction:
+    """Documents loaded under the lock; edited ones are validated and written on commit."""
+
+    def __init__(self, store: Store, command: str):
+        self.lock = locked(os.path.join(store.dir, LOCK_FILE), directory=True)
+        self.store = store
+        self.command = command
+        self.docs: dict[str, dict[str, Any]] = {}
+        self.original: dict[str, bytes | None] = {}
+        self.edited: set[str] = set()
+        self.created: list[str] = []
+        self.audit_fields: dict[str, Any] = {}
+        self.last_ids: dict[tuple[str, str], int] = {}
+        self.next_argv: list[str] | None = None  # the command to run next, if the op says
+        self.routed = False  # the op leads where the routing now says: settle() fills next_argv
+        # By name (state/routes.py): the step to run next, and the step the session moves to;
+        # the engine resolves both through the workflow tables before the commit.
+        self.next_route: Route | None = None
+        self.move_to: Route | None = None
+        self.told: list[str] = []  # lines for the user (stderr), e.g. "the session is cancelled"
+        self.files: dict[str, bytes] = {}  # other files of the session written on commit
+        self.project: tuple[str, dict[str, bytes | None]] | None = None  # project files, too
+        self.verdict = False  # records the verdict on a plan in review: may write its freeze
+        self.asks = False  # adds or answers the executor's questions: may write context.json
+
+    def __enter__(self) -> Transaction:
+        self.lock.__enter__()
+        try:
+            journal.recover(self.store.dir)
+        except BaseException:
+            self.lock.__exit__()
+            raise
+        return self
+
+    def __exit__(self, kind: object, error: object, *rest: object) -> None:
+        try:
+            if kind is None:
+                self.commit()
+            elif isinstance(error, PlannerError) and error.then_record is not None:
+                self._record_only(error.then_record)
+        finally:
+            self.lock.__exit__()
+
+    def _record_only(self, record: Callable[[Transaction], None]) -> None:
+        """A refusal that asks the person (docs/design.md, "The executor asks the person"):
+        what the command changed is dropped; the question lands through the same commit."""
+        self.docs, self.original, self.edited, self.created = {}, {}, set(), []
+        self.audit_fields, self.last_ids, self.files, self.project = {}, {}, {}, None
+        self.told, self.next_argv, self.routed = [], None, False
+        self.command = f"{self.command} (refused, asked)"
+        record(self)
+        self.commit()
+
+    def read(self, name: str) -> dict[str, Any]:
+        if name not in self.docs:
+            path = self.store.path(name)
+            raw = read_bytes(path)
+            self.docs[name] = parse(path, schema_name(name), raw)
+            self.original[name] = raw
+        return self.docs[name]
+
+    def read_or_none(self, name: str) -> dict[str, Any] | None:
+        return self.read(name) if name in self.docs or self.store.exists(name) else None
+
+    def edit(self, name: str) -> dict[str, Any]:
+        """The document, to be changed in place; refused (exit 4) when it may not be written."""
+        doc = self.read(name)
+        self._check_writable(name)
+        self.edited.add(name)
+        return doc
+
+    def create(self, name: str, doc: dict[str, Any]) -> dict[str, Any]:
+        """A new document (or a replacement for a missing one)."""
+        if name not in self.docs and self.store.exists(name):
+            raise UsageError(f"{self.store.path(name)}: already exists")
+        self._check_writable(name)
+        self.docs[name] = doc
+        self.original.setdefault(name, None)
+        self.edited.add(name)
+        return doc
+
+    def edit_or_create(self, name: str, fresh: dict[str, Any]) -> dict[str, Any]:
+        if name in self.docs or self.store.exists(name):
+            return self.edit(name)
+        return self.create(name, fresh)
+
+    def _check_writable(self, name: str) -> None:
+        session = self.read_or_none("session") if name != "session" else None
+        plan = self.read_or_none("plan") if name in PLANNING_FILES else None
+        reason = write_refusal(name, session, plan, self.verdict, self.asks)
+        if reason:
+            raise Refused(f"{self.store.dir}: {reason}")
+
+    def new_id(self, scope: str, prefix: str, items: Iterable[dict[str, Any]]) -> str:
+        """The next id for `prefix` in `scope` (a file name); the scan happens once per batch."""
+        from state.storage.ids import format_id, highest
+
+        key = (scope, prefix)
+        if key not in self.last_ids:
+            self.last_ids[key] = highest(items, prefix)
+        self.last_ids[key] += 1
+        return format_id(prefix, self.last_ids[key])
+
+    def put(self, file: str, data: bytes) -> None:
+        """A file of the session that is not a document (plan.md, reconcile.json), written
+        in the same commit."""
+        self.files[file] = data
+
+    def put_project(self, root: str, path: str, data: bytes | None) -> None:
+        """A file of the project (a real path under `root`; None deletes it), written in the
+        same commit: exec apply's files land with execution.json or not at all."""
+        if self.project is None:
+            self.project = (root, {})
+        self.project[1][path] = data
+
+    def tell(self, line: str) -> None:
+        self.told.append(line)
+
+    def note(self, **fields: Any) -> None:
+        """Extra fields for this change's audit line."""
+        self.audit_fields.update(fields)
+
+    def commit(self) -> None:
+        if self.store.before_commit is not None and self.edited:
+            self.store.before_commit(self)
+        changed = {}
+        for name in sorted(self.edited):
+            data = dumps(self.docs[name])
+            if data != self.original.get(name):
+                changed[name] = data
+        if not changed and not self.files and not self.project:
+            return
+        self._validate(changed)
+        # Validation filled in missing defaults: write the document as it will be read back.
+        changed = {n: d for n in changed if (d := dumps(self.docs[n])) != self.original.get(n)}
+        if not changed and not self.files and not self.project:
+            return
+        self._check_freeze()
+        if "plan" in changed:
+            self._check_amendment()
+        if self.asks and "context" in changed:
+            self._check_asks()
+        files = {file_name(n): d for n, d in changed.items()}
+        record: dict[str, Any] = {"command": self.command, "files": sorted(changed)}
+        if self.created:
+            record["ids"] = self.created
+        if "plan" in changed:
+            rev = next_revision(self.store.dir)
+            record["rev"] = rev
+            from state.storage.history import revision_file
+
+            name, data = revision_file(
+                self.store.dir, rev, self.original.get("plan"), changed["plan"], self.docs["plan"]
+            )
+            files[os.path.join(HISTORY_DIR, name)] = data
+            summary = ", ".join(self.created) if self.created else ""
+            entry = {"rev": rev, "ts": clock.now(), "command": self.command, "summary": summary}
+            index = [*entries(self.store.dir), entry]
+            files[os.path.join(HISTORY_DIR, HISTORY_INDEX)] = index_bytes(index)
+            try:
+                os.makedirs(os.path.join(self.store.dir, HISTORY_DIR), exist_ok=True)
+            except OSError as e:
+                from state.errors import WriteFailed
+
+                raise WriteFailed(
+                    f"{self.store.dir}/{HISTORY_DIR}: cannot be created ({e.strerror}); "
+                    "nothing was written"
+                ) from None
+        files.update(self.files)
+        line = {"ts": clock.now(), "event": "mutation", **record, **self.audit_fields}
+        journal.commit(self.store.dir, files, AUDIT_FILE, line, self.project)
+        if "session" in changed and self.docs["session"]["status"] in CLOSED_STATUSES:
+            self._remove_worktree()
+
+    def _remove_worktree(self) -> None:
+        """The session is closed (completed, cancelled, failed): its worktree goes in the same
+        command, after the commit (a kill in between leaves it for the next recover())."""
+        from state.repo import worktree
+
+        try:
+            worktree.settle(self.store.dir)
+        except (OSError, PreconditionFailed) as e:  # the session's record stands: say so
+            self.tell(f"the session is closed but its worktree was not removed: {e}")
+
+    def _check_freeze(self) -> None:
+        """Frozen means approved: no write while plan.json differs from the approved plan,
+        except the one that closes the session (cancel, fail)."""
+        session = self.read_or_none("session")
+        if session is None or session["status"] in ENDED:
+            return
+        reason = tampered(session, self.read_or_none("plan"))
+        if reason:
+            raise Refused(
+                f"{self.store.path('plan')}: {reason}; nothing was written "
+                "(restore it from history/, see plan history and plan verify)"
+            )
+
+    def _check_amendment(self) -> None:
+        """While an amendment is open, plan.json changes only where the round allows: new
+        milestones, the ones it reopens, new decisions (state/ops/amend_ops.scope_refusal)."""
+        from state.validation.amendments import approved_revision, open_round, scope_refusal
+
+        session = self.read_or_none("session")
+        amendment = open_round(session)
+        if amendment is None:
+            return
+        # Against the approved plan, not the one before this command: new milestones stay
+        # open all round, and an edit by hand cannot widen the round.
+        found = approved_revision(self.store, amendment["approval"]["sha256"], session)
+        if found is None:
+            raise DamagedFile(
+                f"{self.store.dir}/{HISTORY_DIR}: no revision has the approved plan that "
+                f"amendment round {amendment['round']} amends; nothing was written"
+            )
+        execution = self.read_or_none("execution")
+        reason = scope_refusal(amendment, found[1], self.docs["plan"], execution)
+        if reason:
+            raise Refused(f"{self.store.path('plan')}: {reason}; nothing was written")
+
+    def _check_asks(self) -> None:
+        """Once approved, context.json takes only the executor's questions (`about` set):
+        anything else changed in it is refused, whatever the command meant to ask."""
+        session = self.read_or_none("session") or {}
+        raw = self.original.get("context")
+        if session.get("status") not in ("approved", "executing") or raw is None:
+            return
+
+        def planning_part(doc: dict[str, Any]) -> dict[str, Any]:
+            kept = [q for q in doc["questions"] if not q.get("about")]
+            return {**doc, "questions": kept}
+
+        before = parse(self.store.path("context"), schema_name("context"), raw)
+        if planning_part(before) != planning_part(self.docs["context"]):
+            raise Refused(
+                f"{self.store.path('context')}: the plan is frozen: approved (session status "
+                f"{session.get('status')}); only the executor's questions to the person may "
+                "be added or answered; nothing was written"
+            )
+
+    def _validate(self, changed: dict[str, bytes]) -> None:
+        from state.validation import validate
+
+        findings: list[Finding] = []
+        for name in changed:
+            for problem in schema.check(schema_name(name), self.docs[name]):
+                path, _, message = problem.partition(": ")
+                findings.append(Finding(f"{file_name(name)}:{path}", message))
+        if "plan" in changed:
+            broken = validate.integrity(self.docs["plan"], self._question_ids())
+            if broken:
+                self._refuse_if_damaged_before(broken)
+            findings += broken
+        if findings:
+            raise PreconditionFailed(
+                f"{self.command}: the change would leave the plan invalid; nothing was written",
+                findings,
+            )
+
+    def _refuse_if_damaged_before(self, broken: list[Finding]) -> None:
+        """A problem plan.json had before this command (an edit by hand: a duplicate id, a
+        dangling reference) is damage to report with the file's path (exit 3), not a fault
+        of the change."""
+        from state.validation import validate
+
+        raw = self.original.get("plan")
+        if not raw:
+            return
+        before = validate.integrity(json.loads(raw), self._question_ids())
+        old = [f for f in broken if f in before]
+        if old:
+            more = f" (and {len(old) - 1} more)" if len(old) > 1 else ""
+            raise DamagedFile(
+                f"{self.store.path('plan')}: {old[0].line()}{more}; it was so before this "
+                "command (edited by hand?): fix the file or restore a revision (plan history); "
+                "nothing was written"
+            )
+
+    def _question_ids(self) -> set[str] | None:
+        context = self.read_or_none("context")
+        return None if context is None else {q["id"] for q in context["questions"]}

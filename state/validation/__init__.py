@@ -1,0 +1,1 @@
+"""Validation: what makes a plan valid, approvals and their chain, overlaps, waves."""

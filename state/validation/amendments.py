@@ -1,0 +1,200 @@
+"""What an open amendment round may change in plan.json, and the chain of approvals the
+rounds make: pure functions of the documents (the store and `plan verify` call them; the
+operation that opens a round is state/ops/amend_ops.py). See docs/design.md, "Amendments"."""
+
+from __future__ import annotations
+
+from state.errors import Finding
+from state.storage.content import plan_hash
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, Protocol
+
+    class History(Protocol):
+        """What of a session's store these functions read (state/storage/store.Store has it)."""
+
+        def history(self) -> list[dict[str, Any]]: ...
+        def revision(self, rev: str) -> dict[str, Any]: ...
+
+
+NEW_MILESTONE = "a correction is a new milestone (plan milestone add)"
+# planning_context lists: items already there stay as they are; new ones may be added.
+CONTEXT_GROUPS = ("decision_log", "rejected_alternatives", "constraints", "known_risks", "choices")
+# A decision already there may only be superseded (by a new one), never rewritten.
+SUPERSEDE_FIELDS = ("superseded_by", "superseded_reason")
+
+
+def runs_by_id(execution: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
+    return {r["id"]: r for r in (execution or {}).get("milestones", [])}
+
+
+def committed(run: dict[str, Any]) -> bool:
+    """Whether execution.json says the milestone is carried out (done, or committed)."""
+    return run.get("status") == "done" or bool(run.get("commit"))
+
+
+def open_round(session: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The amendment round that is open (not re-approved yet), or None."""
+    rounds: list[dict[str, Any]] = (session or {}).get("amendments") or []
+    if rounds and rounds[-1].get("approved") is None and not (session or {}).get("approval"):
+        return rounds[-1]
+    return None
+
+
+def scope_refusal(
+    amendment: dict[str, Any],
+    old: dict[str, Any],
+    new: dict[str, Any],
+    execution: dict[str, Any] | None,
+) -> str:
+    """Why `new` changes more than the open amendment round allows ("" when it does not):
+    new milestones and the reopened ones may change; a milestone already there and not
+    reopened, the overview and the invisible knowledge stay; planning_context items may be
+    added, and a decision already there may only be superseded."""
+    n = amendment["round"]
+    reopened = set(amendment["milestones"])
+    runs = runs_by_id(execution)
+    after = {m["id"]: m for m in new["milestones"]}
+    for was in old["milestones"]:
+        mid = was["id"]
+        if mid in reopened:
+            if mid not in after:
+                return f"{mid} is reopened by amendment round {n}: it may change, not go"
+            continue
+        if after.get(mid) == was:
+            continue
+        if committed(runs.get(mid, {})):
+            return f"{mid} is committed: {NEW_MILESTONE}"
+        return (
+            f"{mid} is not open in amendment round {n} (open: new milestones"
+            f"{''.join(', ' + m for m in sorted(reopened))}): a correction is a new milestone"
+        )
+    for section in ("overview", "invisible_knowledge"):
+        if old[section] != new[section]:
+            return f"{section} is not open in amendment round {n} (new milestones, decisions are)"
+    for group in CONTEXT_GROUPS:
+        now = {i["id"]: i for i in new["planning_context"][group]}
+        for item in old["planning_context"][group]:
+            changed = now.get(item["id"])
+            if changed is None:
+                return f"{item['id']} stays in amendment round {n}: supersede it by a new one"
+            if group == "decision_log" and not item["superseded_by"]:
+                changed = {k: v for k, v in changed.items() if k not in SUPERSEDE_FIELDS}
+                item = {k: v for k, v in item.items() if k not in SUPERSEDE_FIELDS}
+            if changed != item:
+                return (
+                    f"{item['id']} is not open in amendment round {n}: add a new one "
+                    "(a decision may be superseded)"
+                )
+    return ""
+
+
+def revision_hashes(store: History) -> set[str]:
+    """The content hash of every plan revision in history/."""
+    return {plan_hash(store.revision(e["rev"])) for e in store.history()}
+
+
+def approved_revision(
+    store: History, sha256: str, session: dict[str, Any] | None = None
+) -> tuple[str, dict[str, Any]] | None:
+    """The revision in history/ with the approved content `sha256` (its name and plan): the
+    one the approved review round saw, else the newest with that content."""
+    seen = [
+        r["revision"]
+        for r in (session or {}).get("reviews", [])
+        if r["verdict"] == "approved" and r.get("sha256") == sha256 and r.get("revision")
+    ]
+    for rev in [*seen[-1:], *(e["rev"] for e in reversed(store.history()))]:
+        plan = store.revision(rev)
+        if plan_hash(plan) == sha256:
+            return rev, plan
+    return None
+
+
+def revision_hash(store: History, rev: str) -> str | None:
+    """The content hash of revision `rev` in history/; None when it is missing or damaged."""
+    from state.errors import PlannerError
+
+    try:
+        return plan_hash(store.revision(rev))
+    except PlannerError:
+        return None
+
+
+def chain_findings(
+    session: dict[str, Any],
+    revision_hashes: Callable[[], set[str]] | None = None,
+    revision_hash: Callable[[str], str | None] | None = None,
+) -> list[Finding]:
+    """The chain of approvals: each amendment amends the approval before it (the first, the
+    original one), each re-approval is the approval of a revision in history/, and the
+    session's approval is the last link; the approved review rounds say the same, and the
+    revision each approved round saw still holds the content it approved."""
+    rounds = session.get("amendments") or []
+    if not rounds:
+        return []
+    findings: list[Finding] = []
+
+    def broken(where: str, message: str, rule: str = "amendment-chain") -> None:
+        fix = "restore session.json from git, or cancel the session"
+        findings.append(Finding(f"session.json:{where}", message, fix, rule=rule))
+
+    approved_rounds = [r.get("sha256") for r in session["reviews"] if r["verdict"] == "approved"]
+    links = [rounds[0]["approval"]["sha256"]] + [
+        a["approved"]["sha256"] for a in rounds if a.get("approved")
+    ]
+    if approved_rounds != links:
+        broken(
+            "amendments",
+            "the approved review rounds are not the chain of approvals the amendments record "
+            "(the original approval, then each round's re-approval)",
+        )
+    for index, amendment in enumerate(rounds):
+        where = f"amendments[{index}]"
+        if amendment["round"] != index + 1:
+            broken(f"{where}.round", f"round {amendment['round']} is amendment {index + 1}")
+        if index and amendment["approval"] != rounds[index - 1].get("approved"):
+            broken(
+                f"{where}.approval",
+                f"round {amendment['round']} amends an approval that is not the re-approval "
+                f"of round {rounds[index - 1]['round']}",
+            )
+        if amendment.get("approved") is None and index + 1 < len(rounds):
+            broken(f"{where}.approved", f"round {amendment['round']} was never re-approved")
+    last = rounds[-1].get("approved")
+    if last is not None and session.get("approval") != last:
+        broken("approval", "the approval is not the last amendment round's re-approval")
+    if revision_hashes is not None:
+        known = revision_hashes()
+        for index, amendment in enumerate(rounds):
+            sha = (amendment.get("approved") or {}).get("sha256")
+            if sha and sha not in known:
+                broken(
+                    f"amendments[{index}].approved.sha256",
+                    f"round {amendment['round']} approved sha256 {sha[:12]}…, which no "
+                    "revision in history/ has",
+                    rule="amendment-hash",
+                )
+    if revision_hash is not None:  # a revision edited after its approval breaks the chain
+        for review in session["reviews"]:
+            rev, sha = review.get("revision"), review.get("sha256")
+            if review["verdict"] != "approved" or not rev or not sha:
+                continue
+            held = revision_hash(rev)
+            if held != sha:
+                findings.append(
+                    Finding(
+                        f"history/{rev}",
+                        f"review round {review.get('round')} approved sha256 {sha[:12]}…; "
+                        + (
+                            f"{rev} now holds {held[:12]}…"
+                            if held
+                            else f"{rev} is missing or damaged"
+                        ),
+                        "restore history/ from git, or cancel the session",
+                        rule="amendment-hash",
+                    )
+                )
+    return findings

@@ -1,0 +1,161 @@
+"""Approval: the sha256 of the canonical plan content, the freeze, and `plan verify`.
+
+Canonical content is plan.json without frozen_at, keys sorted, no whitespace, UTF-8.
+"""
+
+from __future__ import annotations
+
+from state import clock
+from state.errors import Finding
+from state.ops.lifecycle import transition
+from state.storage.content import plan_hash as plan_hash  # part of what approval offers
+from state.validation.amendments import chain_findings, open_round, revision_hash, revision_hashes
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    from state.storage.store import Transaction
+
+
+def approve(tx: Transaction, by: str) -> dict[str, Any]:
+    """Record who approved the exact content, then freeze it: status approved."""
+    tx.verdict = True  # the freeze is the one write a plan in review takes
+    session, plan = tx.edit("session"), tx.edit("plan")
+    at = clock.now()
+    approval = {"by": by, "at": at, "sha256": plan_hash(plan)}
+    plan["frozen_at"] = at
+    transition(session, "approved")
+    amendment = open_round(session)
+    if amendment is not None:  # a re-approval: the round's own link in the chain
+        amendment["approved"] = approval
+        tx.note(amendment=amendment["round"])
+    session.update(approval=approval, updated_at=at)
+    tx.note(approved_by=by, sha256=approval["sha256"])
+    return approval
+
+
+def verify(
+    plan: dict[str, Any],
+    session: dict[str, Any] | None,
+    state_dir: str | None = None,
+    render: Callable[[dict[str, Any]], str] | None = None,
+) -> list[Finding]:
+    """Why a plan is not the frozen, approved plan it should be ([] when it is).
+
+    The approval record is the reference (frozen means approved): plan.json's
+    hash, the last review round and, given the session directory and the plan.md renderer
+    (shared/plan_md.py, passed in: state/ does not import shared/), plan.md agree with it.
+    """
+    approval = (session or {}).get("approval")
+    if not approval:
+        if not plan["frozen_at"]:
+            return [
+                Finding(
+                    "plan.json:frozen_at",
+                    "the plan is not frozen (not approved yet)",
+                    "planner next",
+                    rule="no-approval",
+                )
+            ]
+        return [
+            Finding(
+                "session.json:approval",
+                "no approval on record",
+                "planner status",
+                rule="no-approval",
+            )
+        ]
+    restore = "restore plan.json from history/ (plan history)"
+    actual = plan_hash(plan)
+    findings = []
+    if actual != approval["sha256"]:
+        findings.append(
+            Finding(
+                "plan.json",
+                f"content changed after approval: sha256 {actual[:12]}… "
+                f"is not the approved {approval['sha256'][:12]}…",
+                restore,
+                rule="content-changed",
+            )
+        )
+    elif not plan["frozen_at"]:
+        findings.append(
+            Finding(
+                "plan.json:frozen_at",
+                "changed after approval: frozen_at cleared",
+                restore,
+                rule="content-changed",
+            )
+        )
+    findings += _review_findings(session or {}, approval)
+    hashes = None if state_dir is None else (lambda: revision_hashes(_store(state_dir)))
+    held = None if state_dir is None else (lambda rev: revision_hash(_store(state_dir), rev))
+    findings += chain_findings(session or {}, hashes, held)
+    if state_dir is not None and render is not None:
+        findings += _plan_md_findings(plan, state_dir, render)
+    return findings
+
+
+def _store(state_dir: str) -> Any:
+    from state.storage.store import Store
+
+    return Store(state_dir)
+
+
+def _review_findings(session: dict[str, Any], approval: dict[str, Any]) -> list[Finding]:
+    """The last review round is the approval: verdict approved, the same hash."""
+    rounds = session.get("reviews") or []
+    last = rounds[-1] if rounds else None
+    if not last or last.get("verdict") != "approved":
+        message = "the last review round is not the approval"
+        return [Finding("session.json:reviews", message, rule="review-mismatch")]
+    if last.get("sha256") != approval["sha256"]:
+        return [
+            Finding(
+                "session.json:reviews",
+                f"review round {last.get('round')} approved sha256 "
+                f"{str(last.get('sha256'))[:12]}…, the approval record says "
+                f"{approval['sha256'][:12]}…",
+                rule="review-mismatch",
+            )
+        ]
+    return []
+
+
+def _plan_md_findings(
+    plan: dict[str, Any], state_dir: str, render: Callable[[dict[str, Any]], str]
+) -> list[Finding]:
+    """plan.md, when there is one, is plan.json rendered (before or after the freeze) with
+    the session's other files (`render` is bound to them: shared/plan_md.for_session)."""
+    import os
+
+    path = os.path.join(state_dir, "plan.md")
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except FileNotFoundError:
+        return []
+    except (OSError, UnicodeDecodeError) as e:
+        return [Finding("plan.md", f"cannot be read ({e})", rule="damaged-file")]
+    if text not in (render(plan), render({**plan, "frozen_at": None})):
+        message = "does not match plan.json (plan.md is rendered from it, never edited)"
+        return [
+            Finding(
+                "plan.md",
+                message,
+                "restore plan.md from git (or re-approve)",
+                rule="plan-md-mismatch",
+                line_no=_first_difference(text, render(plan)),
+            )
+        ]
+    return []
+
+
+def _first_difference(text: str, expected: str) -> int | None:
+    """The 1-based line where `text` first differs from `expected` (None: it is a prefix)."""
+    for n, (a, b) in enumerate(zip(text.splitlines(), expected.splitlines(), strict=False), 1):
+        if a != b:
+            return n
+    return None

@@ -1,0 +1,457 @@
+"""What makes a plan valid: integrity always; completeness per phase; meaning checks.
+
+Every check returns Findings that name the JSON path and the `plan` command that fixes it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from state.errors import Finding
+from state.validation.waves import compute_waves, find_cycle
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
+
+PHASES = ("design", "code", "docs", "final")
+INCOMPLETE = "incomplete"  # the rule of what a phase still lacks (shared/ci.py RULES)
+SAME_FILE_SAME_WAVE = "same-file-same-wave"
+# A placeholder word standing alone: not part of a path or file name (TODO.txt, docs/TODO).
+PLACEHOLDER = re.compile(r"(?<![\w./\\-])(?:TBD|TODO|FIXME|XXX)(?![\w/\\-]|\.\w)|\?\?\?")
+# Fields that hold paths or code, not prose: a file may be called TODO.txt, code may say TODO.
+NOT_PROSE = ("id", "timestamp", "created_at", "frozen_at", "plan_id", "file", "files", "diff")
+
+
+def _where(path: str, item_id: str) -> str:
+    return f"{path}[{item_id}]"
+
+
+def integrity(plan: dict[str, Any], question_ids: set[str] | None = None) -> list[Finding]:
+    """Duplicate ids, dangling references and dependency cycles (checked before every write)."""
+    ctx = plan["planning_context"]
+    milestones = plan["milestones"]
+    intents = [i for m in milestones for i in m["code_intents"]]
+    changes = [c for m in milestones for c in m["code_changes"]]
+    decisions = {d["id"] for d in ctx["decision_log"]}
+    found: list[Finding] = []
+
+    groups = {
+        "planning_context.decision_log": ctx["decision_log"],
+        "planning_context.rejected_alternatives": ctx["rejected_alternatives"],
+        "planning_context.constraints": ctx["constraints"],
+        "planning_context.known_risks": ctx["known_risks"],
+        "planning_context.choices": ctx["choices"],
+        "milestones": milestones,
+        "code_intents": intents,
+        "code_changes": changes,
+    }
+    for path, items in groups.items():
+        seen: set[str] = set()
+        for item in items:
+            if item["id"] in seen:
+                found.append(Finding(_where(path, item["id"]), "duplicate id", rule="duplicate-id"))
+            seen.add(item["id"])
+
+    def ref(
+        path: str, target: str | None, known: set[str], kind: str, fix: str, own: str = ""
+    ) -> None:
+        if target is not None and target == own:
+            found.append(Finding(path, f"{own} refers to itself", fix, rule="self-reference"))
+        elif target is not None and target not in known:
+            message = f"refers to {kind} {target}, which does not exist"
+            found.append(Finding(path, message, fix, rule="dangling-reference"))
+
+    for d in ctx["decision_log"]:
+        where = _where("planning_context.decision_log", d["id"])
+        ref(
+            f"{where}.superseded_by",
+            d["superseded_by"],
+            decisions,
+            "decision",
+            f"plan decision supersede {d['id']} --by DL-n --reason R",
+            own=d["id"],
+        )
+        if question_ids is not None:
+            for q in d["question_refs"]:
+                ref(
+                    f"{where}.question_refs",
+                    q,
+                    question_ids,
+                    "question",
+                    f"plan decision set {d['id']} --question Q-n",
+                )
+    for ra in ctx["rejected_alternatives"]:
+        ref(
+            _where("planning_context.rejected_alternatives", ra["id"]) + ".decision_ref",
+            ra["decision_ref"],
+            decisions,
+            "decision",
+            f"plan alternative set {ra['id']} --decision DL-n",
+        )
+    for r in ctx["known_risks"]:
+        ref(
+            _where("planning_context.known_risks", r["id"]) + ".decision_ref",
+            r["decision_ref"],
+            decisions,
+            "decision",
+            f"plan risk set {r['id']} --decision DL-n",
+        )
+    for c in ctx["choices"]:
+        where = _where("planning_context.choices", c["id"])
+        ref(
+            f"{where}.picked",
+            c["picked"],
+            {o["id"] for o in c["options"]},
+            "option",
+            f"plan choice pick {c['id']} OPT-X --rationale R",
+        )
+        ref(
+            f"{where}.decision_ref",
+            c["decision_ref"],
+            decisions,
+            "decision",
+            f"plan choice pick {c['id']} OPT-X --rationale R",
+        )
+
+    milestone_ids = {m["id"] for m in milestones}
+    intent_ids = {i["id"] for i in intents}
+    for m in milestones:
+        where = _where("milestones", m["id"])
+        for dep in m["depends_on"]:
+            ref(
+                f"{where}.depends_on",
+                dep,
+                milestone_ids,
+                "milestone",
+                f"plan milestone set {m['id']} --depends M-n",
+                own=m["id"],
+            )
+        for i in m["code_intents"]:
+            for dl in i["decision_refs"]:
+                ref(
+                    f"{where}.code_intents[{i['id']}].decision_refs",
+                    dl,
+                    decisions,
+                    "decision",
+                    f"plan intent set {i['id']} --decision DL-n",
+                )
+        for c in m["code_changes"]:
+            ref(
+                f"{where}.code_changes[{c['id']}].intent_ref",
+                c["intent_ref"],
+                intent_ids,
+                "intent",
+                f"plan change set {c['id']} --intent CI-n",
+            )
+            for shared in c["shared_intents"]:
+                ref(
+                    f"{where}.code_changes[{c['id']}].shared_intents",
+                    shared,
+                    intent_ids,
+                    "intent",
+                    f"plan change capture --intent {c['intent_ref']} {c['file']}",
+                )
+    for wave in plan["milestone_dependencies"]["waves"]:
+        for mid in wave["milestones"]:
+            ref(
+                f"milestone_dependencies.waves[{wave['wave']}]",
+                mid,
+                milestone_ids,
+                "milestone",
+                "plan milestone set M-n … (any milestone change recomputes the waves)",
+            )
+
+    cycle = find_cycle({m["id"]: m["depends_on"] for m in milestones})
+    if cycle:
+        found.append(
+            Finding(
+                _where("milestones", cycle[0]) + ".depends_on",
+                "dependency cycle " + " -> ".join(cycle),
+                f"plan milestone set {cycle[0]} --depends …",
+                rule="dependency-cycle",
+            )
+        )
+    return found
+
+
+def completeness(
+    plan: dict[str, Any], phase: str, root: str, base: str | None = None
+) -> list[Finding]:
+    """What a phase needs; phases are cumulative (code includes design, docs includes code).
+
+    Diffs are checked against commit `base` (the session's) plus the diffs planned before
+    them, so a plan stays valid after its implementation merged; without a base, against
+    the files under root.
+    """
+    found = _design(plan)
+    if phase in ("code", "docs", "final"):
+        found += _code(plan, root, base)
+    if phase in ("docs", "final"):
+        found += _docs(plan)
+    return found
+
+
+def _design(plan: dict[str, Any]) -> list[Finding]:
+    found = []
+    for field in ("problem", "approach"):
+        if not plan["overview"][field].strip():
+            found.append(
+                Finding(
+                    f"overview.{field}",
+                    "empty",
+                    f"plan overview set --{field} TEXT",
+                    rule=INCOMPLETE,
+                )
+            )
+    if not plan["milestones"]:
+        found.append(
+            Finding("milestones", "no milestone", "plan milestone add --name N …", rule=INCOMPLETE)
+        )
+    for m in plan["milestones"]:
+        if m["is_documentation_only"]:
+            continue
+        where = _where("milestones", m["id"])
+        if not m["code_intents"]:
+            found.append(
+                Finding(
+                    f"{where}.code_intents",
+                    "no code intent",
+                    f"plan intent add --milestone {m['id']} --file F --behavior B",
+                    rule=INCOMPLETE,
+                )
+            )
+        if not m["acceptance_criteria"]:
+            found.append(
+                Finding(
+                    f"{where}.acceptance_criteria",
+                    "no acceptance criterion",
+                    f"plan milestone set {m['id']} --acceptance A",
+                    rule=INCOMPLETE,
+                )
+            )
+        for i in m["code_intents"]:
+            if not i["behavior"].strip():
+                found.append(
+                    Finding(
+                        f"{where}.code_intents[{i['id']}].behavior",
+                        "empty",
+                        f"plan intent set {i['id']} --behavior B",
+                        rule=INCOMPLETE,
+                    )
+                )
+    return found
+
+
+def _code(plan: dict[str, Any], root: str, base: str | None) -> list[Finding]:
+    """Every intent has a change; every diff applies to the file as earlier diffs leave it."""
+    from state.repo import unidiff, worktree
+
+    found = []
+    for m in plan["milestones"]:
+        where = _where("milestones", m["id"])
+        covered = {i for c in m["code_changes"] for i in (c["intent_ref"], *c["shared_intents"])}
+        for i in m["code_intents"]:
+            if i["id"] not in covered and not m["is_documentation_only"]:
+                found.append(
+                    Finding(
+                        f"{where}.code_intents[{i['id']}]",
+                        "no code change",
+                        f"plan change capture --intent {i['id']} {i['file']}",
+                        rule=INCOMPLETE,
+                    )
+                )
+        found += _tests_captured(m, where)
+    applied: dict[str, str | None] = {}
+    pairs = worktree.ordered_changes(plan)
+    if base and pairs:
+        paths = [c["file"] for _, c in pairs] + [p for _, c in pairs for p in _touched(c["diff"])]
+        applied.update(worktree.base_reader(root, base)(paths))
+    for m, c in pairs:
+        where = _where("milestones", m["id"])
+        for problem in unidiff.check(c["diff"], root, c["file"], applied):
+            found.append(
+                Finding(
+                    f"{where}.code_changes[{c['id']}].diff",
+                    problem,
+                    f"plan change capture --intent {c['intent_ref']} {c['file']}",
+                    rule="diff-does-not-apply",
+                )
+            )
+    return found
+
+
+def _tests_captured(milestone: dict[str, Any], where: str) -> list[Finding]:
+    """A test file the milestone names is one it writes or changes: without a captured diff
+    in the milestone, the executor would run a test that is not there."""
+    changed = {c["file"] for c in milestone["code_changes"]}
+    return [
+        Finding(
+            f"{where}.tests.files",
+            f"{milestone['id']} names test file {path}, which has no captured diff",
+            f"write it in the worktree, then plan change capture {path}; or name the "
+            f"milestone's test files without it: plan milestone tests {milestone['id']} --file F",
+        )
+        for path in milestone["tests"]["files"]
+        if path and path not in changed
+    ]
+
+
+def _touched(diff: str) -> list[str]:
+    from state.repo import unidiff
+
+    try:
+        return unidiff.touched_files(diff)
+    except unidiff.DiffError:
+        return []
+
+
+def _docs(plan: dict[str, Any]) -> list[Finding]:
+    found = []
+    for m in plan["milestones"]:
+        doc = m["documentation"]
+        if not (
+            m["code_changes"]  # documentation that lives in files is in the diffs
+            or doc["module_comment"]
+            or doc["docstrings"]
+            or doc["algorithm_blocks"]
+            or doc["inline_comments"]
+        ):
+            found.append(
+                Finding(
+                    _where("milestones", m["id"]) + ".documentation",
+                    "empty",
+                    f"plan doc set --milestone {m['id']} --module-comment T",
+                    rule=INCOMPLETE,
+                )
+            )
+    return found
+
+
+def meaning(plan: dict[str, Any]) -> list[Finding]:
+    """Placeholders left in text, items with empty text, risks with no mitigation."""
+    found = []
+    for path, text in _texts(plan, ""):
+        match = PLACEHOLDER.search(text)
+        if match:
+            found.append(
+                Finding(
+                    path,
+                    f"placeholder {match.group()!r} left in {_excerpt(text)}",
+                    "replace it with the real content (plan … set)",
+                    rule="placeholder",
+                )
+            )
+    ctx = plan["planning_context"]
+    required_text = {
+        "decision_log": ("decision", "reasoning_chain"),
+        "rejected_alternatives": ("alternative", "rejection_reason"),
+        "constraints": ("description",),
+        "known_risks": ("risk",),
+        "choices": ("topic",),
+    }
+    for group, fields in required_text.items():
+        for item in ctx[group]:
+            for field in fields:
+                if not item[field].strip():
+                    found.append(
+                        Finding(
+                            f"planning_context.{group}[{item['id']}].{field}",
+                            "empty text",
+                            "give it content with the matching `plan … add` or `plan … set`",
+                            rule="empty-text",
+                        )
+                    )
+    for r in ctx["known_risks"]:
+        if not r["mitigation"].strip():
+            found.append(
+                Finding(
+                    f"planning_context.known_risks[{r['id']}].mitigation",
+                    "risk without mitigation",
+                    f"plan risk set {r['id']} --mitigation M",
+                    rule="risk-without-mitigation",
+                )
+            )
+    for m in plan["milestones"]:
+        if not m["name"].strip():
+            found.append(
+                Finding(
+                    _where("milestones", m["id"]) + ".name",
+                    "empty text",
+                    f"plan milestone set {m['id']} --name N",
+                    rule="empty-text",
+                )
+            )
+    return found
+
+
+def _texts(node: Any, path: str) -> Iterator[tuple[str, str]]:
+    """Every human-written string with its path; paths, diffs, ids and times are not prose."""
+    if isinstance(node, str):
+        yield path, node
+    elif isinstance(node, list):
+        for index, item in enumerate(node):
+            key = item["id"] if isinstance(item, dict) and "id" in item else index
+            yield from _texts(item, f"{path}[{key}]")
+    elif isinstance(node, dict):
+        for key, value in node.items():
+            if key not in NOT_PROSE:
+                yield from _texts(value, f"{path}.{key}" if path else key)
+
+
+def same_file_same_wave(plan: dict[str, Any]) -> list[Finding]:
+    """Warnings: milestones of one wave (neither depends on the other) that change the same file
+    run side by side, though the later one's diffs build on the earlier one's. Each is named
+    with the one before it that changes the file, so the fixes make a chain (n findings for n
+    milestones on one file, not n squared)."""
+    by_id = {m["id"]: m for m in plan["milestones"]}
+    found = []
+    for wave in compute_waves(plan["milestones"]):
+        last: dict[str, str] = {}  # file -> the wave's latest milestone so far that changes it
+        for later in wave["milestones"]:
+            pairs: dict[str, list[str]] = {}  # earlier milestone -> the files both change
+            for path in sorted(_changed_files(by_id[later])):
+                if path in last:
+                    pairs.setdefault(last[path], []).append(path)
+                last[path] = later
+            for first, both in pairs.items():
+                found.append(
+                    Finding(
+                        _where("milestones", later) + ".depends_on",
+                        f"{first} and {later} both change {', '.join(both)} in wave "
+                        f"{wave['wave']}: they run side by side, though {later}'s diffs "
+                        f"build on {first}'s",
+                        f"plan milestone set {later} --depends {first}",
+                        level="warning",
+                        rule=SAME_FILE_SAME_WAVE,
+                    )
+                )
+    return found
+
+
+def _changed_files(milestone: dict[str, Any]) -> set[str]:
+    """The files a milestone changes: named, intended or with a planned diff (test files it
+    only runs are not among them)."""
+    files = set(milestone["files"]) | {i["file"] for i in milestone["code_intents"]}
+    return (files | {c["file"] for c in milestone["code_changes"]}) - {""}
+
+
+def _excerpt(text: str) -> str:
+    match = PLACEHOLDER.search(text)
+    start = max(0, match.start() - 20) if match else 0
+    return repr(text[start : start + 50])
+
+
+def validate(
+    plan: dict[str, Any],
+    phase: str | None,
+    root: str,
+    question_ids: set[str] | None = None,
+    base: str | None = None,
+) -> list[Finding]:
+    """Everything `plan validate` reports: integrity, meaning, and the phase's completeness."""
+    found = integrity(plan, question_ids) + meaning(plan)
+    if phase:
+        found += completeness(plan, phase, root, base)
+    return found
