@@ -1,8 +1,10 @@
 """What every `plan` command shares: the command classes (--state-dir and --json on each,
 operations run in a store transaction), the FILE|- and non-blank text types, and output.
 
-An Operation's function takes the open transaction and its arguments as a dict (repeatable
-options as lists) and returns the ids it created; `plan apply` calls the same function.
+An Operation runs a state/ function (its `op`, else its callback) with the open transaction
+and the command's own parameters as keywords, by their click names (repeatable options as
+lists); it returns the ids it created. `plan apply` runs the same function through the same
+parameters. tests/cli/test_operations.py keeps every op's keywords equal to its parameters.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from cli.output import tell
 from state.errors import PlannerError, UsageError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from state.storage.store import Store, Transaction
 
     # click 8.4 made its parameter types generic: subscripted for mypy only, as older clicks
@@ -80,7 +84,23 @@ def swallowed_option(command: click.Command, args: list[str]) -> None:
 
 
 class Operation(PlanCommand):
-    """A command that changes the session: its function runs inside one store transaction."""
+    """A command that changes the session: its operation runs inside one store transaction.
+
+    `op` is the state/ function when the command only passes its parameters on; the decorated
+    function then gives the help text alone. Else the callback is the operation.
+    """
+
+    def __init__(
+        self,
+        name: str | None,
+        params: list[click.Parameter] | None = None,
+        op: Callable[..., list[str] | None] | None = None,
+        **kw: Any,
+    ):
+        super().__init__(name, params, **kw)
+        operation = op or self.callback
+        assert operation is not None, name
+        self.op: Callable[..., list[str] | None] = operation
 
     def invoke(self, ctx: click.Context) -> int:
         store = open_store(ctx.params["state_dir"])
@@ -96,8 +116,7 @@ class Operation(PlanCommand):
         return 0
 
     def run(self, tx: Transaction, args: dict[str, Any]) -> list[str]:
-        """The command's function on converted arguments; the ids it created."""
-        assert self.callback is not None
+        """The command's operation on converted arguments; the ids it created."""
         for name, value in args.items():
             for one in value if isinstance(value, list) else [value]:
                 if isinstance(one, str) and not is_unicode(one):
@@ -106,7 +125,7 @@ class Operation(PlanCommand):
                         "from bytes that are not UTF-8); nothing was written"
                     )
         try:
-            ids = self.callback(tx, args) or []
+            ids = (self.op(tx, args) if legacy(self.op) else self.op(tx, **args)) or []
         except PlannerError as e:
             if e.field:  # state/ names the field; the user typed the option
                 e.relabel(option_label(self, e.field))
@@ -115,6 +134,13 @@ class Operation(PlanCommand):
 
         reopen_changed(tx)  # a reviewer's PASS on what this changed is TODO again
         return ids
+
+
+def legacy(op: Callable[..., Any]) -> bool:
+    """TRANSITION (removed when every operation takes keywords): an op of the old form (tx, a)."""
+    import inspect
+
+    return list(inspect.signature(op).parameters) == ["tx", "a"]
 
 
 def option_label(command: click.Command, field: str) -> str:

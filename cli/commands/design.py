@@ -21,13 +21,12 @@ def overview_command() -> None:
     """The plan's title, problem and approach."""
 
 
-@overview_command.command("set", cls=Operation)
+@overview_command.command("set", cls=Operation, op=plan_ops.overview_set)
 @click.option("--title", help="A short title for the plan.")
 @click.option("--problem", help="The problem the plan solves.")
 @click.option("--approach", help="How the plan solves it, in a few sentences.")
-def overview_set(tx: Transaction, a: dict[str, Any]) -> None:
+def overview_set() -> None:
     """Set the plan's title, problem and approach (only what is given changes)."""
-    plan_ops.overview_set(tx, a)
 
 
 @click.group("decision", cls=PlanGroup)

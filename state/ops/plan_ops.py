@@ -113,12 +113,13 @@ def _context(tx: Transaction) -> dict[str, Any]:
     return context
 
 
-def overview_set(tx: Transaction, a: dict[str, Any]) -> None:
+def overview_set(
+    tx: Transaction, *, title: str | None, problem: str | None, approach: str | None
+) -> None:
     """Set the plan's title, problem and approach."""
     overview = tx.edit("plan")["overview"]
-    require_some(
-        update(overview, a, {k: k for k in ("title", "problem", "approach")}), "overview set"
-    )
+    given = {"title": title, "problem": problem, "approach": approach}
+    require_some(update(overview, given, {k: k for k in given}), "overview set")
 
 
 DECISION_FIELDS = {

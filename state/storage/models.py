@@ -6,7 +6,9 @@ against the JSON Schema exported from it (state/storage/schemas/, kept fresh by 
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+import json
+from types import UnionType
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -732,12 +734,77 @@ def export_schema(name: str) -> dict[str, Any]:
     return {"$schema": SCHEMA_DIALECT, "$id": f"urn:planner:schema:{name}", **schema}
 
 
-if __name__ == "__main__":  # python -m state.storage.models: regenerate state/storage/schemas/
-    import json
+def _annotation(tp: Any, nested: list[type[BaseModel]]) -> str:
+    """A field's type as a TypedDict spells it: models by name, Annotated constraints dropped."""
+    origin, args = get_origin(tp), get_args(tp)
+    if origin is Annotated:
+        return _annotation(args[0], nested)
+    if isinstance(tp, type) and issubclass(tp, BaseModel):
+        nested.append(tp)
+        return tp.__name__
+    if origin is Literal:
+        return f"Literal[{', '.join(json.dumps(a) for a in args)}]"
+    if origin in (Union, UnionType):
+        return " | ".join(_annotation(a, nested) for a in args)
+    if origin in (list, dict):
+        return f"{origin.__name__}[{', '.join(_annotation(a, nested) for a in args)}]"
+    if tp is type(None):
+        return "None"
+    if tp in (str, int, bool, float):
+        return str(tp.__name__)
+    raise TypeError(f"no TypedDict spelling for {tp!r}")
+
+
+def _field(name: str, spelled: str) -> str:
+    """One field's line; a Literal too long for a line, one value a line (as ruff formats it)."""
+    line = f"    {name}: {spelled}"
+    if len(line) <= 100 or not spelled.startswith("Literal["):
+        return line
+    values = "".join(f"        {v},\n" for v in spelled[len("Literal[") : -1].split(", "))
+    return f"    {name}: Literal[\n{values}    ]"
+
+
+def typed_dicts() -> str:
+    """state/storage/documents.py: every model as a TypedDict, dependencies first."""
+    done: dict[type[BaseModel], str] = {}
+
+    def emit(model: type[BaseModel]) -> None:
+        if model in done:
+            return
+        nested: list[type[BaseModel]] = []
+        fields = [
+            _field(n, _annotation(f.annotation, nested)) for n, f in model.model_fields.items()
+        ]
+        for inner in nested:
+            emit(inner)
+        done[model] = f"class {model.__name__}(TypedDict):\n" + "\n".join(fields) + "\n"
+
+    for model in MODELS.values():
+        emit(model)
+    return DOCUMENTS_HEAD + "\n\n".join(done.values())
+
+
+DOCUMENTS_HEAD = '''"""The state files as TypedDicts, generated from state/storage/models.py (do not
+edit; run `python -m state.storage.models`). What the store reads and edits has these shapes:
+validation fills every default, so every key is present. tests/state/test_schema.py keeps this
+file fresh.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, TypedDict
+
+
+'''
+
+
+if __name__ == "__main__":  # python -m state.storage.models: regenerate schemas/, documents.py
     import os
 
-    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "schemas")
+    here = os.path.dirname(os.path.abspath(__file__))
     for schema_name in MODELS:
-        with open(os.path.join(here, f"{schema_name}.json"), "w", encoding="utf-8") as f:
+        with open(os.path.join(here, "schemas", f"{schema_name}.json"), "w", encoding="utf-8") as f:
             json.dump(export_schema(schema_name), f, indent=1, sort_keys=True)
             f.write("\n")
+    with open(os.path.join(here, "documents.py"), "w", encoding="utf-8") as f:
+        f.write(typed_dicts())

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+from typing import overload
 
 from state import clock
 from state.errors import (
@@ -36,9 +37,17 @@ from state.vocab import APPROVED, CLOSED, ENDED
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
-    from typing import Any
+    from typing import Any, Literal, TypeVar
 
     from state.routes import Route
+    from state.storage.documents import Context, Execution, Plan, QRReport, Session
+
+    QRName = Literal[
+        "qr-plan-design", "qr-plan-code", "qr-plan-docs", "qr-impl-code", "qr-impl-docs"
+    ]
+    DocName = Literal["plan", "context", "session", "execution"] | QRName
+    Document = Plan | Context | Session | Execution | QRReport
+    D = TypeVar("D", Plan, Context, Session, Execution, QRReport)
 
 __all__ = ["HISTORY_DIR", "HISTORY_INDEX"]
 LOCK_FILE = ".lock"
@@ -218,11 +227,32 @@ class Store:
     def exists(self, name: str) -> bool:
         return os.path.exists(self.path(name))
 
-    def read(self, name: str) -> dict[str, Any]:
+    @overload
+    def read(self, name: Literal["plan"]) -> Plan: ...
+    @overload
+    def read(self, name: Literal["context"]) -> Context: ...
+    @overload
+    def read(self, name: Literal["session"]) -> Session: ...
+    @overload
+    def read(self, name: Literal["execution"]) -> Execution: ...
+    @overload
+    def read(self, name: QRName) -> QRReport: ...
+    def read(self, name: DocName) -> Document:
         """The document, checked against its schema with defaults filled in."""
-        return load(self.path(name), schema_name(name))
+        doc: Document = load(self.path(name), schema_name(name))  # type: ignore[assignment]
+        return doc
 
-    def read_or_none(self, name: str) -> dict[str, Any] | None:
+    @overload
+    def read_or_none(self, name: Literal["plan"]) -> Plan | None: ...
+    @overload
+    def read_or_none(self, name: Literal["context"]) -> Context | None: ...
+    @overload
+    def read_or_none(self, name: Literal["session"]) -> Session | None: ...
+    @overload
+    def read_or_none(self, name: Literal["execution"]) -> Execution | None: ...
+    @overload
+    def read_or_none(self, name: QRName) -> QRReport | None: ...
+    def read_or_none(self, name: DocName) -> Document | None:
         return self.read(name) if self.exists(name) else None
 
     def last_revision(self) -> str | None:
@@ -299,7 +329,7 @@ class Transaction:
         self.lock = locked(os.path.join(store.dir, LOCK_FILE), directory=True)
         self.store = store
         self.command = command
-        self.docs: dict[str, dict[str, Any]] = {}
+        self.docs: dict[str, Any] = {}  # by name: Plan, Session, … (documents.py)
         self.original: dict[str, bytes | None] = {}
         self.edited: set[str] = set()
         self.created: list[str] = []
@@ -345,25 +375,57 @@ class Transaction:
         record(self)
         self.commit()
 
-    def read(self, name: str) -> dict[str, Any]:
+    @overload
+    def read(self, name: Literal["plan"]) -> Plan: ...
+    @overload
+    def read(self, name: Literal["context"]) -> Context: ...
+    @overload
+    def read(self, name: Literal["session"]) -> Session: ...
+    @overload
+    def read(self, name: Literal["execution"]) -> Execution: ...
+    @overload
+    def read(self, name: QRName) -> QRReport: ...
+    def read(self, name: DocName) -> Document:
+        """The document as this transaction sees it (read once, then the same object)."""
         if name not in self.docs:
             path = self.store.path(name)
             raw = read_bytes(path)
             self.docs[name] = parse(path, schema_name(name), raw)
             self.original[name] = raw
-        return self.docs[name]
+        doc: Document = self.docs[name]
+        return doc
 
-    def read_or_none(self, name: str) -> dict[str, Any] | None:
+    @overload
+    def read_or_none(self, name: Literal["plan"]) -> Plan | None: ...
+    @overload
+    def read_or_none(self, name: Literal["context"]) -> Context | None: ...
+    @overload
+    def read_or_none(self, name: Literal["session"]) -> Session | None: ...
+    @overload
+    def read_or_none(self, name: Literal["execution"]) -> Execution | None: ...
+    @overload
+    def read_or_none(self, name: QRName) -> QRReport | None: ...
+    def read_or_none(self, name: DocName) -> Document | None:
         return self.read(name) if name in self.docs or self.store.exists(name) else None
 
-    def edit(self, name: str) -> dict[str, Any]:
+    @overload
+    def edit(self, name: Literal["plan"]) -> Plan: ...
+    @overload
+    def edit(self, name: Literal["context"]) -> Context: ...
+    @overload
+    def edit(self, name: Literal["session"]) -> Session: ...
+    @overload
+    def edit(self, name: Literal["execution"]) -> Execution: ...
+    @overload
+    def edit(self, name: QRName) -> QRReport: ...
+    def edit(self, name: DocName) -> Document:
         """The document, to be changed in place; refused (exit 4) when it may not be written."""
         doc = self.read(name)
         self._check_writable(name)
         self.edited.add(name)
         return doc
 
-    def create(self, name: str, doc: dict[str, Any]) -> dict[str, Any]:
+    def create(self, name: DocName, doc: D) -> D:
         """A new document (or a replacement for a missing one)."""
         if name not in self.docs and self.store.exists(name):
             raise UsageError(f"{self.store.path(name)}: already exists")
@@ -373,9 +435,11 @@ class Transaction:
         self.edited.add(name)
         return doc
 
-    def edit_or_create(self, name: str, fresh: dict[str, Any]) -> dict[str, Any]:
+    def edit_or_create(self, name: DocName, fresh: D) -> D:
         if name in self.docs or self.store.exists(name):
-            return self.edit(name)
+            self.edit(name)
+            doc: D = self.docs[name]
+            return doc
         return self.create(name, fresh)
 
     def _check_writable(self, name: str) -> None:

@@ -37,6 +37,29 @@ def test_every_committed_schema_has_a_model() -> None:
     assert files == set(models.MODELS)
 
 
+def test_committed_typed_dicts_are_what_the_models_say() -> None:
+    """state/storage/documents.py: one TypedDict per model, field for field, type for type."""
+    path = os.path.join(os.path.dirname(models.__file__), "documents.py")
+    with open(path, encoding="utf-8") as f:
+        assert f.read() == models.typed_dicts(), (
+            f"{path} is stale: run `python -m state.storage.models`"
+        )
+
+
+def test_every_model_field_is_a_typed_dict_key() -> None:
+    from state.storage import documents
+
+    for name in ("Plan", "Milestone", "Context", "Question", "QRReport", "Session", "Execution"):
+        model, typed = getattr(models, name), getattr(documents, name)
+        assert list(typed.__annotations__) == list(model.model_fields), name
+        assert typed.__required_keys__ == frozenset(model.model_fields), name  # defaults filled
+
+
+def test_a_new_kind_of_field_type_is_refused_not_misspelt() -> None:
+    with pytest.raises(TypeError, match="no TypedDict spelling"):
+        models._annotation(set[str], [])
+
+
 # --- three-way agreement, fuzzed -----------------------------------------------------------
 
 
