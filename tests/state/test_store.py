@@ -176,7 +176,7 @@ def test_a_damaged_file_is_never_written(
     with pytest.raises(DamagedFile, match="left as it is"), store.transaction("x") as tx:
         tx.edit("plan")["overview"]["title"] = "x"
     with pytest.raises(DamagedFile), store.transaction("overview set") as tx:
-        plan_ops.overview_set(tx, {"title": "x", "problem": None, "approach": None})
+        plan_ops.overview_set(tx, title="x", problem=None, approach=None)
     assert snapshot(state_dir) == before
 
 
