@@ -17,7 +17,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import subprocess
     from collections.abc import Callable, Iterable
-    from typing import Any
+
+    from state.storage.documents import CodeChange, CodeIntent, Milestone, Plan, Session
 
 CREATE_TIMEOUT_S = 600.0  # how long a second `plan worktree` waits for the first's checkout
 NO_GIT = (
@@ -81,8 +82,8 @@ def common_dir(project: str) -> str:
     return here
 
 
-def base_of(session: dict[str, Any], where: str) -> str:
-    base = session.get("base_commit")
+def base_of(session: Session, where: str) -> str:
+    base = session["base_commit"]
     if base is None:
         raise PreconditionFailed(f"{where}: no base commit; {NO_GIT}")
     from state.repo import gitinfo
@@ -427,7 +428,7 @@ def make_diff(repo: str, path: str, old: str | None, new: str | None) -> str:
 # ---------------------------------------------------------------- plan order
 
 
-def ordered_changes(plan: dict[str, Any]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+def ordered_changes(plan: Plan) -> list[tuple[Milestone, CodeChange]]:
     """(milestone, change) in the order they apply: wave, milestone, intent, change id."""
     wave_of = {
         mid: w["wave"] for w in plan["milestone_dependencies"]["waves"] for mid in w["milestones"]
@@ -449,7 +450,7 @@ def _n(item_id: str) -> int:
     return int(tail) if tail.isdigit() else 0
 
 
-def intent_order(plan: dict[str, Any]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+def intent_order(plan: Plan) -> list[tuple[Milestone, CodeIntent]]:
     """(milestone, intent) in the order their changes apply."""
     wave_of = {
         mid: w["wave"] for w in plan["milestone_dependencies"]["waves"] for mid in w["milestones"]
