@@ -22,6 +22,7 @@ from state.errors import (
     UsageError,
     WriteFailed,
 )
+from state.repo import worktree
 from state.storage import journal, schema
 from state.storage.content import plan_hash
 from state.storage.history import (
@@ -38,8 +39,6 @@ from state.storage.history import (
 )
 from state.storage.ids import Identified, format_id, highest
 from state.storage.lock import locked
-from state.validation import validate
-from state.validation.amendments import approved_revision, open_round, scope_refusal
 from state.vocab import APPROVED, CLOSED, ENDED
 
 TYPE_CHECKING = False
@@ -214,7 +213,7 @@ def write_refusal(
         )
     if name in PLANNING_FILES and approved(session):
         return f"the plan is frozen: approved (session status {status}); nothing was written"
-    if name in PLANNING_FILES and plan and plan.get("frozen_at") and not amending(session):
+    if name in PLANNING_FILES and plan and plan["frozen_at"] and not amending(session):
         return f"plan.json is frozen (frozen_at {plan['frozen_at']}); nothing was written"
     return ""
 
@@ -222,6 +221,8 @@ def write_refusal(
 def amending(session: Session | None) -> bool:
     """Whether an amendment round is open: the plan is unfrozen for what it touches (the
     store checks every change of plan.json against it, Transaction._check_amendment)."""
+    from state.validation.amendments import open_round  # not on a read-only command's start
+
     return open_round(session) is not None
 
 
@@ -333,8 +334,6 @@ class Store:
         if journal.leftovers(self.dir):
             with locked(os.path.join(self.dir, LOCK_FILE), directory=True):
                 journal.recover(self.dir)
-        from state.repo import worktree
-
         with contextlib.suppress(OSError, PreconditionFailed):  # said when the session closed
             worktree.settle(self.dir, wait=0)
 
@@ -562,8 +561,6 @@ class Transaction:
     def _remove_worktree(self) -> None:
         """The session is closed (completed, cancelled, failed): its worktree goes in the same
         command, after the commit (a kill in between leaves it for the next recover())."""
-        from state.repo import worktree
-
         try:
             worktree.settle(self.store.dir)
         except (OSError, PreconditionFailed) as e:  # the session's record stands: say so
@@ -585,6 +582,8 @@ class Transaction:
     def _check_amendment(self) -> None:
         """While an amendment is open, plan.json changes only where the round allows: new
         milestones, the ones it reopens, new decisions (state/ops/amend_ops.scope_refusal)."""
+        from state.validation.amendments import approved_revision, open_round, scope_refusal
+
         session = self.read_or_none("session")
         amendment = open_round(session)
         if amendment is None:
@@ -623,6 +622,10 @@ class Transaction:
             )
 
     def _validate(self, changed: dict[str, bytes]) -> None:
+        # Imported when a change is validated: its patterns are compiled on import, a cost
+        # every command's start would pay (docs/design.md, "Launcher fast path").
+        from state.validation import validate
+
         findings: list[Finding] = []
         for name in changed:
             for problem in schema.check(schema_name(name), self.docs[name]):
@@ -643,6 +646,8 @@ class Transaction:
         """A problem plan.json had before this command (an edit by hand: a duplicate id, a
         dangling reference) is damage to report with the file's path (exit 3), not a fault
         of the change."""
+        from state.validation import validate  # see _validate
+
         raw = self.original.get("plan")
         if not raw:
             return

@@ -36,9 +36,10 @@ def runs_by_id(execution: Execution | None) -> dict[str, MilestoneRun]:
     return {r["id"]: r for r in (execution["milestones"] if execution else [])}
 
 
-def committed(run: MilestoneRun | None) -> bool:
-    """Whether execution.json says the milestone is carried out (done, or committed)."""
-    return run is not None and (run["status"] == "done" or bool(run["commit"]))
+def committed(run: Mapping[str, object]) -> bool:
+    """Whether execution.json says the milestone is carried out (done, or committed); `run`
+    is its MilestoneRun, or {} when execution.json has none."""
+    return run.get("status") == "done" or bool(run.get("commit"))
 
 
 def open_round(session: Session | None) -> Amendment | None:
@@ -66,7 +67,7 @@ def scope_refusal(amendment: Amendment, old: Plan, new: Plan, execution: Executi
             continue
         if after.get(mid) == was:
             continue
-        if committed(runs.get(mid)):
+        if committed(runs.get(mid, {})):
             return f"{mid} is committed: {NEW_MILESTONE}"
         return (
             f"{mid} is not open in amendment round {n} (open: new milestones"

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from state.errors import Finding
+from state.repo import unidiff, worktree
 from state.validation.waves import compute_waves, find_cycle
 
 TYPE_CHECKING = False
@@ -248,8 +249,6 @@ def _design(plan: Plan) -> list[Finding]:
 
 def _code(plan: Plan, root: str, base: str | None) -> list[Finding]:
     """Every intent has a change; every diff applies to the file as earlier diffs leave it."""
-    from state.repo import unidiff, worktree
-
     found = []
     for m in plan["milestones"]:
         where = _where("milestones", m["id"])
@@ -301,8 +300,6 @@ def _tests_captured(milestone: Milestone, where: str) -> list[Finding]:
 
 
 def _touched(diff: str) -> list[str]:
-    from state.repo import unidiff
-
     try:
         return unidiff.touched_files(diff)
     except unidiff.DiffError:
