@@ -18,7 +18,7 @@ import tempfile
 from state.errors import PreconditionFailed, UsageError
 from state.ops.lifecycle import FINAL
 from state.project import session_project
-from state.repo import gitinfo, unidiff
+from state.repo import gitinfo
 from state.storage import journal
 from state.storage.lock import locked
 
@@ -362,6 +362,7 @@ def _blob_ids(repo: str, project: str, base: str, paths: list[str]) -> dict[str,
 
 def read_tree_file(tree: str, path: str) -> str | None:
     """A file of the worktree as text (None: absent); refuses paths that leave it."""
+    from state.repo import unidiff  # compiles its patterns: not loaded with every session
 
     if unidiff.unsafe(path, tree):
         raise UsageError(f"{path}: not a path inside the worktree")

@@ -22,7 +22,6 @@ from state.errors import (
     UsageError,
     WriteFailed,
 )
-from state.repo import worktree
 from state.storage import journal, schema
 from state.storage.content import plan_hash
 from state.storage.history import (
@@ -331,6 +330,9 @@ class Store:
         """Finish or undo what a killed writer left (journal, temp files), under the lock; a
         directory with nothing left over costs one listdir and takes no lock. A closed
         session's worktree that a kill left behind is removed (state/repo/worktree.py settle)."""
+        # Imported here: a command that opens no session does not load the worktree module.
+        from state.repo import worktree
+
         if journal.leftovers(self.dir):
             with locked(os.path.join(self.dir, LOCK_FILE), directory=True):
                 journal.recover(self.dir)
@@ -561,6 +563,8 @@ class Transaction:
     def _remove_worktree(self) -> None:
         """The session is closed (completed, cancelled, failed): its worktree goes in the same
         command, after the commit (a kill in between leaves it for the next recover())."""
+        from state.repo import worktree  # see recover()
+
         try:
             worktree.settle(self.store.dir)
         except (OSError, PreconditionFailed) as e:  # the session's record stands: say so
