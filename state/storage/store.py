@@ -38,6 +38,7 @@ from state.storage.history import (
 )
 from state.storage.ids import Identified, format_id, highest
 from state.storage.lock import locked
+from state.validation.amendments import approved_revision, open_round, scope_refusal
 from state.vocab import APPROVED, CLOSED, ENDED
 
 TYPE_CHECKING = False
@@ -220,8 +221,6 @@ def write_refusal(
 def amending(session: Session | None) -> bool:
     """Whether an amendment round is open: the plan is unfrozen for what it touches (the
     store checks every change of plan.json against it, Transaction._check_amendment)."""
-    from state.validation.amendments import open_round  # not on a read-only command's start
-
     return open_round(session) is not None
 
 
@@ -586,8 +585,6 @@ class Transaction:
     def _check_amendment(self) -> None:
         """While an amendment is open, plan.json changes only where the round allows: new
         milestones, the ones it reopens, new decisions (state/ops/amend_ops.scope_refusal)."""
-        from state.validation.amendments import approved_revision, open_round, scope_refusal
-
         session = self.read_or_none("session")
         amendment = open_round(session)
         if amendment is None:
