@@ -17,6 +17,6 @@ def now() -> str:
 
 def parse(stamp: str) -> float:
     """Epoch seconds of a timestamp written by now()."""
-    import calendar
+    import calendar  # imports locale and datetime: only when a timestamp is read back
 
     return float(calendar.timegm(time.strptime(stamp[:19], "%Y-%m-%dT%H:%M:%S")))

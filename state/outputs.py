@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 
 from state.errors import Refused, UsageError
+from state.storage.store import APPROVED_STATUSES, write_atomic
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -23,8 +24,6 @@ STATE_NAMES = frozenset(
 def render_target(store: Store, output: str, status: str) -> tuple[str, str | None]:
     """(the absolute path `plan render -o output` may write, its path relative to the session
     directory or None when outside it), or UsageError/Refused."""
-    from state.storage.store import APPROVED_STATUSES
-
     path = os.path.abspath(output)
     session_dir = os.path.realpath(store.dir)
     where = os.path.realpath(os.path.dirname(path))
@@ -46,8 +45,6 @@ def render_target(store: Store, output: str, status: str) -> tuple[str, str | No
 def write_render(store: Store, output: str, text: str) -> str:
     """Write the rendered plan where render_target allows: inside the session in one
     transaction (journaled, audited), elsewhere atomically. Returns the path written."""
-    from state.storage.store import write_atomic
-
     with store.transaction("render") as tx:
         path, rel = render_target(store, output, tx.read("session")["status"])
         if rel is not None:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 
+from state.errors import PreconditionFailed
+
 
 def project_root(cwd: str | None = None) -> str:
     """The git root above cwd (a `.git` entry, directory or file), else cwd itself."""
@@ -35,8 +37,6 @@ def session_project(state_dir: str) -> str:
     home = os.path.dirname(session)
     project = os.path.dirname(home)
     if os.path.basename(home) != ".planner" or not os.path.lexists(os.path.join(project, ".git")):
-        from state.errors import PreconditionFailed
-
         raise PreconditionFailed(
             f"{session}: the session is not inside a project's .planner/ (a git work tree's "
             "<root>/.planner/<id>/); it applies only into the project that holds it"

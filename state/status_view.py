@@ -14,8 +14,25 @@ import os
 from state.vocab import ENDED
 
 TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
+if TYPE_CHECKING:  # the hooks run on Python 3.8: types are for mypy only
+    from collections.abc import Mapping
+    from typing import NotRequired, TypedDict
+
+    class Status(TypedDict):
+        """The record `plan status --json` prints (from session.json as found: the hook reads
+        it unchecked, so its values are what the file holds); SessionStart adds `guard`."""
+
+        session: object
+        state_dir: str
+        task: object
+        status: object
+        workflow: object
+        step: object
+        next: str
+        open_questions: list[object]
+        qr: Mapping[str, object]
+        guard: NotRequired[str]
+
 
 ROUTING_PREFIXES = ("NEXT", "IF ", "DONE")
 SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-")
@@ -30,7 +47,7 @@ def shell_word(word: str) -> str:
     return "'" + word.replace("'", "'\"'\"'") + "'"
 
 
-def next_lines(session: dict[str, Any], state_dir: str) -> str:
+def next_lines(session: Mapping[str, object], state_dir: str) -> str:
     """The routing lines to show: recorded by the last commit, or why there are none. A
     session copied or moved since shows its own directory, not the one it was recorded in."""
     status = session.get("status")
@@ -49,7 +66,7 @@ def next_lines(session: dict[str, Any], state_dir: str) -> str:
     return recorded if recorded.startswith(ROUTING_PREFIXES) else "NEXT: " + recorded
 
 
-def open_questions(context: object) -> list[Any]:
+def open_questions(context: object) -> list[object]:
     questions = context.get("questions") if isinstance(context, dict) else None
     return [
         q.get("id")
@@ -58,7 +75,7 @@ def open_questions(context: object) -> list[Any]:
     ]
 
 
-def summary(session: dict[str, Any], state_dir: str, context: object = None) -> dict[str, Any]:
+def summary(session: Mapping[str, object], state_dir: str, context: object = None) -> Status:
     """The record `plan status --json` prints (and the text below is made from)."""
     qr = session.get("qr")
     return {
@@ -74,7 +91,7 @@ def summary(session: dict[str, Any], state_dir: str, context: object = None) -> 
     }
 
 
-def text(s: dict[str, Any]) -> str:
+def text(s: Status) -> str:
     lines = [
         f"session {s['session']}: {s['status']}, {s['workflow']} step {s['step']}",
         f"task: {s['task']}",

@@ -5,11 +5,12 @@ question_timeout is skipped with its recommended option as an assumption."""
 from __future__ import annotations
 
 from state import clock
+from state.ops.lifecycle import transition
+from state.ops.question_ops import assume
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
-
+    from state.storage.documents import Context, Session
     from state.storage.store import Store
 
 
@@ -17,18 +18,18 @@ def _overdue(since: str | None, limit: int, now: float) -> bool:
     return bool(limit and since and now - clock.parse(since) > limit)
 
 
-def due(session: dict[str, Any], context: dict[str, Any] | None) -> bool:
+def due(session: Session, context: Context | None) -> bool:
     """Whether anything has timed out (read-only: the cheap check every command makes)."""
     now, config = clock.epoch(), session["config"]
     if session["status"] == "review" and _overdue(
         session["review_started_at"], config["approval_timeout"], now
     ):
         return True
-    return bool(context) and any(
+    return any(
         q["answer"] is None
         and not q["skipped"]
         and _overdue(q["asked_at"], config["question_timeout"], now)
-        for q in (context or {"questions": []})["questions"]
+        for q in (context["questions"] if context else [])
     )
 
 
@@ -42,9 +43,6 @@ def expire(store: Store) -> None:
     context = store.read_or_none("context") if watch_questions else None
     if not due(session, context):
         return
-    from state.ops.lifecycle import transition
-    from state.ops.question_ops import assume
-
     with store.transaction("timeout") as tx:
         session, now = tx.edit("session"), clock.epoch()
         config = session["config"]

@@ -9,10 +9,12 @@ passed after `--end-of-options` by the callers.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 
 from state.errors import PreconditionFailed
+from state.storage import journal
 
 HARDENED = ("-c", "core.fsmonitor=", "-c", "core.hooksPath=/dev/null", "-c", "core.pager=cat")
 IDENTITY = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL")
@@ -38,8 +40,6 @@ def run(
 ) -> subprocess.CompletedProcess[bytes]:
     """git `args` in `where` (the project root, or with `git_dir` an explicit repository);
     with `die_with_parent`, git is killed when planner is (plan worktree's checkout)."""
-    from state.storage import journal
-
     argv = ["git", *([f"--git-dir={git_dir}"] if git_dir else [])]
     argv += [f"--work-tree={work_tree}"] if work_tree else []
     journal.point("git", " ".join(args[:2]))  # a crash point (tests/crashpoints.py)
@@ -59,8 +59,7 @@ def run(
 def _die_with_parent() -> None:
     """In the child, Linux only: SIGKILL it when planner dies, so that a killed `plan worktree`
     leaves no git writing the checkout after it (which the next one would then race)."""
-    import contextlib
-    import ctypes
+    import ctypes  # only in the child of `plan worktree`'s checkout: ctypes is slow to load
     import signal
 
     with contextlib.suppress(OSError, AttributeError):

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import os
 
+from state.errors import DamagedFile
+
 
 def _git_dir(root: str) -> str | None:
     dot_git = os.path.join(root, ".git")
@@ -47,8 +49,6 @@ def is_commit_id(value: object) -> bool:
 def commit_id(value: object, where: str) -> str:
     """`value` read from a state file, checked before it reaches git (values are data)."""
     if not is_commit_id(value):
-        from state.errors import DamagedFile
-
         raise DamagedFile(
             f"{where}: {value!r} is not a commit id (40 hex digits); damaged, left as it is"
         )
@@ -87,7 +87,7 @@ def _head(root: str) -> str | None:
 
 def run_git(root: str, *args: str) -> str:
     """git's stdout; raises PreconditionFailed with git's message when git fails."""
-    from state.repo import git
+    from state.repo import git  # subprocess loads when git runs: HEAD is read without it
 
     return git.output(root, *args)
 

@@ -8,12 +8,17 @@ listed once under the key "all" (a nested one only when a changed file lies belo
 
 from __future__ import annotations
 
+import fnmatch
 import os
+import re
+
+from state import clock
+from state.errors import PreconditionFailed, UsageError
+from state.repo.gitinfo import head_commit
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import re
-    from typing import Any
+    from state.storage.documents import Gathered
 
 MAX_DOCUMENTS = 50  # the shallowest are kept: top-level documents matter most
 MAX_RELEVANT = 8  # documents listed per change type
@@ -82,11 +87,8 @@ DOCS_SITE = ("mkdocs.yml", "mkdocs.yaml")
 DOC_DIRS = ("/docs/", "/doc/")
 
 
-def scan(root: str, base: str | None, task: str = "") -> dict[str, Any]:
+def scan(root: str, base: str | None, task: str = "") -> Gathered:
     """What context.json's `gathered` holds for the project at `root`; base defaults to HEAD."""
-    from state import clock
-    from state.repo.gitinfo import head_commit
-
     in_git = os.path.exists(os.path.join(root, ".git"))
     fresh = in_git and base is None and head_commit(root) is None  # nothing committed yet
     tracked, untracked = _git_files(root) if in_git else (_walked_files(root), [])
@@ -101,13 +103,14 @@ def scan(root: str, base: str | None, task: str = "") -> dict[str, Any]:
     else:
         changed, added = _changes(root, base or "HEAD", untracked)
     types = change_types(changed, f"{task}\n{added}")
-    gathered: dict[str, Any] = {
+    gathered: Gathered = {
         "base": (base or "HEAD") if in_git and not fresh else None,
         "scanned_at": clock.now(),
         "documents": found[:MAX_DOCUMENTS],
         "changed_files": changed,
         "change_types": types,
         "relevant_documents": relevant_documents(found, types, changed),
+        "summary": "",
     }
     gathered["summary"] = _summary(gathered, len(found), in_git)
     return gathered
@@ -166,7 +169,7 @@ def relevant_documents(
 
 
 def _git(root: str, *args: str) -> str:
-    from state.repo import git
+    from state.repo import git  # subprocess is imported on use: this module loads with a step
 
     return git.output(root, *args)
 
@@ -208,8 +211,6 @@ def _changes(root: str, base: str, untracked: list[str]) -> tuple[list[str], str
 
 
 def _commit(root: str, ref: str) -> str:
-    from state.errors import PreconditionFailed, UsageError
-
     if not ref.startswith("-"):  # an option is not a ref
         try:
             return _git(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}").strip()
@@ -237,8 +238,6 @@ def _read_texts(root: str, paths: list[str]) -> str:
 
 def _words(text: str) -> str:
     """Text as " word word … ": camelCase and snake_case split, lowercased, plurals trimmed."""
-    import re
-
     spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", text).lower()
     return " " + " ".join(map(_singular, re.findall(r"[a-z0-9]+", spaced))) + " "
 
@@ -253,9 +252,6 @@ _RULES: dict[str, tuple[re.Pattern[str], list[str]]] = {}
 def _rules() -> dict[str, tuple[re.Pattern[str], list[str]]]:
     """CHANGE_RULES compiled once: one regex of the globs, the words as _words spells them."""
     if not _RULES:
-        import fnmatch
-        import re
-
         for t, (globs, said) in CHANGE_RULES.items():
             pattern = re.compile("|".join(map(fnmatch.translate, globs.split())))
             _RULES[t] = (pattern, [_words(w) for w in [t, *said.split(", ")]])
@@ -291,7 +287,7 @@ def _applies(document: str, changed: list[str]) -> bool:
 # ---------------------------------------------------------------- summary
 
 
-def _summary(gathered: dict[str, Any], found: int, in_git: bool) -> str:
+def _summary(gathered: Gathered, found: int, in_git: bool) -> str:
     documents, changed = gathered["documents"], gathered["changed_files"]
     kept = f" found, {len(documents)} kept" if found > len(documents) else ""
     lines = [f"Documents ({found}{kept}): {_listing(documents, found) or 'none found'}"]

@@ -16,17 +16,18 @@ import subprocess
 import tempfile
 
 from state.errors import Finding, PreconditionFailed, UsageError
+from state.repo import git
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from state.storage.documents import Approval, Session, Signature
 
 NAMESPACE = "planner"  # ssh-keygen -Y's namespace: a planner signature is not a git one
 VERSION = 2
 WHERE = "session.json:approval.signature"
 
 
-def payload(session_id: str, approval: dict[str, Any], version: int = VERSION) -> bytes:
+def payload(session_id: str, approval: Approval, version: int = VERSION) -> bytes:
     """What is signed: version 2 a canonical JSON record of session, by, at and sha256 (keys
     sorted, no whitespace, UTF-8); version 1 named the session and the sha256 only."""
     if version == 1:
@@ -42,12 +43,10 @@ def payload(session_id: str, approval: dict[str, Any], version: int = VERSION) -
 
 
 def git_config(root: str, key: str) -> str:
-    from state.repo import git
-
     return git.run(root or None, "config", "--get", key).stdout.decode(errors="replace").strip()
 
 
-def sign(root: str, session_id: str, approval: dict[str, Any]) -> dict[str, Any]:
+def sign(root: str, session_id: str, approval: Approval) -> Signature:
     """The signature record for session.json's approval, made with user.signingkey: the
     format, the version, the key's fingerprint (never its local path) and the signature."""
     key = git_config(root, "user.signingkey")
@@ -85,10 +84,11 @@ def sign(root: str, session_id: str, approval: dict[str, Any]) -> dict[str, Any]
         created = re.search(r"^\[GNUPG:\] SIG_CREATED (?:\S+ ){5}(\S+)", _err(done), re.M)
         fingerprint = created.group(1) if created else ""
     return {
-        "format": fmt,
+        "format": "ssh" if fmt == "ssh" else "openpgp",
         "version": VERSION,
         "fingerprint": fingerprint,
         "signature": signature,
+        "key": "",  # version 1 named the local key here; last, where the schema's default goes
     }
 
 
@@ -138,8 +138,8 @@ class Checked:
 
 
 def check(
-    session: dict[str, Any],
-    approval: dict[str, Any],
+    session: Session,
+    approval: Approval,
     root: str,
     required: bool,
     signer_must_match: bool = False,
@@ -147,13 +147,13 @@ def check(
     """Check a present signature (a missing one is a problem when `required`); a signer who
     is not the approver is a warning, an error when `signer_must_match`."""
     result = Checked()
-    record = approval.get("signature")
+    record = approval["signature"]
     if not record:
         if required:
             result.problem("unsigned", "the approval is not signed", "plan review approve --sign")
         return result
     result.format = record["format"]
-    version = record.get("version") or 1
+    version = record["version"] or 1
     data = payload(session["id"], approval, version)
     with tempfile.TemporaryDirectory() as tmp:
         signature = os.path.join(tmp, "approval.sig")

@@ -9,15 +9,25 @@ its repository explicitly, so nothing planted inside the worktree can steer git.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+import shutil
+import tempfile
 
 from state.errors import PreconditionFailed, UsageError
+from state.ops.lifecycle import FINAL
+from state.project import session_project
+from state.repo import gitinfo
+from state.storage import journal
+from state.storage.lock import locked
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import subprocess
     from collections.abc import Callable, Iterable
-    from typing import Any
+
+    from state.storage.documents import CodeChange, CodeIntent, Milestone, Plan, Session
 
 CREATE_TIMEOUT_S = 600.0  # how long a second `plan worktree` waits for the first's checkout
 NO_GIT = (
@@ -36,7 +46,7 @@ def run(
     die_with_parent: bool = False,
 ) -> subprocess.CompletedProcess[bytes]:
     """git run on repository `repo` (a git dir), never one git would discover by itself."""
-    from state.repo import git as git_runner
+    from state.repo import git as git_runner  # subprocess loads when git runs, not at start
 
     return git_runner.run(
         cwd, *args, git_dir=repo, work_tree=work_tree, stdin=stdin, die_with_parent=die_with_parent
@@ -81,11 +91,10 @@ def common_dir(project: str) -> str:
     return here
 
 
-def base_of(session: dict[str, Any], where: str) -> str:
-    base = session.get("base_commit")
+def base_of(session: Session, where: str) -> str:
+    base = session["base_commit"]
     if base is None:
         raise PreconditionFailed(f"{where}: no base commit; {NO_GIT}")
-    from state.repo import gitinfo
 
     return gitinfo.commit_id(base, where)
 
@@ -146,7 +155,6 @@ def create(project: str, state_dir: str, base: str) -> tuple[str, bool]:
         _ignore(project, repo, state_dir)
         private = _make_private(repo, state_dir, base)
         os.makedirs(tree, exist_ok=True)
-        from state.storage import journal
 
         journal.point("write", os.path.join(tree, ".git"))
         with open(os.path.join(tree, ".git"), "w", encoding="utf-8") as f:
@@ -165,9 +173,6 @@ def _make_private(repo: str, state_dir: str, base: str) -> str:
     """A git dir whose HEAD is `base` (detached) and whose objects are borrowed read-only from
     the project's object store (objects/info/alternates): nothing of the project's is copied
     or written. A shallow project's boundary is copied so its commits read the same."""
-    import shutil
-
-    from state.storage import journal
 
     private = private_dir(state_dir)
     journal.point("write", private)
@@ -221,9 +226,6 @@ def _discard(tree: str | None, admin: str | None) -> None:
     """Remove an unfinished or finished worktree and its git dir: the index first (after that
     it is not ready, so a kill midway leaves something the next call removes), then the git
     dir, then the files (git's prune would keep an older session's locked registration)."""
-    import shutil
-
-    from state.storage import journal
 
     for path in (admin and os.path.join(admin, "index"), admin, tree):
         if path and os.path.lexists(path):
@@ -251,7 +253,6 @@ def _ignore(project: str, repo: str, state_dir: str) -> None:
     done = run(repo, "check-ignore", "--", *paths, work_tree=project, cwd=project)
     if len(done.stdout.splitlines()) == len(paths):
         return
-    from state.storage import journal
 
     path = os.path.join(state_dir, ".gitignore")
     journal.point("write", path)
@@ -268,7 +269,6 @@ def remove(project: str | None, state_dir: str) -> bool:
     """Remove the session's worktree and its git dir (a closed session's); whether there was
     one. An older session's registration under .git/worktrees/ goes too, when .git can be
     written (else git's prune drops it later: its worktree is gone)."""
-    import contextlib
 
     tree = path_of(state_dir)
     private = private_dir(state_dir)
@@ -286,7 +286,6 @@ def remove(project: str | None, state_dir: str) -> bool:
 def _unregister(admin: str) -> None:
     """An older session's registration under .git/worktrees/, removed when .git can be written
     (read-only, it stays, and git's prune drops it once its worktree is gone)."""
-    import contextlib
 
     with contextlib.suppress(PreconditionFailed):
         _discard(None, admin)
@@ -300,11 +299,6 @@ def settle(state_dir: str, wait: float = CREATE_TIMEOUT_S) -> bool:
     recover, which waits for no checkout: `wait` 0). Cheap when there is none: two lstat."""
     if not (os.path.lexists(path_of(state_dir)) or os.path.lexists(private_dir(state_dir))):
         return False
-    import json
-
-    from state.ops.lifecycle import FINAL
-    from state.project import session_project
-    from state.storage.lock import locked
 
     try:
         with open(os.path.join(state_dir, "session.json"), encoding="utf-8") as f:
@@ -368,7 +362,7 @@ def _blob_ids(repo: str, project: str, base: str, paths: list[str]) -> dict[str,
 
 def read_tree_file(tree: str, path: str) -> str | None:
     """A file of the worktree as text (None: absent); refuses paths that leave it."""
-    from state.repo import unidiff
+    from state.repo import unidiff  # compiles its patterns: not loaded with every session
 
     if unidiff.unsafe(path, tree):
         raise UsageError(f"{path}: not a path inside the worktree")
@@ -389,7 +383,6 @@ def make_diff(repo: str, path: str, old: str | None, new: str | None) -> str:
     """The unified diff from `old` to `new` for `path`, as git diff prints it ("" if equal)."""
     if old == new:
         return ""
-    import tempfile
 
     with tempfile.TemporaryDirectory(prefix="planner-diff-") as tmp:
         sides = []
@@ -427,7 +420,7 @@ def make_diff(repo: str, path: str, old: str | None, new: str | None) -> str:
 # ---------------------------------------------------------------- plan order
 
 
-def ordered_changes(plan: dict[str, Any]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+def ordered_changes(plan: Plan) -> list[tuple[Milestone, CodeChange]]:
     """(milestone, change) in the order they apply: wave, milestone, intent, change id."""
     wave_of = {
         mid: w["wave"] for w in plan["milestone_dependencies"]["waves"] for mid in w["milestones"]
@@ -449,7 +442,7 @@ def _n(item_id: str) -> int:
     return int(tail) if tail.isdigit() else 0
 
 
-def intent_order(plan: dict[str, Any]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+def intent_order(plan: Plan) -> list[tuple[Milestone, CodeIntent]]:
     """(milestone, intent) in the order their changes apply."""
     wave_of = {
         mid: w["wave"] for w in plan["milestone_dependencies"]["waves"] for mid in w["milestones"]

@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from state.storage.documents import Plan
 
 
-def plan_hash(plan: dict[str, Any]) -> str:
+def plan_hash(plan: Plan) -> str:
     content = {k: v for k, v in plan.items() if k != "frozen_at"}
     text = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode()).hexdigest()

@@ -13,6 +13,8 @@ sha256 anyway).
 
 from __future__ import annotations
 
+import json
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -68,7 +70,7 @@ def _diff_list(old: list[Any], new: list[Any]) -> list[Any]:
 
 def _hunks(old: list[Any], new: list[Any]) -> list[Any]:
     """[start, stop, op] on `old`'s indices, ascending: what replaces old[start:stop]."""
-    import difflib
+    import difflib  # only for the long list middles of a large plan's revision
 
     matcher = difflib.SequenceMatcher(
         None, [_compact(x) for x in old], [_compact(x) for x in new], False
@@ -95,8 +97,6 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def _compact(value: Any) -> str:
-    import json
-
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), check_circular=False)
 
 

@@ -14,6 +14,8 @@ import hashlib
 import json
 import os
 import re
+import time
+from typing import TypedDict
 
 from state.errors import DamagedFile
 from state.storage import delta
@@ -23,6 +25,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
+    from state.storage.documents import Plan
+
 HISTORY_DIR = "history"
 HISTORY_INDEX = "index.jsonl"
 REV = re.compile(r"r([1-9][0-9]{0,8})")
@@ -30,6 +34,15 @@ FILE = re.compile(r"r([1-9][0-9]{0,8})(\.delta)?\.json")
 DELTA_FORMAT = "planner-delta/1"
 SNAPSHOT_MIN = 64 * 1024  # smaller plans are kept whole: cheap, and copyable with cp
 CHAIN_MAX = 128  # deltas in a row before the next whole snapshot
+
+
+class Entry(TypedDict):
+    """One line of history/index.jsonl: which command made revision `rev`, and when."""
+
+    rev: str
+    ts: str
+    command: str
+    summary: str
 
 
 def revision_files(state_dir: str) -> dict[int, str]:
@@ -61,12 +74,12 @@ def next_revision(state_dir: str) -> str:
     return f"r{(numbers[-1] if numbers else 0) + 1}"
 
 
-def entries(state_dir: str) -> list[dict[str, Any]]:
+def entries(state_dir: str) -> list[Entry]:
     """The index, one entry per revision file; rebuilt from the files when lost or garbled."""
     files = revision_files(state_dir)
     numbers = sorted(files)
     path = os.path.join(state_dir, HISTORY_DIR, HISTORY_INDEX)
-    known: dict[str, dict[str, Any]] = {}
+    known: dict[str, Entry] = {}
     try:
         with open(path, "rb") as f:
             raw = f.read()
@@ -88,9 +101,7 @@ def entries(state_dir: str) -> list[dict[str, Any]]:
     return [known.get(f"r{n}") or _rebuilt(state_dir, f"r{n}", files[n]) for n in numbers]
 
 
-def _rebuilt(state_dir: str, rev: str, name: str) -> dict[str, Any]:
-    import time
-
+def _rebuilt(state_dir: str, rev: str, name: str) -> Entry:
     try:
         stamp = time.strftime(
             "%Y-%m-%dT%H:%M:%SZ",
@@ -101,7 +112,7 @@ def _rebuilt(state_dir: str, rev: str, name: str) -> dict[str, Any]:
     return {"rev": rev, "ts": stamp, "command": "(unknown: index rebuilt)", "summary": ""}
 
 
-def index_bytes(items: list[dict[str, Any]]) -> bytes:
+def index_bytes(items: list[Entry]) -> bytes:
     return b"".join((json.dumps(e, ensure_ascii=False) + "\n").encode() for e in items)
 
 
@@ -113,7 +124,7 @@ def sha256(data: bytes) -> str:
 
 
 def revision_file(
-    state_dir: str, rev: str, before: bytes | None, after: bytes, doc: Any
+    state_dir: str, rev: str, before: bytes | None, after: bytes, doc: Plan
 ) -> tuple[str, bytes]:
     """The file name and bytes that store revision `rev` of the plan, whose bytes are `after`
     (`doc` parsed) and were `before` when the command read it: a delta against the previous

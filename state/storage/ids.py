@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
-    from typing import Any
 
 
-def highest(items: Iterable[dict[str, Any]], prefix: str) -> int:
+class Identified(TypedDict):
+    """What an id is read from: any document item with an `id` (Decision, Milestone, …)."""
+
+    id: str
+
+
+def highest(items: Iterable[Identified], prefix: str) -> int:
     """The largest number among ids `prefix-NNN` in items (0 when there is none)."""
     top = 0
     start = len(prefix) + 1
@@ -23,7 +30,7 @@ def format_id(prefix: str, number: int) -> str:
     return f"{prefix}-{number:03d}"
 
 
-def next_id(items: Iterable[dict[str, Any]], prefix: str) -> str:
+def next_id(items: Iterable[Identified], prefix: str) -> str:
     return format_id(prefix, highest(items, prefix) + 1)
 
 

@@ -23,14 +23,33 @@ import json
 import os
 import re
 import stat
+from typing import NotRequired, TypedDict
 
 from state.errors import DamagedFile, WriteFailed
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
     ProjectWrites = tuple[str, dict[str, bytes | None]]  # (project root, real path -> content)
+
+
+class StagedProject(TypedDict):
+    """The project part of a journal: its root, and (temp file or None to delete, path)."""
+
+    root: str
+    files: list[tuple[str | None, str]]
+
+
+class JournalRecord(TypedDict):
+    """.journal: the transaction, its (temp file, file) pairs and its audit line."""
+
+    tx: str
+    files: list[tuple[str, str]]
+    audit: tuple[str, str]  # (audit file, line)
+    project: NotRequired[StagedProject]
+
 
 JOURNAL = ".journal"
 PROJECT_TEMPS = ".journal.temps"  # project temp files outside the session, listed before made
@@ -44,7 +63,7 @@ _points = 0
 def fault(phase: str) -> None:
     """Die here when PLANNER_FAULT names this phase (a test hook; unset in real use)."""
     if os.environ.get("PLANNER_FAULT") == phase:
-        import signal
+        import signal  # only when a test asks to die here
 
         os.kill(os.getpid(), signal.SIGKILL)
 
@@ -59,7 +78,7 @@ def point(kind: str, what: str = "") -> None:
         with open(log, "a", encoding="utf-8", errors="replace") as f:
             f.write(f"{_points} {kind} {what}\n".replace("\n", " ").rstrip() + "\n")
     if os.environ.get("PLANNER_CRASH_AT") == str(_points):
-        import signal
+        import signal  # only when a test asks to die here
 
         os.kill(os.getpid(), signal.SIGKILL)
 
@@ -112,7 +131,7 @@ def commit(
     directory: str,
     files: dict[str, bytes],
     audit_file: str,
-    record: dict[str, Any],
+    record: Mapping[str, object],
     project: ProjectWrites | None = None,
 ) -> None:
     """Write `files` (paths relative to `directory`) and append `record` to `audit_file` (with
@@ -123,10 +142,9 @@ def commit(
     then nothing was written. New files under history/ are linked, never replacing one.
     """
     tx = os.urandom(6).hex()
-    record["tx"] = tx
-    audit_line = (json.dumps(record, ensure_ascii=False) + "\n").encode()
+    audit_line = (json.dumps({**record, "tx": tx}, ensure_ascii=False) + "\n").encode()
     temps: list[str] = []
-    entries = []
+    entries: list[tuple[str, str]] = []
     try:
         audit_path = os.path.join(directory, audit_file)
         _check_appendable(audit_path)
@@ -141,12 +159,12 @@ def commit(
                 write_file(tmp, data, os.O_EXCL)
             except OSError as e:
                 raise _failed(dest, e) from None
-            entries.append([os.path.relpath(tmp, directory), rel])
+            entries.append((os.path.relpath(tmp, directory), rel))
         fault("after-temps")
-        journal: dict[str, Any] = {
+        journal: JournalRecord = {
             "tx": tx,
             "files": entries,
-            "audit": [audit_file, audit_line.decode()],
+            "audit": (audit_file, audit_line.decode()),
         }
         if staged is not None:
             journal["project"] = staged
@@ -169,7 +187,7 @@ def commit(
         raise _failed(audit_path, e, "cannot be appended to") from None
     fault("after-audit")
     try:
-        _finish(directory, journal)
+        _finish(directory, entries, staged)
     except OSError as e:  # after the commit point: the next command rolls it forward
         raise WriteFailed(
             f"{directory}: committed but not finished ({e.strerror or e}); the next command "
@@ -179,13 +197,13 @@ def commit(
 
 def _stage_project(
     directory: str, tx: str, project: ProjectWrites, temps: list[str]
-) -> dict[str, Any]:
+) -> StagedProject:
     """Write the project's new files as temp files, before the commit point: in the session's
     staging/ when on its file system, else beside them (listed in PROJECT_TEMPS first). Checks
     every destination first, so that a refusal leaves the project as it was."""
     root, writes = os.path.realpath(project[0]), project[1]
     session_dev = os.stat(directory).st_dev
-    entries: list[list[str | None]] = []
+    entries: list[tuple[str | None, str]] = []
     staged: list[tuple[str, str, bytes, int]] = []
     outside: list[str] = []
     for n, (dest, data) in enumerate(sorted(writes.items())):
@@ -207,15 +225,15 @@ def _stage_project(
                 f"{dest}: cannot be written ({home} is read-only); nothing was written"
             )
         if data is None:
-            entries.append([None, rel])
+            entries.append((None, rel))
             continue
         if os.stat(home).st_dev == session_dev:
             tmp = os.path.join(directory, STAGING, f"{tx}-{n}{TMP_SUFFIX}")
-            entries.append([os.path.relpath(tmp, directory), rel])
+            entries.append((os.path.relpath(tmp, directory), rel))
         else:  # a rename cannot cross file systems: stage beside it
             tmp = os.path.join(home, f".planner-{tx}-{n}{TMP_SUFFIX}")
             outside.append(tmp)
-            entries.append([tmp, rel])
+            entries.append((tmp, rel))
         staged.append((tmp, dest, data, stat.S_IMODE(st.st_mode) if st else 0o644))
     if outside:
         listing = os.path.join(directory, PROJECT_TEMPS)
@@ -245,7 +263,7 @@ def _existing_parent(path: str) -> str:
     return parent
 
 
-def _finish_project(directory: str, project: dict[str, Any]) -> None:
+def _finish_project(directory: str, project: StagedProject) -> None:
     """Move the project's staged files into place (and delete what the plan deletes)."""
     root, touched = project["root"], set()
     for tmp, rel in project["files"]:
@@ -293,11 +311,11 @@ def _append(path: str, line: bytes) -> None:
         os.close(fd)
 
 
-def _finish(directory: str, journal: dict[str, Any]) -> None:
+def _finish(directory: str, files: list[tuple[str, str]], project: StagedProject | None) -> None:
     """Move every temp file of a committed journal into place, then drop the journal."""
-    if journal.get("project"):
-        _finish_project(directory, journal["project"])
-    for number, (tmp_rel, rel) in enumerate(journal["files"]):
+    if project:
+        _finish_project(directory, project)
+    for number, (tmp_rel, rel) in enumerate(files):
         tmp, dest = os.path.join(directory, tmp_rel), os.path.join(directory, rel)
         if not os.path.exists(tmp):
             continue  # moved by an earlier, interrupted roll-forward
@@ -313,7 +331,7 @@ def _finish(directory: str, journal: dict[str, Any]) -> None:
     fault("before-cleanup")
     sync_dir(directory)
     unlink(os.path.join(directory, JOURNAL))
-    if journal.get("project") and os.path.lexists(os.path.join(directory, PROJECT_TEMPS)):
+    if project and os.path.lexists(os.path.join(directory, PROJECT_TEMPS)):
         unlink(os.path.join(directory, PROJECT_TEMPS))
 
 
@@ -352,7 +370,7 @@ def recover(directory: str) -> None:
         try:
             if not _has_line(audit_path, tx):
                 _append(audit_path, line.encode())
-            _finish(directory, {"files": files, "project": project})
+            _finish(directory, files, project)
         except OSError as e:
             raise WriteFailed(
                 f"{path}: an interrupted transaction cannot be finished yet ({e.strerror or e}); "
@@ -362,7 +380,7 @@ def recover(directory: str) -> None:
     remove_temps(directory)
 
 
-def _checked_project(path: str, project: Any) -> dict[str, Any] | None:
+def _checked_project(path: str, project: Any) -> StagedProject | None:
     """The journal's project part, refused (DamagedFile) unless every name is one commit()
     writes: destinations inside the root, temps in staging/ or named .planner-<tx>-<n>.tmp."""
     if project is None:

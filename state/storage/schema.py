@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -177,8 +178,6 @@ class _Compiler:
         def run(value: Any, path: list[str | int], problems: list[str]) -> Any:
             nonlocal search
             if search is None:
-                import re  # here, not above: a command may read no pattern at all
-
                 search = re.compile(anchored).search
             if search(value):
                 return value

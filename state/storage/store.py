@@ -20,6 +20,7 @@ from state.errors import (
     PreconditionFailed,
     Refused,
     UsageError,
+    WriteFailed,
 )
 from state.storage import journal, schema
 from state.storage.content import plan_hash
@@ -27,20 +28,26 @@ from state.storage.history import (
     HISTORY_DIR,
     HISTORY_INDEX,
     REV,
+    Entry,
     entries,
     index_bytes,
     next_revision,
+    read_revision,
+    revision_file,
+    revision_numbers,
 )
+from state.storage.ids import Identified, format_id, highest
 from state.storage.lock import locked
+from state.validation.amendments import approved_revision, open_round, scope_refusal
 from state.vocab import APPROVED, CLOSED, ENDED
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Iterable, Mapping
     from typing import Any, Literal, TypeVar
 
     from state.routes import Route
-    from state.storage.documents import Context, Execution, Plan, QRReport, Session
+    from state.storage.documents import Context, Execution, Plan, QRReport, Question, Session
 
     QRName = Literal[
         "qr-plan-design", "qr-plan-code", "qr-plan-docs", "qr-impl-code", "qr-impl-docs"
@@ -62,9 +69,21 @@ def file_name(name: str) -> str:
     return f"{name}.json"
 
 
-def report_name(phase: str) -> str:
+QR_NAMES: dict[str, QRName] = {
+    "plan-design": "qr-plan-design",
+    "plan-code": "qr-plan-code",
+    "plan-docs": "qr-plan-docs",
+    "impl-code": "qr-impl-code",
+    "impl-docs": "qr-impl-docs",
+}
+
+
+def report_name(phase: str) -> QRName:
     """The document name of a phase's QR report: qr-plan-design, …"""
-    return f"qr-{phase}"
+    name = QR_NAMES.get(phase)
+    if name is None:
+        raise UsageError(f"{phase!r}: not a QR phase ({', '.join(QR_NAMES)})")
+    return name
 
 
 def schema_name(name: str) -> str:
@@ -87,8 +106,6 @@ def write_atomic(path: str, data: bytes) -> None:
 
     WriteFailed (exit 3) naming the file when it cannot be written; the temp file is removed.
     """
-    from state.errors import WriteFailed
-
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
         journal.write_file(tmp, data)
@@ -100,7 +117,7 @@ def write_atomic(path: str, data: bytes) -> None:
         ) from None
 
 
-def append_line(path: str, record: dict[str, Any]) -> None:
+def append_line(path: str, record: Mapping[str, object]) -> None:
     """One JSON line, one write on an O_APPEND descriptor: concurrent appends do not interleave."""
     data = (json.dumps(record, ensure_ascii=False) + "\n").encode()
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -120,7 +137,7 @@ def read_bytes(path: str) -> bytes:
         raise DamagedFile(f"{path}: cannot be read ({e.strerror})") from None
 
 
-def parse(path: str, schema_name: str, raw: bytes) -> dict[str, Any]:
+def parse(path: str, schema_name: str, raw: bytes) -> Document:
     """The document in `raw`, checked against its schema; DamagedFile names path and problem."""
     if not raw.strip():
         raise DamagedFile(f"{path}: empty file (damaged; it is left as it is)")
@@ -143,15 +160,28 @@ def parse(path: str, schema_name: str, raw: bytes) -> dict[str, Any]:
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise DamagedFile(f"{path}: {problems[0]}{more}; damaged, left as it is")
-    checked: dict[str, Any] = doc  # every schema's root is an object
+    checked: Document = doc  # the schema `schema_name` says which document it is
     return checked
 
 
-def load(path: str, schema_name: str) -> dict[str, Any]:
-    return parse(path, schema_name, read_bytes(path))
+@overload
+def load(path: str, schema_name: Literal["plan"], raw: bytes | None = None) -> Plan: ...
+@overload
+def load(path: str, schema_name: Literal["context"], raw: bytes | None = None) -> Context: ...
+@overload
+def load(path: str, schema_name: Literal["session"], raw: bytes | None = None) -> Session: ...
+@overload
+def load(path: str, schema_name: Literal["execution"], raw: bytes | None = None) -> Execution: ...
+@overload
+def load(path: str, schema_name: Literal["qr"], raw: bytes | None = None) -> QRReport: ...
+@overload
+def load(path: str, schema_name: str, raw: bytes | None = None) -> Document: ...
+def load(path: str, schema_name: str, raw: bytes | None = None) -> Document:
+    """The document at `path` (or in `raw`, its bytes read before), checked against its schema."""
+    return parse(path, schema_name, read_bytes(path) if raw is None else raw)
 
 
-def approved(session: dict[str, Any] | None) -> bool:
+def approved(session: Session | None) -> bool:
     """Frozen means approved: the session's status or its approval record says so, whatever
     plan.json's frozen_at holds."""
     if not session:
@@ -161,8 +191,8 @@ def approved(session: dict[str, Any] | None) -> bool:
 
 def write_refusal(
     name: str,
-    session: dict[str, Any] | None,
-    plan: dict[str, Any] | None,
+    session: Session | None,
+    plan: Plan | None,
     verdict: bool = False,
     asks: bool = False,
 ) -> str:
@@ -170,7 +200,7 @@ def write_refusal(
     records the person's verdict, the one change a plan in review may take (its freeze).
     `asks`: it adds or answers the executor's questions to the person, the one change
     context.json takes while the approved plan executes (Transaction._check_asks)."""
-    status = (session or {}).get("status")
+    status = session["status"] if session else None
     if status in CLOSED_STATUSES and name != "session":
         return f"the session is {status}; nothing was written"
     if name == "context" and asks and status in ("approved", "executing"):
@@ -183,29 +213,27 @@ def write_refusal(
         )
     if name in PLANNING_FILES and approved(session):
         return f"the plan is frozen: approved (session status {status}); nothing was written"
-    if name in PLANNING_FILES and plan and plan.get("frozen_at") and not amending(session):
+    if name in PLANNING_FILES and plan and plan["frozen_at"] and not amending(session):
         return f"plan.json is frozen (frozen_at {plan['frozen_at']}); nothing was written"
     return ""
 
 
-def amending(session: dict[str, Any] | None) -> bool:
+def amending(session: Session | None) -> bool:
     """Whether an amendment round is open: the plan is unfrozen for what it touches (the
     store checks every change of plan.json against it, Transaction._check_amendment)."""
-    from state.validation.amendments import open_round
-
     return open_round(session) is not None
 
 
-def tampered(session: dict[str, Any] | None, plan: dict[str, Any] | None) -> str:
+def tampered(session: Session | None, plan: Plan | None) -> str:
     """Why plan.json is not the approved plan ("" when it is, or nothing was approved)."""
-    approval = (session or {}).get("approval")
+    approval = session["approval"] if session else None
     if not approval or plan is None:
         return ""
     actual = plan_hash(plan)
-    if actual != approval.get("sha256"):
+    if actual != approval["sha256"]:
         return (
             f"content changed after approval (sha256 {actual[:12]}… is not the approved "
-            f"{str(approval.get('sha256'))[:12]}…)"
+            f"{approval['sha256'][:12]}…)"
         )
     if not plan.get("frozen_at"):
         return "content changed after approval (frozen_at was cleared)"
@@ -239,8 +267,7 @@ class Store:
     def read(self, name: QRName) -> QRReport: ...
     def read(self, name: DocName) -> Document:
         """The document, checked against its schema with defaults filled in."""
-        doc: Document = load(self.path(name), schema_name(name))  # type: ignore[assignment]
-        return doc
+        return load(self.path(name), schema_name(name))
 
     @overload
     def read_or_none(self, name: Literal["plan"]) -> Plan | None: ...
@@ -257,27 +284,23 @@ class Store:
 
     def last_revision(self) -> str | None:
         """The newest plan revision's name (r7), or None before the first."""
-        from state.storage.history import revision_numbers
-
         numbers = revision_numbers(self.dir)
         return f"r{numbers[-1]}" if numbers else None
 
-    def history(self) -> list[dict[str, Any]]:
+    def history(self) -> list[Entry]:
         """The revisions (rev, ts, command, summary), oldest first; see state/storage/history.py."""
         return entries(self.dir)
 
-    def revision(self, rev: str) -> dict[str, Any]:
+    def revision(self, rev: str) -> Plan:
         """Plan revision `rev` (r1, r2, …) as history/ holds it."""
         if not REV.fullmatch(rev):
             raise UsageError(f"{rev!r}: not a revision name (r1, r2, …; see plan history)")
-        from state.storage.history import read_revision
-
         path, doc = read_revision(self.dir, rev, dumps)
         if doc is not None:  # replayed from a snapshot and deltas
             problems = schema.check("plan", doc)
             if problems:
                 raise DamagedFile(f"{path}: {problems[0]}; damaged, left as it is")
-            plan: dict[str, Any] = doc  # the schema's root is an object
+            plan: Plan = doc  # checked against the plan's schema
             return plan
         if not os.path.exists(path):
             raise UsageError(f"{path}: no revision {rev} (see plan history)")
@@ -297,7 +320,7 @@ class Store:
             raise DamagedFile(f"{path}: cannot be read ({e.strerror})") from None
         return [line for line in raw.decode(errors="replace").splitlines() if line.strip()]
 
-    def audit(self, event: str, **fields: Any) -> None:
+    def audit(self, event: str, **fields: object) -> None:
         append_line(
             os.path.join(self.dir, AUDIT_FILE), {"ts": clock.now(), "event": event, **fields}
         )
@@ -306,11 +329,12 @@ class Store:
         """Finish or undo what a killed writer left (journal, temp files), under the lock; a
         directory with nothing left over costs one listdir and takes no lock. A closed
         session's worktree that a kill left behind is removed (state/repo/worktree.py settle)."""
+        # Imported here: a command that opens no session does not load the worktree module.
+        from state.repo import worktree
+
         if journal.leftovers(self.dir):
             with locked(os.path.join(self.dir, LOCK_FILE), directory=True):
                 journal.recover(self.dir)
-        from state.repo import worktree
-
         with contextlib.suppress(OSError, PreconditionFailed):  # said when the session closed
             worktree.settle(self.dir, wait=0)
 
@@ -329,11 +353,11 @@ class Transaction:
         self.lock = locked(os.path.join(store.dir, LOCK_FILE), directory=True)
         self.store = store
         self.command = command
-        self.docs: dict[str, Any] = {}  # by name: Plan, Session, … (documents.py)
+        self.docs: dict[str, Document] = {}  # by name: Plan, Session, … (documents.py)
         self.original: dict[str, bytes | None] = {}
         self.edited: set[str] = set()
         self.created: list[str] = []
-        self.audit_fields: dict[str, Any] = {}
+        self.audit_fields: dict[str, object] = {}
         self.last_ids: dict[tuple[str, str], int] = {}
         self.next_argv: list[str] | None = None  # the command to run next, if the op says
         self.routed = False  # the op leads where the routing now says: settle() fills next_argv
@@ -392,8 +416,7 @@ class Transaction:
             raw = read_bytes(path)
             self.docs[name] = parse(path, schema_name(name), raw)
             self.original[name] = raw
-        doc: Document = self.docs[name]
-        return doc
+        return self.docs[name]
 
     @overload
     def read_or_none(self, name: Literal["plan"]) -> Plan | None: ...
@@ -427,20 +450,27 @@ class Transaction:
 
     def create(self, name: DocName, doc: D) -> D:
         """A new document (or a replacement for a missing one)."""
+        self._create(name, doc)
+        return doc
+
+    def _create(self, name: DocName, doc: Document) -> None:
         if name not in self.docs and self.store.exists(name):
             raise UsageError(f"{self.store.path(name)}: already exists")
         self._check_writable(name)
         self.docs[name] = doc
         self.original.setdefault(name, None)
         self.edited.add(name)
-        return doc
 
-    def edit_or_create(self, name: DocName, fresh: D) -> D:
+    @overload
+    def edit_or_create(self, name: Literal["execution"], fresh: Execution) -> Execution: ...
+    @overload
+    def edit_or_create(self, name: QRName, fresh: QRReport) -> QRReport: ...
+    def edit_or_create(self, name: DocName, fresh: Document) -> Document:
+        """The document to be changed in place, or `fresh` created when there is none."""
         if name in self.docs or self.store.exists(name):
-            self.edit(name)
-            doc: D = self.docs[name]
-            return doc
-        return self.create(name, fresh)
+            return self.edit(name)
+        self._create(name, fresh)
+        return fresh
 
     def _check_writable(self, name: str) -> None:
         session = self.read_or_none("session") if name != "session" else None
@@ -449,10 +479,8 @@ class Transaction:
         if reason:
             raise Refused(f"{self.store.dir}: {reason}")
 
-    def new_id(self, scope: str, prefix: str, items: Iterable[dict[str, Any]]) -> str:
+    def new_id(self, scope: str, prefix: str, items: Iterable[Identified]) -> str:
         """The next id for `prefix` in `scope` (a file name); the scan happens once per batch."""
-        from state.storage.ids import format_id, highest
-
         key = (scope, prefix)
         if key not in self.last_ids:
             self.last_ids[key] = highest(items, prefix)
@@ -474,7 +502,7 @@ class Transaction:
     def tell(self, line: str) -> None:
         self.told.append(line)
 
-    def note(self, **fields: Any) -> None:
+    def note(self, **fields: object) -> None:
         """Extra fields for this change's audit line."""
         self.audit_fields.update(fields)
 
@@ -499,27 +527,28 @@ class Transaction:
         if self.asks and "context" in changed:
             self._check_asks()
         files = {file_name(n): d for n, d in changed.items()}
-        record: dict[str, Any] = {"command": self.command, "files": sorted(changed)}
+        record: dict[str, object] = {"command": self.command, "files": sorted(changed)}
         if self.created:
             record["ids"] = self.created
         if "plan" in changed:
             rev = next_revision(self.store.dir)
             record["rev"] = rev
-            from state.storage.history import revision_file
-
             name, data = revision_file(
-                self.store.dir, rev, self.original.get("plan"), changed["plan"], self.docs["plan"]
+                self.store.dir, rev, self.original.get("plan"), changed["plan"], self.read("plan")
             )
             files[os.path.join(HISTORY_DIR, name)] = data
             summary = ", ".join(self.created) if self.created else ""
-            entry = {"rev": rev, "ts": clock.now(), "command": self.command, "summary": summary}
+            entry: Entry = {
+                "rev": rev,
+                "ts": clock.now(),
+                "command": self.command,
+                "summary": summary,
+            }
             index = [*entries(self.store.dir), entry]
             files[os.path.join(HISTORY_DIR, HISTORY_INDEX)] = index_bytes(index)
             try:
                 os.makedirs(os.path.join(self.store.dir, HISTORY_DIR), exist_ok=True)
             except OSError as e:
-                from state.errors import WriteFailed
-
                 raise WriteFailed(
                     f"{self.store.dir}/{HISTORY_DIR}: cannot be created ({e.strerror}); "
                     "nothing was written"
@@ -527,13 +556,13 @@ class Transaction:
         files.update(self.files)
         line = {"ts": clock.now(), "event": "mutation", **record, **self.audit_fields}
         journal.commit(self.store.dir, files, AUDIT_FILE, line, self.project)
-        if "session" in changed and self.docs["session"]["status"] in CLOSED_STATUSES:
+        if "session" in changed and self.read("session")["status"] in CLOSED_STATUSES:
             self._remove_worktree()
 
     def _remove_worktree(self) -> None:
         """The session is closed (completed, cancelled, failed): its worktree goes in the same
         command, after the commit (a kill in between leaves it for the next recover())."""
-        from state.repo import worktree
+        from state.repo import worktree  # see recover()
 
         try:
             worktree.settle(self.store.dir)
@@ -556,8 +585,6 @@ class Transaction:
     def _check_amendment(self) -> None:
         """While an amendment is open, plan.json changes only where the round allows: new
         milestones, the ones it reopens, new decisions (state/ops/amend_ops.scope_refusal)."""
-        from state.validation.amendments import approved_revision, open_round, scope_refusal
-
         session = self.read_or_none("session")
         amendment = open_round(session)
         if amendment is None:
@@ -571,31 +598,33 @@ class Transaction:
                 f"amendment round {amendment['round']} amends; nothing was written"
             )
         execution = self.read_or_none("execution")
-        reason = scope_refusal(amendment, found[1], self.docs["plan"], execution)
+        reason = scope_refusal(amendment, found[1], self.read("plan"), execution)
         if reason:
             raise Refused(f"{self.store.path('plan')}: {reason}; nothing was written")
 
     def _check_asks(self) -> None:
         """Once approved, context.json takes only the executor's questions (`about` set):
         anything else changed in it is refused, whatever the command meant to ask."""
-        session = self.read_or_none("session") or {}
+        session = self.read_or_none("session")
         raw = self.original.get("context")
-        if session.get("status") not in ("approved", "executing") or raw is None:
+        if session is None or session["status"] not in ("approved", "executing") or raw is None:
             return
 
-        def planning_part(doc: dict[str, Any]) -> dict[str, Any]:
-            kept = [q for q in doc["questions"] if not q.get("about")]
-            return {**doc, "questions": kept}
+        def planning_part(doc: Context) -> tuple[Context, list[Question]]:
+            kept = [q for q in doc["questions"] if not q["about"]]
+            return {**doc, "questions": []}, kept
 
-        before = parse(self.store.path("context"), schema_name("context"), raw)
-        if planning_part(before) != planning_part(self.docs["context"]):
+        before = load(self.store.path("context"), "context", raw)
+        if planning_part(before) != planning_part(self.read("context")):
             raise Refused(
                 f"{self.store.path('context')}: the plan is frozen: approved (session status "
-                f"{session.get('status')}); only the executor's questions to the person may "
+                f"{session['status']}); only the executor's questions to the person may "
                 "be added or answered; nothing was written"
             )
 
     def _validate(self, changed: dict[str, bytes]) -> None:
+        # Imported when a change is validated: its patterns are compiled on import, a cost
+        # every command's start would pay (docs/design.md, "Launcher fast path").
         from state.validation import validate
 
         findings: list[Finding] = []
@@ -604,7 +633,7 @@ class Transaction:
                 path, _, message = problem.partition(": ")
                 findings.append(Finding(f"{file_name(name)}:{path}", message))
         if "plan" in changed:
-            broken = validate.integrity(self.docs["plan"], self._question_ids())
+            broken = validate.integrity(self.read("plan"), self._question_ids())
             if broken:
                 self._refuse_if_damaged_before(broken)
             findings += broken
@@ -618,7 +647,7 @@ class Transaction:
         """A problem plan.json had before this command (an edit by hand: a duplicate id, a
         dangling reference) is damage to report with the file's path (exit 3), not a fault
         of the change."""
-        from state.validation import validate
+        from state.validation import validate  # see _validate
 
         raw = self.original.get("plan")
         if not raw:

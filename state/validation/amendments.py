@@ -4,51 +4,53 @@ operation that opens a round is state/ops/amend_ops.py). See docs/design.md, "Am
 
 from __future__ import annotations
 
-from state.errors import Finding
+from state.errors import Finding, PlannerError
 from state.storage.content import plan_hash
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
-    from typing import Any, Protocol
+    from collections.abc import Callable, Mapping
+    from typing import Literal, Protocol
+
+    from state.storage.documents import Amendment, Execution, MilestoneRun, Plan, Session
+    from state.storage.history import Entry
 
     class History(Protocol):
         """What of a session's store these functions read (state/storage/store.Store has it)."""
 
-        def history(self) -> list[dict[str, Any]]: ...
-        def revision(self, rev: str) -> dict[str, Any]: ...
+        def history(self) -> list[Entry]: ...
+        def revision(self, rev: str) -> Plan: ...
 
 
 NEW_MILESTONE = "a correction is a new milestone (plan milestone add)"
 # planning_context lists: items already there stay as they are; new ones may be added.
-CONTEXT_GROUPS = ("decision_log", "rejected_alternatives", "constraints", "known_risks", "choices")
+CONTEXT_GROUPS: tuple[
+    Literal["decision_log", "rejected_alternatives", "constraints", "known_risks", "choices"],
+    ...,
+] = ("decision_log", "rejected_alternatives", "constraints", "known_risks", "choices")
 # A decision already there may only be superseded (by a new one), never rewritten.
 SUPERSEDE_FIELDS = ("superseded_by", "superseded_reason")
 
 
-def runs_by_id(execution: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
-    return {r["id"]: r for r in (execution or {}).get("milestones", [])}
+def runs_by_id(execution: Execution | None) -> dict[str, MilestoneRun]:
+    return {r["id"]: r for r in (execution["milestones"] if execution else [])}
 
 
-def committed(run: dict[str, Any]) -> bool:
-    """Whether execution.json says the milestone is carried out (done, or committed)."""
+def committed(run: Mapping[str, object]) -> bool:
+    """Whether execution.json says the milestone is carried out (done, or committed); `run`
+    is its MilestoneRun, or {} when execution.json has none."""
     return run.get("status") == "done" or bool(run.get("commit"))
 
 
-def open_round(session: dict[str, Any] | None) -> dict[str, Any] | None:
+def open_round(session: Session | None) -> Amendment | None:
     """The amendment round that is open (not re-approved yet), or None."""
-    rounds: list[dict[str, Any]] = (session or {}).get("amendments") or []
-    if rounds and rounds[-1].get("approved") is None and not (session or {}).get("approval"):
+    rounds = session["amendments"] if session else []
+    if rounds and rounds[-1]["approved"] is None and session and not session["approval"]:
         return rounds[-1]
     return None
 
 
-def scope_refusal(
-    amendment: dict[str, Any],
-    old: dict[str, Any],
-    new: dict[str, Any],
-    execution: dict[str, Any] | None,
-) -> str:
+def scope_refusal(amendment: Amendment, old: Plan, new: Plan, execution: Execution | None) -> str:
     """Why `new` changes more than the open amendment round allows ("" when it does not):
     new milestones and the reopened ones may change; a milestone already there and not
     reopened, the overview and the invisible knowledge stay; planning_context items may be
@@ -80,15 +82,19 @@ def scope_refusal(
             changed = now.get(item["id"])
             if changed is None:
                 return f"{item['id']} stays in amendment round {n}: supersede it by a new one"
-            if group == "decision_log" and not item["superseded_by"]:
-                changed = {k: v for k, v in changed.items() if k not in SUPERSEDE_FIELDS}
-                item = {k: v for k, v in item.items() if k not in SUPERSEDE_FIELDS}
-            if changed != item:
+            if not _kept(group, item, changed):
                 return (
                     f"{item['id']} is not open in amendment round {n}: add a new one "
                     "(a decision may be superseded)"
                 )
     return ""
+
+
+def _kept(group: str, was: Mapping[str, object], now: Mapping[str, object]) -> bool:
+    """Whether a planning_context item is as it was (a decision not yet superseded may be)."""
+    if group == "decision_log" and not was["superseded_by"]:
+        was, now = ({k: v for k, v in d.items() if k not in SUPERSEDE_FIELDS} for d in (was, now))
+    return was == now
 
 
 def revision_hashes(store: History) -> set[str]:
@@ -97,14 +103,14 @@ def revision_hashes(store: History) -> set[str]:
 
 
 def approved_revision(
-    store: History, sha256: str, session: dict[str, Any] | None = None
-) -> tuple[str, dict[str, Any]] | None:
+    store: History, sha256: str, session: Session | None = None
+) -> tuple[str, Plan] | None:
     """The revision in history/ with the approved content `sha256` (its name and plan): the
     one the approved review round saw, else the newest with that content."""
     seen = [
         r["revision"]
-        for r in (session or {}).get("reviews", [])
-        if r["verdict"] == "approved" and r.get("sha256") == sha256 and r.get("revision")
+        for r in (session["reviews"] if session else [])
+        if r["verdict"] == "approved" and r["sha256"] == sha256 and r["revision"]
     ]
     for rev in [*seen[-1:], *(e["rev"] for e in reversed(store.history()))]:
         plan = store.revision(rev)
@@ -115,8 +121,6 @@ def approved_revision(
 
 def revision_hash(store: History, rev: str) -> str | None:
     """The content hash of revision `rev` in history/; None when it is missing or damaged."""
-    from state.errors import PlannerError
-
     try:
         return plan_hash(store.revision(rev))
     except PlannerError:
@@ -124,7 +128,7 @@ def revision_hash(store: History, rev: str) -> str | None:
 
 
 def chain_findings(
-    session: dict[str, Any],
+    session: Session,
     revision_hashes: Callable[[], set[str]] | None = None,
     revision_hash: Callable[[str], str | None] | None = None,
 ) -> list[Finding]:
@@ -132,7 +136,7 @@ def chain_findings(
     original one), each re-approval is the approval of a revision in history/, and the
     session's approval is the last link; the approved review rounds say the same, and the
     revision each approved round saw still holds the content it approved."""
-    rounds = session.get("amendments") or []
+    rounds = session["amendments"]
     if not rounds:
         return []
     findings: list[Finding] = []
@@ -141,9 +145,9 @@ def chain_findings(
         fix = "restore session.json from git, or cancel the session"
         findings.append(Finding(f"session.json:{where}", message, fix, rule=rule))
 
-    approved_rounds = [r.get("sha256") for r in session["reviews"] if r["verdict"] == "approved"]
+    approved_rounds = [r["sha256"] for r in session["reviews"] if r["verdict"] == "approved"]
     links = [rounds[0]["approval"]["sha256"]] + [
-        a["approved"]["sha256"] for a in rounds if a.get("approved")
+        a["approved"]["sha256"] for a in rounds if a["approved"]
     ]
     if approved_rounds != links:
         broken(
@@ -155,21 +159,22 @@ def chain_findings(
         where = f"amendments[{index}]"
         if amendment["round"] != index + 1:
             broken(f"{where}.round", f"round {amendment['round']} is amendment {index + 1}")
-        if index and amendment["approval"] != rounds[index - 1].get("approved"):
+        if index and amendment["approval"] != rounds[index - 1]["approved"]:
             broken(
                 f"{where}.approval",
                 f"round {amendment['round']} amends an approval that is not the re-approval "
                 f"of round {rounds[index - 1]['round']}",
             )
-        if amendment.get("approved") is None and index + 1 < len(rounds):
+        if amendment["approved"] is None and index + 1 < len(rounds):
             broken(f"{where}.approved", f"round {amendment['round']} was never re-approved")
-    last = rounds[-1].get("approved")
-    if last is not None and session.get("approval") != last:
+    last = rounds[-1]["approved"]
+    if last is not None and session["approval"] != last:
         broken("approval", "the approval is not the last amendment round's re-approval")
     if revision_hashes is not None:
         known = revision_hashes()
         for index, amendment in enumerate(rounds):
-            sha = (amendment.get("approved") or {}).get("sha256")
+            approved = amendment["approved"]
+            sha = approved["sha256"] if approved else None
             if sha and sha not in known:
                 broken(
                     f"amendments[{index}].approved.sha256",
@@ -179,7 +184,7 @@ def chain_findings(
                 )
     if revision_hash is not None:  # a revision edited after its approval breaks the chain
         for review in session["reviews"]:
-            rev, sha = review.get("revision"), review.get("sha256")
+            rev, sha = review["revision"], review["sha256"]
             if review["verdict"] != "approved" or not rev or not sha:
                 continue
             held = revision_hash(rev)
@@ -187,7 +192,7 @@ def chain_findings(
                 findings.append(
                     Finding(
                         f"history/{rev}",
-                        f"review round {review.get('round')} approved sha256 {sha[:12]}…; "
+                        f"review round {review['round']} approved sha256 {sha[:12]}…; "
                         + (
                             f"{rev} now holds {held[:12]}…"
                             if held

@@ -5,42 +5,45 @@ Canonical content is plan.json without frozen_at, keys sorted, no whitespace, UT
 
 from __future__ import annotations
 
+import os
+
 from state import clock
 from state.errors import Finding
 from state.ops.lifecycle import transition
 from state.storage.content import plan_hash as plan_hash  # part of what approval offers
+from state.storage.store import Store
 from state.validation.amendments import chain_findings, open_round, revision_hash, revision_hashes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any
 
+    from state.storage.documents import Approval, Plan, Session
     from state.storage.store import Transaction
 
 
-def approve(tx: Transaction, by: str) -> dict[str, Any]:
+def approve(tx: Transaction, by: str) -> Approval:
     """Record who approved the exact content, then freeze it: status approved."""
     tx.verdict = True  # the freeze is the one write a plan in review takes
     session, plan = tx.edit("session"), tx.edit("plan")
     at = clock.now()
-    approval = {"by": by, "at": at, "sha256": plan_hash(plan)}
+    approval: Approval = {"by": by, "at": at, "sha256": plan_hash(plan), "signature": None}
     plan["frozen_at"] = at
     transition(session, "approved")
     amendment = open_round(session)
     if amendment is not None:  # a re-approval: the round's own link in the chain
         amendment["approved"] = approval
         tx.note(amendment=amendment["round"])
-    session.update(approval=approval, updated_at=at)
+    session["approval"], session["updated_at"] = approval, at
     tx.note(approved_by=by, sha256=approval["sha256"])
     return approval
 
 
 def verify(
-    plan: dict[str, Any],
-    session: dict[str, Any] | None,
+    plan: Plan,
+    session: Session | None,
     state_dir: str | None = None,
-    render: Callable[[dict[str, Any]], str] | None = None,
+    render: Callable[[Plan], str] | None = None,
 ) -> list[Finding]:
     """Why a plan is not the frozen, approved plan it should be ([] when it is).
 
@@ -48,8 +51,8 @@ def verify(
     hash, the last review round and, given the session directory and the plan.md renderer
     (shared/plan_md.py, passed in: state/ does not import shared/), plan.md agree with it.
     """
-    approval = (session or {}).get("approval")
-    if not approval:
+    approval = session["approval"] if session else None
+    if session is None or approval is None:
         if not plan["frozen_at"]:
             return [
                 Finding(
@@ -89,34 +92,28 @@ def verify(
                 rule="content-changed",
             )
         )
-    findings += _review_findings(session or {}, approval)
-    hashes = None if state_dir is None else (lambda: revision_hashes(_store(state_dir)))
-    held = None if state_dir is None else (lambda rev: revision_hash(_store(state_dir), rev))
-    findings += chain_findings(session or {}, hashes, held)
+    findings += _review_findings(session, approval)
+    hashes = None if state_dir is None else (lambda: revision_hashes(Store(state_dir)))
+    held = None if state_dir is None else (lambda rev: revision_hash(Store(state_dir), rev))
+    findings += chain_findings(session, hashes, held)
     if state_dir is not None and render is not None:
         findings += _plan_md_findings(plan, state_dir, render)
     return findings
 
 
-def _store(state_dir: str) -> Any:
-    from state.storage.store import Store
-
-    return Store(state_dir)
-
-
-def _review_findings(session: dict[str, Any], approval: dict[str, Any]) -> list[Finding]:
+def _review_findings(session: Session, approval: Approval) -> list[Finding]:
     """The last review round is the approval: verdict approved, the same hash."""
-    rounds = session.get("reviews") or []
+    rounds = session["reviews"]
     last = rounds[-1] if rounds else None
-    if not last or last.get("verdict") != "approved":
+    if not last or last["verdict"] != "approved":
         message = "the last review round is not the approval"
         return [Finding("session.json:reviews", message, rule="review-mismatch")]
-    if last.get("sha256") != approval["sha256"]:
+    if last["sha256"] != approval["sha256"]:
         return [
             Finding(
                 "session.json:reviews",
-                f"review round {last.get('round')} approved sha256 "
-                f"{str(last.get('sha256'))[:12]}…, the approval record says "
+                f"review round {last['round']} approved sha256 "
+                f"{str(last['sha256'])[:12]}…, the approval record says "
                 f"{approval['sha256'][:12]}…",
                 rule="review-mismatch",
             )
@@ -124,13 +121,9 @@ def _review_findings(session: dict[str, Any], approval: dict[str, Any]) -> list[
     return []
 
 
-def _plan_md_findings(
-    plan: dict[str, Any], state_dir: str, render: Callable[[dict[str, Any]], str]
-) -> list[Finding]:
+def _plan_md_findings(plan: Plan, state_dir: str, render: Callable[[Plan], str]) -> list[Finding]:
     """plan.md, when there is one, is plan.json rendered (before or after the freeze) with
     the session's other files (`render` is bound to them: shared/plan_md.for_session)."""
-    import os
-
     path = os.path.join(state_dir, "plan.md")
     try:
         with open(path, encoding="utf-8") as f:

@@ -2,9 +2,22 @@
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from collections.abc import Mapping
+
+    from state.storage.documents import Plan
+
+
+class ChangeRecord(TypedDict):
+    """A Change as `plan diff --json` prints it."""
+
+    kind: str
+    what: str
+    fields: list[str]
+    label: str
 
 
 class Change:
@@ -15,7 +28,7 @@ class Change:
     def __init__(self, kind: str, what: str, fields: tuple[str, ...] = (), label: str = ""):
         self.kind, self.what, self.fields, self.label = kind, what, fields, label
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> ChangeRecord:
         return {
             "kind": self.kind,
             "what": self.what,
@@ -30,11 +43,18 @@ class Change:
         return f"{mark} {self.what}{label}{detail}"
 
 
-def _items(plan: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def _items(plan: Plan) -> dict[str, Mapping[str, object]]:
+    """Every item with an id, by id (a milestone without its intents and changes)."""
     ctx = plan["planning_context"]
-    items: dict[str, dict[str, Any]] = {}
-    for group in ("decision_log", "rejected_alternatives", "constraints", "known_risks", "choices"):
-        items.update((i["id"], i) for i in ctx[group])
+    items: dict[str, Mapping[str, object]] = {}
+    for group in (
+        ctx["decision_log"],
+        ctx["rejected_alternatives"],
+        ctx["constraints"],
+        ctx["known_risks"],
+        ctx["choices"],
+    ):
+        items.update((i["id"], i) for i in group)
     for m in plan["milestones"]:
         items[m["id"]] = {k: v for k, v in m.items() if k not in ("code_intents", "code_changes")}
         items.update((i["id"], i) for i in m["code_intents"])
@@ -42,7 +62,7 @@ def _items(plan: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return items
 
 
-def _label(item: dict[str, Any]) -> str:
+def _label(item: Mapping[str, object]) -> str:
     for key in (
         "name",
         "decision",
@@ -53,13 +73,14 @@ def _label(item: dict[str, Any]) -> str:
         "description",
         "file",
     ):
-        if isinstance(item.get(key), str) and item[key]:
-            text = item[key].splitlines()[0]
+        value = item.get(key)
+        if isinstance(value, str) and value:
+            text = value.splitlines()[0]
             return repr(text if len(text) <= 60 else text[:57] + "...")
     return ""
 
 
-def diff(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
+def diff(old: Plan, new: Plan) -> list[Change]:
     """What changed from `old` to `new`, in a stable order."""
     changes: list[Change] = []
     before, after = _items(old), _items(new)
@@ -75,10 +96,14 @@ def diff(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
         if fields:
             changes.append(Change("changed", item_id, fields, _label(item)))
     changes += [Change("removed", i, label=_label(before[i])) for i in before if i not in after]
-    for section in ("overview", "invisible_knowledge"):
-        fields = tuple(k for k in new[section] if new[section][k] != old[section].get(k))
+    sections: tuple[tuple[str, Mapping[str, object], Mapping[str, object]], ...] = (
+        ("overview", old["overview"], new["overview"]),
+        ("invisible_knowledge", old["invisible_knowledge"], new["invisible_knowledge"]),
+    )
+    for section, was_in, now_in in sections:
+        fields = tuple(k for k in now_in if now_in[k] != was_in.get(k))
         if fields:
             changes.append(Change("changed", section, fields))
-    if new.get("frozen_at") != old.get("frozen_at"):
-        changes.append(Change("changed", "frozen_at", label=str(new.get("frozen_at"))))
+    if new["frozen_at"] != old["frozen_at"]:
+        changes.append(Change("changed", "frozen_at", label=str(new["frozen_at"])))
     return changes

@@ -10,15 +10,34 @@ from __future__ import annotations
 import os
 import posixpath
 from dataclasses import dataclass, field
+from typing import TypedDict
 
 from state.errors import PlannerError
+from state.repo import git
+from state.storage import store
 from state.vocab import CLOSED
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from state.storage.documents import Milestone, Session
 
 ENDED = CLOSED  # every other status is open
+
+
+class SideRecord(TypedDict):
+    milestones: list[str]
+    intents: list[str]
+
+
+class SeenFrom(TypedDict):
+    """An overlap as `plan list --json` shows it to one of its sessions."""
+
+    session: str
+    worktree: str
+    file: str
+    function: str | None
+    ours: SideRecord
+    theirs: SideRecord
 
 
 @dataclass(frozen=True)
@@ -74,7 +93,7 @@ class Overlap:
     def what(self) -> str:
         return f"{self.function} in {self.file}" if self.function else self.file
 
-    def seen_from(self, session: str) -> dict[str, Any]:
+    def seen_from(self, session: str) -> SeenFrom:
         """The overlap on `session`'s side (`plan list --json`): the other session, the file
         and function, and the milestones and intents of each side."""
         theirs = self.other(session)
@@ -160,8 +179,6 @@ def _side(planned: Planned, touches: list[Touch]) -> Side:
 def worktrees(root: str) -> list[str]:
     """`root` first, then the repository's other work trees (`git worktree list`); a work
     tree whose directory vanished, and a bare repository, are skipped."""
-    from state.repo import git
-
     found = [os.path.abspath(root)]
     if not os.path.lexists(os.path.join(root, ".git")):
         return found  # not a git work tree: git would look for a repository above it
@@ -193,7 +210,7 @@ def open_sessions(root: str) -> tuple[list[Planned], list[Note]]:
     A session's files are committed (README, "Which files to commit"), so one session can be
     in several work trees: one id is one session, and the copy changed last is the one read.
     """
-    copies: dict[str, tuple[str, str, dict[str, Any]]] = {}
+    copies: dict[str, tuple[str, str, Session]] = {}
     notes: list[Note] = []
     for tree in worktrees(root):
         for state_dir, session in _sessions_in(tree, notes):
@@ -210,9 +227,7 @@ def open_sessions(root: str) -> tuple[list[Planned], list[Note]]:
     return planned, notes
 
 
-def _sessions_in(tree: str, notes: list[Note]) -> list[tuple[str, dict[str, Any]]]:
-    from state.storage import store
-
+def _sessions_in(tree: str, notes: list[Note]) -> list[tuple[str, Session]]:
     home = os.path.join(tree, ".planner")
     try:
         names = sorted(n for n in os.listdir(home) if not n.startswith("."))
@@ -231,10 +246,8 @@ def _sessions_in(tree: str, notes: list[Note]) -> list[tuple[str, dict[str, Any]
 
 
 def _planned(
-    name: str, tree: str, state_dir: str, session: dict[str, Any], notes: list[Note]
+    name: str, tree: str, state_dir: str, session: Session, notes: list[Note]
 ) -> Planned | None:
-    from state.storage import store
-
     planned = Planned(name, state_dir, tree, session["created_at"])
     path = os.path.join(state_dir, "plan.json")
     if not os.path.isfile(path):
@@ -252,7 +265,7 @@ def _planned(
     return planned
 
 
-def _touches(m: dict[str, Any]) -> list[tuple[str, Touch]]:
+def _touches(m: Milestone) -> list[tuple[str, Touch]]:
     """Every file a milestone names (its files, tests, intents, changes) and where; a change
     is on its intent's function when it changes the intent's file."""
     at = f"milestones[{m['id']}]"

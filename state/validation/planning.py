@@ -12,6 +12,7 @@ import os
 
 from state.errors import Refused
 from state.ops.lifecycle import TRANSITIONS
+from state.project import project_root
 from state.storage.store import APPROVED_STATUSES, CLOSED_STATUSES
 
 SETTLED = APPROVED_STATUSES | CLOSED_STATUSES
@@ -54,8 +55,6 @@ def homes(state_dir: str, cwd: str | None = None) -> list[str]:
     of every worktree of their git repository — a project planted anywhere whose `.git`
     points at the repository (a gitfile, a linked worktree) still meets its planning session.
     """
-    from state.project import project_root
-
     projects = []
     parent = os.path.dirname(os.path.abspath(state_dir))
     if os.path.basename(parent) == ".planner":

@@ -12,11 +12,14 @@ import os
 import re
 
 from state.errors import PlannerError, PreconditionFailed
+from state.project import session_project
+from state.repo import unidiff
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
-    from typing import Any
+
+    from state.storage.documents import Milestone
 
 FORBIDDEN = (".git", ".planner")
 # git's own .git protection also ignores these: trailing dots and spaces (Windows), the 8.3
@@ -64,8 +67,6 @@ def why_unsafe(project: str | None, rel: str) -> str:
 def recorded_project(state_dir: str) -> str | None:
     """The project whose paths a session's plan names, or None for a session outside a git
     work tree's .planner/ (then only the spelling of a path is judged when it is recorded)."""
-    from state.project import session_project
-
     try:
         return session_project(state_dir)
     except PreconditionFailed:
@@ -90,8 +91,6 @@ def diff_paths(diff: str) -> list[str]:
 
     Headers are read line by line, also those our parser does not apply (a copy, names
     that differ): what git would read from the same text must be as safe as what we apply."""
-    from state.repo import unidiff
-
     paths = []
     lines = [line.rstrip("\r") for line in diff.split("\n")]
     for line in lines:
@@ -107,8 +106,6 @@ def diff_paths(diff: str) -> list[str]:
 
 def _git_header_names(rest: str) -> list[str]:
     """Both names of 'diff --git a/x b/y', also when they differ (split at " b/")."""
-    from state.repo import unidiff
-
     same = [p for p in unidiff._git_names(rest) if p]
     if same:
         return same
@@ -128,7 +125,7 @@ def check_diff(
         check_project_path(project, path, where, error)
 
 
-def milestone_paths(milestone: dict[str, Any]) -> Iterable[tuple[str, str]]:
+def milestone_paths(milestone: Milestone) -> Iterable[tuple[str, str]]:
     """(where, path) for every path a milestone stores, diffs apart: files, intents, tests."""
     for path in milestone["files"]:
         yield f"{milestone['id']} files", path
@@ -142,7 +139,7 @@ def milestone_paths(milestone: dict[str, Any]) -> Iterable[tuple[str, str]]:
             yield change["id"], change["file"]
 
 
-def check_milestone(project: str, milestone: dict[str, Any]) -> None:
+def check_milestone(project: str, milestone: Milestone) -> None:
     """Before a milestone is applied or committed: every path it stores, and every path of
     its diffs, is safe in the project (exit 3 naming the id and the path, nothing written)."""
     for where, path in milestone_paths(milestone):

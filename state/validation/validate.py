@@ -8,12 +8,16 @@ from __future__ import annotations
 import re
 
 from state.errors import Finding
+from state.repo import unidiff, worktree
 from state.validation.waves import compute_waves, find_cycle
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Mapping, Sequence
     from typing import Any
+
+    from state.storage.documents import Milestone, Plan
+    from state.storage.ids import Identified
 
 PHASES = ("design", "code", "docs", "final")
 INCOMPLETE = "incomplete"  # the rule of what a phase still lacks (shared/ci.py RULES)
@@ -28,7 +32,7 @@ def _where(path: str, item_id: str) -> str:
     return f"{path}[{item_id}]"
 
 
-def integrity(plan: dict[str, Any], question_ids: set[str] | None = None) -> list[Finding]:
+def integrity(plan: Plan, question_ids: set[str] | None = None) -> list[Finding]:
     """Duplicate ids, dangling references and dependency cycles (checked before every write)."""
     ctx = plan["planning_context"]
     milestones = plan["milestones"]
@@ -37,7 +41,7 @@ def integrity(plan: dict[str, Any], question_ids: set[str] | None = None) -> lis
     decisions = {d["id"] for d in ctx["decision_log"]}
     found: list[Finding] = []
 
-    groups = {
+    groups: dict[str, Sequence[Identified]] = {
         "planning_context.decision_log": ctx["decision_log"],
         "planning_context.rejected_alternatives": ctx["rejected_alternatives"],
         "planning_context.constraints": ctx["constraints"],
@@ -98,21 +102,21 @@ def integrity(plan: dict[str, Any], question_ids: set[str] | None = None) -> lis
             "decision",
             f"plan risk set {r['id']} --decision DL-n",
         )
-    for c in ctx["choices"]:
-        where = _where("planning_context.choices", c["id"])
+    for choice in ctx["choices"]:
+        where = _where("planning_context.choices", choice["id"])
         ref(
             f"{where}.picked",
-            c["picked"],
-            {o["id"] for o in c["options"]},
+            choice["picked"],
+            {o["id"] for o in choice["options"]},
             "option",
-            f"plan choice pick {c['id']} OPT-X --rationale R",
+            f"plan choice pick {choice['id']} OPT-X --rationale R",
         )
         ref(
             f"{where}.decision_ref",
-            c["decision_ref"],
+            choice["decision_ref"],
             decisions,
             "decision",
-            f"plan choice pick {c['id']} OPT-X --rationale R",
+            f"plan choice pick {choice['id']} OPT-X --rationale R",
         )
 
     milestone_ids = {m["id"] for m in milestones}
@@ -176,9 +180,7 @@ def integrity(plan: dict[str, Any], question_ids: set[str] | None = None) -> lis
     return found
 
 
-def completeness(
-    plan: dict[str, Any], phase: str, root: str, base: str | None = None
-) -> list[Finding]:
+def completeness(plan: Plan, phase: str, root: str, base: str | None = None) -> list[Finding]:
     """What a phase needs; phases are cumulative (code includes design, docs includes code).
 
     Diffs are checked against commit `base` (the session's) plus the diffs planned before
@@ -193,10 +195,11 @@ def completeness(
     return found
 
 
-def _design(plan: dict[str, Any]) -> list[Finding]:
+def _design(plan: Plan) -> list[Finding]:
     found = []
-    for field in ("problem", "approach"):
-        if not plan["overview"][field].strip():
+    overview = plan["overview"]
+    for field, text in (("problem", overview["problem"]), ("approach", overview["approach"])):
+        if not text.strip():
             found.append(
                 Finding(
                     f"overview.{field}",
@@ -244,10 +247,8 @@ def _design(plan: dict[str, Any]) -> list[Finding]:
     return found
 
 
-def _code(plan: dict[str, Any], root: str, base: str | None) -> list[Finding]:
+def _code(plan: Plan, root: str, base: str | None) -> list[Finding]:
     """Every intent has a change; every diff applies to the file as earlier diffs leave it."""
-    from state.repo import unidiff, worktree
-
     found = []
     for m in plan["milestones"]:
         where = _where("milestones", m["id"])
@@ -282,7 +283,7 @@ def _code(plan: dict[str, Any], root: str, base: str | None) -> list[Finding]:
     return found
 
 
-def _tests_captured(milestone: dict[str, Any], where: str) -> list[Finding]:
+def _tests_captured(milestone: Milestone, where: str) -> list[Finding]:
     """A test file the milestone names is one it writes or changes: without a captured diff
     in the milestone, the executor would run a test that is not there."""
     changed = {c["file"] for c in milestone["code_changes"]}
@@ -299,15 +300,13 @@ def _tests_captured(milestone: dict[str, Any], where: str) -> list[Finding]:
 
 
 def _touched(diff: str) -> list[str]:
-    from state.repo import unidiff
-
     try:
         return unidiff.touched_files(diff)
     except unidiff.DiffError:
         return []
 
 
-def _docs(plan: dict[str, Any]) -> list[Finding]:
+def _docs(plan: Plan) -> list[Finding]:
     found = []
     for m in plan["milestones"]:
         doc = m["documentation"]
@@ -329,7 +328,7 @@ def _docs(plan: dict[str, Any]) -> list[Finding]:
     return found
 
 
-def meaning(plan: dict[str, Any]) -> list[Finding]:
+def meaning(plan: Plan) -> list[Finding]:
     """Placeholders left in text, items with empty text, risks with no mitigation."""
     found = []
     for path, text in _texts(plan, ""):
@@ -344,17 +343,20 @@ def meaning(plan: dict[str, Any]) -> list[Finding]:
                 )
             )
     ctx = plan["planning_context"]
-    required_text = {
-        "decision_log": ("decision", "reasoning_chain"),
-        "rejected_alternatives": ("alternative", "rejection_reason"),
-        "constraints": ("description",),
-        "known_risks": ("risk",),
-        "choices": ("topic",),
+    required_text: dict[str, tuple[Sequence[Mapping[str, object]], tuple[str, ...]]] = {
+        "decision_log": (ctx["decision_log"], ("decision", "reasoning_chain")),
+        "rejected_alternatives": (
+            ctx["rejected_alternatives"],
+            ("alternative", "rejection_reason"),
+        ),
+        "constraints": (ctx["constraints"], ("description",)),
+        "known_risks": (ctx["known_risks"], ("risk",)),
+        "choices": (ctx["choices"], ("topic",)),
     }
-    for group, fields in required_text.items():
-        for item in ctx[group]:
+    for group, (items, fields) in required_text.items():
+        for item in items:
             for field in fields:
-                if not item[field].strip():
+                if not str(item[field]).strip():
                     found.append(
                         Finding(
                             f"planning_context.{group}[{item['id']}].{field}",
@@ -400,7 +402,7 @@ def _texts(node: Any, path: str) -> Iterator[tuple[str, str]]:
                 yield from _texts(value, f"{path}.{key}" if path else key)
 
 
-def same_file_same_wave(plan: dict[str, Any]) -> list[Finding]:
+def same_file_same_wave(plan: Plan) -> list[Finding]:
     """Warnings: milestones of one wave (neither depends on the other) that change the same file
     run side by side, though the later one's diffs build on the earlier one's. Each is named
     with the one before it that changes the file, so the fixes make a chain (n findings for n
@@ -430,7 +432,7 @@ def same_file_same_wave(plan: dict[str, Any]) -> list[Finding]:
     return found
 
 
-def _changed_files(milestone: dict[str, Any]) -> set[str]:
+def _changed_files(milestone: Milestone) -> set[str]:
     """The files a milestone changes: named, intended or with a planned diff (test files it
     only runs are not among them)."""
     files = set(milestone["files"]) | {i["file"] for i in milestone["code_intents"]}
@@ -444,7 +446,7 @@ def _excerpt(text: str) -> str:
 
 
 def validate(
-    plan: dict[str, Any],
+    plan: Plan,
     phase: str | None,
     root: str,
     question_ids: set[str] | None = None,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from state.storage.documents import Milestone, Wave
 
 
 def find_cycle(depends: dict[str, list[str]]) -> list[str]:
@@ -33,7 +33,7 @@ def find_cycle(depends: dict[str, list[str]]) -> list[str]:
     return []
 
 
-def compute_waves(milestones: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def compute_waves(milestones: list[Milestone]) -> list[Wave]:
     """Kahn's layering, plan order within a wave; milestones in a cycle are left out."""
     order = {m["id"]: i for i, m in enumerate(milestones)}
     needs = {
@@ -45,7 +45,7 @@ def compute_waves(milestones: list[dict[str, Any]]) -> list[dict[str, Any]]:
             users[dep].append(mid)
     remaining = {mid: len(deps) for mid, deps in needs.items()}
     current = [mid for mid in order if not remaining[mid]]
-    waves: list[dict[str, Any]] = []
+    waves: list[Wave] = []
     while current:
         waves.append({"wave": len(waves) + 1, "milestones": current})
         ready = []
@@ -58,7 +58,7 @@ def compute_waves(milestones: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return waves
 
 
-def diagram(waves: list[dict[str, Any]], milestones: list[dict[str, Any]]) -> str:
+def diagram(waves: list[Wave], milestones: list[Milestone]) -> str:
     """A few lines of ASCII: one line a wave, each milestone with what it depends on."""
     by_id = {m["id"]: m for m in milestones}
     lines = []

@@ -20,7 +20,15 @@ from state.ops import plan_ops
 from state.storage import schema
 from state.storage.ids import next_id, option_letter
 from state.storage.lock import locked
-from state.storage.store import CLOSED_STATUSES, PLANNING_FILES, Store, dumps
+from state.storage.store import (
+    CLOSED_STATUSES,
+    PLANNING_FILES,
+    Store,
+    dumps,
+    load,
+    report_name,
+)
+from state.vocab import Phase
 from tests.state import builders
 from tests.state.builders import snapshot
 
@@ -521,3 +529,19 @@ def test_a_committed_document_is_written_with_its_defaults(store: Store, state_d
     with store.transaction("nothing") as tx:
         tx.edit("plan")
     assert snapshot(state_dir) == before  # no second revision of the same plan
+
+
+def test_report_name_is_a_qr_document_name_for_each_phase_and_nothing_else() -> None:
+    assert [report_name(p) for p in Phase] == [f"qr-{p}" for p in Phase]
+    for wrong in ("", "plan", "qr-plan-design", "plan-design "):
+        with pytest.raises(UsageError, match="not a QR phase"):
+            report_name(wrong)
+
+
+def test_load_reads_raw_bytes_given_as_the_file_would_give_them(tmp_path: Path) -> None:
+    path = tmp_path / "context.json"
+    raw = json.dumps(schema.defaults("context")).encode()
+    path.write_bytes(b"damaged")  # not what is read: the bytes given are
+    assert load(str(path), "context", raw)["questions"] == []
+    with pytest.raises(DamagedFile, match="empty file"):
+        load(str(path), "context", b"  ")
