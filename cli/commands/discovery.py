@@ -123,7 +123,7 @@ def choice_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
 
     Prints the choice id, then one line per option as D-NNN/OPT-X (`plan choice pick` and
     `plan show` take that form); --json gives the same list under "ids"."""
-    return choice_ops.choice_add(tx, a)
+    return choice_ops.choice_add(tx, **a)
 
 
 @choice_command.command("import", cls=Operation)
@@ -132,7 +132,7 @@ def choice_import(tx: Transaction, a: dict[str, Any]) -> list[str]:
     """Record the choices an LLM wrote as JSON (a list, or {"choices": [...]}, fenced or not).
 
     Prints each choice id followed by its options as D-NNN/OPT-X, as `choice add` does."""
-    return choice_ops.choice_import(tx, a)
+    return choice_ops.choice_import(tx, **a)
 
 
 @choice_command.command("pick", cls=Operation)
@@ -142,7 +142,7 @@ def choice_import(tx: Transaction, a: dict[str, Any]) -> list[str]:
 def choice_pick(tx: Transaction, a: dict[str, Any]) -> list[str]:
     """Pick an option (D-001 OPT-B, or D-001/OPT-B): writes the decision and the other
     options as rejected alternatives."""
-    return choice_ops.choice_pick(tx, a)
+    return choice_ops.choice_pick(tx, **a)
 
 
 # --- plan ask ------------------------------------------------------------------------------
@@ -249,8 +249,7 @@ def pick_one(store: Store, choice: dict[str, Any], progress: str) -> str:
     why = given or ask("", "   why this option (Enter: the user's pick at plan ask) > ")
     rationale = why or "the user's pick at plan ask"
     with store.transaction("choice pick") as tx:
-        args = {"id": choice["id"], "option": option["id"], "rationale": rationale}
-        choice_ops.choice_pick(tx, args)
+        choice_ops.choice_pick(tx, id=choice["id"], option=option["id"], rationale=rationale)
     sys.stdout.write(f"   recorded: {choice['id']} {option['id']} {option['name']}\n")
     return "answered"
 
