@@ -27,9 +27,7 @@ def milestone_options(f: Callable[..., Any]) -> Callable[..., Any]:
             click.option(
                 "--acceptance", multiple=True, help="An acceptance criterion (repeatable)."
             ),
-            click.option(
-                "--risk", type=click.Choice(["low", "medium", "high"]), help="How risky it is."
-            ),
+            click.option("--risk", type=click.Choice(plan_ops.RISKS), help="How risky it is."),
             click.option(
                 "--depends",
                 multiple=True,

@@ -9,7 +9,7 @@ the parameters; state/ parses none.
 
 from __future__ import annotations
 
-from typing import Literal, overload
+from typing import Literal, get_args, overload
 
 from state import clock
 from state.errors import UsageError
@@ -47,7 +47,9 @@ if TYPE_CHECKING:
         | CodeIntent
         | CodeChange
     )
-    MilestoneRisk = Literal["low", "medium", "high"]
+
+MilestoneRisk = Literal["low", "medium", "high"]  # as models.Milestone.risk
+RISKS: tuple[str, ...] = get_args(MilestoneRisk)
 
 KINDS = {
     "DL": "decision",

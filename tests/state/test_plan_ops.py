@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import get_args
 
 import pytest
 
@@ -27,6 +28,7 @@ def test_new_items_are_the_models_defaults() -> None:
         model = getattr(models, name)
         required = {k: item[k] for k, f in model.model_fields.items() if f.is_required()}
         assert item == model(**required).model_dump(), name
+    assert get_args(models.Milestone.model_fields["risk"].annotation) == plan_ops.RISKS
 
 
 def test_find_refuses_an_id_of_another_kind_before_looking(plan: Plan, session_dir: Path) -> None:
