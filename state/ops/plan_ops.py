@@ -209,12 +209,7 @@ def new_decision(
 
 
 def decision_set(
-    tx: Transaction,
-    *,
-    id: str,
-    decision: str | None,
-    reasoning: str | None,
-    question: list[str],
+    tx: Transaction, *, id: str, decision: str | None, reasoning: str | None, question: list[str]
 ) -> None:
     """Change a decision's text, reasoning or cited questions."""
     item = find(tx.edit("plan"), id, "DL")
@@ -256,12 +251,7 @@ def new_alternative(id: str, alternative: str, reason: str, decision: str) -> Re
 
 
 def alternative_set(
-    tx: Transaction,
-    *,
-    id: str,
-    alternative: str | None,
-    reason: str | None,
-    decision: str | None,
+    tx: Transaction, *, id: str, alternative: str | None, reason: str | None, decision: str | None
 ) -> None:
     """Change a rejected alternative, its reason or the decision that rejected it."""
     item = find(tx.edit("plan"), id, "RA")
@@ -645,13 +635,7 @@ def new_change(
 
 
 def change_add(
-    tx: Transaction,
-    *,
-    intent: str,
-    file: str,
-    diff: str,
-    why: list[str],
-    context_lines: int | None,
+    tx: Transaction, *, intent: str, file: str, diff: str, why: list[str], context_lines: int | None
 ) -> list[str]:
     """Add a code change (CC-NNN): a unified diff for one file, realising an intent."""
     plan = tx.edit("plan")
