@@ -11,7 +11,7 @@ from cli.base import FILE_TEXT, TEXT, Operation, PlanGroup
 from state.ops import plan_ops
 
 if TYPE_CHECKING:
-    from state.storage.store import Transaction
+    from collections.abc import Callable
 
 ID = click.argument("id")
 
@@ -34,7 +34,7 @@ def decision_command() -> None:
     """Decisions (DL-NNN) and the reasoning behind them."""
 
 
-def question_option(f: Any) -> Any:
+def question_option(f: Callable[..., Any]) -> Callable[..., Any]:
     return click.option(
         "--question",
         multiple=True,
@@ -43,34 +43,31 @@ def question_option(f: Any) -> Any:
     )(f)
 
 
-@decision_command.command("add", cls=Operation)
+@decision_command.command("add", cls=Operation, op=plan_ops.decision_add)
 @click.option("--decision", required=True, type=TEXT, help="What was decided.")
 @click.option("--reasoning", required=True, type=TEXT, help="The chain of reasoning behind it.")
 @question_option
-def decision_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
+def decision_add() -> None:
     """Record a decision (DL-NNN) with its chain of reasoning."""
-    return plan_ops.decision_add(tx, a)
 
 
-@decision_command.command("set", cls=Operation)
+@decision_command.command("set", cls=Operation, op=plan_ops.decision_set)
 @ID
 @click.option("--decision", help="The new text of the decision.")
 @click.option("--reasoning", help="The new chain of reasoning.")
 @question_option
-def decision_set(tx: Transaction, a: dict[str, Any]) -> None:
+def decision_set() -> None:
     """Change a decision's text, reasoning or cited questions."""
-    plan_ops.decision_set(tx, a)
 
 
-@decision_command.command("supersede", cls=Operation)
+@decision_command.command("supersede", cls=Operation, op=plan_ops.decision_supersede)
 @ID
 @click.option(
     "--by", required=True, type=TEXT, metavar="DL-m", help="The decision that replaces it."
 )
 @click.option("--reason", required=True, type=TEXT, help="Why it was superseded.")
-def decision_supersede(tx: Transaction, a: dict[str, Any]) -> None:
+def decision_supersede() -> None:
     """Mark a decision superseded by a later one; both stay on record."""
-    plan_ops.decision_supersede(tx, a)
 
 
 @click.group("alternative", cls=PlanGroup)
@@ -78,25 +75,23 @@ def alternative_command() -> None:
     """Rejected alternatives (RA-NNN) and the decisions that rejected them."""
 
 
-@alternative_command.command("add", cls=Operation)
+@alternative_command.command("add", cls=Operation, op=plan_ops.alternative_add)
 @click.option("--alternative", required=True, type=TEXT, help="The approach that was rejected.")
 @click.option("--reason", required=True, type=TEXT, help="Why it was rejected.")
 @click.option(
     "--decision", required=True, type=TEXT, metavar="DL-n", help="The decision that rejected it."
 )
-def alternative_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
+def alternative_add() -> None:
     """Record an alternative that was rejected, and the decision that rejected it."""
-    return plan_ops.alternative_add(tx, a)
 
 
-@alternative_command.command("set", cls=Operation)
+@alternative_command.command("set", cls=Operation, op=plan_ops.alternative_set)
 @ID
 @click.option("--alternative", help="The new text of the alternative.")
 @click.option("--reason", help="The new reason it was rejected.")
 @click.option("--decision", metavar="DL-n", help="The decision that rejected it.")
-def alternative_set(tx: Transaction, a: dict[str, Any]) -> None:
+def alternative_set() -> None:
     """Change a rejected alternative, its reason or the decision that rejected it."""
-    plan_ops.alternative_set(tx, a)
 
 
 @click.group("constraint", cls=PlanGroup)
@@ -104,23 +99,21 @@ def constraint_command() -> None:
     """Constraints (C-NNN) the plan must respect."""
 
 
-@constraint_command.command("add", cls=Operation)
+@constraint_command.command("add", cls=Operation, op=plan_ops.constraint_add)
 @click.option("--type", required=True, type=TEXT, help="The kind of constraint (technical, …).")
 @click.option("--description", required=True, type=TEXT, help="What must hold.")
 @click.option("--source", help="Where it comes from (a user quote, a doc, a file).")
-def constraint_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
+def constraint_add() -> None:
     """Record a constraint the plan must respect."""
-    return plan_ops.constraint_add(tx, a)
 
 
-@constraint_command.command("set", cls=Operation)
+@constraint_command.command("set", cls=Operation, op=plan_ops.constraint_set)
 @ID
 @click.option("--type", help="The new kind of constraint.")
 @click.option("--description", help="The new description.")
 @click.option("--source", help="The new source.")
-def constraint_set(tx: Transaction, a: dict[str, Any]) -> None:
+def constraint_set() -> None:
     """Change a constraint's type, description or source."""
-    plan_ops.constraint_set(tx, a)
 
 
 @click.group("risk", cls=PlanGroup)
@@ -128,25 +121,23 @@ def risk_command() -> None:
     """Known risks (R-NNN) and how they are mitigated."""
 
 
-@risk_command.command("add", cls=Operation)
+@risk_command.command("add", cls=Operation, op=plan_ops.risk_add)
 @click.option("--risk", required=True, type=TEXT, help="What could go wrong.")
 @click.option("--mitigation", required=True, type=TEXT, help="How the plan guards against it.")
 @click.option("--anchor", help="Where in the code it lives (file, function).")
 @click.option("--decision", metavar="DL-n", help="The decision the risk comes from.")
-def risk_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
+def risk_add() -> None:
     """Record a known risk and how it is mitigated."""
-    return plan_ops.risk_add(tx, a)
 
 
-@risk_command.command("set", cls=Operation)
+@risk_command.command("set", cls=Operation, op=plan_ops.risk_set)
 @ID
 @click.option("--risk", help="The new text of the risk.")
 @click.option("--mitigation", help="The new mitigation.")
 @click.option("--anchor", help="The new anchor.")
 @click.option("--decision", metavar="DL-n", help="The decision the risk comes from.")
-def risk_set(tx: Transaction, a: dict[str, Any]) -> None:
+def risk_set() -> None:
     """Change a risk, its mitigation, anchor or decision."""
-    plan_ops.risk_set(tx, a)
 
 
 @click.group("knowledge", cls=PlanGroup)
@@ -154,7 +145,7 @@ def knowledge_command() -> None:
     """What the code will not say by itself: architecture, data flow, structure."""
 
 
-@knowledge_command.command("set", cls=Operation)
+@knowledge_command.command("set", cls=Operation, op=plan_ops.knowledge_set)
 @click.option(
     "--architecture-diagram",
     type=FILE_TEXT,
@@ -170,9 +161,8 @@ def knowledge_command() -> None:
 )
 @click.option("--data-flow", help="The data flow in words.")
 @click.option("--structure-rationale", help="Why the code is structured this way.")
-def knowledge_set(tx: Transaction, a: dict[str, Any]) -> None:
+def knowledge_set() -> None:
     """Set the architecture and data-flow diagrams and descriptions, and the structure rationale."""
-    plan_ops.knowledge_set(tx, a)
 
 
 @click.group("invariant", cls=PlanGroup)
@@ -180,11 +170,10 @@ def invariant_command() -> None:
     """Invariants the code must keep."""
 
 
-@invariant_command.command("add", cls=Operation)
+@invariant_command.command("add", cls=Operation, op=plan_ops.invariant_add)
 @click.argument("text", type=TEXT)
-def invariant_add(tx: Transaction, a: dict[str, Any]) -> None:
+def invariant_add() -> None:
     """Add an invariant the code must keep."""
-    plan_ops.invariant_add(tx, a)
 
 
 @click.group("tradeoff", cls=PlanGroup)
@@ -192,8 +181,7 @@ def tradeoff_command() -> None:
     """Tradeoffs the design accepts."""
 
 
-@tradeoff_command.command("add", cls=Operation)
+@tradeoff_command.command("add", cls=Operation, op=plan_ops.tradeoff_add)
 @click.argument("text", type=TEXT)
-def tradeoff_add(tx: Transaction, a: dict[str, Any]) -> None:
+def tradeoff_add() -> None:
     """Add a tradeoff the design accepts."""
-    plan_ops.tradeoff_add(tx, a)

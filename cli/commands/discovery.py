@@ -108,7 +108,7 @@ def choice_command() -> None:
     """Design choices (D-NNN): options with pros and cons, for the user to pick from."""
 
 
-@choice_command.command("add", cls=Operation)
+@choice_command.command("add", cls=Operation, op=choice_ops.choice_add)
 @click.option("--topic", required=True, type=TEXT, help="What the choice is about.")
 @click.option(
     "--option-json",
@@ -118,31 +118,28 @@ def choice_command() -> None:
     help='An option: {"name", "description", "pros": [], "cons": [], "recommended": bool} '
     "(repeatable).",
 )
-def choice_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
+def choice_add() -> None:
     """Record a design choice (D-NNN) for the user to pick from.
 
     Prints the choice id, then one line per option as D-NNN/OPT-X (`plan choice pick` and
     `plan show` take that form); --json gives the same list under "ids"."""
-    return choice_ops.choice_add(tx, a)
 
 
-@choice_command.command("import", cls=Operation)
+@choice_command.command("import", cls=Operation, op=choice_ops.choice_import)
 @click.argument("source", type=FILE_TEXT, metavar="FILE|-")
-def choice_import(tx: Transaction, a: dict[str, Any]) -> list[str]:
+def choice_import() -> None:
     """Record the choices an LLM wrote as JSON (a list, or {"choices": [...]}, fenced or not).
 
     Prints each choice id followed by its options as D-NNN/OPT-X, as `choice add` does."""
-    return choice_ops.choice_import(tx, a)
 
 
-@choice_command.command("pick", cls=Operation)
+@choice_command.command("pick", cls=Operation, op=choice_ops.choice_pick)
 @click.argument("id", metavar="D-n")
 @click.argument("option", metavar="OPT-X", required=False)
 @click.option("--rationale", required=True, type=TEXT, help="Why this option, in the user's terms.")
-def choice_pick(tx: Transaction, a: dict[str, Any]) -> list[str]:
+def choice_pick() -> None:
     """Pick an option (D-001 OPT-B, or D-001/OPT-B): writes the decision and the other
     options as rejected alternatives."""
-    return choice_ops.choice_pick(tx, a)
 
 
 # --- plan ask ------------------------------------------------------------------------------
@@ -249,8 +246,7 @@ def pick_one(store: Store, choice: dict[str, Any], progress: str) -> str:
     why = given or ask("", "   why this option (Enter: the user's pick at plan ask) > ")
     rationale = why or "the user's pick at plan ask"
     with store.transaction("choice pick") as tx:
-        args = {"id": choice["id"], "option": option["id"], "rationale": rationale}
-        choice_ops.choice_pick(tx, args)
+        choice_ops.choice_pick(tx, id=choice["id"], option=option["id"], rationale=rationale)
     sys.stdout.write(f"   recorded: {choice['id']} {option['id']} {option['name']}\n")
     return "answered"
 

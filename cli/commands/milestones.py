@@ -8,12 +8,10 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from cli.base import FILE_TEXT, KEY_VALUE, TEXT, Operation, PlanGroup
-from state.ops import plan_ops
+from state.ops import capture_ops, plan_ops
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-
-    from state.storage.store import Transaction
 
 ID = click.argument("id")
 
@@ -29,9 +27,7 @@ def milestone_options(f: Callable[..., Any]) -> Callable[..., Any]:
             click.option(
                 "--acceptance", multiple=True, help="An acceptance criterion (repeatable)."
             ),
-            click.option(
-                "--risk", type=click.Choice(["low", "medium", "high"]), help="How risky it is."
-            ),
+            click.option("--risk", type=click.Choice(plan_ops.RISKS), help="How risky it is."),
             click.option(
                 "--depends",
                 multiple=True,
@@ -56,12 +52,11 @@ def milestone_command() -> None:
     """Milestones (M-NNN): what gets built, in which order, and how it is tested."""
 
 
-@milestone_command.command("add", cls=Operation)
+@milestone_command.command("add", cls=Operation, op=plan_ops.milestone_add)
 @click.option("--name", required=True, type=TEXT, help="The milestone's name.")
 @milestone_options
-def milestone_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
+def milestone_add() -> None:
     """Add a milestone (M-NNN)."""
-    return plan_ops.milestone_add(tx, a)
 
 
 def item_edits(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -82,19 +77,18 @@ def item_edits(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
-@milestone_command.command("set", cls=Operation)
+@milestone_command.command("set", cls=Operation, op=plan_ops.milestone_set)
 @ID
 @click.option("--name", help="The milestone's new name.")
 @milestone_options
 @item_edits
-def milestone_set(tx: Transaction, a: dict[str, Any]) -> None:
+def milestone_set() -> None:
     """Change a milestone. A repeatable option (--requirement …) replaces its whole list
     (given as '' it clears it); --add-requirement T appends and --remove-requirement N
     (1-based) drops one, and the same for --*-acceptance and --*-file."""
-    plan_ops.milestone_set(tx, a)
 
 
-@milestone_command.command("tests", cls=Operation)
+@milestone_command.command("tests", cls=Operation, op=plan_ops.milestone_tests)
 @ID
 @click.option("--file", multiple=True, help="A test file (repeatable).")
 @click.option("--type", help="The kind of tests (unit, integration, e2e, …).")
@@ -103,9 +97,8 @@ def milestone_set(tx: Transaction, a: dict[str, Any]) -> None:
 @click.option("--edge", multiple=True, help="An edge-case scenario (repeatable).")
 @click.option("--error", multiple=True, help="An error-case scenario (repeatable).")
 @click.option("--skip-reason", help="Why the milestone needs no tests.")
-def milestone_tests(tx: Transaction, a: dict[str, Any]) -> None:
+def milestone_tests() -> None:
     """Set the tests a milestone needs: files, type, backing, scenarios, or why none."""
-    plan_ops.milestone_tests(tx, a)
 
 
 def intent_options(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -129,7 +122,7 @@ def intent_command() -> None:
     """Code intents (CI-NNN): what a function in a file must do, and why."""
 
 
-@intent_command.command("add", cls=Operation)
+@intent_command.command("add", cls=Operation, op=plan_ops.intent_add)
 @click.option(
     "--milestone", required=True, type=TEXT, metavar="M-n", help="The milestone it belongs to."
 )
@@ -137,20 +130,18 @@ def intent_command() -> None:
 @click.option("--function", help="The function or class it changes.")
 @click.option("--behavior", required=True, type=TEXT, help="What the code must do.")
 @intent_options
-def intent_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
+def intent_add() -> None:
     """Add a code intent (CI-NNN): what a function in a file must do, and why."""
-    return plan_ops.intent_add(tx, a)
 
 
-@intent_command.command("set", cls=Operation)
+@intent_command.command("set", cls=Operation, op=plan_ops.intent_set)
 @ID
 @click.option("--file", help="The new file.")
 @click.option("--function", help="The new function or class.")
 @click.option("--behavior", help="The new behaviour.")
 @intent_options
-def intent_set(tx: Transaction, a: dict[str, Any]) -> None:
+def intent_set() -> None:
     """Change a code intent."""
-    plan_ops.intent_set(tx, a)
 
 
 def change_options(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -167,7 +158,7 @@ def change_command() -> None:
     """Code changes (CC-NNN): the unified diff that realises an intent."""
 
 
-@change_command.command("add", cls=Operation)
+@change_command.command("add", cls=Operation, op=plan_ops.change_add)
 @click.option("--intent", required=True, type=TEXT, metavar="CI-n", help="The intent it realises.")
 @click.option("--file", required=True, type=TEXT, help="The one file the diff touches.")
 @click.option(
@@ -178,12 +169,11 @@ def change_command() -> None:
     help="The unified diff (a file, or - for stdin).",
 )
 @change_options
-def change_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
+def change_add() -> None:
     """Add a code change (CC-NNN): a unified diff for one file, realising an intent."""
-    return plan_ops.change_add(tx, a)
 
 
-@change_command.command("set", cls=Operation)
+@change_command.command("set", cls=Operation, op=plan_ops.change_set)
 @ID
 @click.option("--intent", metavar="CI-n", help="Move it to this intent (and its milestone).")
 @click.option("--file", help="The new file.")
@@ -191,12 +181,11 @@ def change_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
     "--diff", type=FILE_TEXT, metavar="FILE|-", help="The new diff (a file, or - for stdin)."
 )
 @change_options
-def change_set(tx: Transaction, a: dict[str, Any]) -> None:
+def change_set() -> None:
     """Change a code change; a new --intent moves it to that intent's milestone."""
-    plan_ops.change_set(tx, a)
 
 
-@change_command.command("capture", cls=Operation)
+@change_command.command("capture", cls=Operation, op=capture_ops.change_capture)
 @click.option(
     "--intent",
     multiple=True,
@@ -204,7 +193,7 @@ def change_set(tx: Transaction, a: dict[str, Any]) -> None:
     help="Capture this intent's edits (repeatable); without it, every intent whose file changed.",
 )
 @click.argument("file", nargs=-1)
-def change_capture(tx: Transaction, a: dict[str, Any]) -> list[str]:
+def change_capture() -> None:
     """Record the scratch worktree's edits as code changes: [--intent CI-n] [FILE]...
 
     Changes sharing a file are captured in plan order, each diff applying on the one
@@ -213,9 +202,6 @@ def change_capture(tx: Transaction, a: dict[str, Any]) -> list[str]:
     (with --intent: the files it takes, default the intent's file). It names, in one line,
     the files the worktree changed that no intent names.
     """
-    from state.ops import capture_ops
-
-    return capture_ops.change_capture(tx, a)
 
 
 @click.group("doc", cls=PlanGroup)
@@ -223,7 +209,7 @@ def doc_command() -> None:
     """Documentation a milestone adds that lives in no file of its own."""
 
 
-@doc_command.command("set", cls=Operation)
+@doc_command.command("set", cls=Operation, op=plan_ops.doc_set)
 @click.option(
     "--milestone", required=True, type=TEXT, metavar="M-n", help="The milestone it belongs to."
 )
@@ -231,6 +217,5 @@ def doc_command() -> None:
 @click.option("--docstring", multiple=True, help="A docstring (repeatable).")
 @click.option("--algorithm", multiple=True, help="An algorithm block (repeatable).")
 @click.option("--inline", multiple=True, help="An inline comment (repeatable).")
-def doc_set(tx: Transaction, a: dict[str, Any]) -> None:
+def doc_set() -> None:
     """Set a milestone's documentation: module comment, docstrings, algorithm blocks, inline."""
-    plan_ops.doc_set(tx, a)

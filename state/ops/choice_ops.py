@@ -1,16 +1,15 @@
 """Design choices: options with pros and cons, one recommended; picking
 one writes the decision (DL) and the other options as rejected alternatives (RA).
 
-Each operation is a function (tx, a): the open transaction and the arguments by name
-(repeatable ones as lists); it returns the ids it created. cli/commands/ declares the
-arguments; state/ parses none.
+Each operation takes the open transaction and the command's parameters as keywords, by their
+click names (repeatable ones as lists); it returns the ids it created. cli/commands/ declares
+the parameters; state/ parses none.
 """
 
 from __future__ import annotations
 
-from state import clock
 from state.errors import UsageError
-from state.ops.plan_ops import find, new
+from state.ops.plan_ops import find, new_alternative, new_decision
 from state.ops.question_ops import extract_json, items_of
 from state.storage.ids import option_letter
 
@@ -18,12 +17,13 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from state.storage.documents import Choice, ChoiceOption, Plan
     from state.storage.store import Transaction
 
 OPTION_KEYS = ("name", "description", "pros", "cons", "recommended")
 
 
-def _option(raw: Any, n: int, where: str) -> dict[str, Any]:
+def _option(raw: Any, n: int, where: str) -> ChoiceOption:
     where = f"{where}.options[{n}]"
     if not isinstance(raw, dict):
         raise UsageError(f"{where}: expected an object with {', '.join(OPTION_KEYS)}")
@@ -49,7 +49,8 @@ def _option(raw: Any, n: int, where: str) -> dict[str, Any]:
     }
 
 
-def make_choice(topic: Any, options: Any, where: str) -> dict[str, Any]:
+def make_choice(topic: Any, options: Any, where: str) -> Choice:
+    """A choice checked from what the user or an LLM gave; `record` gives it its id."""
     if not isinstance(topic, str) or not topic.strip():
         raise UsageError(f"{where}.topic: required text is missing")
     if not isinstance(options, list) or len(options) < 2:
@@ -58,6 +59,7 @@ def make_choice(topic: Any, options: Any, where: str) -> dict[str, Any]:
     if sum(o["recommended"] for o in built) != 1:
         raise UsageError(f'{where}.options: mark exactly one option "recommended": true')
     return {
+        "id": "",
         "topic": topic.strip(),
         "options": built,
         "picked": None,
@@ -66,32 +68,30 @@ def make_choice(topic: Any, options: Any, where: str) -> dict[str, Any]:
     }
 
 
-def record(tx: Transaction, choices: list[dict[str, Any]]) -> list[str]:
+def record(tx: Transaction, choices: list[Choice]) -> list[str]:
     """Add choices with new ids; per choice its id, then each option as D-NNN/OPT-X (what
     `plan choice pick` and `plan show` take)."""
     items = tx.edit("plan")["planning_context"]["choices"]
     ids = []
     for choice in choices:
-        choice = {"id": tx.new_id("plan", "D", items), **choice}
+        choice["id"] = tx.new_id("plan", "D", items)
         items.append(choice)
         ids.append(choice["id"])
         ids += [f"{choice['id']}/{o['id']}" for o in choice["options"]]
     return ids
 
 
-def choice_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
+def choice_add(tx: Transaction, *, topic: str, option_json: list[str]) -> list[str]:
     """Record a design choice (D-NNN) for the user to pick from."""
-    options = [
-        extract_json(raw, f"--option-json {n + 1}") for n, raw in enumerate(a["option_json"])
-    ]
-    return record(tx, [make_choice(a["topic"], options, "choice add")])
+    options = [extract_json(raw, f"--option-json {n + 1}") for n, raw in enumerate(option_json)]
+    return record(tx, [make_choice(topic, options, "choice add")])
 
 
-def choice_import(tx: Transaction, a: dict[str, Any]) -> list[str]:
+def choice_import(tx: Transaction, *, source: str) -> list[str]:
     """Record the choices an LLM wrote as JSON (a list, or {"choices": [...]}, fenced or not)."""
     choices = []
     for n, raw in enumerate(
-        items_of(extract_json(a["source"], "choice import"), "choices", "choice import")
+        items_of(extract_json(source, "choice import"), "choices", "choice import")
     ):
         if not isinstance(raw, dict):
             raise UsageError(f"choices[{n}]: expected an object with topic and options")
@@ -99,7 +99,7 @@ def choice_import(tx: Transaction, a: dict[str, Any]) -> list[str]:
     return record(tx, choices)
 
 
-def pick(tx: Transaction, choice: dict[str, Any], option_id: str, rationale: str) -> list[str]:
+def pick(tx: Transaction, choice: Choice, option_id: str, rationale: str) -> list[str]:
     """The decision for the picked option, the others as rejected alternatives; their ids."""
     context = tx.edit("plan")["planning_context"]
     chosen = next((o for o in choice["options"] if o["id"] == option_id), None)
@@ -112,37 +112,36 @@ def pick(tx: Transaction, choice: dict[str, Any], option_id: str, rationale: str
             f"{choice['decision_ref']}); supersede that decision to change it"
         )
     reasons = rationale + (f" Pros: {'; '.join(chosen['pros'])}." if chosen["pros"] else "")
-    decision = new(
-        "Decision",
-        id=tx.new_id("plan", "DL", context["decision_log"]),
-        decision=f"{choice['topic']}: {chosen['name']}",
-        reasoning_chain=reasons,
-        timestamp=clock.now(),
+    decision = new_decision(
+        tx.new_id("plan", "DL", context["decision_log"]),
+        f"{choice['topic']}: {chosen['name']}",
+        reasons,
     )
     context["decision_log"].append(decision)
     ids = [decision["id"]]
     for other in choice["options"]:
         if other is chosen:
             continue
-        alternative = {
-            "id": tx.new_id("plan", "RA", context["rejected_alternatives"]),
-            "alternative": f"{choice['topic']}: {other['name']}",
-            "rejection_reason": "; ".join(other["cons"]) or f"{chosen['name']} was picked instead",
-            "decision_ref": decision["id"],
-        }
+        alternative = new_alternative(
+            tx.new_id("plan", "RA", context["rejected_alternatives"]),
+            f"{choice['topic']}: {other['name']}",
+            "; ".join(other["cons"]) or f"{chosen['name']} was picked instead",
+            decision["id"],
+        )
         context["rejected_alternatives"].append(alternative)
         ids.append(alternative["id"])
-    choice.update(picked=chosen["id"], rationale=rationale, decision_ref=decision["id"])
+    choice["picked"], choice["rationale"] = chosen["id"], rationale
+    choice["decision_ref"] = decision["id"]
     return ids
 
 
-def choice_pick(tx: Transaction, a: dict[str, Any]) -> list[str]:
+def choice_pick(tx: Transaction, *, id: str, option: str | None, rationale: str) -> list[str]:
     """Pick an option: writes the decision and the other options as rejected alternatives."""
-    choice_id, _, option = a["id"].partition("/")  # D-001 OPT-B, or D-001/OPT-B alone
-    if bool(option) == bool(a["option"]):
+    choice_id, _, joined = id.partition("/")  # D-001 OPT-B, or D-001/OPT-B alone
+    if bool(joined) == bool(option):
         raise UsageError("choice pick: give D-n OPT-X, or D-n/OPT-X as choice add printed it")
-    return pick(tx, find(tx.edit("plan"), choice_id, "D"), option or a["option"], a["rationale"])
+    return pick(tx, find(tx.edit("plan"), choice_id, "D"), joined or option or "", rationale)
 
 
-def unpicked(plan: dict[str, Any]) -> list[dict[str, Any]]:
+def unpicked(plan: Plan) -> list[Choice]:
     return [c for c in plan["planning_context"]["choices"] if not c["picked"]]

@@ -350,8 +350,8 @@ from state.storage.store import Store
 store = Store(sys.argv[1])
 for n in range(int(sys.argv[2])):
     with store.transaction("decision add") as tx:
-        args = {"decision": f"{sys.argv[3]}-{n}", "reasoning": "r", "question": []}
-        tx.created.extend(plan_ops.decision_add(tx, args))
+        decision = f"{sys.argv[3]}-{n}"
+        tx.created.extend(plan_ops.decision_add(tx, decision=decision, reasoning="r", question=[]))
 """
 
 

@@ -1,0 +1,62 @@
+"""state.ops.plan_ops: the typed items it builds are what the models say, and a set-operation
+changes exactly what was given (a flag given as false and a list given as '' count)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import get_args
+
+import pytest
+
+from state.errors import UsageError
+from state.ops import plan_ops
+from state.storage import models
+from state.storage.store import Store
+from tests.conftest import Plan
+
+
+def test_new_items_are_the_models_defaults() -> None:
+    """The typed constructors spell out the defaults models.py declares: the two agree."""
+    built = {
+        "Milestone": plan_ops.new_milestone("M-001", 1, "Parser"),
+        "CodeChange": plan_ops.new_change("CC-001", "CI-001", "a.py", "--- a\n"),
+        "Decision": plan_ops.new_decision("DL-001", "d", "r"),
+        "RejectedAlternative": plan_ops.new_alternative("RA-001", "a", "r", "DL-001"),
+    }
+    for name, item in built.items():
+        model = getattr(models, name)
+        required = {k: item[k] for k, f in model.model_fields.items() if f.is_required()}
+        assert item == model(**required).model_dump(), name
+    assert get_args(models.Milestone.model_fields["risk"].annotation) == plan_ops.RISKS
+
+
+def test_find_refuses_an_id_of_another_kind_before_looking(plan: Plan, session_dir: Path) -> None:
+    plan("decision", "add", "--decision", "d", "--reasoning", "r")
+    document = Store(str(session_dir)).read("plan")
+    assert plan_ops.find(document, "DL-001", "DL")["decision"] == "d"
+    with pytest.raises(UsageError, match="DL-001: not a milestone id"):
+        plan_ops.find(document, "DL-001", "M")
+    with pytest.raises(UsageError, match=r"plan\.json: no M-001"):
+        plan_ops.find(document, "M-001", "M")
+
+
+def test_what_counts_as_given() -> None:
+    assert not plan_ops.some(None, [])
+    assert plan_ops.some(False)  # --no-doc-only
+    assert plan_ops.some([""])  # --depends '': clears the list
+    assert plan_ops.keep_list([""], ["M-001"]) == []
+    assert plan_ops.keep_list([], ["M-001"]) == ["M-001"]
+    assert plan_ops.keep(None, "old") == "old" and plan_ops.keep("", "old") == ""
+
+
+def test_milestone_set_changes_only_what_is_given(plan: Plan, session_dir: Path) -> None:
+    plan("milestone", "add", "--name", "Parser", "--requirement", "a", "--requirement", "b")
+    before = json.loads((session_dir / "plan.json").read_text())["milestones"][0]
+    plan("milestone", "set", "M-001", "--add-requirement", " ", code=2)  # blank: nothing given
+    plan("milestone", "set", "M-001", "--doc-only")
+    plan("milestone", "set", "M-001", "--remove-requirement", "1", "--add-requirement", "c")
+    after = json.loads((session_dir / "plan.json").read_text())["milestones"][0]
+    assert after == before | {"is_documentation_only": True, "requirements": ["b", "c"]}
+    done = plan("milestone", "set", "M-001", "--remove-requirement", "3", code=2)
+    assert "--remove-requirement 3: M-001 has 2 requirements (counting from 1)" in done.stderr
