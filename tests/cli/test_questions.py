@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
-import pexpect
 import pytest
 
-from tests.conftest import BIN, Plan, run
+from tests.conftest import Plan, run
 
 
 def question(**fields: object) -> dict:
@@ -144,41 +142,6 @@ def test_plan_ask_without_a_terminal_explains_how_to_answer(plan: Plan) -> None:
     done = plan("ask")  # stdin is a pipe here
     assert "No terminal here" in done.stdout and "plan question answer Q-n" in done.stdout
     assert "Q-001 Wave too?" in done.stdout
-
-
-def test_plan_ask_picks_a_design_choice_at_a_terminal(
-    plan: Plan, project: Path, session_dir: Path
-) -> None:
-    """An option by letter with the reason after it ("b) because …"); a number out of range
-    is asked again."""
-    options = [
-        {"name": "Module", "recommended": True},
-        {"name": "Package", "description": "its own folder", "pros": ["room"], "cons": ["files"]},
-    ]
-    choices = {"choices": [{"topic": "Where farewell lives", "options": options}]}
-    plan("choice", "import", "-", input=json.dumps(choices))
-    child = pexpect.spawn(
-        str(BIN / "plan"),
-        ["ask"],
-        cwd=str(project),
-        encoding="utf-8",
-        timeout=30,
-        env={**{k: v for k, v in os.environ.items() if k != "CI"}, "TERM": "xterm"},
-    )
-    child.expect(r"\(1/1\) D-001 design choice: Where farewell lives")
-    child.expect(r"2\) OPT-B Package: its own folder")
-    child.expect(r"option; Enter takes \[1\] > ")
-    child.sendline("9")
-    child.expect(r"not an option: 9 is not an option number \(1 to 2\)")
-    child.sendline("b) because it has room")
-    child.expect("recorded: D-001 OPT-B Package")
-    child.expect(pexpect.EOF)
-    child.close()
-    assert child.exitstatus == 0, child.before
-    picked = json.loads((session_dir / "plan.json").read_text())["planning_context"]
-    assert picked["choices"][0]["picked"] == "OPT-B"
-    assert picked["choices"][0]["rationale"] == "it has room"
-    assert picked["decision_log"][0]["decision"] == "Where farewell lives: Package"
 
 
 @pytest.mark.parametrize(
