@@ -215,7 +215,7 @@ def change_capture(tx: Transaction, a: dict[str, Any]) -> list[str]:
     """
     from state.ops import capture_ops
 
-    return capture_ops.change_capture(tx, intent=a["intent"], file=a["file"])
+    return capture_ops.change_capture(tx, a)
 
 
 @click.group("doc", cls=PlanGroup)

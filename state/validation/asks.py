@@ -43,12 +43,14 @@ def _question(tx: Transaction, about: str, kind: str, text: str, why: str) -> st
     tx.asks = True
     options = [{"label": label, "description": d} for label, d in DEVIATION_OPTIONS]
     q = question_ops.make_question(
+        {
+            "category": "scope",
+            "kind": kind,
+            "text": text,
+            "why": why,
+            "options": options if kind == "choice" else [],
+        },
         f"question about {about}",
-        category="scope",
-        kind=kind,
-        text=text,
-        why=why,
-        options=options if kind == "choice" else [],
     )
     q["about"] = about
     context = tx.edit("context")
