@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from cli.base import FILE_TEXT, KEY_VALUE, TEXT, Operation, PlanGroup
-from state.ops import plan_ops
+from state.ops import capture_ops, plan_ops
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -196,7 +196,7 @@ def change_set(tx: Transaction, a: dict[str, Any]) -> None:
     plan_ops.change_set(tx, a)
 
 
-@change_command.command("capture", cls=Operation)
+@change_command.command("capture", cls=Operation, op=capture_ops.change_capture)
 @click.option(
     "--intent",
     multiple=True,
@@ -204,7 +204,7 @@ def change_set(tx: Transaction, a: dict[str, Any]) -> None:
     help="Capture this intent's edits (repeatable); without it, every intent whose file changed.",
 )
 @click.argument("file", nargs=-1)
-def change_capture(tx: Transaction, a: dict[str, Any]) -> list[str]:
+def change_capture() -> None:
     """Record the scratch worktree's edits as code changes: [--intent CI-n] [FILE]...
 
     Changes sharing a file are captured in plan order, each diff applying on the one
@@ -213,9 +213,6 @@ def change_capture(tx: Transaction, a: dict[str, Any]) -> list[str]:
     (with --intent: the files it takes, default the intent's file). It names, in one line,
     the files the worktree changed that no intent names.
     """
-    from state.ops import capture_ops
-
-    return capture_ops.change_capture(tx, a)
 
 
 @click.group("doc", cls=PlanGroup)

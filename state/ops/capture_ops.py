@@ -127,11 +127,10 @@ class Capture:
         milestone given together for one file share one change."""
         groups: dict[tuple[str, str], list[str]] = {}
         for intent_id in dict.fromkeys(intent_ids):
-            plan_ops.find(self.plan, intent_id, "CI")  # another kind's id, or none: refused
-            milestone = plan_ops.owner(self.plan, intent_id)
-            own = next(i["file"] for i in milestone["code_intents"] if i["id"] == intent_id)
-            for path in files or [own]:
-                groups.setdefault((path, milestone["id"]), []).append(intent_id)
+            intent = plan_ops.find(self.plan, intent_id, "CI")  # another kind's id: refused
+            milestone = plan_ops.owner(self.plan, intent_id)["id"]
+            for path in files or [intent["file"]]:
+                groups.setdefault((path, milestone), []).append(intent_id)
         for (path, _), group in groups.items():
             self.one(group[0], path, group[1:])
 
