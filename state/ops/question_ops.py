@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Literal, get_args
 
 from state import clock
 from state.errors import UsageError
@@ -19,23 +20,17 @@ from state.validation.limits import ANSWER_MAX, check_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Literal, TypeVar
+    from typing import Any, TypeVar
 
     from state.storage.documents import Context, Question, QuestionOption
     from state.storage.store import Transaction
 
-    Category = Literal["clarification", "scope", "technical", "priority", "constraint"]
-    Kind = Literal["choice", "yes_no", "text"]
     Allowed = TypeVar("Allowed", bound=str)
 
-CATEGORIES: tuple[Category, ...] = (
-    "clarification",
-    "scope",
-    "technical",
-    "priority",
-    "constraint",
-)
-KINDS: tuple[Kind, ...] = ("choice", "yes_no", "text")
+Category = Literal["clarification", "scope", "technical", "priority", "constraint"]
+Kind = Literal["choice", "yes_no", "text"]
+CATEGORIES: tuple[Category, ...] = get_args(Category)
+KINDS: tuple[Kind, ...] = get_args(Kind)
 FIELDS = ("category", "kind", "text", "why", "options", "recommended")
 YES, NO = ("y", "yes", "true", "1"), ("n", "no", "false", "0")
 
