@@ -119,11 +119,9 @@ def make_question(
 ) -> Question:
     """A question from loose input (CLI options or imported JSON), checked field by field; its
     id is given when it is recorded."""
-    category_word, kind_word, text = (
-        _text(category, f"{where}.category"),
-        _text(kind, f"{where}.kind"),
-        _text(text, f"{where}.text"),
-    )
+    category_word = _text(category, f"{where}.category")
+    kind_word = _text(kind, f"{where}.kind")
+    question = _text(text, f"{where}.text")
     checked_category = _one_of(category_word, CATEGORIES, f"{where}.category")
     checked_kind = _one_of(kind_word, KINDS, f"{where}.kind")
     choices = _options(options or [], where)
@@ -137,7 +135,7 @@ def make_question(
         "id": "",
         "category": checked_category,
         "kind": checked_kind,
-        "text": text.strip(),
+        "text": question.strip(),
         "why": str(why or ""),
         "options": choices,
         "recommended": _recommended(recommended, choices, where),
