@@ -67,9 +67,11 @@ def normal_plan(milestones: int, intents: int) -> list[dict[str, Any]]:
 
 
 def start_session(root: Path) -> Path:
+    from shared import config
     from state.ops import session
 
-    return Path(session.create(str(root), "Benchmark", {}, non_interactive=True).dir)
+    settings = config.load(str(root))
+    return Path(session.create(str(root), "Benchmark", settings, non_interactive=True).dir)
 
 
 def apply(state_dir: Path, ops: list[dict[str, Any]]) -> None:

@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
 from cli.base import FILE_TEXT, TEXT, Operation, PlanCommand, PlanGroup, dump, open_store, out
+from state.errors import UsageError
 from state.ops import choice_ops, context_ops, question_ops
 
 if TYPE_CHECKING:
-    from state.storage.store import Store, Transaction
+    from state.storage.documents import Choice, Question
+    from state.storage.store import Store
 
 
 @click.group("context", cls=PlanGroup)
@@ -21,30 +23,27 @@ def context_command() -> None:
     """The task's context: goal, scope, and what discovery found (context.json)."""
 
 
-@context_command.command("set", cls=Operation)
+@context_command.command("set", cls=Operation, op=context_ops.context_set)
 @click.option("--goal", help="What the task must achieve.")
 @click.option("--scope", help="What is in scope.")
 @click.option("--out-of-scope", help="What is explicitly out of scope.")
-def context_set(tx: Transaction, a: dict[str, Any]) -> None:
+def context_set() -> None:
     """Set the task's goal, scope and what is out of scope."""
-    context_ops.context_set(tx, a)
 
 
-@context_command.command("add", cls=Operation)
+@context_command.command("add", cls=Operation, op=context_ops.context_add)
 @click.argument("field", type=click.Choice(context_ops.LISTS))
 @click.argument("text", type=TEXT)
-def context_add(tx: Transaction, a: dict[str, Any]) -> None:
+def context_add() -> None:
     """Add a line to a context list: constraints (MUST/SHOULD …), entry_points, assumptions, …"""
-    context_ops.context_add(tx, a)
 
 
-@context_command.command("scan", cls=Operation)
+@context_command.command("scan", cls=Operation, op=context_ops.context_scan)
 @click.option(
     "--base", metavar="REF", help="Compare with this commit, branch or tag (default HEAD)."
 )
-def context_scan(tx: Transaction, a: dict[str, Any]) -> None:
+def context_scan() -> None:
     """Find the project's documents, the files changed since REF and the kinds of change."""
-    context_ops.context_scan(tx, a)
 
 
 @click.group("question", cls=PlanGroup)
@@ -52,7 +51,7 @@ def question_command() -> None:
     """Questions for the user (Q-NNN): add, import, answer, list."""
 
 
-@question_command.command("add", cls=Operation)
+@question_command.command("add", cls=Operation, op=question_ops.question_add)
 @click.option(
     "--category",
     required=True,
@@ -66,25 +65,22 @@ def question_command() -> None:
 @click.option("--why", help="Why the answer matters.")
 @click.option("--option", multiple=True, help="An option to pick from (repeatable).")
 @click.option("--recommended", metavar="N", help="The recommended option, 1-based.")
-def question_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
+def question_add() -> None:
     """Add a question for the user (Q-NNN)."""
-    return question_ops.question_add(tx, a)
 
 
-@question_command.command("import", cls=Operation)
+@question_command.command("import", cls=Operation, op=question_ops.question_import)
 @click.argument("source", type=FILE_TEXT, metavar="FILE|-")
-def question_import(tx: Transaction, a: dict[str, Any]) -> list[str]:
+def question_import() -> None:
     """Add the questions an LLM wrote as JSON (a list, or {"questions": [...]}, fenced or not)."""
-    return question_ops.question_import(tx, a)
 
 
-@question_command.command("answer", cls=Operation)
+@question_command.command("answer", cls=Operation, op=question_ops.question_answer)
 @click.argument("id", metavar="Q-n")
 @click.argument("text", required=False, metavar="TEXT")
 @click.option("--skip", is_flag=True, help="Record that the user skipped it.")
-def question_answer(tx: Transaction, a: dict[str, Any]) -> None:
+def question_answer() -> None:
     """Record the user's answer (a choice by number or label; y/n), or --skip."""
-    question_ops.question_answer(tx, a)
 
 
 @question_command.command("list")
@@ -145,17 +141,17 @@ def choice_pick() -> None:
 # --- plan ask ------------------------------------------------------------------------------
 
 
-def open_questions(store: Store) -> list[dict[str, Any]]:
+def open_questions(store: Store) -> list[Question]:
     context = store.read("context")
     return [q for q in context["questions"] if q["answer"] is None and not q["skipped"]]
 
 
-def open_choices(store: Store) -> list[dict[str, Any]]:
+def open_choices(store: Store) -> list[Choice]:
     plan = store.read_or_none("plan")
     return choice_ops.unpicked(plan) if plan else []
 
 
-def prompt(q: dict[str, Any], progress: str) -> tuple[str, str]:
+def prompt(q: Question, progress: str) -> tuple[str, str]:
     """The question's lines, and the input line: the recommended option is Enter's default."""
     lines = [f"({progress}) {q['id']} ({q['category']}) {q['text']}"]
     if q["why"]:
@@ -168,7 +164,7 @@ def prompt(q: dict[str, Any], progress: str) -> tuple[str, str]:
             lines.append(f"   {n}) {option['label']}{extra}{mark}")
             default = f" [{n}]" if mark else default
     hint = {"choice": "number or text", "yes_no": "y/n", "text": "your answer"}[q["kind"]]
-    if q.get("about"):  # the executor waits for this answer: Enter neither skips nor picks
+    if q["about"]:  # the executor waits for this answer: Enter neither skips nor picks
         return "\n".join(lines) + "\n", f"   {hint} > "
     enter = "Enter takes" if default else "Enter skips"
     return "\n".join(lines) + "\n", f"   {hint}; {enter}{default} > "
@@ -181,25 +177,23 @@ def ask(first: str, line: str) -> str:
     return input(line).strip()
 
 
-def record_answer(store: Store, qid: str, text: str | None) -> dict[str, Any]:
+def record_answer(store: Store, qid: str, text: str | None) -> Question:
     """One answer (or a skip, for None) in its own transaction, so Ctrl-C keeps it."""
     with store.transaction("question answer") as tx:
-        question_ops.question_answer(tx, {"id": qid, "text": text, "skip": text is None})
-        return dict(question_ops.find_question(tx.read("context"), qid))
+        question_ops.question_answer(tx, id=qid, text=text, skip=text is None)
+        return question_ops.find_question(tx.read("context"), qid).copy()
 
 
-def answer_one(store: Store, q: dict[str, Any], progress: str) -> str:
+def answer_one(store: Store, q: Question, progress: str) -> str:
     """Ask until the answer is acceptable; Enter takes the recommended option, if any, else
     skips. Returns "answered" or "skipped"."""
-    from state.errors import UsageError
-
     first, line = prompt(q, progress)
     while True:
         text = ask(first, line)
         first = ""
         if not text and q["recommended"]:
             text = q["recommended"]
-        if not text and q.get("about"):
+        if not text and q["about"]:
             sys.stdout.write(f"   the executor waits for your answer about {q['about']}\n")
             continue
         if not text:
@@ -217,10 +211,8 @@ def answer_one(store: Store, q: dict[str, Any], progress: str) -> str:
         return "answered"
 
 
-def pick_one(store: Store, choice: dict[str, Any], progress: str) -> str:
+def pick_one(store: Store, choice: Choice, progress: str) -> str:
     """A design choice: an option (Enter takes the recommended one), then the rationale."""
-    from state.errors import UsageError
-
     lines = [f"({progress}) {choice['id']} design choice: {choice['topic']}"]
     default = 1
     for n, o in enumerate(choice["options"], 1):
@@ -235,7 +227,7 @@ def pick_one(store: Store, choice: dict[str, Any], progress: str) -> str:
         text = ask(first, f"   option; Enter takes [{default}] > ") or str(default)
         first = ""
         try:
-            found = question_ops.pick_option({"id": choice["id"], "kind": "choice"}, names, text)
+            found = question_ops.pick_option(choice["id"], "choice", names, text)
         except UsageError as e:
             found, text = None, e.message.split(": ", 1)[-1]
         if found:
@@ -259,7 +251,7 @@ def reason(rest: str) -> str:
     return text
 
 
-def no_terminal(waiting: list[dict[str, Any]], choices: list[dict[str, Any]]) -> str:
+def no_terminal(waiting: list[Question], choices: list[Choice]) -> str:
     listed = [f"  {q['id']} {q['text']}" for q in waiting]
     listed += [f"  {c['id']} {c['topic']}" for c in choices]
     return (

@@ -3,10 +3,17 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from cli.base import PlanCommand, dump, open_store, out
 from cli.output import tell
+from state.errors import Refused
+from state.ops.lifecycle import FINAL
+from state.project import session_project
+from state.repo import worktree
+from state.storage.lock import locked
 
 
 @click.command("worktree", cls=PlanCommand)
@@ -17,14 +24,6 @@ def worktree_command(state_dir: str | None, as_json: bool) -> None:
     `plan change capture` records the edits as the plan's diffs. It is never committed,
     writes nothing to the project's .git, and is removed when the session is closed.
     """
-    import os
-
-    from state.errors import Refused
-    from state.ops.lifecycle import FINAL
-    from state.project import session_project
-    from state.repo import worktree
-    from state.storage.lock import locked
-
     store = open_store(state_dir)
     store.recover()
     session = store.read("session")

@@ -21,9 +21,11 @@ from state.validation.project_paths import check_diff, check_project_path
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
-    from typing import Any
 
+    from state.storage.documents import CodeChange, CodeIntent, Milestone, Plan
     from state.storage.store import Transaction
+
+    Chain = list[tuple[Milestone, CodeChange]]  # a file's changes in plan order
 
 SHOWN = 10  # unclaimed files named in the one-line report; the rest are counted
 # What running tools in the worktree leaves behind when the project does not ignore it: never
@@ -41,7 +43,7 @@ BYPRODUCTS = (
 )
 
 
-def change_capture(tx: Transaction, a: dict[str, Any]) -> list[str]:
+def change_capture(tx: Transaction, *, intent: list[str], file: list[str]) -> list[str]:
     """Turn the worktree's edits into code changes (CC-NNN) for the given or the changed intents."""
     plan = tx.edit("plan")
     session = tx.read("session")
@@ -56,12 +58,12 @@ def change_capture(tx: Transaction, a: dict[str, Any]) -> list[str]:
             "(fix: plan worktree, which makes it again)"
         )
     capture = Capture(tx, plan, project, tree, wt.base_reader(project, base))
-    files = [f for f in a["file"] if f]
+    files = [f for f in file if f]
     for path in files:
         check_project_path(project, path, "FILE", UsageError)
     try:
-        if a["intent"]:
-            capture.named(a["intent"], files)
+        if intent:
+            capture.named(intent, files)
         else:
             capture.changed(files)
     except unidiff.DiffError as e:  # a planned diff that no longer applies on the base
@@ -77,13 +79,13 @@ def change_capture(tx: Transaction, a: dict[str, Any]) -> list[str]:
     return capture.created
 
 
-def claims(plan: dict[str, Any]) -> dict[str, list[str]]:
+def claims(plan: Plan) -> dict[str, list[str]]:
     """Each file capture records, with the intents that may take its edits, in plan order: the
     intents naming it; a milestone's test file no intent of the milestone names goes to the
     milestone's first intent; a file a change already holds, to that change's intents."""
     found: dict[str, list[str]] = {}
-    by_milestone: dict[str, list[dict[str, Any]]] = {}
-    milestones = {}
+    by_milestone: dict[str, list[CodeIntent]] = {}
+    milestones: dict[str, Milestone] = {}
     for m, i in wt.intent_order(plan):
         by_milestone.setdefault(m["id"], []).append(i)
         milestones[m["id"]] = m
@@ -100,7 +102,7 @@ def claims(plan: dict[str, Any]) -> dict[str, list[str]]:
     return found
 
 
-def served(change: dict[str, Any]) -> list[str]:
+def served(change: CodeChange) -> list[str]:
     """The intents a change implements: its own, then those sharing its diff."""
     return [change["intent_ref"], *change.get("shared_intents", [])]
 
@@ -109,7 +111,7 @@ class Capture:
     def __init__(
         self,
         tx: Transaction,
-        plan: dict[str, Any],
+        plan: Plan,
         project: str,
         tree: str,
         read_base: Callable[[Iterable[str]], dict[str, str | None]],
@@ -125,7 +127,7 @@ class Capture:
         milestone given together for one file share one change."""
         groups: dict[tuple[str, str], list[str]] = {}
         for intent_id in dict.fromkeys(intent_ids):
-            intent = plan_ops.find(self.plan, intent_id)
+            intent = plan_ops.find(self.plan, intent_id, "CI")  # another kind's id: refused
             milestone = plan_ops.owner(self.plan, intent_id)["id"]
             for path in files or [intent["file"]]:
                 groups.setdefault((path, milestone), []).append(intent_id)
@@ -161,12 +163,10 @@ class Capture:
                         f"{group[0]}, then: plan change capture --intent {other} {path}"
                     )
 
-    def chain(self, path: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    def chain(self, path: str) -> Chain:
         return [(m, c) for m, c in wt.ordered_changes(self.plan) if c["file"] == path]
 
-    def state_after(
-        self, path: str, chain: list[tuple[dict[str, Any], dict[str, Any]]]
-    ) -> str | None:
+    def state_after(self, path: str, chain: Chain) -> str | None:
         text = self.read_base([path]).get(path)
         for _, c in chain:
             text = _apply(c, text)
@@ -210,10 +210,10 @@ class Capture:
 
     def _record(
         self,
-        milestone: dict[str, Any],
+        milestone: Milestone,
         group: list[str],
         path: str,
-        own: list[dict[str, Any]],
+        own: list[CodeChange],
         diff: str,
     ) -> None:
         for extra in own[1:]:  # one change per intent and file
@@ -233,18 +233,20 @@ class Capture:
             if home is not milestone:  # its first intent moved: so does the change
                 home["code_changes"].remove(own[0])
                 milestone["code_changes"].append(own[0])
-            own[0].update(diff=diff, intent_ref=group[0], shared_intents=group[1:])
+            own[0]["diff"], own[0]["intent_ref"] = diff, group[0]
+            own[0]["shared_intents"] = group[1:]
             self.tx.tell(f"{own[0]['id']} {names} {path}: re-captured ({stats})")
             return
         items = (c for m in self.plan["milestones"] for c in m["code_changes"])
-        item = plan_ops.new(
-            "CodeChange",
-            id=self.tx.new_id("plan", "CC", items),
-            intent_ref=group[0],
-            shared_intents=group[1:],
-            file=path,
-            diff=diff,
-        )
+        item: CodeChange = {
+            "id": self.tx.new_id("plan", "CC", items),
+            "intent_ref": group[0],
+            "shared_intents": group[1:],
+            "file": path,
+            "diff": diff,
+            "context_lines": 3,  # the model's default
+            "why_comments": [],
+        }
         milestone["code_changes"].append(item)
         self.created.append(item["id"])
         self.tx.tell(f"{item['id']} {names} {path}: captured ({stats})")
@@ -291,12 +293,12 @@ class Capture:
             return True
 
 
-def _key(plan: dict[str, Any], milestone: dict[str, Any], intent_id: str) -> tuple[int, ...]:
+def _key(plan: Plan, milestone: Milestone, intent_id: str) -> tuple[int, ...]:
     order = [i["id"] for _, i in wt.intent_order(plan)]
     return (order.index(intent_id),) if intent_id in order else (len(order),)
 
 
-def _apply(change: dict[str, Any], text: str | None, undo: bool = False) -> str | None:
+def _apply(change: CodeChange, text: str | None, undo: bool = False) -> str | None:
     for patch in unidiff.parse(change["diff"]):
         text = unidiff.apply(unidiff.reverse(patch) if undo else patch, text)
     return text

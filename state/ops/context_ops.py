@@ -1,21 +1,23 @@
 """Operations on context.json: the task spec and the lists discovery fills in.
 
-Each operation is a function (tx, a): the open transaction and the arguments by name
-(repeatable ones as lists); it returns the ids it created. cli/commands/ declares the
-arguments; state/ parses none.
+Each operation takes the open transaction and the command's own parameters as keywords, by
+their click names (repeatable ones as lists); it returns the ids it created. cli/commands/
+declares the parameters; state/ parses none.
 """
 
 from __future__ import annotations
 
-from state.ops.plan_ops import require_some, update
+from typing import Literal, get_args
+
+from state.ops.plan_ops import require_some
+from state.project import project_root
+from state.repo.scan import scan
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
-
     from state.storage.store import Transaction
 
-LISTS = (
+ContextList = Literal[
     "constraints",
     "entry_points",
     "rejected_alternatives",
@@ -23,27 +25,33 @@ LISTS = (
     "assumptions",
     "invisible_knowledge",
     "user_quotes",
-)
+]
+LISTS: tuple[str, ...] = get_args(ContextList)
 
 
-def context_set(tx: Transaction, a: dict[str, Any]) -> None:
+def context_set(
+    tx: Transaction, *, goal: str | None, scope: str | None, out_of_scope: str | None
+) -> None:
     """Set the task's goal, scope and what is out of scope."""
     spec = tx.edit("context")["task_spec"]
-    require_some(update(spec, a, {k: k for k in ("goal", "scope", "out_of_scope")}), "context set")
+    require_some(any(v is not None for v in (goal, scope, out_of_scope)), "context set")
+    if goal is not None:
+        spec["goal"] = goal
+    if scope is not None:
+        spec["scope"] = scope
+    if out_of_scope is not None:
+        spec["out_of_scope"] = out_of_scope
 
 
-def context_add(tx: Transaction, a: dict[str, Any]) -> None:
+def context_add(tx: Transaction, *, field: ContextList, text: str) -> None:
     """Add a line to a context list: constraints (MUST/SHOULD …), entry_points, assumptions, …"""
-    tx.edit("context")[a["field"]].append(a["text"])
+    tx.edit("context")[field].append(text)  # click's Choice of LISTS gives a ContextList
 
 
-def context_scan(tx: Transaction, a: dict[str, Any]) -> None:
+def context_scan(tx: Transaction, *, base: str | None) -> None:
     """Find the project's documents, the files changed since REF and the kinds of change."""
-    from state.project import project_root
-    from state.repo.scan import scan
-
     session = tx.read("session")
     context = tx.edit("context")  # refused before the scan when context.json may not be written
-    context["gathered"] = scan(project_root(tx.store.dir), a["base"], session["task"])
+    context["gathered"] = scan(project_root(tx.store.dir), base, session["task"])
     tx.note(change_types=context["gathered"]["change_types"])
     tx.tell(context["gathered"]["summary"])

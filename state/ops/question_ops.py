@@ -3,24 +3,34 @@
 A question whose normalised text matches one on record is refused as a duplicate; answers
 are normalised too (a choice by number or label, yes/no from y/n).
 
-Each operation is a function (tx, a): the open transaction and the arguments by name
-(repeatable ones as lists); it returns the ids it created. cli/commands/ declares the
-arguments; state/ parses none.
+Each operation takes the open transaction and the command's own parameters as keywords, by
+their click names (repeatable ones as lists); it returns the ids it created. cli/commands/
+declares the parameters; state/ parses none.
 """
 
 from __future__ import annotations
 
+import json
+import re
+from typing import Literal, get_args
+
 from state import clock
 from state.errors import UsageError
+from state.validation.limits import ANSWER_MAX, check_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, TypeVar
 
+    from state.storage.documents import Context, Question, QuestionOption
     from state.storage.store import Transaction
 
-CATEGORIES = ("clarification", "scope", "technical", "priority", "constraint")
-KINDS = ("choice", "yes_no", "text")
+    Allowed = TypeVar("Allowed", bound=str)
+
+Category = Literal["clarification", "scope", "technical", "priority", "constraint"]
+Kind = Literal["choice", "yes_no", "text"]
+CATEGORIES: tuple[Category, ...] = get_args(Category)
+KINDS: tuple[Kind, ...] = get_args(Kind)
 FIELDS = ("category", "kind", "text", "why", "options", "recommended")
 YES, NO = ("y", "yes", "true", "1"), ("n", "no", "false", "0")
 
@@ -31,7 +41,7 @@ def normalised(text: str) -> str:
     return " ".join(kept.split())
 
 
-def state_of(q: dict[str, Any]) -> str:
+def state_of(q: Question) -> str:
     if q["assumed"]:
         return "assumed"
     if q["skipped"]:
@@ -39,10 +49,24 @@ def state_of(q: dict[str, Any]) -> str:
     return "open" if q["answer"] is None else "answered"
 
 
-def _options(raw: Any, where: str) -> list[dict[str, str]]:
+def _text(value: object, where: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise UsageError(f"{where}: required text is missing")
+    return value
+
+
+def _one_of(value: str, allowed: tuple[Allowed, ...], where: str) -> Allowed:
+    """The word of `allowed` that `value` is."""
+    for word in allowed:
+        if value == word:
+            return word
+    raise UsageError(f"{where}: {value!r} is not one of {', '.join(allowed)}")
+
+
+def _options(raw: object, where: str) -> list[QuestionOption]:
     if not isinstance(raw, list):
         raise UsageError(f"{where}.options: expected a list, got {type(raw).__name__}")
-    options = []
+    options: list[QuestionOption] = []
     for n, option in enumerate(raw):
         if isinstance(option, str):
             option = {"label": option}
@@ -63,7 +87,7 @@ def _options(raw: Any, where: str) -> list[dict[str, str]]:
     return options
 
 
-def _recommended(raw: Any, options: list[dict[str, str]], where: str) -> str | None:
+def _recommended(raw: object, options: list[QuestionOption], where: str) -> str | None:
     """The recommended option's label, from a label or a 1-based index."""
     if raw is None or raw == "":
         return None
@@ -83,38 +107,49 @@ def _recommended(raw: Any, options: list[dict[str, str]], where: str) -> str | N
     )
 
 
-def make_question(data: dict[str, Any], where: str) -> dict[str, Any]:
-    """A question from loose input (CLI options or imported JSON), checked field by field."""
-    for key in ("category", "kind", "text"):
-        if not isinstance(data.get(key), str) or not data[key].strip():
-            raise UsageError(f"{where}.{key}: required text is missing")
-    for key, allowed in (("category", CATEGORIES), ("kind", KINDS)):
-        if data[key] not in allowed:
-            raise UsageError(f"{where}.{key}: {data[key]!r} is not one of {', '.join(allowed)}")
-    options = _options(data.get("options") or [], where)
-    if data["kind"] == "yes_no" and not options:
-        options = [{"label": "yes", "description": ""}, {"label": "no", "description": ""}]
-    if data["kind"] == "choice" and len(options) < 2:
+def make_question(
+    where: str,
+    *,
+    category: object = None,
+    kind: object = None,
+    text: object = None,
+    why: object = None,
+    options: object = None,
+    recommended: object = None,
+) -> Question:
+    """A question from loose input (CLI options or imported JSON), checked field by field; its
+    id is given when it is recorded."""
+    category_word = _text(category, f"{where}.category")
+    kind_word = _text(kind, f"{where}.kind")
+    question = _text(text, f"{where}.text")
+    checked_category = _one_of(category_word, CATEGORIES, f"{where}.category")
+    checked_kind = _one_of(kind_word, KINDS, f"{where}.kind")
+    choices = _options(options or [], where)
+    if checked_kind == "yes_no" and not choices:
+        choices = [{"label": "yes", "description": ""}, {"label": "no", "description": ""}]
+    if checked_kind == "choice" and len(choices) < 2:
         raise UsageError(f"{where}.options: a choice question needs at least two options")
-    if data["kind"] == "text" and options:
+    if checked_kind == "text" and choices:
         raise UsageError(f"{where}.options: a text question takes no options")
     return {
-        "category": data["category"],
-        "kind": data["kind"],
-        "text": data["text"].strip(),
-        "why": str(data.get("why") or ""),
-        "options": options,
-        "recommended": _recommended(data.get("recommended"), options, where),
+        "id": "",
+        "category": checked_category,
+        "kind": checked_kind,
+        "text": question.strip(),
+        "why": str(why or ""),
+        "options": choices,
+        "recommended": _recommended(recommended, choices, where),
         "asked_at": clock.now(),
         "answer": None,
         "condition": None,
         "answered_at": None,
         "skipped": False,
         "assumed": False,
+        "about": "",
     }
 
 
-def record(tx: Transaction, questions: list[dict[str, Any]], where: str) -> list[str]:
+def record(tx: Transaction, questions: list[Question], where: str) -> list[str]:
     """Add questions to context.json with new ids; a duplicate of one on record is refused."""
     context = tx.edit("context")
     seen = {normalised(q["text"]): q["id"] for q in context["questions"]}
@@ -131,16 +166,31 @@ def record(tx: Transaction, questions: list[dict[str, Any]], where: str) -> list
     return ids
 
 
-def question_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
+def question_add(
+    tx: Transaction,
+    *,
+    category: str,
+    kind: str,
+    text: str,
+    why: str | None,
+    option: list[str],
+    recommended: str | None,
+) -> list[str]:
     """Add a question for the user (Q-NNN)."""
-    data = {**a, "options": a["option"]}
-    return record(tx, [make_question(data, "question add")], "question add")
+    q = make_question(
+        "question add",
+        category=category,
+        kind=kind,
+        text=text,
+        why=why,
+        options=option,
+        recommended=recommended,
+    )
+    return record(tx, [q], "question add")
 
 
 def extract_json(text: str, what: str) -> Any:
     """The JSON in `text`, also inside a markdown fence; errors say where and what is wrong."""
-    import json
-
     body = text.strip()
     if "```" in body:
         inside = body.split("```", 2)[1]
@@ -166,11 +216,11 @@ def items_of(data: Any, key: str, what: str) -> list[Any]:
     return data
 
 
-def question_import(tx: Transaction, a: dict[str, Any]) -> list[str]:
+def question_import(tx: Transaction, *, source: str) -> list[str]:
     """Add the questions an LLM wrote as JSON (a list, or {"questions": [...]}, fenced or not)."""
     questions = []
     for n, raw in enumerate(
-        items_of(extract_json(a["source"], "question import"), "questions", "question import")
+        items_of(extract_json(source, "question import"), "questions", "question import")
     ):
         where = f"questions[{n}]"
         if not isinstance(raw, dict):
@@ -180,13 +230,12 @@ def question_import(tx: Transaction, a: dict[str, Any]) -> list[str]:
             raise UsageError(
                 f"{where}: unknown key {sorted(unknown)[0]!r} (keys: {', '.join(FIELDS)})"
             )
-        questions.append(make_question(raw, where))
+        questions.append(make_question(where, **{k: v for k, v in raw.items() if k != "id"}))
     return record(tx, questions, "questions")
 
 
-def find_question(context: dict[str, Any], qid: str) -> dict[str, Any]:
-    questions: list[dict[str, Any]] = context["questions"]
-    for q in questions:
+def find_question(context: Context, qid: str) -> Question:
+    for q in context["questions"]:
         if q["id"] == qid:
             return q
     raise UsageError(f"context.json: no question {qid}")
@@ -195,7 +244,7 @@ def find_question(context: dict[str, Any], qid: str) -> dict[str, Any]:
 SEPARATORS = " \t-–—:;,.)"
 
 
-def normal_answer(q: dict[str, Any], text: str) -> tuple[str, str | None]:
+def normal_answer(q: Question, text: str) -> tuple[str, str | None]:
     """The answer as recorded and its condition: a choice's option label (from a number,
     a letter, OPT-X or the label, with the rest of the text as the condition), yes/no
     (likewise: "yes, but only for admins"), or a text answer's text."""
@@ -205,7 +254,7 @@ def normal_answer(q: dict[str, Any], text: str) -> tuple[str, str | None]:
     if q["kind"] == "text":
         return text, None
     labels = [o["label"] for o in q["options"]]
-    found = pick_option(q, labels, text)
+    found = pick_option(q["id"], q["kind"], labels, text)
     if found is None:
         numbered = ", ".join(f"{n}) {label}" for n, label in enumerate(labels, 1))
         if q["kind"] == "yes_no":
@@ -221,17 +270,16 @@ def normal_answer(q: dict[str, Any], text: str) -> tuple[str, str | None]:
     return label, condition or None
 
 
-def pick_option(q: dict[str, Any], labels: list[str], text: str) -> tuple[str, str] | None:
-    """(option label, the text after it), or None when the text names no option."""
-    import re
-
+def pick_option(item_id: str, kind: str, labels: list[str], text: str) -> tuple[str, str] | None:
+    """(option label, the text after it), or None when the text names no option; `kind` is a
+    question's kind ("choice" for a design choice), `item_id` names it in errors."""
     lowered = text.lower()
     for label in sorted(labels, key=len, reverse=True):  # the label itself, then words
         if lowered.startswith(label.lower()) and (
             len(text) == len(label) or not text[len(label)].isalnum()
         ):
             return label, text[len(label) :]
-    if q["kind"] == "yes_no":
+    if kind == "yes_no":
         word = re.match(r"(\w+)(.*)$", text, re.S)
         if word and word.group(1).lower() in YES + NO:
             return ("yes" if word.group(1).lower() in YES else "no"), word.group(2)
@@ -240,7 +288,7 @@ def pick_option(q: dict[str, Any], labels: list[str], text: str) -> tuple[str, s
     if number:
         n = int(number.group(1))
         if not 1 <= n <= len(labels):
-            raise UsageError(f"{q['id']}: {n} is not an option number (1 to {len(labels)})")
+            raise UsageError(f"{item_id}: {n} is not an option number (1 to {len(labels)})")
         return labels[n - 1], number.group(2)
     # a letter (b, B), OPT-B: alone, or followed by a separator such as "b) …" or "B - …"
     letter = re.match(r"(?:OPT-)?([A-Za-z])(?:$|[\s]*[-–—:;,.)](.*)$)", text, re.S | re.I)
@@ -252,46 +300,40 @@ def pick_option(q: dict[str, Any], labels: list[str], text: str) -> tuple[str, s
 
 
 def set_answer(
-    q: dict[str, Any],
+    q: Question,
     answer: str | None,
     skipped: bool = False,
     assumed: bool = False,
     condition: str | None = None,
 ) -> None:
-    q.update(
-        answer=answer,
-        condition=condition,
-        skipped=skipped,
-        assumed=assumed,
-        answered_at=clock.now(),
-    )
+    q["answer"], q["condition"] = answer, condition
+    q["skipped"], q["assumed"] = skipped, assumed
+    q["answered_at"] = clock.now()
 
 
-def question_answer(tx: Transaction, a: dict[str, Any]) -> None:
+def question_answer(tx: Transaction, *, id: str, text: str | None, skip: bool) -> None:
     """Record the user's answer (a choice by number, letter or label; y/n; words after it
     are the answer's condition), or --skip."""
-    from state.validation.limits import ANSWER_MAX, check_text
-
-    check_text("the answer", a["text"], ANSWER_MAX)
+    check_text("the answer", text, ANSWER_MAX)
     # the executor's questions to the person (state/validation/asks.py) may be answered
     # after approval
-    tx.asks = bool(find_question(tx.read("context"), a["id"])["about"])
-    q = find_question(tx.edit("context"), a["id"])
-    if a["skip"] == (a["text"] is not None):
+    tx.asks = bool(find_question(tx.read("context"), id)["about"])
+    q = find_question(tx.edit("context"), id)
+    if skip == (text is not None):
         raise UsageError("question answer: give the answer TEXT or --skip, not both or neither")
-    if a["skip"] and q["about"]:
+    if skip and q["about"]:
         raise UsageError(
             f"{q['id']}: the executor waits for the person's answer about {q['about']}; "
             "it cannot be skipped"
         )
-    if a["skip"]:
+    if text is None:
         set_answer(q, None, skipped=True)
     else:
-        answer, condition = normal_answer(q, a["text"])
+        answer, condition = normal_answer(q, text)
         set_answer(q, answer, condition=condition)
 
 
-def assume(context: dict[str, Any], q: dict[str, Any], why: str) -> None:
+def assume(context: Context, q: Question, why: str) -> None:
     """Answer with the recommended option as an assumption on record (or skip if none)."""
     if q["recommended"] is not None:
         set_answer(q, q["recommended"], skipped=False, assumed=True)

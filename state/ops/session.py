@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 
 from state import clock
 from state.errors import WriteFailed
 from state.repo import gitinfo
-from state.storage import schema
 from state.storage.store import Store, write_atomic
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from state.storage.documents import Config, Context, Plan, Session
 
 BUILDING = ".building"
 
@@ -35,15 +35,13 @@ def new_plan_id() -> str:
 
 
 def create(
-    root: str, task: str, config: dict[str, Any], non_interactive: bool, activate: bool = True
+    root: str, task: str, config: Config, non_interactive: bool, activate: bool = True
 ) -> Store:
     """Make .planner/<id>/ with session.json, plan.json and context.json; make it ACTIVE.
 
     The directory is built under a hidden temp name and renamed into place: a failure or a
     kill leaves no half-made session (only a hidden temp directory, removed on the next one).
     """
-    import shutil
-
     home = os.path.join(root, ".planner")
     try:
         os.makedirs(home, exist_ok=True)
@@ -70,8 +68,6 @@ def create(
 
 def _remove_unfinished(home: str) -> None:
     """Hidden directories of sessions whose creation was killed, and ACTIVE's temp files."""
-    import shutil
-
     for name in os.listdir(home):
         if name.startswith(".") and name.endswith(BUILDING):
             shutil.rmtree(os.path.join(home, name), ignore_errors=True)
@@ -82,8 +78,6 @@ def _remove_unfinished(home: str) -> None:
 
 def discard(store: Store) -> None:
     """Remove a session whose first step failed (`planner --step 1` leaves no orphan)."""
-    import shutil
-
     shutil.rmtree(store.dir, ignore_errors=True)
 
 
@@ -92,29 +86,97 @@ def _fill(
     session_id: str,
     task: str,
     root: str,
-    config: dict[str, Any],
+    config: Config,
     non_interactive: bool,
 ) -> None:
     stamp = clock.now()
     with store.transaction("session create") as tx:
-        tx.create(
-            "session",
-            {
-                **schema.defaults("session"),
-                "id": session_id,
-                "task": task,
-                "created_at": stamp,
-                "updated_at": stamp,
-                "project_root": root,
-                "base_commit": gitinfo.head_commit(root),
-                "non_interactive": non_interactive,
-                "config": config,
-            },
-        )
-        tx.create(
-            "plan", {**schema.defaults("plan"), "plan_id": new_plan_id(), "created_at": stamp}
-        )
-        tx.create("context", schema.defaults("context"))
+        tx.create("session", new_session(session_id, task, stamp, root, config, non_interactive))
+        tx.create("plan", new_plan(stamp))
+        tx.create("context", new_context())
+
+
+# The first documents, every field spelled: mypy holds them to documents.py, and
+# tests/state/test_new_session.py holds their values to the models' defaults.
+def new_session(
+    session_id: str, task: str, stamp: str, root: str, config: Config, non_interactive: bool
+) -> Session:
+    return {
+        "schema_version": 1,
+        "id": session_id,
+        "task": task,
+        "created_at": stamp,
+        "updated_at": stamp,
+        "status": "discovery",
+        "project_root": root,
+        "base_commit": gitinfo.head_commit(root),
+        "workflow": "planner",
+        "step": 1,
+        "reached": {},
+        "next_command": None,
+        "routing": {},
+        "non_interactive": non_interactive,
+        "config": config,
+        "qr": {},
+        "rejects": 0,
+        "reviews": [],
+        "review_started_at": None,
+        "approval": None,
+        "reason": None,
+        "result_reviews": [],
+        "amendments": [],
+        "words_shown": None,
+    }
+
+
+def new_plan(stamp: str) -> Plan:
+    return {
+        "schema_version": 2,
+        "plan_id": new_plan_id(),
+        "created_at": stamp,
+        "frozen_at": None,
+        "overview": {"title": "", "problem": "", "approach": ""},
+        "planning_context": {
+            "decision_log": [],
+            "rejected_alternatives": [],
+            "constraints": [],
+            "known_risks": [],
+            "choices": [],
+        },
+        "invisible_knowledge": {
+            "architecture": {"diagram_ascii": "", "description": ""},
+            "data_flow": {"diagram_ascii": "", "description": ""},
+            "structure_rationale": "",
+            "invariants": [],
+            "tradeoffs": [],
+        },
+        "milestones": [],
+        "milestone_dependencies": {"diagram_ascii": "", "waves": []},
+    }
+
+
+def new_context() -> Context:
+    return {
+        "schema_version": 1,
+        "task_spec": {"goal": "", "scope": "", "out_of_scope": ""},
+        "constraints": [],
+        "entry_points": [],
+        "rejected_alternatives": [],
+        "current_understanding": [],
+        "assumptions": [],
+        "invisible_knowledge": [],
+        "user_quotes": [],
+        "gathered": {
+            "base": None,
+            "scanned_at": None,
+            "documents": [],
+            "changed_files": [],
+            "change_types": [],
+            "relevant_documents": {},
+            "summary": "",
+        },
+        "questions": [],
+    }
 
 
 # What stays local (README, "Which files to commit"): the review record is plan.json,

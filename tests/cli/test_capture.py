@@ -123,6 +123,15 @@ def test_one_intent_takes_extra_files(plan: Plan, tree: Path, session_dir: Path)
     assert "CC-002 CI-001 tests/test_app.py: re-captured (+9 -0)" in again.stderr
 
 
+def test_intent_takes_only_code_intent_ids(plan: Plan, tree: Path, session_dir: Path) -> None:
+    write(tree, "src/app.py", GREET + BYE)
+    for other in ("M-001", "DL-001"):  # a milestone has files, not a file: once a crash
+        refused = plan("change", "capture", "--intent", other, code=2)
+        assert f"{other}: not a code intent id (CI-n)" in refused.stderr
+    assert "plan.json: no CI-009" in plan("change", "capture", "--intent", "CI-009", code=2).stderr
+    assert changes(session_dir) == []
+
+
 def test_validate_code_flags_a_test_file_without_a_diff(plan: Plan, tree: Path) -> None:
     write(tree, "src/app.py", GREET + BYE + WAVE)
     plan("change", "capture")

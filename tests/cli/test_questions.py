@@ -232,3 +232,17 @@ def test_resume_refuses_a_failed_session(plan: Plan, session_dir: Path) -> None:
     plan("fail", "--error", "out of disk")
     done = plan("resume", session_dir.name, code=4)
     assert "failed (out of disk); it cannot be resumed" in done.stderr
+
+
+def test_the_words_the_commands_offer_are_the_models() -> None:
+    """--category, --kind and `context add FIELD` offer exactly what the models accept."""
+    from typing import get_args
+
+    from state.ops import context_ops, question_ops
+    from state.storage import models
+
+    fields = models.Question.model_fields
+    assert get_args(fields["category"].annotation) == question_ops.CATEGORIES
+    assert get_args(fields["kind"].annotation) == question_ops.KINDS
+    lists = [n for n, f in models.Context.model_fields.items() if f.annotation == list[str]]
+    assert list(context_ops.LISTS) == lists
