@@ -175,8 +175,9 @@ def create_app(state_dir: str, token: str, csrf: str, port: int) -> Starlette:
         page = {**model, "token": token, "csrf": csrf, "limits": LIMITS}
         response = templates.TemplateResponse(request, name, page)
         response.headers["x-plan-sha256"] = model["sha256"]
-        if model.get("result"):
-            response.headers["x-result-sha256"] = model["result"]["sha256"]
+        result = model.get("result")
+        if result:
+            response.headers["x-result-sha256"] = result["sha256"]
         return response
 
     async def index(request: Request) -> HTMLResponse:
