@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 import click
 
 from cli.base import TEXT, Operation, PlanGroup, QRPhase, dump, open_store, out
-from cli.review_page.serve import open_page, wait_for_verdict
 from shared.config import duration
 from shared.routing import command
 from state.errors import UsageError
@@ -91,6 +90,9 @@ def review_open(
 ) -> None:
     """Serve the plan's review page on 127.0.0.1 (a new secret URL each run) until Ctrl-C, or
     with --wait until the person's verdict; after execution it shows the result (result view)."""
+    # the page's server (sockets, secrets) loads here: `plan qr add|set`, in this module, is an
+    # agent's call many times a session and serves nothing
+    from cli.review_page.serve import open_page
 
     def say(url: str) -> None:
         out(json.dumps({"url": url}) if as_json else url)
@@ -116,6 +118,8 @@ def review_wait(timeout: str, state_dir: str | None, as_json: bool) -> None:
     approval the executor's command; for a result in review, DONE once it is accepted, or
     the planning step an amendment leads to (exit 3 when the time runs out with the plan or
     the result still in review)."""
+    from cli.review_page.serve import wait_for_verdict  # as in review_open
+
     store = open_store(state_dir)
     say_next(store, wait_for_verdict(store, duration(timeout, "--timeout")), as_json)
 

@@ -13,13 +13,10 @@ import re
 
 from state import clock, routes
 from state.errors import Refused, UsageError
-from state.ops import drafts
 from state.ops.lifecycle import transition
 from state.ops.plan_ops import find
 from state.ops.qr_ops import scope_content
-from state.project import session_project
 from state.repo.numbered import new_lines, spans
-from state.repo.signing import sign as sign_approval
 from state.storage.store import report_name
 from state.validation.approval import approve, plan_hash
 from state.validation.limits import (
@@ -162,6 +159,10 @@ def review_approve(
     by = by or os.environ.get("USER") or "user"
     approval = approve(tx, by)
     if sign:
+        # git and ssh/gpg by subprocess: loaded when asked, off the path of plan status
+        from state.project import session_project
+        from state.repo.signing import sign as sign_approval
+
         project = session_project(tx.store.dir)
         approval["signature"] = sign_approval(project, session["id"], approval)
     close_round(session, "approved", by=by, sha256=approval["sha256"])
@@ -234,6 +235,10 @@ def with_draft(
     """The draft's text before `feedback` and its comments before `comments`; the draft is
     marked sent in the same transaction. Its comments are checked again: the plan may have
     changed since it was drafted."""
+    # drafts.json is validated by pydantic, which `plan status` and `plan cancel` (their module
+    # imports this one) should not load: only the draft's own paths import it
+    from state.ops import drafts
+
     draft = drafts.take(tx, session)
     text = "\n\n".join(t for t in (draft["text"], feedback) if t)
     checked = [check_comment(tx, c) for c in draft["comments"]]
@@ -246,6 +251,8 @@ def draft_feedback(tx: Transaction, *, text: str | None, comment: list[str]) -> 
     """A draft of review feedback for the person to send (the review companion, plan mcp):
     text and comments checked as `review reject` checks them, stored without touching the
     plan or the status (state/ops/drafts.py); only while a plan review is open or to come."""
+    from state.ops import drafts  # as in with_draft
+
     check_text("text", text, FEEDBACK_MAX)
     check_count("comments (in one draft)", len(comment), COMMENTS_MAX)
     session = tx.read("session")
