@@ -285,7 +285,7 @@ def draft_feedback(
 
     store = sessions.open(session)
     with store.transaction("draft feedback") as tx:
-        [draft_id] = store_draft(tx, {"text": text, "comment": comments or []})
+        [draft_id] = store_draft(tx, text=text, comment=comments or [])
     draft = next(d for d in drafts.drafts_of(store) if d["id"] == draft_id)
     return {
         "draft": draft,

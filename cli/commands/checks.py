@@ -5,8 +5,10 @@ from __future__ import annotations
 import click
 
 from cli.base import PlanCommand, dump
-from cli.ci import CICommand
+from cli.ci import CICommand, run_command
+from shared import ci, ci_checks
 from state.errors import UsageError
+from state.validation.validate import PHASES
 
 PATHS = click.argument("paths", nargs=-1, metavar="[PATH]...")
 EVERY = click.option(
@@ -55,8 +57,6 @@ def validate_command(
     and context.json are checked too, and an approved plan must still be the approved one.
     Exit 3 if one is invalid or damaged, 2 if a path is no session or plan, 0 with a
     warning when there is nothing to check."""
-    from cli.ci import run_command
-    from shared import ci, ci_checks
 
     def check() -> ci.Run:
         return ci_checks.validate(list(paths), every, state_dir, _phase(phase), strict)
@@ -65,8 +65,6 @@ def validate_command(
 
 
 def _phase(phase: str | None) -> str | None:
-    from state.validation.validate import PHASES
-
     if phase is not None and phase.removeprefix("plan-") in PHASES[:3]:
         phase = phase.removeprefix("plan-")
     if phase is not None and phase not in PHASES:
@@ -110,8 +108,6 @@ def verify_command(
     Sessions not approved yet are listed, not judged (an error with --require-approved).
     A signature, when present, must verify; its signer is printed (see plan review approve
     --sign)."""
-    from cli.ci import run_command
-    from shared import ci, ci_checks
 
     def check() -> ci.Run:
         return ci_checks.verify(
@@ -140,6 +136,6 @@ def schema_command(name: str, state_dir: str | None, as_json: bool) -> None:
     NAME: plan (plan.json), context (context.json), qr (qr-PHASE.json), session
     (session.json), execution (execution.json) or config (the settings). For editors: see
     the README's VS Code json.schemas mapping."""
-    from state.storage.models import export_schema
+    from state.storage.models import export_schema  # pydantic: validate and verify run without
 
     dump(export_schema(name))

@@ -3,15 +3,12 @@ recorded through state/ops/result_ops.py, the functions the review page calls to
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 import click
 
 from cli.base import Operation, PlanGroup, dump, open_store, out
+from cli.result_text import text
 from state.ops import result_ops
-
-if TYPE_CHECKING:
-    from state.storage.store import Transaction
+from state.result_view import result_of
 
 EXPECT = click.option(
     "--expect-sha256",
@@ -29,9 +26,6 @@ def result_command() -> None:
 def result_show(state_dir: str | None, as_json: bool) -> None:
     """Per milestone the planned diff beside its commits' diffs, the tests that ran, the
     deviations with their reasons, and the reconcile table; the sha256 a verdict binds."""
-    from cli.result_text import text
-    from state.result_view import result_of
-
     store = open_store(state_dir)
     result = result_of(store)
     session = store.read("session")
@@ -41,16 +35,15 @@ def result_show(state_dir: str | None, as_json: bool) -> None:
     out(text(result, session))
 
 
-@result_command.command("accept", cls=Operation)
+@result_command.command("accept", cls=Operation, op=result_ops.result_accept)
 @click.option("--by", help="Who accepts (default: $USER).")
 @EXPECT
-def result_accept(tx: Transaction, a: dict[str, Any]) -> None:
+def result_accept() -> None:
     """The person accepts the result: recorded with the hash of what was shown; the session
     is completed."""
-    result_ops.result_accept(tx, a)
 
 
-@result_command.command("request-changes", cls=Operation)
+@result_command.command("request-changes", cls=Operation, op=result_ops.result_request_changes)
 @click.option(
     "--feedback", required=True, help="What must change: it becomes the amendment's task."
 )
@@ -63,7 +56,6 @@ def result_accept(tx: Transaction, a: dict[str, Any]) -> None:
 )
 @click.option("--by", help="Who asks.")
 @EXPECT
-def result_request_changes(tx: Transaction, a: dict[str, Any]) -> None:
+def result_request_changes() -> None:
     """The person asks for changes: the round records them and an amendment opens with the
     feedback as its task (the planner takes it from there)."""
-    result_ops.result_request_changes(tx, a)

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
 from cli.base import TEXT, Operation, PlanGroup, QRPhase, dump, open_store, out
+from shared.config import duration
+from shared.routing import command
 from state.errors import UsageError
 from state.ops import qr_ops, review_ops
+from state.storage.store import report_name
 
 if TYPE_CHECKING:
     from state.storage.store import Store, Transaction
@@ -29,7 +32,7 @@ def review_command() -> None:
     """The user's verdict on the plan in review: approve (freeze) or reject (back to design)."""
 
 
-@review_command.command("approve", cls=Operation)
+@review_command.command("approve", cls=Operation, op=review_ops.review_approve)
 @click.option("--by", help="Who approves (default: $USER).")
 @click.option(
     "--sign", is_flag=True, help="Sign the approved sha256 with your git signing key (ssh or gpg)."
@@ -39,10 +42,9 @@ def review_command() -> None:
     metavar="SHA256",
     help="Refuse unless the plan still has this hash (the content the person saw).",
 )
-def review_approve(tx: Transaction, a: dict[str, Any]) -> None:
+def review_approve() -> None:
     """The user approves the plan in review: record who, when and its sha256, then freeze
     (plan.md is re-rendered in the same commit: shared/status.py settle)."""
-    review_ops.review_approve(tx, a)
 
 
 @review_command.command("reject", cls=Operation)
@@ -59,10 +61,13 @@ def review_approve(tx: Transaction, a: dict[str, Any]) -> None:
     help="Send the review companion's latest draft (plan mcp: draft_feedback) for this round; "
     "--feedback and --comment add to it.",
 )
-def review_reject(tx: Transaction, a: dict[str, Any]) -> None:
+def review_reject(
+    tx: Transaction, *, feedback: str | None, comment: list[str], draft: bool
+) -> None:
     """The user rejects the plan: back to design with the feedback and the comments;
     max_rejects cancels."""
-    review_ops.review_reject(tx, a)
+    # the operation's `by` and `expect_sha256` are the review page's, which the CLI lacks
+    review_ops.review_reject(tx, feedback=feedback, comment=comment, draft=draft)
 
 
 @review_command.command("open")
@@ -85,6 +90,8 @@ def review_open(
 ) -> None:
     """Serve the plan's review page on 127.0.0.1 (a new secret URL each run) until Ctrl-C, or
     with --wait until the person's verdict; after execution it shows the result (result view)."""
+    # the page's server (sockets, secrets) loads here: `plan qr add|set`, in this module, is an
+    # agent's call many times a session and serves nothing
     from cli.review_page.serve import open_page
 
     def say(url: str) -> None:
@@ -111,8 +118,7 @@ def review_wait(timeout: str, state_dir: str | None, as_json: bool) -> None:
     approval the executor's command; for a result in review, DONE once it is accepted, or
     the planning step an amendment leads to (exit 3 when the time runs out with the plan or
     the result still in review)."""
-    from cli.review_page.serve import wait_for_verdict
-    from shared.config import duration
+    from cli.review_page.serve import wait_for_verdict  # as in review_open
 
     store = open_store(state_dir)
     say_next(store, wait_for_verdict(store, duration(timeout, "--timeout")), as_json)
@@ -122,8 +128,6 @@ def say_next(store: Store, argv: list[str], as_json: bool) -> None:
     """The verdict's next step: a planner step (the rework) runs here and prints its prompt,
     as a gate prints the step it leads to; anything else is printed as the NEXT line. --json
     prints {"next": …} only."""
-    from shared.routing import command
-
     if not argv:  # the result was accepted: nothing follows
         out(json.dumps({"next": "", "done": True}) if as_json else "DONE: the result is accepted")
         return
@@ -131,6 +135,8 @@ def say_next(store: Store, argv: list[str], as_json: bool) -> None:
         out(json.dumps({"next": command(argv)}))
         return
     if argv[:2] == ["planner", "--step"] and argv[2].isdigit():
+        # the step engine and its tables load here: `plan qr add|set`, in this module, is an
+        # agent's call many times a session and never runs a step
         from shared import engine
         from shared.workflow import workflow_named
 
@@ -145,7 +151,7 @@ def qr_command() -> None:
     """Quality-review items (qa-NNN) of a phase: add, judge, show, accept."""
 
 
-@qr_command.command("add", cls=Operation)
+@qr_command.command("add", cls=Operation, op=qr_ops.qr_add)
 @PHASE
 @click.option("--check", required=True, type=TEXT, help="What the reviewer checks.")
 @click.option(
@@ -166,28 +172,26 @@ def qr_command() -> None:
     help="The verdict, when the item is judged as it is recorded.",
 )
 @click.option("--finding", help="What is wrong (required with FAIL).")
-def qr_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
+def qr_add() -> None:
     """Record a review item (qa-NNN) for a phase, and with --status its verdict at once.
 
     --scope names what the item judges: an id (CC-004, CI-002, M-001, DL-003) or a file
     (src/app.py). A PASS goes back to TODO when that content changes later; items scoped
     * are not tracked."""
-    return qr_ops.qr_add(tx, a)
 
 
-@qr_command.command("set", cls=Operation)
+@qr_command.command("set", cls=Operation, op=qr_ops.qr_set)
 @click.argument("id", metavar="qa-NNN")
 @PHASE
 @click.option(
     "--status", required=True, type=click.Choice(["PASS", "FAIL", "TODO"]), help="The verdict."
 )
 @click.option("--finding", help="What is wrong (required with FAIL).")
-def qr_set(tx: Transaction, a: dict[str, Any]) -> None:
+def qr_set() -> None:
     """Judge a review item: PASS, or FAIL with the finding.
 
     A PASS records a hash of what the item's scope holds; when a later change edits that
     (an id, or a file's intents and changes), the item is TODO again."""
-    qr_ops.qr_set(tx, a)
 
 
 @qr_command.command("show")
@@ -195,7 +199,7 @@ def qr_set(tx: Transaction, a: dict[str, Any]) -> None:
 def qr_show(phase: str, state_dir: str | None, as_json: bool) -> None:
     """A phase's review items: id, severity, status, check, finding."""
     store = open_store(state_dir)
-    name = f"qr-{phase}"
+    name = report_name(phase)
     if not store.exists(name):
         raise UsageError(f"{store.path(name)}: not found (no item recorded for {phase})")
     report = store.read(name)
@@ -211,10 +215,9 @@ def qr_show(phase: str, state_dir: str | None, as_json: bool) -> None:
     out("\n".join(lines))
 
 
-@qr_command.command("accept", cls=Operation)
+@qr_command.command("accept", cls=Operation, op=qr_ops.qr_accept)
 @PHASE
 @click.option("--by", required=True, type=TEXT, help="Who accepts the open findings.")
 @click.option("--reason", required=True, type=TEXT, help="Why they are accepted.")
-def qr_accept(tx: Transaction, a: dict[str, Any]) -> None:
+def qr_accept() -> None:
     """Accept a stopped review loop's open findings on record; the gate may then pass."""
-    qr_ops.qr_accept(tx, a)

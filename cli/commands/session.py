@@ -137,11 +137,11 @@ def resume_command(id: str | None, state_dir: str | None, as_json: bool) -> None
 @click.option("--reason", help="Why the session is cancelled (kept on record).")
 def cancel_command(tx: Transaction, a: dict[str, Any]) -> None:
     """Cancel the session (from any status that is not final)."""
-    review_ops.cancel(tx, a)
+    review_ops.cancel(tx, reason=a["reason"])
 
 
 @click.command("fail", cls=Operation)
 @click.option("--error", required=True, type=TEXT, help="What went wrong.")
 def fail_command(tx: Transaction, a: dict[str, Any]) -> None:
     """Mark the session failed, with the error."""
-    review_ops.fail(tx, a)
+    review_ops.fail(tx, error=a["error"])

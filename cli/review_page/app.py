@@ -22,8 +22,10 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
+from cli import workflows
 from cli.review_page import view
 from shared.paths import open_session
+from shared.routing import command
 from state.errors import PlannerError, UsageError
 from state.ops import result_ops, review_ops
 from state.ops.result_ops import StaleResult
@@ -41,11 +43,12 @@ from state.validation.limits import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
+    from collections.abc import AsyncIterator, Callable
     from typing import Any
 
-    from starlette.types import ASGIApp, Receive, Scope, Send
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+    from cli.review_page.view import PageModel
     from state.storage.store import Transaction
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -97,7 +100,7 @@ class Gate:
             await PlainTextResponse(f"403 Forbidden: {reason}", 403)(scope, receive, send)
             return
 
-        async def send_with_headers(message: Any) -> None:
+        async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 message["headers"] = [
                     *message.get("headers", []),
@@ -149,46 +152,32 @@ LIMITS = {
     "comments": COMMENTS_MAX,
     "feedback": FEEDBACK_MAX,
 }
-VERDICTS = {
-    "review approve": review_ops.review_approve,
-    "review reject": review_ops.review_reject,
-    "result accept": result_ops.result_accept,
-    "result request-changes": result_ops.result_request_changes,
-}
 
 
-def record_verdict(store: Store, name: str, args: dict[str, Any]) -> Transaction:
+def record_verdict(store: Store, name: str, act: Callable[[Transaction], None]) -> Transaction:
     """The person's verdict through the same state operation and transaction as the CLI's
-    `plan review approve|reject` and `plan result accept|request-changes` (the page adds
-    nothing of its own)."""
-    defaults: dict[str, Any] = {
-        "by": None,
-        "sign": False,
-        "expect_sha256": None,
-        "feedback": None,
-        "comment": [],
-    }
+    `plan review approve|reject` and `plan result accept|request-changes` (`act` calls it with
+    the page's arguments: the page adds nothing of its own)."""
     with store.transaction(name) as tx:
-        VERDICTS[name](tx, {**defaults, **args})
+        act(tx)
     return tx
 
 
 def create_app(state_dir: str, token: str, csrf: str, port: int) -> Starlette:
     """The app for one session and one run's secrets."""
-    from cli import workflows
-
     workflows.register_all()  # a verdict records the routing it leads to, as the CLI's does
     store = open_session(state_dir)  # the same store as the CLI's: settled on every commit
     templates = Jinja2Templates(directory=os.path.join(HERE, "templates"))
     templates.env.filters["md"] = markdown()
     secrets = Secrets(token, csrf, port)
 
-    def render(request: Request, name: str, model: dict[str, Any]) -> HTMLResponse:
+    def render(request: Request, name: str, model: PageModel) -> HTMLResponse:
         page = {**model, "token": token, "csrf": csrf, "limits": LIMITS}
         response = templates.TemplateResponse(request, name, page)
         response.headers["x-plan-sha256"] = model["sha256"]
-        if model.get("result"):
-            response.headers["x-result-sha256"] = model["result"]["sha256"]
+        result = model.get("result")
+        if result:
+            response.headers["x-result-sha256"] = result["sha256"]
         return response
 
     async def index(request: Request) -> HTMLResponse:
@@ -226,23 +215,21 @@ def create_app(state_dir: str, token: str, csrf: str, port: int) -> Starlette:
 
         return StreamingResponse(stream(), media_type="text/event-stream")
 
-    async def verdict(request: Request, name: str, args: dict[str, Any]) -> JSONResponse:
+    async def verdict(name: str, act: Callable[[Transaction], None]) -> JSONResponse:
         try:
-            tx = await asyncio.to_thread(record_verdict, store, name, args)
+            tx = await asyncio.to_thread(record_verdict, store, name, act)
         except TooLarge as e:
             return JSONResponse({"error": e.message}, 413)
         except (StaleApproval, StaleResult) as e:
             return JSONResponse({"error": e.message, "stale": True}, 409)
         except PlannerError as e:
             return JSONResponse({"error": e.message}, 400 if isinstance(e, UsageError) else 409)
-        from shared.routing import command
-
         return JSONResponse(
             {"next": command(tx.next_argv) if tx.next_argv else "", "told": tx.told}
         )
 
-    async def signed(request: Request, op: str, what: str, act: str) -> JSONResponse:
-        """Approve a plan or accept a result: the person's name and the hash the page showed."""
+    async def signed(request: Request, what: str, act: str) -> tuple[str, str] | JSONResponse:
+        """Who approves a plan or accepts a result, and the hash the page showed them."""
         body = await json_body(request)
         if body is None:
             return too_large()
@@ -256,9 +243,9 @@ def create_app(state_dir: str, token: str, csrf: str, port: int) -> Starlette:
             check_text("your name", by, NAME_MAX)
         except TooLarge as e:
             return JSONResponse({"error": e.message}, 413)
-        return await verdict(request, op, {"by": by, "expect_sha256": sha})
+        return by, sha
 
-    def comment_args(body: dict[str, Any]) -> list[str] | JSONResponse:
+    def comment_args(body: dict[str, object]) -> list[str] | JSONResponse:
         """The page's comments as the CLI writes them: `ID[:FILE][:LINE]: text` (a file only
         on a result's commit line)."""
         given = body.get("comments") or []
@@ -275,7 +262,14 @@ def create_app(state_dir: str, token: str, csrf: str, port: int) -> Starlette:
         return comments
 
     async def approve(request: Request) -> JSONResponse:
-        return await signed(request, "review approve", "plan", "approve")
+        given = await signed(request, "plan", "approve")
+        if isinstance(given, JSONResponse):
+            return given
+        by, sha = given
+        return await verdict(
+            "review approve",
+            lambda tx: review_ops.review_approve(tx, by=by, sign=False, expect_sha256=sha),
+        )
 
     async def request_changes(request: Request) -> JSONResponse:
         body = await json_body(request)
@@ -283,15 +277,30 @@ def create_app(state_dir: str, token: str, csrf: str, port: int) -> Starlette:
             return too_large()
         feedback = text_field(body, "feedback")
         by = text_field(body, "by").strip()
-        sha = body.get("sha256") if isinstance(body.get("sha256"), str) else None
+        sha = text_field(body, "sha256") or None
         comments = comment_args(body)
         if isinstance(comments, JSONResponse):
             return comments
-        args = {"feedback": feedback or None, "comment": comments, "by": by or None}
-        return await verdict(request, "review reject", {**args, "expect_sha256": sha})
+        return await verdict(
+            "review reject",
+            lambda tx: review_ops.review_reject(
+                tx,
+                feedback=feedback or None,
+                comment=comments,
+                draft=False,
+                by=by or None,
+                expect_sha256=sha,
+            ),
+        )
 
     async def accept(request: Request) -> JSONResponse:
-        return await signed(request, "result accept", "result", "accept")
+        given = await signed(request, "result", "accept")
+        if isinstance(given, JSONResponse):
+            return given
+        by, sha = given
+        return await verdict(
+            "result accept", lambda tx: result_ops.result_accept(tx, by=by, expect_sha256=sha)
+        )
 
     async def result_changes(request: Request) -> JSONResponse:
         body = await json_body(request)
@@ -303,13 +312,14 @@ def create_app(state_dir: str, token: str, csrf: str, port: int) -> Starlette:
         comments = comment_args(body)
         if isinstance(comments, JSONResponse):
             return comments
-        args = {
-            "feedback": text_field(body, "feedback") or None,
-            "comment": comments,
-            "by": text_field(body, "by").strip() or None,
-            "expect_sha256": sha,
-        }
-        return await verdict(request, "result request-changes", args)
+        feedback = text_field(body, "feedback") or None
+        by = text_field(body, "by").strip() or None
+        return await verdict(
+            "result request-changes",
+            lambda tx: result_ops.result_request_changes(
+                tx, feedback=feedback, comment=comments, by=by, expect_sha256=sha
+            ),
+        )
 
     app = Starlette(
         routes=[
@@ -328,7 +338,7 @@ def create_app(state_dir: str, token: str, csrf: str, port: int) -> Starlette:
     return app
 
 
-def text_field(body: dict[str, Any], name: str) -> str:
+def text_field(body: dict[str, object], name: str) -> str:
     value = body.get(name)
     return value if isinstance(value, str) else ""
 
@@ -339,7 +349,7 @@ def too_large() -> JSONResponse:
     )
 
 
-async def json_body(request: Request) -> dict[str, Any] | None:
+async def json_body(request: Request) -> dict[str, object] | None:
     """The request's JSON object ({} when it is not one); None when the body is over
     BODY_MAX bytes, which is refused before it is read whole."""
     declared = request.headers.get("content-length", "")

@@ -7,17 +7,19 @@ from __future__ import annotations
 from state import clock, routes
 from state.errors import PreconditionFailed, Refused, UsageError
 from state.ops.lifecycle import check_amendable, reopen
+from state.ops.review_ops import reopen_reviews
 from state.validation.amendments import NEW_MILESTONE, committed, runs_by_id
 from state.validation.limits import FEEDBACK_MAX, REASON_MAX, check_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from typing import Any
 
+    from state.storage.documents import Amendment, Session
+    from state.storage.models import Phase
     from state.storage.store import Transaction
 
-IMPL_PHASES = ("impl-code", "impl-docs")
+IMPL_PHASES: tuple[Phase, ...] = ("impl-code", "impl-docs")
 
 
 def open_amendment(
@@ -26,7 +28,7 @@ def open_amendment(
     reason: str,
     task: str | None = None,
     milestones: Sequence[str] = (),
-) -> dict[str, Any]:
+) -> Amendment:
     """Open amendment round N on an approved, executing or result-review session: the plan is
     unfrozen for what the round touches (new milestones and `milestones`, none committed), the
     session goes back to design, and the approval it amends is kept in the record."""
@@ -46,7 +48,7 @@ def open_amendment(
             "(damaged? see plan verify)"
         )
     from_status = reopen(session, "design")
-    record: dict[str, Any] = {
+    record: Amendment = {
         "round": len(session["amendments"]) + 1,
         "reason": reason.strip(),
         "task": task.strip() if task and task.strip() else None,
@@ -59,7 +61,7 @@ def open_amendment(
     session["amendments"].append(record)
     # The session plans again: no approval until the person re-approves (the record above
     # keeps the one amended); the planner's final gate routes the rework like a rejection.
-    session.update(approval=None, updated_at=record["opened_at"])
+    session.update({"approval": None, "updated_at": record["opened_at"]})
     tx.move_to = routes.AMEND
     tx.edit("plan")["frozen_at"] = None
     _reopen_loops(tx, session)
@@ -73,9 +75,9 @@ def open_amendment(
     return record
 
 
-def plan_amend(tx: Transaction, a: dict[str, Any]) -> None:
+def plan_amend(tx: Transaction, *, reason: str, milestone: list[str]) -> None:
     """`plan amend --reason R [--milestone M-n]...` (the operation the CLI and plan apply run)."""
-    open_amendment(tx, reason=a["reason"], milestones=a.get("milestone") or ())
+    open_amendment(tx, reason=reason, milestones=milestone)
 
 
 def _reopenable(tx: Transaction, status: str, milestones: Sequence[str]) -> list[str]:
@@ -93,10 +95,10 @@ def _reopenable(tx: Transaction, status: str, milestones: Sequence[str]) -> list
                 f"({', '.join(sorted(known)) or 'none'})",
                 field="milestone",
             )
-        run = runs.get(mid, {})
-        if committed(run):
+        run = runs.get(mid)
+        if run and committed(run):
             raise Refused(f"{mid} is committed: {NEW_MILESTONE}")
-        if run.get("applied_at"):
+        if run and run["applied_at"]:
             raise Refused(
                 f"{mid} is applied to the project but not committed: commit it (plan exec "
                 "commit) and correct it in a new milestone, or revert its files first"
@@ -106,15 +108,13 @@ def _reopenable(tx: Transaction, status: str, milestones: Sequence[str]) -> list
     return reopened
 
 
-def _reopen_loops(tx: Transaction, session: dict[str, Any]) -> None:
+def _reopen_loops(tx: Transaction, session: Session) -> None:
     """The planning reviews run again from design (state/ops/review_ops.reopen_reviews: PASS
     verdicts on unchanged items stand), and so do the executor's, which judge the new work."""
-    from state.ops.review_ops import reopen_reviews
-
     reopen_reviews(tx, session, "plan-design")
     for phase in IMPL_PHASES:
         if phase in session["qr"]:
-            session["qr"][phase].update(state="initial", iteration=1, gate=[])
+            session["qr"][phase].update({"state": "initial", "iteration": 1, "gate": []})
 
 
 def _reset_runs(tx: Transaction, reopened: list[str]) -> None:
@@ -124,4 +124,12 @@ def _reset_runs(tx: Transaction, reopened: list[str]) -> None:
         return
     for run in tx.edit("execution")["milestones"]:
         if run["id"] in reopened:
-            run.update(status="pending", started_at=None, done_at=None, evidence=[], tests_run=[])
+            run.update(
+                {
+                    "status": "pending",
+                    "started_at": None,
+                    "done_at": None,
+                    "evidence": [],
+                    "tests_run": [],
+                }
+            )

@@ -11,49 +11,60 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, Field, TypeAdapter, ValidationError, with_config
+from typing_extensions import TypedDict  # pydantic validates typing's only from Python 3.12
 
 from state import clock
 from state.errors import DamagedFile, UsageError
+from state.storage.store import dumps
 
 if TYPE_CHECKING:
+    from state.storage.documents import ReviewComment, Session
     from state.storage.store import Store, Transaction
 
 DRAFTS_FILE = "drafts.json"
 DRAFTS_KEPT = 50  # the newest drafts kept; the audit log records every one that was made
 # The statuses a plan review is open or to come in: a draft is feedback on that review.
 DRAFTING = ("discovery", "design", "detailing", "review")
+STRICT = ConfigDict(extra="forbid", strict=True)
 
 
-class DraftComment(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+# drafts.json as its TypedDicts, validated by pydantic as they are: one definition of the file.
+# Every key is required: the product has always written every one.
+@with_config(STRICT)
+class DraftComment(TypedDict):
+    """A comment as `plan review reject --comment` records it (a ReviewComment)."""
+
     anchor: Annotated[str, Field(pattern=r"^[A-Za-z]+-\d+$")]
-    line: Annotated[int, Field(ge=1)] | None = None
+    line: Annotated[int, Field(ge=1)] | None
     text: Annotated[str, Field(min_length=1)]
 
 
-class Draft(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+@with_config(STRICT)
+class Draft(TypedDict):
     id: Annotated[str, Field(pattern=r"^FD-\d{3,}$")]
     round: Annotated[int, Field(ge=1)]
     """The review round the feedback is for."""
     at: str
-    text: str = ""
-    comments: list[DraftComment] = []
-    sent: bool = False
+    text: str
+    comments: list[DraftComment]
+    sent: bool
     """True once `plan review reject --draft` sent it."""
 
 
-class Drafts(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-    schema_version: int = 1
-    drafts: list[Draft] = []
+@with_config(STRICT)
+class Drafts(TypedDict):
+    schema_version: Literal[1]
+    drafts: list[Draft]
 
 
-def load(state_dir: str) -> dict[str, Any]:
-    """drafts.json as a dict ({"drafts": []} when there is none); DamagedFile names the file."""
+DRAFTS = TypeAdapter(Drafts)
+
+
+def load(state_dir: str) -> Drafts:
+    """drafts.json ({"drafts": []} when there is none); DamagedFile names the file."""
     path = os.path.join(state_dir, DRAFTS_FILE)
     try:
         with open(path, "rb") as f:
@@ -63,53 +74,49 @@ def load(state_dir: str) -> dict[str, Any]:
     except OSError as e:
         raise DamagedFile(f"{path}: cannot be read ({e.strerror})") from None
     try:
-        return Drafts.model_validate(json.loads(raw)).model_dump()
+        return DRAFTS.validate_python(json.loads(raw))
     except (ValueError, ValidationError, RecursionError) as e:
         problem = str(e).splitlines()[0]
         raise DamagedFile(f"{path}: {problem}; damaged, left as it is") from None
 
 
-def feedback_round(session: dict[str, Any]) -> int:
+def feedback_round(session: Session) -> int:
     """The review round feedback given now would close: the open one, else the next."""
     reviews = session["reviews"]
     if reviews and reviews[-1]["verdict"] == "submitted":
-        return int(reviews[-1]["round"])
+        return reviews[-1]["round"]
     return len(reviews) + 1
 
 
-def latest(state_dir: str, session: dict[str, Any]) -> dict[str, Any] | None:
+def latest(state_dir: str, session: Session) -> Draft | None:
     """The newest unsent draft for the round feedback would close now, or None."""
     round_ = feedback_round(session)
     found = [d for d in load(state_dir)["drafts"] if d["round"] == round_ and not d["sent"]]
     return found[-1] if found else None
 
 
-def add(tx: Transaction, session: dict[str, Any], text: str, comments: list[dict[str, Any]]) -> str:
+def add(tx: Transaction, session: Session, text: str, comments: list[ReviewComment]) -> str:
     """Store a draft of already checked feedback (state/ops/review_ops.py draft_feedback) for the
     round feedback would close now; its id. The oldest beyond DRAFTS_KEPT are dropped."""
-    from state.storage.store import dumps
-
     doc = load(tx.store.dir)
     number = max((int(d["id"][3:]) for d in doc["drafts"]), default=0) + 1
-    draft = {
+    draft: Draft = {
         "id": f"FD-{number:03d}",
         "round": feedback_round(session),
         "at": clock.now(),
         "text": text,
-        "comments": comments,
+        "comments": list(comments),
         "sent": False,
     }
     doc["drafts"] = [*doc["drafts"], draft][-DRAFTS_KEPT:]
     tx.put(DRAFTS_FILE, dumps(doc))
     tx.note(draft=draft["id"], round=draft["round"])
-    return str(draft["id"])
+    return draft["id"]
 
 
-def take(tx: Transaction, session: dict[str, Any]) -> dict[str, Any]:
+def take(tx: Transaction, session: Session) -> Draft:
     """The draft `plan review reject --draft` sends, marked sent in the same transaction;
     UsageError when the open round has none."""
-    from state.storage.store import dumps
-
     draft = latest(tx.store.dir, session)
     if draft is None:
         raise UsageError(
@@ -125,5 +132,5 @@ def take(tx: Transaction, session: dict[str, Any]) -> dict[str, Any]:
     return draft
 
 
-def drafts_of(store: Store) -> list[dict[str, Any]]:
+def drafts_of(store: Store) -> list[Draft]:
     return list(load(store.dir)["drafts"])

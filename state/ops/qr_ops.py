@@ -1,33 +1,55 @@
 """Quality-review records: items in qr-{phase}.json, added and judged through `plan qr`.
 
-Each operation is a function (tx, a): the open transaction and the arguments by name
-(repeatable ones as lists); it returns the ids it created. cli/commands/ declares the
-arguments; state/ parses none.
+Each operation is a function (tx, *, ...): the open transaction and the command's parameters
+as keywords (repeatable ones as lists); it returns the ids it created. cli/commands/ declares
+the parameters; state/ parses none.
 """
 
 from __future__ import annotations
 
-from state.errors import UsageError
-from state.storage import schema
+import hashlib
+import json
+
+from state import clock
+from state.errors import PreconditionFailed, UsageError
+from state.ops.plan_ops import find
 from state.storage.ids import next_id
 from state.storage.store import report_name
+from state.validation.limits import NAME_MAX, REASON_MAX, check_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Literal
 
+    from state.storage.documents import Plan, QRItem, QRReport
+    from state.storage.models import Phase, Severity
     from state.storage.store import Store, Transaction
 
-PHASES = ("plan-design", "plan-code", "plan-docs", "impl-code", "impl-docs")
-SEVERITIES = ("MUST", "SHOULD", "COULD")
+    Verdict = Literal["TODO", "PASS", "FAIL"]
+
+    class FoundItem(QRItem):
+        """A review item with the phase whose report holds it (`plan show qa-NNN`)."""
+
+        phase: Phase
 
 
-def find_item(store: Store, item_id: str, phase: str | None) -> dict[str, Any]:
+PHASES: tuple[Phase, ...] = ("plan-design", "plan-code", "plan-docs", "impl-code", "impl-docs")
+SEVERITIES: tuple[Severity, ...] = ("MUST", "SHOULD", "COULD")
+
+
+def known_phase(phase: str) -> Phase:
+    """`phase` as a review phase (what callers outside click name as text); UsageError when
+    it is none."""
+    for known in PHASES:
+        if known == phase:
+            return known
+    raise UsageError(f"--phase: must be one of {', '.join(PHASES)}")
+
+
+def find_item(store: Store, item_id: str, phase: str | None) -> FoundItem:
     """Review item `item_id` of `phase`, or of the one phase that has it (else UsageError)."""
-    phases = [phase] if phase else [p for p in PHASES if store.exists(report_name(p))]
-    if phase and phase not in PHASES:
-        raise UsageError(f"--phase: must be one of {', '.join(PHASES)}")
-    found = [
+    phases = [known_phase(phase)] if phase else [p for p in PHASES if store.exists(report_name(p))]
+    found: list[FoundItem] = [
         {"phase": p, **item}
         for p in phases
         if store.exists(report_name(p))
@@ -44,57 +66,73 @@ def find_item(store: Store, item_id: str, phase: str | None) -> dict[str, Any]:
 
 def loop_iteration(tx: Transaction, phase: str) -> int:
     """The iteration the session's QR loop for `phase` is at (1 before any gate ran)."""
-    session = tx.read_or_none("session") or {"qr": {}}
-    iteration: int = session["qr"].get(phase, {}).get("iteration", 1)
-    return iteration
+    session = tx.read_or_none("session")
+    loop = session["qr"].get(phase) if session else None
+    return loop["iteration"] if loop else 1
 
 
-def open_report(tx: Transaction, phase: str) -> dict[str, Any]:
+def open_report(tx: Transaction, phase: str) -> QRReport:
     """qr-{phase}.json for editing, created at the loop's iteration when missing."""
-    fresh = {**schema.defaults("qr"), "phase": phase, "iteration": loop_iteration(tx, phase)}
+    fresh: QRReport = {
+        "schema_version": 1,
+        "phase": known_phase(phase),
+        "iteration": loop_iteration(tx, phase),
+        "items": [],
+        "accepted": None,
+    }
     return tx.edit_or_create(report_name(phase), fresh)
 
 
 def add_item(
-    report: dict[str, Any],
+    report: QRReport,
     check: str,
     scope: str,
-    severity: str,
-    source: str = "reviewer",
-    status: str = "TODO",
+    severity: Severity,
+    source: Literal["validator", "reviewer"] = "reviewer",
+    status: Verdict = "TODO",
     finding: str | None = None,
 ) -> str:
     item_id = next_id(report["items"], "qa")
-    item = {
-        "id": item_id,
-        "check": check,
-        "scope": scope,
-        "severity": severity,
-        "status": status,
-        "finding": finding,
-        "source": source,
-        "iteration": report["iteration"],
-    }
-    report["items"].append(item)
+    report["items"].append(
+        {
+            "id": item_id,
+            "check": check,
+            "scope": scope,
+            "severity": severity,
+            "status": status,
+            "finding": finding,
+            "source": source,
+            "iteration": report["iteration"],
+            "judged": None,
+        }
+    )
     return item_id
 
 
-def qr_add(tx: Transaction, a: dict[str, Any]) -> list[str]:
+def qr_add(
+    tx: Transaction,
+    *,
+    phase: Phase,
+    check: str,
+    scope: str,
+    severity: Severity,
+    status: Verdict,
+    finding: str | None,
+) -> list[str]:
     """Record a review item (qa-NNN) for a phase: TODO, or judged at once with --status."""
-    status = a.get("status") or "TODO"
-    check_verdict("qr add", status, a.get("finding"))
-    report = open_report(tx, a["phase"])
-    item_id = add_item(report, a["check"], a["scope"] or "*", a["severity"] or "MUST")
-    judge(tx, report["items"][-1], status, a.get("finding"))
+    check_verdict("qr add", status, finding)
+    report = open_report(tx, phase)
+    item_id = add_item(report, check, scope or "*", severity)
+    judge(tx, report["items"][-1], status, finding)
     return [item_id]
 
 
-def check_verdict(command: str, status: str, finding: str | None) -> None:
+def check_verdict(command: str, status: Verdict, finding: str | None) -> None:
     if status == "FAIL" and not (finding or "").strip():
         raise UsageError(f"{command}: --status FAIL needs --finding saying what is wrong")
 
 
-def judge(tx: Transaction, item: dict[str, Any], status: str, finding: str | None) -> None:
+def judge(tx: Transaction, item: QRItem, status: Verdict, finding: str | None) -> None:
     """Record a verdict; a PASS remembers the hash of what its scope holds now."""
     item["status"] = status
     if finding is not None:
@@ -103,29 +141,26 @@ def judge(tx: Transaction, item: dict[str, Any], status: str, finding: str | Non
     item["judged"] = scope_hash(plan, item["scope"]) if status == "PASS" and plan else None
 
 
-def qr_set(tx: Transaction, a: dict[str, Any]) -> None:
+def qr_set(tx: Transaction, *, id: str, phase: Phase, status: Verdict, finding: str | None) -> None:
     """Judge a review item: PASS, or FAIL with the finding."""
-    check_verdict("qr set", a["status"], a["finding"])
-    name = report_name(a["phase"])
+    check_verdict("qr set", status, finding)
+    name = report_name(phase)
     if not tx.store.exists(name):
         raise UsageError(f"{tx.store.path(name)}: not found (record items with plan qr add)")
-    report = tx.edit(name)
-    for item in report["items"]:
-        if item["id"] == a["id"]:
-            judge(tx, item, a["status"], a["finding"])
+    for item in tx.edit(name)["items"]:
+        if item["id"] == id:
+            judge(tx, item, status, finding)
             return
-    raise UsageError(f"{tx.store.path(name)}: no item {a['id']}")
+    raise UsageError(f"{tx.store.path(name)}: no item {id}")
 
 
 # --- a PASS goes back to TODO when what it judged changes ---------------------------------
 
 
-def scope_content(plan: dict[str, Any], scope: str) -> Any:
+def scope_content(plan: Plan, scope: str) -> list[object] | None:
     """What a review item's scope holds in the plan, or None when it is not tracked ("*",
     an unknown id or file). An id: the item, and for an intent its changes too (a milestone
     holds its intents, changes and docs). A file: every intent and change on it."""
-    from state.ops.plan_ops import find
-
     scope = scope.strip()
     if scope in ("", "*"):
         return None
@@ -142,7 +177,7 @@ def scope_content(plan: dict[str, Any], scope: str) -> Any:
             if scope in (c["intent_ref"], *c["shared_intents"])
         ]
         return [item, *changes]
-    on_file = [
+    on_file: list[object] = [
         x
         for m in milestones
         for x in (*m["code_intents"], *m["code_changes"])
@@ -151,10 +186,7 @@ def scope_content(plan: dict[str, Any], scope: str) -> Any:
     return on_file or None
 
 
-def scope_hash(plan: dict[str, Any], scope: str) -> str | None:
-    import hashlib
-    import json
-
+def scope_hash(plan: Plan, scope: str) -> str | None:
     content = scope_content(plan, scope)
     if content is None:
         return None
@@ -165,9 +197,9 @@ def scope_hash(plan: dict[str, Any], scope: str) -> str | None:
 def reopen_changed(tx: Transaction) -> None:
     """After a change to plan.json: every PASS whose scope now holds something else than what
     was judged goes back to TODO (a change edited after its gate passed is checked again)."""
-    plan = tx.docs.get("plan")
-    if plan is None or "plan" not in tx.edited:
+    if "plan" not in tx.edited:
         return
+    plan = tx.read("plan")
     for phase in PHASES:
         name = report_name(phase)
         if not (name in tx.docs or tx.store.exists(name)):
@@ -176,28 +208,23 @@ def reopen_changed(tx: Transaction) -> None:
             item
             for item in tx.read(name)["items"]
             if item["status"] == "PASS"
-            and item.get("judged")
+            and item["judged"]
             and scope_hash(plan, item["scope"]) != item["judged"]
         ]
         if not stale:
             continue
         items = {i["id"]: i for i in tx.edit(name)["items"]}
         for item in stale:
-            items[item["id"]].update(status="TODO", judged=None)
+            items[item["id"]].update({"status": "TODO", "judged": None})
             tx.tell(
                 f"{item['id']} ({phase}) is TODO again: {item['scope']} changed after it passed"
             )
 
 
-def qr_accept(tx: Transaction, a: dict[str, Any]) -> None:
+def qr_accept(tx: Transaction, *, phase: Phase, by: str, reason: str) -> None:
     """Accept a stopped review loop's open findings on record; the gate may then pass."""
-    from state import clock
-    from state.errors import PreconditionFailed
-    from state.validation.limits import NAME_MAX, REASON_MAX, check_text
-
-    check_text("by", a["by"], NAME_MAX, field=True)
-    check_text("reason", a["reason"], REASON_MAX, field=True)
-    phase = a["phase"]
+    check_text("by", by, NAME_MAX, field=True)
+    check_text("reason", reason, REASON_MAX, field=True)
     loop = tx.edit("session")["qr"].get(phase)
     if not loop or loop["state"] != "escalated":
         raise PreconditionFailed(
@@ -206,11 +233,6 @@ def qr_accept(tx: Transaction, a: dict[str, Any]) -> None:
         )
     report = tx.edit(report_name(phase))
     still_open = [i["id"] for i in report["items"] if i["status"] in ("FAIL", "TODO")]
-    report["accepted"] = {
-        "by": a["by"],
-        "reason": a["reason"],
-        "at": clock.now(),
-        "items": still_open,
-    }
+    report["accepted"] = {"by": by, "reason": reason, "at": clock.now(), "items": still_open}
     loop["state"] = "accepted"
     tx.next_argv = loop["gate"]

@@ -9,7 +9,11 @@ import re
 
 from state import clock
 from state.errors import Refused, UsageError
+from state.ops.amend_ops import open_amendment
 from state.ops.lifecycle import transition
+from state.ops.review_ops import check_comment as check_plan_comment
+from state.repo.numbered import spans
+from state.result_view import committed_files, result_of, shown_lines
 from state.validation.limits import (
     COMMENT_MAX,
     COMMENTS_MAX,
@@ -21,8 +25,10 @@ from state.validation.limits import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Literal
 
+    from state.result_view import Result
+    from state.storage.documents import ResultComment, ResultReview, Session
     from state.storage.store import Transaction
 
 CHANGES_REASON = "result review: changes requested"
@@ -32,35 +38,44 @@ class StaleResult(Refused):
     """The result changed after the person saw it: the verdict would be on something unseen."""
 
 
-def open_round(session: dict[str, Any], sha256: str) -> None:
+def new_round(
+    session: Session,
+    verdict: Literal["submitted", "accepted"],
+    sha256: str | None,
+    *,
+    by: str | None = None,
+    policy: bool = False,
+) -> ResultReview:
+    """The next result-review round, added to the session."""
+    rounds = session["result_reviews"]
+    rounds.append(
+        {
+            "round": len(rounds) + 1,
+            "verdict": verdict,
+            "at": clock.now(),
+            "by": by,
+            "feedback": None,
+            "comments": [],
+            "sha256": sha256,
+            "policy": policy,
+        }
+    )
+    return rounds[-1]
+
+
+def open_round(session: Session, sha256: str) -> None:
     """Executor step 9 of an interactive session: a round waits for the person's verdict."""
     transition(session, "result_review")
-    session["result_reviews"].append(
-        {
-            "round": len(session["result_reviews"]) + 1,
-            "verdict": "submitted",
-            "at": clock.now(),
-            "sha256": sha256,
-        }
-    )
+    new_round(session, "submitted", sha256)
 
 
-def accept_by_policy(session: dict[str, Any], sha256: str) -> None:
+def accept_by_policy(session: Session, sha256: str) -> None:
     """Executor step 9 of a non-interactive session: nobody is asked, accepted on record."""
     transition(session, "completed")
-    session["result_reviews"].append(
-        {
-            "round": len(session["result_reviews"]) + 1,
-            "verdict": "accepted",
-            "at": clock.now(),
-            "by": "policy",
-            "sha256": sha256,
-            "policy": True,
-        }
-    )
+    new_round(session, "accepted", sha256, by="policy", policy=True)
 
 
-def in_result_review(tx: Transaction) -> dict[str, Any]:
+def in_result_review(tx: Transaction) -> Session:
     session = tx.edit("session")
     if session["status"] != "result_review":
         raise Refused(
@@ -79,28 +94,44 @@ def check_shown(expected: str | None, sha: str, verdict: str) -> None:
         )
 
 
-def close_round(session: dict[str, Any], **fields: Any) -> dict[str, Any]:
+def close_round(
+    session: Session,
+    verdict: Literal["accepted", "changes_requested"],
+    *,
+    by: str | None,
+    sha256: str,
+    feedback: str | None = None,
+    comments: list[ResultComment] | None = None,
+) -> ResultReview:
     """The verdict on the round that is open (executor step 9 opened it)."""
     rounds = session["result_reviews"]
-    if not rounds or rounds[-1]["verdict"] != "submitted":
-        rounds.append({"round": len(rounds) + 1, "verdict": "submitted", "at": clock.now()})
-    rounds[-1].update(at=clock.now(), **fields)
-    return dict(rounds[-1])
+    done = rounds[-1] if rounds and rounds[-1]["verdict"] == "submitted" else None
+    if done is None:
+        done = new_round(session, "submitted", None)
+    done.update(
+        {
+            "at": clock.now(),
+            "verdict": verdict,
+            "by": by,
+            "feedback": feedback,
+            "comments": comments or [],
+            "sha256": sha256,
+        }
+    )
+    return done
 
 
-def result_accept(tx: Transaction, a: dict[str, Any]) -> None:
+def result_accept(tx: Transaction, *, by: str | None, expect_sha256: str | None) -> None:
     """The person accepts the result: the round records who, when and the hash of what they
     saw; the session is completed."""
-    check_text("by", a.get("by"), NAME_MAX, field=True)
-    if a.get("by") is not None and not a["by"].strip():
+    check_text("by", by, NAME_MAX, field=True)
+    if by is not None and not by.strip():
         raise UsageError("by: may not be empty (who accepts; leave it out for $USER)", field="by")
-    from state.result_view import result_of
-
     session = in_result_review(tx)
-    sha = str(result_of(tx.store)["sha256"])
-    check_shown(a.get("expect_sha256"), sha, "accept")
-    by = (a.get("by") or "").strip() or os.environ.get("USER") or "user"
-    done = close_round(session, verdict="accepted", by=by, sha256=sha)
+    sha = result_of(tx.store)["sha256"]
+    check_shown(expect_sha256, sha, "accept")
+    by = (by or "").strip() or os.environ.get("USER") or "user"
+    done = close_round(session, "accepted", by=by, sha256=sha)
     transition(session, "completed")
     tx.note(accepted_by=by, sha256=sha)
     tx.tell(
@@ -116,7 +147,7 @@ COMMENT_HEAD = re.compile(
 )
 
 
-def parse_comment(text: str) -> dict[str, Any]:
+def parse_comment(text: str) -> ResultComment:
     """`M-001=text`, `M-001:src/app.py:7=text` (a line of the milestone's commit diff),
     `CC-004:7=text` (a line of the planned diff) or `DV-001: text` as a comment record."""
     check_text("a comment", text, COMMENT_MAX + 300)  # before the pattern reads it
@@ -139,15 +170,9 @@ def parse_comment(text: str) -> dict[str, Any]:
     }
 
 
-def check_comment(
-    tx: Transaction, result: dict[str, Any], comment: dict[str, Any]
-) -> dict[str, Any]:
+def check_comment(tx: Transaction, result: Result, comment: ResultComment) -> ResultComment:
     """The comment, once its anchor names a milestone, deviation or plan item and its line a
     line the diff it points at shows; UsageError otherwise."""
-    from state.ops.review_ops import check_comment as check_plan_comment
-    from state.repo.numbered import spans
-    from state.result_view import committed_files, shown_lines
-
     anchor, path, line = comment["anchor"], comment["file"], comment["line"]
     if anchor.startswith("DV-"):
         if not any(d["id"] == anchor for d in result["deviations"]):
@@ -161,7 +186,7 @@ def check_comment(
         files = committed_files(result, anchor)
         if path is None and len(files) == 1:
             path = comment["file"] = files[0]
-        if path not in files:
+        if path is None or path not in files:
             raise UsageError(
                 f"--comment {anchor}:{path or ''}:{line}: name one of the files its commits "
                 f"change: {', '.join(files) or 'none (nothing committed)'}"
@@ -179,34 +204,37 @@ def check_comment(
     return comment
 
 
-def result_request_changes(tx: Transaction, a: dict[str, Any]) -> None:
+def result_request_changes(
+    tx: Transaction,
+    *,
+    feedback: str | None,
+    comment: list[str],
+    by: str | None,
+    expect_sha256: str | None,
+) -> None:
     """The person asks for changes: the round records the feedback and the comments, and an
     amendment opens with the feedback as its task."""
-    from state.ops.amend_ops import open_amendment
-    from state.result_view import result_of
-
-    check_text("feedback", a.get("feedback"), FEEDBACK_MAX, field=True)
-    many = len(a.get("comment") or [])
-    check_count("comment (comments in one round)", many, COMMENTS_MAX, field="comment")
-    check_text("by", a.get("by"), NAME_MAX, field=True)
+    check_text("feedback", feedback, FEEDBACK_MAX, field=True)
+    check_count("comment (comments in one round)", len(comment), COMMENTS_MAX, field="comment")
+    check_text("by", by, NAME_MAX, field=True)
     session = in_result_review(tx)
-    feedback = (a.get("feedback") or "").strip()
-    if not feedback:
+    task = (feedback or "").strip()
+    if not task:
         raise UsageError(
             "result request-changes: --feedback is required and may not be empty "
             "(it becomes the amendment's task)"
         )
     result = result_of(tx.store)
-    check_shown(a.get("expect_sha256"), result["sha256"], "request changes")
-    comments = [check_comment(tx, result, parse_comment(c)) for c in a.get("comment") or []]
+    check_shown(expect_sha256, result["sha256"], "request changes")
+    comments = [check_comment(tx, result, parse_comment(c)) for c in comment]
     done = close_round(
         session,
-        verdict="changes_requested",
-        by=(a.get("by") or "").strip() or None,
-        feedback=feedback,
+        "changes_requested",
+        by=(by or "").strip() or None,
+        feedback=task,
         comments=comments,
         sha256=result["sha256"],
     )
-    open_amendment(tx, reason=CHANGES_REASON, task=feedback)
+    open_amendment(tx, reason=CHANGES_REASON, task=task)
     tx.tell(f"changes requested (result round {done['round']}): an amendment is open")
     tx.routed = True  # where the amendment's planning starts (shared/status.py settle)

@@ -1,9 +1,9 @@
 """The user's verdict on the plan and the session's end: approve,
 reject (back to design, or cancelled at max_rejects), cancel, fail.
 
-Each operation is a function (tx, a): the open transaction and the arguments by name
-(repeatable ones as lists); it returns the ids it created. cli/commands/ declares the
-arguments; state/ parses none.
+Each operation is a function (tx, *, ...): the open transaction and the command's parameters
+as keywords (repeatable ones as lists); it returns the ids it created. cli/commands/ declares
+the parameters; state/ parses none.
 """
 
 from __future__ import annotations
@@ -14,6 +14,9 @@ import re
 from state import clock, routes
 from state.errors import Refused, UsageError
 from state.ops.lifecycle import transition
+from state.ops.plan_ops import find
+from state.ops.qr_ops import scope_content
+from state.repo.numbered import new_lines, spans
 from state.storage.store import report_name
 from state.validation.approval import approve, plan_hash
 from state.validation.limits import (
@@ -28,14 +31,16 @@ from state.validation.limits import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Literal
 
+    from state.storage.documents import Plan, Review, ReviewComment, Session
+    from state.storage.models import Phase
     from state.storage.store import Transaction
 
-PLANNING_PHASES = ("plan-design", "plan-code", "plan-docs")
+PLANNING_PHASES: tuple[Phase, ...] = ("plan-design", "plan-code", "plan-docs")
 
 
-def in_review(tx: Transaction) -> dict[str, Any]:
+def in_review(tx: Transaction) -> Session:
     session = tx.edit("session")
     if session["status"] != "review":
         raise Refused(
@@ -45,13 +50,43 @@ def in_review(tx: Transaction) -> dict[str, Any]:
     return session
 
 
-def close_round(session: dict[str, Any], **fields: Any) -> None:
+def close_round(
+    session: Session,
+    verdict: Literal["approved", "rejected"],
+    *,
+    by: str | None,
+    sha256: str | None,
+    feedback: str | None = None,
+    comments: list[ReviewComment] | None = None,
+) -> None:
     """The verdict on the review round that is open (step 11 opened it)."""
-    if not session["reviews"] or session["reviews"][-1]["verdict"] != "submitted":
-        session["reviews"].append(
-            {"round": len(session["reviews"]) + 1, "verdict": "submitted", "at": clock.now()}
-        )
-    session["reviews"][-1].update(at=clock.now(), **fields)
+    reviews = session["reviews"]
+    if not reviews or reviews[-1]["verdict"] != "submitted":
+        reviews.append(open_round(len(reviews) + 1))
+    reviews[-1].update(
+        {
+            "at": clock.now(),
+            "verdict": verdict,
+            "by": by,
+            "feedback": feedback,
+            "comments": comments or [],
+            "sha256": sha256,
+        }
+    )
+
+
+def open_round(number: int) -> Review:
+    """Review round `number`, submitted now and not yet decided."""
+    return {
+        "round": number,
+        "verdict": "submitted",
+        "at": clock.now(),
+        "by": None,
+        "feedback": None,
+        "comments": [],
+        "sha256": None,
+        "revision": None,
+    }
 
 
 class StaleApproval(Refused):
@@ -63,7 +98,7 @@ class StaleApproval(Refused):
 COMMENT_HEAD = re.compile(r"\s*([A-Za-z]+-\d+)(?::(\d+))?\s*[:=]")
 
 
-def parse_comment(text: str) -> dict[str, Any]:
+def parse_comment(text: str) -> ReviewComment:
     """`DL-003: text` or `CC-004:7: text` (line 7 of the changed file, as the diff shows it)
     as a comment record."""
     check_text("a comment", text, COMMENT_MAX + 40)  # before the pattern reads it
@@ -84,51 +119,53 @@ def parse_comment(text: str) -> dict[str, Any]:
     return {"anchor": anchor.upper(), "line": int(line) if line else None, "text": words.strip()}
 
 
-def check_comment(tx: Transaction, comment: dict[str, Any]) -> dict[str, Any]:
+def check_comment(tx: Transaction, comment: ReviewComment) -> ReviewComment:
     """The comment, once its anchor names an item of the plan (or a question) and its line
     a line of the changed file that the change's diff shows; UsageError otherwise."""
-    from state.ops.plan_ops import find
-    from state.repo.numbered import new_lines, spans
-
     anchor, line = comment["anchor"], comment["line"]
     if anchor.startswith("Q-"):
-        context = tx.read_or_none("context") or {"questions": []}
-        if not any(q["id"] == anchor for q in context["questions"]):
+        context = tx.read_or_none("context")
+        if not any(q["id"] == anchor for q in (context["questions"] if context else ())):
             raise UsageError(f"comment: context.json has no {anchor}", field="comment")
-        item: dict[str, Any] = {}
     else:
-        item = find(tx.read("plan"), anchor)
-    if line is not None:
-        if not anchor.startswith("CC-"):
-            raise UsageError(
-                f"comment {anchor}:{line}: only a code change (CC-) has lines", field="comment"
-            )
-        shown = new_lines(item["diff"])
-        if line not in shown:
-            raise UsageError(
-                f"comment {anchor}:{line}: its diff shows lines {spans(shown) or 'none'} "
-                f"of {item['file']}",
-                field="comment",
-            )
+        find(tx.read("plan"), anchor)  # UsageError naming the anchor when there is no such item
+    if line is None:
+        return comment
+    if not anchor.startswith("CC-"):
+        raise UsageError(
+            f"comment {anchor}:{line}: only a code change (CC-) has lines", field="comment"
+        )
+    milestones = tx.read("plan")["milestones"]
+    [change] = [c for m in milestones for c in m["code_changes"] if c["id"] == anchor]
+    shown = new_lines(change["diff"])
+    if line not in shown:
+        raise UsageError(
+            f"comment {anchor}:{line}: its diff shows lines {spans(shown) or 'none'} "
+            f"of {change['file']}",
+            field="comment",
+        )
     return comment
 
 
-def review_approve(tx: Transaction, a: dict[str, Any]) -> None:
+def review_approve(
+    tx: Transaction, *, by: str | None, sign: bool, expect_sha256: str | None
+) -> None:
     """The user approves the plan in review: record who, when and its sha256, then freeze."""
-    check_text("by", a["by"], NAME_MAX, field=True)
-    if a["by"] is not None and not a["by"].strip():
+    check_text("by", by, NAME_MAX, field=True)
+    if by is not None and not by.strip():
         raise UsageError("by: may not be empty (who approves; leave it out for $USER)", field="by")
     session = in_review(tx)
-    expect_shown(tx, a.get("expect_sha256"), "approve")
-    by = a["by"] or os.environ.get("USER") or "user"
+    expect_shown(tx, expect_sha256, "approve")
+    by = by or os.environ.get("USER") or "user"
     approval = approve(tx, by)
-    if a["sign"]:
+    if sign:
+        # git and ssh/gpg by subprocess: loaded when asked, off the path of plan status
         from state.project import session_project
-        from state.repo.signing import sign
+        from state.repo.signing import sign as sign_approval
 
         project = session_project(tx.store.dir)
-        approval["signature"] = sign(project, session["id"], approval)
-    close_round(session, verdict="approved", by=by, sha256=approval["sha256"])
+        approval["signature"] = sign_approval(project, session["id"], approval)
+    close_round(session, "approved", by=by, sha256=approval["sha256"])
     tx.tell(f"approved and frozen: sha256 {approval['sha256']} (by {by})")
     tx.next_route = routes.EXECUTE
 
@@ -142,29 +179,37 @@ def expect_shown(tx: Transaction, expected: str | None, verdict: str) -> None:
         )
 
 
-def review_reject(tx: Transaction, a: dict[str, Any]) -> None:
+def review_reject(
+    tx: Transaction,
+    *,
+    feedback: str | None,
+    comment: list[str],
+    draft: bool,
+    by: str | None = None,
+    expect_sha256: str | None = None,
+) -> None:
     """The user rejects the plan: back to the smallest planning phase the feedback and the
-    comments touch (rejected_phase); max_rejects cancels."""
-    check_text("feedback", a["feedback"], FEEDBACK_MAX, field=True)
-    many = len(a.get("comment") or [])
-    check_count("comment (comments in one round)", many, COMMENTS_MAX, field="comment")
-    check_text("by", a.get("by"), NAME_MAX, field=True)
+    comments touch (rejected_phase); max_rejects cancels. `by` and `expect_sha256` are the
+    review page's (who, and the plan's hash as the page showed it)."""
+    check_text("feedback", feedback, FEEDBACK_MAX, field=True)
+    check_count("comment (comments in one round)", len(comment), COMMENTS_MAX, field="comment")
+    check_text("by", by, NAME_MAX, field=True)
     session = in_review(tx)
-    expect_shown(tx, a.get("expect_sha256"), "request changes")
-    feedback = (a["feedback"] or "").strip()
-    comments = [check_comment(tx, parse_comment(c)) for c in a.get("comment") or []]
-    if a.get("draft"):  # the review companion's draft (state/ops/drafts.py), plus what is given
-        feedback, comments = with_draft(tx, session, feedback, comments)
-    if not feedback and not comments:
+    expect_shown(tx, expect_sha256, "request changes")
+    words = (feedback or "").strip()
+    comments = [check_comment(tx, parse_comment(c)) for c in comment]
+    if draft:  # the review companion's draft (state/ops/drafts.py), plus what is given
+        words, comments = with_draft(tx, session, words, comments)
+    if not words and not comments:
         raise UsageError(
             "review reject: --feedback, --comment or --draft is required and may not be empty"
         )
     session["rejects"] += 1
     close_round(
         session,
-        verdict="rejected",
-        by=a.get("by") or None,
-        feedback=feedback or None,
+        "rejected",
+        by=by or None,
+        feedback=words or None,
         comments=comments,
         sha256=plan_hash(tx.read("plan")),  # frozen in review: the content the round showed
     )
@@ -185,40 +230,42 @@ def review_reject(tx: Transaction, a: dict[str, Any]) -> None:
 
 
 def with_draft(
-    tx: Transaction, session: dict[str, Any], feedback: str, comments: list[dict[str, Any]]
-) -> tuple[str, list[dict[str, Any]]]:
+    tx: Transaction, session: Session, feedback: str, comments: list[ReviewComment]
+) -> tuple[str, list[ReviewComment]]:
     """The draft's text before `feedback` and its comments before `comments`; the draft is
     marked sent in the same transaction. Its comments are checked again: the plan may have
     changed since it was drafted."""
+    # drafts.json is validated by pydantic, which `plan status` and `plan cancel` (their module
+    # imports this one) should not load: only the draft's own paths import it
     from state.ops import drafts
 
     draft = drafts.take(tx, session)
     text = "\n\n".join(t for t in (draft["text"], feedback) if t)
-    checked = [check_comment(tx, dict(c)) for c in draft["comments"]]
+    checked = [check_comment(tx, c) for c in draft["comments"]]
     check_text("--feedback (with the draft)", text, FEEDBACK_MAX)
     check_count("--comment (with the draft)", len(checked) + len(comments), COMMENTS_MAX)
     return text, checked + comments
 
 
-def draft_feedback(tx: Transaction, a: dict[str, Any]) -> list[str]:
+def draft_feedback(tx: Transaction, *, text: str | None, comment: list[str]) -> list[str]:
     """A draft of review feedback for the person to send (the review companion, plan mcp):
     text and comments checked as `review reject` checks them, stored without touching the
     plan or the status (state/ops/drafts.py); only while a plan review is open or to come."""
-    from state.ops import drafts
+    from state.ops import drafts  # as in with_draft
 
-    check_text("text", a["text"], FEEDBACK_MAX)
-    check_count("comments (in one draft)", len(a.get("comment") or []), COMMENTS_MAX)
+    check_text("text", text, FEEDBACK_MAX)
+    check_count("comments (in one draft)", len(comment), COMMENTS_MAX)
     session = tx.read("session")
     if session["status"] not in drafts.DRAFTING:
         raise Refused(
             f"{tx.store.path('session')}: the session is {session['status']}: a draft is "
             "feedback on the plan's review, open or to come (planning, or in review)"
         )
-    comments = [check_comment(tx, parse_comment(c)) for c in a.get("comment") or []]
-    text = (a["text"] or "").strip()
-    if not text and not comments:
+    comments = [check_comment(tx, parse_comment(c)) for c in comment]
+    words = (text or "").strip()
+    if not words and not comments:
         raise UsageError("a draft needs text or at least one comment")
-    return [drafts.add(tx, session, text, comments)]
+    return [drafts.add(tx, session, words, comments)]
 
 
 DOC_SUFFIXES = (".md", ".rst", ".txt", ".adoc")
@@ -234,64 +281,57 @@ def is_doc_file(path: str) -> bool:
     )
 
 
-def anchor_phase(plan: dict[str, Any], anchor: str) -> str:
+def anchor_phase(plan: Plan, anchor: str) -> Phase:
     """The planning phase an anchored comment touches: a code intent or change is plan-code,
     or plan-docs when it documents (a documentation-only milestone, or a README/docs file);
     anything else (decisions, risks, milestones, questions, an unknown id) is plan-design."""
-    from state.ops.plan_ops import find, owner
-
-    if not anchor.startswith(("CI-", "CC-")):
-        return "plan-design"
-    try:
-        item, milestone = find(plan, anchor), owner(plan, anchor)
-    except UsageError:
-        return "plan-design"
-    if milestone["is_documentation_only"] or is_doc_file(item["file"]):
-        return "plan-docs"
-    return "plan-code"
+    if anchor.startswith(("CI-", "CC-")):
+        for milestone in plan["milestones"]:
+            for item in (*milestone["code_intents"], *milestone["code_changes"]):
+                if item["id"] == anchor:
+                    documents = milestone["is_documentation_only"] or is_doc_file(item["file"])
+                    return "plan-docs" if documents else "plan-code"
+    return "plan-design"
 
 
-def rejected_phase(plan: dict[str, Any], round_: dict[str, Any]) -> str:
+def rejected_phase(plan: Plan, round_: Review) -> Phase:
     """The smallest planning phase a rejection touches: the earliest phase any of its comments
     touches; words not anchored to anything (--feedback) touch the design."""
-    phases = [anchor_phase(plan, c["anchor"]) for c in round_.get("comments") or []]
-    if round_.get("feedback") or not phases:
+    phases = [anchor_phase(plan, c["anchor"]) for c in round_["comments"]]
+    if round_["feedback"] or not phases:
         phases.append("plan-design")
     return min(phases, key=PLANNING_PHASES.index)
 
 
-def reopen_reviews(tx: Transaction, session: dict[str, Any], phase: str = "plan-design") -> None:
+def reopen_reviews(tx: Transaction, session: Session, phase: Phase = "plan-design") -> None:
     """After a rejection the reviews from `phase` on run again: their loops restart; a
     reviewer's PASS on the whole phase (scope *) is judged again, one on an item or a file
     keeps its verdict until that content changes (qr_ops.reopen_changed). Earlier phases,
     which the rework does not revisit, keep everything."""
-    from state.ops.qr_ops import scope_content
-
     plan = tx.read("plan")
     for later in PLANNING_PHASES[PLANNING_PHASES.index(phase) :]:
         if later in session["qr"]:
             session["qr"][later]["state"] = "initial"
-        report = tx.read_or_none(report_name(later))
-        if report is None:
+        name = report_name(later)
+        if tx.read_or_none(name) is None:
             continue
-        report = tx.edit(report_name(later))
-        for item in report["items"]:
-            tracked = item.get("judged") and scope_content(plan, item["scope"]) is not None
+        for item in tx.edit(name)["items"]:
+            tracked = item["judged"] and scope_content(plan, item["scope"]) is not None
             if item["source"] == "reviewer" and item["status"] == "PASS" and not tracked:
-                item.update(status="TODO", judged=None)
+                item.update({"status": "TODO", "judged": None})
 
 
-def cancel(tx: Transaction, a: dict[str, Any]) -> None:
+def cancel(tx: Transaction, *, reason: str | None) -> None:
     """Cancel the session (from any status that is not final)."""
-    check_text("reason", a["reason"], REASON_MAX, field=True)
+    check_text("reason", reason, REASON_MAX, field=True)
     session = tx.edit("session")
     transition(session, "cancelled")
-    session["reason"] = a["reason"] or "cancelled by the user"
+    session["reason"] = reason or "cancelled by the user"
 
 
-def fail(tx: Transaction, a: dict[str, Any]) -> None:
+def fail(tx: Transaction, *, error: str) -> None:
     """Mark the session failed, with the error."""
-    check_text("error", a["error"], REASON_MAX, field=True)
+    check_text("error", error, REASON_MAX, field=True)
     session = tx.edit("session")
     transition(session, "failed")
-    session["reason"] = a["error"]
+    session["reason"] = error
