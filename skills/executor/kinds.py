@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from shared import qr
 from shared.kinds import Execute, Gate, Review, loop
@@ -15,16 +15,26 @@ from shared.workflow import Context, Kind, Requirement
 from skills.executor import reconcile
 from state import clock
 from state.errors import Finding, PreconditionFailed, Refused
+from state.ops import result_ops
+from state.ops.exec_ops import new_run
 from state.ops.plan_ops import find
 from state.repo import gitinfo
-from state.storage import schema
+from state.result_view import assemble
 from state.validation import asks
 from state.validation.amendments import approved_revision, committed, runs_by_id
 from state.validation.approval import verify
 from state.validation.validate import completeness
 
 if TYPE_CHECKING:
+    from state.storage.documents import Amendment, Execution, Plan
     from state.storage.store import Transaction
+
+
+class MilestoneName(TypedDict):
+    """A milestone as a prompt names it (since_review)."""
+
+    id: str
+    name: str
 
 
 def root(ctx: Context) -> str:
@@ -43,7 +53,7 @@ def all_done(ctx: Context) -> list[Finding]:
     ]
 
 
-def record(ctx: Context) -> dict[str, Any]:
+def record(ctx: Context) -> reconcile.Record:
     return reconcile.build(ctx.doc("plan"), ctx.doc("execution"), root(ctx))
 
 
@@ -82,49 +92,43 @@ class ExecInit(Kind):
         where = f"{ctx.store.path('session')}:base_commit"
         changed = gitinfo.changed_files(project, since, where) if since else []
         drift = sorted(planned & set(changed))
-        runs = [
-            {**schema.defaults("execution", "MilestoneRun"), "id": m["id"]}
-            for m in plan["milestones"]
-        ]
-        tx.edit_or_create(
-            "execution",
-            {
-                **schema.defaults("execution"),
-                "base_commit": gitinfo.head_commit(project),
-                "started_at": clock.now(),
-                "drift": drift,
-                "stale_diffs": stale_diffs(plan, project),
-                "milestones": runs,
-            },
-        )
+        execution: Execution = {
+            "schema_version": 1,
+            "base_commit": gitinfo.head_commit(project),
+            "started_at": clock.now(),
+            "drift": drift,
+            "stale_diffs": stale_diffs(plan, project),
+            "milestones": [new_run(m["id"]) for m in plan["milestones"]],
+            "deviations": [],
+            "tests_run": [],
+        }
+        tx.edit_or_create("execution", execution)
 
     def context(self, ctx: Context) -> dict[str, Any]:
         execution = ctx.doc("execution")
-        approval = ctx.session["approval"] or {"sha256": ""}
+        approval = ctx.session["approval"]
         return {
             "title": ctx.doc("plan")["overview"]["title"],
             "base": execution["base_commit"],
             "drift": execution["drift"],
-            "short_sha": approval["sha256"][:12],
+            "short_sha": approval["sha256"][:12] if approval else "",
         }
 
 
-def resume_amended(plan: dict[str, Any], execution: dict[str, Any], project: str) -> None:
+def resume_amended(plan: Plan, execution: Execution, project: str) -> None:
     """Executor step 1 again, after an amendment's re-approval: milestones done stay done, new
     ones get a run; the base commit stays (the planned diffs build on it, and reconcile reads
     every round's commits from it). Only the work left is checked for stale diffs."""
     runs = {r["id"] for r in execution["milestones"]}
     for m in plan["milestones"]:
         if m["id"] not in runs:
-            execution["milestones"].append(
-                {**schema.defaults("execution", "MilestoneRun"), "id": m["id"]}
-            )
+            execution["milestones"].append(new_run(m["id"]))
     done = {r["id"] for r in execution["milestones"] if r["status"] == "done"}
-    left = {**plan, "milestones": [m for m in plan["milestones"] if m["id"] not in done]}
+    left: Plan = {**plan, "milestones": [m for m in plan["milestones"] if m["id"] not in done]}
     execution["stale_diffs"] = stale_diffs(left, project)
 
 
-def stale_diffs(plan: dict[str, Any], project: str) -> list[str]:
+def stale_diffs(plan: Plan, project: str) -> list[str]:
     """Planned diffs that no longer apply to the files as they are now."""
 
     return [f.line() for f in completeness(plan, "code", project) if ".diff" in f.path]
@@ -166,7 +170,7 @@ class Implement(Execute):
         for mid in ids:
             if status.get(mid) == "done":  # e.g. committed before an amendment: never redone
                 continue
-            m = find(plan, mid)
+            m = find(plan, mid, "M")
             milestones.append(
                 {
                     "id": mid,
@@ -213,12 +217,12 @@ class ImplReview(Review):
         }
 
 
-def since_review(ctx: Context) -> list[dict[str, Any]]:
+def since_review(ctx: Context) -> list[MilestoneName]:
     """The milestones the amendment rounds reopened or added since the review last judged all
     the work: back to a round opened at the result review, which came after the review (a
     round opened earlier may bring back some already judged, which are judged again). Every
     milestone when history/ lacks the revision those rounds amended."""
-    rounds: list[dict[str, Any]] = []
+    rounds: list[Amendment] = []
     for amendment in reversed(ctx.session["amendments"]):
         rounds.append(amendment)
         if amendment["from_status"] == "result_review":
@@ -281,8 +285,9 @@ class ImplGate(Gate):
                 )
             elif q["answer"] == asks.AMEND and asks.answered_since_approval(q, session):
                 amend = command(["plan", "amend", "--reason", f"{d['id']}: {d['description']}"])
-                run = runs_by_id(tx.read("execution")).get(d["milestone"], {})
-                if not committed(run):  # a committed one stays; its correction is a new one
+                run = runs_by_id(tx.read("execution")).get(d["milestone"])
+                # a committed one stays; its correction is a new one
+                if run is None or not committed(run):
                     amend += f" --milestone {d['milestone']}"
                 waiting.append(
                     Finding(where, f"{why}; the person answered amend ({q['id']})", amend)
@@ -330,9 +335,6 @@ class Reconcile(Kind):
     accepted by policy on record."""
 
     def arrive(self, ctx: Context, tx: Transaction) -> None:
-        from state.ops import result_ops
-        from state.result_view import assemble
-
         facts = record(ctx)
         data = json.dumps(facts, indent=2, ensure_ascii=False) + "\n"
         tx.put("reconcile.json", data.encode())  # lands with the arrival or not at all
