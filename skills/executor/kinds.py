@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 from shared import qr
 from shared.kinds import Execute, Gate, Review, loop
@@ -26,8 +26,23 @@ from state.validation.approval import verify
 from state.validation.validate import completeness
 
 if TYPE_CHECKING:
+    from shared.kinds import ExecuteVariables, ReviewVariables
     from state.storage.documents import Amendment, Execution, Plan
     from state.storage.store import Transaction
+
+    # What each step's template reads (the shared kinds' variables, and the executor's own).
+
+    class ImplementVariables(ExecuteVariables):
+        wave: int
+        milestones: list[WaveMilestone]
+
+    class ImplReviewVariables(ReviewVariables):
+        since: list[MilestoneName]
+        round: int  # the amendment round, and the PASS items standing from before it
+        standing: int
+
+    class DocsImplementVariables(ExecuteVariables):
+        to_write: list[str]
 
 
 class MilestoneName(TypedDict):
@@ -35,6 +50,34 @@ class MilestoneName(TypedDict):
 
     id: str
     name: str
+
+
+class WaveMilestone(TypedDict):
+    """A milestone of the wave step 3 implements."""
+
+    id: str
+    name: str
+    status: str
+    changes: list[str]
+    tests: list[str]
+
+
+class InitVariables(TypedDict):
+    title: str
+    base: str | None
+    drift: list[str]
+    short_sha: str
+
+
+class LoadVariables(TypedDict):
+    diagram: str
+    problems: list[str]
+
+
+class ReconcileVariables(TypedDict):
+    path: str
+    table: str
+    review: bool
 
 
 def root(ctx: Context) -> str:
@@ -104,7 +147,7 @@ class ExecInit(Kind):
         }
         tx.edit_or_create("execution", execution)
 
-    def context(self, ctx: Context) -> dict[str, Any]:
+    def context(self, ctx: Context) -> InitVariables:
         execution = ctx.doc("execution")
         approval = ctx.session["approval"]
         return {
@@ -140,7 +183,7 @@ class Load(Kind):
     def chains(self, ctx: Context) -> bool:
         return True  # the first wave follows in the same call
 
-    def context(self, ctx: Context) -> dict[str, Any]:
+    def context(self, ctx: Context) -> LoadVariables:
         return {
             "diagram": ctx.doc("plan")["milestone_dependencies"]["diagram_ascii"],
             "problems": ctx.doc("execution")["stale_diffs"],
@@ -162,11 +205,11 @@ class Implement(Execute):
                 return wave["wave"], wave["milestones"], any(status.get(m) != "done" for m in later)
         return 0, [], False
 
-    def context(self, ctx: Context) -> dict[str, Any]:
+    def context(self, ctx: Context) -> ImplementVariables:
         number, ids, _ = self.current(ctx)
         plan = ctx.doc("plan")
         status = {m["id"]: m["status"] for m in ctx.doc("execution")["milestones"]}
-        milestones = []
+        milestones: list[WaveMilestone] = []
         for mid in ids:
             if status.get(mid) == "done":  # e.g. committed before an amendment: never redone
                 continue
@@ -175,7 +218,7 @@ class Implement(Execute):
                 {
                     "id": mid,
                     "name": m["name"],
-                    "status": status.get(mid),
+                    "status": status.get(mid, "pending"),
                     "changes": [c["id"] for c in m["code_changes"]],
                     "tests": m["tests"]["files"],
                 }
@@ -201,11 +244,11 @@ class ImplReview(Review):
     and their PASS stands: the prompt names the milestones carried out since, for new checks,
     and lists only the items still open."""
 
-    def context(self, ctx: Context) -> dict[str, Any]:
+    def context(self, ctx: Context) -> ImplReviewVariables:
         found = super().context(ctx)
         rounds = ctx.session["amendments"]
         if not (rounds and found["rechecking"] and loop(ctx)["state"] == "initial"):
-            return {**found, "since": []}
+            return {**found, "since": [], "round": 0, "standing": 0}
         items = found["items"]
         return {
             **found,
@@ -306,7 +349,7 @@ class DocsImplement(Execute):
     """Step 6: plan-level documentation that has no file yet; when there is none (documentation
     in files came with the milestones' diffs), the review follows in the same call."""
 
-    def context(self, ctx: Context) -> dict[str, Any]:
+    def context(self, ctx: Context) -> DocsImplementVariables:
         return {**super().context(ctx), "to_write": to_write(ctx)}
 
     def chains(self, ctx: Context) -> bool:
@@ -345,7 +388,7 @@ class Reconcile(Kind):
         else:
             result_ops.open_round(session, shown)
 
-    def context(self, ctx: Context) -> dict[str, Any]:
+    def context(self, ctx: Context) -> ReconcileVariables:
         path = os.path.join(ctx.state_dir, "reconcile.json")
         with open(path, encoding="utf-8") as f:
             table = reconcile.table(json.load(f))
