@@ -3,7 +3,7 @@ through state/ops/exec_ops.py."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -23,7 +23,7 @@ class Execution(Operation):
     """A `plan exec` command, in a batch as on the command line: refused (exit 4) while any
     session of the project is planning, whatever --state-dir names."""
 
-    def run(self, tx: Transaction, args: dict[str, Any]) -> list[str]:
+    def run(self, tx: Transaction, args: dict[str, object]) -> list[str]:
         refuse_while_planning(tx.store.dir)
         return super().run(tx, args)
 
