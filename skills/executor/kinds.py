@@ -30,7 +30,8 @@ if TYPE_CHECKING:
     from state.storage.documents import Amendment, Execution, Plan
     from state.storage.store import Transaction
 
-    # What each step's template reads (the shared kinds' variables, and the executor's own).
+    # What steps 3, 4/7 and 6 render: the shared kinds' variables and the executor's own
+    # (for annotations only, as the shared kinds' TypedDicts they extend).
 
     class ImplementVariables(ExecuteVariables):
         wave: int
