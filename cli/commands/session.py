@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, TypedDict, final
+from typing import TYPE_CHECKING, TypedDict, final
 
 import click
 
@@ -21,6 +21,9 @@ from state.storage.store import Store
 from state.validation.overlap import find
 from state.vocab import ENDED
 
+if TYPE_CHECKING:
+    from state.validation.overlap import SeenFrom
+
 
 @final
 class SessionRow(TypedDict):
@@ -33,7 +36,7 @@ class SessionRow(TypedDict):
     step: int
     age: str
     task: str
-    overlaps: list[dict[str, Any]]  # Overlap.seen_from (state/validation/overlap.py)
+    overlaps: list[SeenFrom]
 
 
 @final
@@ -87,7 +90,7 @@ def session_rows(home: str, active: str | None) -> list[SessionRow | DamagedRow]
     return rows
 
 
-def overlap_marker(overlaps: list[dict[str, Any]], tree: str) -> str:
+def overlap_marker(overlaps: list[SeenFrom], tree: str) -> str:
     """`  [overlaps ID: FILE, …]`: the other open sessions planning this one's files (with
     `(in PATH)` for one in another work tree of the repository)."""
     by_session: dict[str, list[str]] = {}
