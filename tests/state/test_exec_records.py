@@ -35,13 +35,11 @@ def test_a_new_run_is_the_models_run() -> None:
     assert new_run("M-001") == {**schema.defaults("execution", "MilestoneRun"), "id": "M-001"}
 
 
-@pytest.mark.slow  # builds an executing session with real processes
 def test_step_1_made_every_run_as_the_model_would(state: Path) -> None:
     runs = json.loads((state / "execution.json").read_text())["milestones"]
     assert runs and all(r == new_run(r["id"]) for r in runs)
 
 
-@pytest.mark.slow  # builds an executing session with real processes
 def test_a_deviation_and_its_question_hold_the_models_defaults(state: Path) -> None:
     with Store(str(state)).transaction("test: records") as tx:
         item = add_deviation(tx, "M-001", "went another way")
