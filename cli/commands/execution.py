@@ -3,12 +3,15 @@ through state/ops/exec_ops.py."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
 from cli.base import TEXT, Operation, PlanGroup
+from state.ops import exec_apply as ops
 from state.ops import exec_ops
+from state.validation import asks
+from state.validation.planning import refuse_while_planning
 
 if TYPE_CHECKING:
     from state.storage.store import Transaction
@@ -20,9 +23,7 @@ class Execution(Operation):
     """A `plan exec` command, in a batch as on the command line: refused (exit 4) while any
     session of the project is planning, whatever --state-dir names."""
 
-    def run(self, tx: Transaction, args: dict[str, Any]) -> list[str]:
-        from state.validation.planning import refuse_while_planning
-
+    def run(self, tx: Transaction, args: dict[str, object]) -> list[str]:
         refuse_while_planning(tx.store.dir)
         return super().run(tx, args)
 
@@ -34,20 +35,18 @@ def exec_command() -> None:
 
 @exec_command.command("start", cls=Execution)
 @MILESTONE
-def exec_start(tx: Transaction, a: dict[str, Any]) -> None:
+def exec_start(tx: Transaction, *, id: str) -> None:
     """Mark a milestone in progress.
 
     Refused (exit 4) when another planner session committed to its files since the base
     commit: the refusal asks the person yes or no (plan question answer, plan ask)."""
-    from state.validation import asks
-
-    asks.before_start(tx, a["id"])
-    exec_ops.exec_start(tx, a)
+    asks.before_start(tx, id)
+    exec_ops.exec_start(tx, id=id)
 
 
 @exec_command.command("apply", cls=Execution)
 @MILESTONE
-def exec_apply(tx: Transaction, a: dict[str, Any]) -> None:
+def exec_apply(tx: Transaction, *, id: str) -> None:
     """Apply the milestone's planned diffs to the project, in plan order, all or nothing.
 
     A file that moved on since planning is merged three-way; a conflict names the change,
@@ -57,11 +56,8 @@ def exec_apply(tx: Transaction, a: dict[str, Any]) -> None:
     Refused (exit 4) when another planner session committed to its files since the base
     commit: the refusal asks the person yes or no; their yes lets the three-way apply decide.
     """
-    from state.ops import exec_apply as ops
-    from state.validation import asks
-
-    asks.before_apply(tx, a["id"])
-    ops.exec_apply(tx, a)
+    asks.before_apply(tx, id)
+    ops.exec_apply(tx, id=id)
 
 
 @exec_command.command("commit", cls=Execution)
@@ -74,7 +70,9 @@ def exec_apply(tx: Transaction, a: dict[str, Any]) -> None:
     is_flag=True,
     help="Commit your own edits that its files held before exec apply, with the milestone.",
 )
-def exec_commit(tx: Transaction, a: dict[str, Any]) -> None:
+def exec_commit(
+    tx: Transaction, *, id: str, allow_detached: bool, include_uncommitted: bool
+) -> None:
     """Commit the milestone's files: "M-001 Name: CI-001, CI-002" (config commit = "none": not).
 
     Run again after a fix, it commits what changed in its files since as
@@ -84,11 +82,10 @@ def exec_commit(tx: Transaction, a: dict[str, Any]) -> None:
     Refused (exit 3) on a detached HEAD, or when its files held edits of yours before exec
     apply, unless the flag says so.
     """
-    from state.ops import exec_apply as ops
-    from state.validation import asks
-
-    ops.exec_commit(tx, a)
-    asks.after_commit(tx, a["id"])
+    ops.exec_commit(
+        tx, id=id, allow_detached=allow_detached, include_uncommitted=include_uncommitted
+    )
+    asks.after_commit(tx, id)
 
 
 @exec_command.command("done", cls=Execution)
@@ -98,16 +95,15 @@ def exec_commit(tx: Transaction, a: dict[str, Any]) -> None:
     "--ran", multiple=True, metavar="TEST_FILE", help="A test file that was run (repeatable)."
 )
 @click.option("--commit", is_flag=True, help="Then commit it, as plan exec commit M-n does.")
-def exec_done(tx: Transaction, a: dict[str, Any]) -> None:
+def exec_done(
+    tx: Transaction, *, id: str, evidence: list[str], ran: list[str], commit: bool
+) -> None:
     """Mark a milestone done, with the evidence and the tests that were run; with --commit,
     commit it in the same call."""
-    exec_ops.exec_done(tx, a)
-    if a.get("commit"):
-        from state.ops import exec_apply as ops
-        from state.validation import asks
-
-        ops.exec_commit(tx, {"id": a["id"]})
-        asks.after_commit(tx, a["id"])
+    exec_ops.exec_done(tx, id=id, evidence=evidence, ran=ran)
+    if commit:
+        ops.exec_commit(tx, id=id)
+        asks.after_commit(tx, id)
 
 
 @exec_command.command("deviation", cls=Execution)
@@ -131,15 +127,22 @@ def exec_done(tx: Transaction, a: dict[str, Any]) -> None:
     metavar="NAME",
     help="A dependency it adds (repeatable): significant, asks the person.",
 )
-def exec_deviation(tx: Transaction, a: dict[str, Any]) -> list[str]:
+def exec_deviation(
+    tx: Transaction,
+    *,
+    milestone: str,
+    description: str,
+    drops_acceptance: list[str],
+    adds_dependency: list[str],
+) -> list[str]:
     """Record where the implementation departs from the plan, and why.
 
     A significant deviation (it drops an acceptance criterion or adds a dependency, as
     declared; or its milestone's commits change files outside the milestone or add a
     dependency, as git shows) asks the person one question: continue, amend or stop.
     The implementation gate waits for the answer."""
-    from state.validation import asks
-
-    ids = exec_ops.exec_deviation(tx, a)
-    asks.after_deviation(tx, ids[0], a)
+    ids = exec_ops.exec_deviation(tx, milestone=milestone, description=description)
+    asks.after_deviation(
+        tx, ids[0], drops_acceptance=drops_acceptance, adds_dependency=adds_dependency
+    )
     return ids

@@ -4,32 +4,57 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict, final
 
 import click
 
 from cli.base import TEXT, Operation, PlanCommand, dump, open_store, out
+from hooks.hookstate import with_guard
+from shared.paths import active_session_dir, planner_home, project_root
+from shared.status import session_status
+from state import clock
+from state.errors import DamagedFile, Refused
 from state.ops import review_ops
+from state.ops.session import make_active
+from state.status_view import text
+from state.storage.store import Store
+from state.validation.overlap import find
 from state.vocab import ENDED
 
 if TYPE_CHECKING:
-    from state.storage.store import Transaction
+    from state.validation.overlap import SeenFrom
+
+
+@final
+class SessionRow(TypedDict):
+    """A session as `plan list` shows it (and --json prints it)."""
+
+    session: str
+    active: bool
+    status: str
+    workflow: str
+    step: int
+    age: str
+    task: str
+    overlaps: list[SeenFrom]
+
+
+@final
+class DamagedRow(TypedDict):
+    """A session whose session.json cannot be read: what is wrong with it."""
+
+    session: str
+    damaged: str
 
 
 @click.command("status", cls=PlanCommand)
 def status_command(state_dir: str | None, as_json: bool) -> None:
     """Where the session stands and what to run next."""
-    from hooks.hookstate import with_guard
-    from shared.status import session_status
-    from state.status_view import text
-
     summary = with_guard(session_status(open_store(state_dir)))
     out(json.dumps(summary, indent=2) if as_json else text(summary))
 
 
 def age(stamp: str) -> str:
-    from state import clock
-
     seconds = max(0, int(clock.epoch() - clock.parse(stamp)))
     for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
         if seconds >= size:
@@ -37,13 +62,9 @@ def age(stamp: str) -> str:
     return f"{seconds}s"
 
 
-def session_rows(home: str, active: str | None) -> list[dict[str, Any]]:
-    from state.errors import DamagedFile
-    from state.storage.store import Store
-    from state.validation.overlap import find
-
+def session_rows(home: str, active: str | None) -> list[SessionRow | DamagedRow]:
     found = find(os.path.dirname(home)) if os.path.isdir(home) else None
-    rows: list[dict[str, Any]] = []
+    rows: list[SessionRow | DamagedRow] = []
     names = sorted(n for n in os.listdir(home) if n[:1] != ".") if os.path.isdir(home) else []
     for name in names:
         store = Store(os.path.join(home, name))
@@ -69,7 +90,7 @@ def session_rows(home: str, active: str | None) -> list[dict[str, Any]]:
     return rows
 
 
-def overlap_marker(overlaps: list[dict[str, Any]], tree: str) -> str:
+def overlap_marker(overlaps: list[SeenFrom], tree: str) -> str:
     """`  [overlaps ID: FILE, …]`: the other open sessions planning this one's files (with
     `(in PATH)` for one in another work tree of the repository)."""
     by_session: dict[str, list[str]] = {}
@@ -89,21 +110,17 @@ def overlap_marker(overlaps: list[dict[str, Any]], tree: str) -> str:
 def list_command(state_dir: str | None, as_json: bool) -> None:
     """The project's sessions: id, status, step, age, task; * marks the active one, and
     [overlaps ID: FILE] an open session (in any work tree) planning the same files."""
-    from shared.paths import active_session_dir, planner_home
-
     home = planner_home()
     rows = session_rows(home, active_session_dir(strict=True))
     if as_json:
         dump(rows)
         return
     lines = [
-        f"{'*' if r.get('active') else ' '} {r['session']}  "
-        + (
-            f"{r['status']:<10} {r['workflow']} {r['step']:<3} {r['age']:>4}  {r['task']}"
-            + overlap_marker(r["overlaps"], os.path.dirname(home))
-            if "damaged" not in r
-            else f"(damaged: {r['damaged']})"
-        )
+        f"{'*' if r['active'] else ' '} {r['session']}  "
+        f"{r['status']:<10} {r['workflow']} {r['step']:<3} {r['age']:>4}  {r['task']}"
+        + overlap_marker(r["overlaps"], os.path.dirname(home))
+        if "damaged" not in r
+        else f"  {r['session']}  (damaged: {r['damaged']})"
         for r in rows
     ]
     out("\n".join(lines) or f"No sessions in {home}.")
@@ -113,13 +130,6 @@ def list_command(state_dir: str | None, as_json: bool) -> None:
 @click.argument("id", required=False, metavar="[ID]")
 def resume_command(id: str | None, state_dir: str | None, as_json: bool) -> None:
     """Make a session the active one and say where it stands and what to run next."""
-    from hooks.hookstate import with_guard
-    from shared.paths import planner_home, project_root
-    from shared.status import session_status
-    from state.errors import Refused
-    from state.ops.session import make_active
-    from state.status_view import text
-
     store = open_store(os.path.join(planner_home(), id) if id else state_dir)
     session = store.read("session")
     if session["status"] in ENDED:
@@ -133,15 +143,13 @@ def resume_command(id: str | None, state_dir: str | None, as_json: bool) -> None
     out(json.dumps(summary, indent=2) if as_json else text(summary))
 
 
-@click.command("cancel", cls=Operation)
+@click.command("cancel", cls=Operation, op=review_ops.cancel)
 @click.option("--reason", help="Why the session is cancelled (kept on record).")
-def cancel_command(tx: Transaction, a: dict[str, Any]) -> None:
+def cancel_command() -> None:
     """Cancel the session (from any status that is not final)."""
-    review_ops.cancel(tx, reason=a["reason"])
 
 
-@click.command("fail", cls=Operation)
+@click.command("fail", cls=Operation, op=review_ops.fail)
 @click.option("--error", required=True, type=TEXT, help="What went wrong.")
-def fail_command(tx: Transaction, a: dict[str, Any]) -> None:
+def fail_command() -> None:
     """Mark the session failed, with the error."""
-    review_ops.fail(tx, error=a["error"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 from shared import qr
 from shared.kinds import Execute, Gate, Review, loop
@@ -15,16 +15,70 @@ from shared.workflow import Context, Kind, Requirement
 from skills.executor import reconcile
 from state import clock
 from state.errors import Finding, PreconditionFailed, Refused
+from state.ops import result_ops
+from state.ops.exec_ops import new_run
 from state.ops.plan_ops import find
 from state.repo import gitinfo
-from state.storage import schema
+from state.result_view import assemble
 from state.validation import asks
 from state.validation.amendments import approved_revision, committed, runs_by_id
 from state.validation.approval import verify
 from state.validation.validate import completeness
 
 if TYPE_CHECKING:
+    from shared.kinds import ExecuteVariables, ReviewVariables
+    from state.storage.documents import Amendment, Execution, Plan
     from state.storage.store import Transaction
+
+    # What steps 3, 4/7 and 6 render: the shared kinds' variables and the executor's own
+    # (for annotations only, as the shared kinds' TypedDicts they extend).
+
+    class ImplementVariables(ExecuteVariables):
+        wave: int
+        milestones: list[WaveMilestone]
+
+    class ImplReviewVariables(ReviewVariables):
+        since: list[MilestoneName]
+        round: int  # the amendment round, and the PASS items standing from before it
+        standing: int
+
+    class DocsImplementVariables(ExecuteVariables):
+        to_write: list[str]
+
+
+class MilestoneName(TypedDict):
+    """A milestone as a prompt names it (since_review)."""
+
+    id: str
+    name: str
+
+
+class WaveMilestone(TypedDict):
+    """A milestone of the wave step 3 implements."""
+
+    id: str
+    name: str
+    status: str
+    changes: list[str]
+    tests: list[str]
+
+
+class InitVariables(TypedDict):
+    title: str
+    base: str | None
+    drift: list[str]
+    short_sha: str
+
+
+class LoadVariables(TypedDict):
+    diagram: str
+    problems: list[str]
+
+
+class ReconcileVariables(TypedDict):
+    path: str
+    table: str
+    review: bool
 
 
 def root(ctx: Context) -> str:
@@ -43,7 +97,7 @@ def all_done(ctx: Context) -> list[Finding]:
     ]
 
 
-def record(ctx: Context) -> dict[str, Any]:
+def record(ctx: Context) -> reconcile.Record:
     return reconcile.build(ctx.doc("plan"), ctx.doc("execution"), root(ctx))
 
 
@@ -82,49 +136,43 @@ class ExecInit(Kind):
         where = f"{ctx.store.path('session')}:base_commit"
         changed = gitinfo.changed_files(project, since, where) if since else []
         drift = sorted(planned & set(changed))
-        runs = [
-            {**schema.defaults("execution", "MilestoneRun"), "id": m["id"]}
-            for m in plan["milestones"]
-        ]
-        tx.edit_or_create(
-            "execution",
-            {
-                **schema.defaults("execution"),
-                "base_commit": gitinfo.head_commit(project),
-                "started_at": clock.now(),
-                "drift": drift,
-                "stale_diffs": stale_diffs(plan, project),
-                "milestones": runs,
-            },
-        )
+        execution: Execution = {
+            "schema_version": 1,
+            "base_commit": gitinfo.head_commit(project),
+            "started_at": clock.now(),
+            "drift": drift,
+            "stale_diffs": stale_diffs(plan, project),
+            "milestones": [new_run(m["id"]) for m in plan["milestones"]],
+            "deviations": [],
+            "tests_run": [],
+        }
+        tx.edit_or_create("execution", execution)
 
-    def context(self, ctx: Context) -> dict[str, Any]:
+    def context(self, ctx: Context) -> InitVariables:
         execution = ctx.doc("execution")
-        approval = ctx.session["approval"] or {"sha256": ""}
+        approval = ctx.session["approval"]
         return {
             "title": ctx.doc("plan")["overview"]["title"],
             "base": execution["base_commit"],
             "drift": execution["drift"],
-            "short_sha": approval["sha256"][:12],
+            "short_sha": approval["sha256"][:12] if approval else "",
         }
 
 
-def resume_amended(plan: dict[str, Any], execution: dict[str, Any], project: str) -> None:
+def resume_amended(plan: Plan, execution: Execution, project: str) -> None:
     """Executor step 1 again, after an amendment's re-approval: milestones done stay done, new
     ones get a run; the base commit stays (the planned diffs build on it, and reconcile reads
     every round's commits from it). Only the work left is checked for stale diffs."""
     runs = {r["id"] for r in execution["milestones"]}
     for m in plan["milestones"]:
         if m["id"] not in runs:
-            execution["milestones"].append(
-                {**schema.defaults("execution", "MilestoneRun"), "id": m["id"]}
-            )
+            execution["milestones"].append(new_run(m["id"]))
     done = {r["id"] for r in execution["milestones"] if r["status"] == "done"}
-    left = {**plan, "milestones": [m for m in plan["milestones"] if m["id"] not in done]}
+    left: Plan = {**plan, "milestones": [m for m in plan["milestones"] if m["id"] not in done]}
     execution["stale_diffs"] = stale_diffs(left, project)
 
 
-def stale_diffs(plan: dict[str, Any], project: str) -> list[str]:
+def stale_diffs(plan: Plan, project: str) -> list[str]:
     """Planned diffs that no longer apply to the files as they are now."""
 
     return [f.line() for f in completeness(plan, "code", project) if ".diff" in f.path]
@@ -136,7 +184,7 @@ class Load(Kind):
     def chains(self, ctx: Context) -> bool:
         return True  # the first wave follows in the same call
 
-    def context(self, ctx: Context) -> dict[str, Any]:
+    def context(self, ctx: Context) -> LoadVariables:
         return {
             "diagram": ctx.doc("plan")["milestone_dependencies"]["diagram_ascii"],
             "problems": ctx.doc("execution")["stale_diffs"],
@@ -158,20 +206,20 @@ class Implement(Execute):
                 return wave["wave"], wave["milestones"], any(status.get(m) != "done" for m in later)
         return 0, [], False
 
-    def context(self, ctx: Context) -> dict[str, Any]:
+    def context(self, ctx: Context) -> ImplementVariables:
         number, ids, _ = self.current(ctx)
         plan = ctx.doc("plan")
         status = {m["id"]: m["status"] for m in ctx.doc("execution")["milestones"]}
-        milestones = []
+        milestones: list[WaveMilestone] = []
         for mid in ids:
             if status.get(mid) == "done":  # e.g. committed before an amendment: never redone
                 continue
-            m = find(plan, mid)
+            m = find(plan, mid, "M")
             milestones.append(
                 {
                     "id": mid,
                     "name": m["name"],
-                    "status": status.get(mid),
+                    "status": status.get(mid, "pending"),
                     "changes": [c["id"] for c in m["code_changes"]],
                     "tests": m["tests"]["files"],
                 }
@@ -197,11 +245,11 @@ class ImplReview(Review):
     and their PASS stands: the prompt names the milestones carried out since, for new checks,
     and lists only the items still open."""
 
-    def context(self, ctx: Context) -> dict[str, Any]:
+    def context(self, ctx: Context) -> ImplReviewVariables:
         found = super().context(ctx)
         rounds = ctx.session["amendments"]
         if not (rounds and found["rechecking"] and loop(ctx)["state"] == "initial"):
-            return {**found, "since": []}
+            return {**found, "since": [], "round": 0, "standing": 0}
         items = found["items"]
         return {
             **found,
@@ -213,12 +261,12 @@ class ImplReview(Review):
         }
 
 
-def since_review(ctx: Context) -> list[dict[str, Any]]:
+def since_review(ctx: Context) -> list[MilestoneName]:
     """The milestones the amendment rounds reopened or added since the review last judged all
     the work: back to a round opened at the result review, which came after the review (a
     round opened earlier may bring back some already judged, which are judged again). Every
     milestone when history/ lacks the revision those rounds amended."""
-    rounds: list[dict[str, Any]] = []
+    rounds: list[Amendment] = []
     for amendment in reversed(ctx.session["amendments"]):
         rounds.append(amendment)
         if amendment["from_status"] == "result_review":
@@ -281,8 +329,9 @@ class ImplGate(Gate):
                 )
             elif q["answer"] == asks.AMEND and asks.answered_since_approval(q, session):
                 amend = command(["plan", "amend", "--reason", f"{d['id']}: {d['description']}"])
-                run = runs_by_id(tx.read("execution")).get(d["milestone"], {})
-                if not committed(run):  # a committed one stays; its correction is a new one
+                run = runs_by_id(tx.read("execution")).get(d["milestone"])
+                # a committed one stays; its correction is a new one
+                if run is None or not committed(run):
                     amend += f" --milestone {d['milestone']}"
                 waiting.append(
                     Finding(where, f"{why}; the person answered amend ({q['id']})", amend)
@@ -301,7 +350,7 @@ class DocsImplement(Execute):
     """Step 6: plan-level documentation that has no file yet; when there is none (documentation
     in files came with the milestones' diffs), the review follows in the same call."""
 
-    def context(self, ctx: Context) -> dict[str, Any]:
+    def context(self, ctx: Context) -> DocsImplementVariables:
         return {**super().context(ctx), "to_write": to_write(ctx)}
 
     def chains(self, ctx: Context) -> bool:
@@ -330,9 +379,6 @@ class Reconcile(Kind):
     accepted by policy on record."""
 
     def arrive(self, ctx: Context, tx: Transaction) -> None:
-        from state.ops import result_ops
-        from state.result_view import assemble
-
         facts = record(ctx)
         data = json.dumps(facts, indent=2, ensure_ascii=False) + "\n"
         tx.put("reconcile.json", data.encode())  # lands with the arrival or not at all
@@ -343,7 +389,7 @@ class Reconcile(Kind):
         else:
             result_ops.open_round(session, shown)
 
-    def context(self, ctx: Context) -> dict[str, Any]:
+    def context(self, ctx: Context) -> ReconcileVariables:
         path = os.path.join(ctx.state_dir, "reconcile.json")
         with open(path, encoding="utf-8") as f:
             table = reconcile.table(json.load(f))

@@ -3,13 +3,48 @@ facts the implementation reviews start from."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 from state.errors import Finding
 from state.repo import gitinfo
 
+if TYPE_CHECKING:
+    from state.storage.documents import Deviation, Execution, Milestone, Plan
 
-def planned_files(milestone: dict[str, Any]) -> list[str]:
+
+class MilestoneRecord(TypedDict):
+    """One milestone in reconcile.json: its planned files against what git shows changed."""
+
+    id: str
+    status: str
+    planned_files: list[str]
+    changed_files: list[str]
+    untouched_planned_files: list[str]
+    untouched_intents: list[str]
+    commit: str | None
+    fix_commits: list[str]
+
+
+class PlannedTest(TypedDict):
+    """A test file a milestone names or `plan exec done --ran` recorded, and whether it ran."""
+
+    file: str
+    milestone: str
+    ran: bool
+
+
+class Record(TypedDict):
+    """reconcile.json."""
+
+    base_commit: str | None
+    head: str | None
+    milestones: list[MilestoneRecord]
+    unplanned_changes: list[str]
+    deviations: list[Deviation]
+    tests: list[PlannedTest]
+
+
+def planned_files(milestone: Milestone) -> list[str]:
     files = list(milestone["files"])
     files += [i["file"] for i in milestone["code_intents"]]
     files += [c["file"] for c in milestone["code_changes"]]
@@ -17,30 +52,31 @@ def planned_files(milestone: dict[str, Any]) -> list[str]:
     return sorted(set(files))
 
 
-def build(plan: dict[str, Any], execution: dict[str, Any], root: str) -> dict[str, Any]:
+def build(plan: Plan, execution: Execution, root: str) -> Record:
     """reconcile.json: per milestone planned vs changed files, and everything unplanned."""
     base = execution["base_commit"]
     changed = (
         set(gitinfo.changed_files(root, base, "execution.json:base_commit")) if base else set()
     )
     runs = {m["id"]: m for m in execution["milestones"]}
-    status = {mid: run["status"] for mid, run in runs.items()}
-    milestones, everything_planned = [], set()
+    milestones: list[MilestoneRecord] = []
+    everything_planned: set[str] = set()
     for m in plan["milestones"]:
         planned = planned_files(m)
         everything_planned.update(planned)
+        run = runs.get(m["id"])
         milestones.append(
             {
                 "id": m["id"],
-                "status": status.get(m["id"], "pending"),
+                "status": run["status"] if run else "pending",
                 "planned_files": planned,
                 "changed_files": sorted(set(planned) & changed),
                 "untouched_planned_files": sorted(set(planned) - changed),
                 "untouched_intents": [
                     i["id"] for i in m["code_intents"] if i["file"] not in changed
                 ],
-                "commit": runs.get(m["id"], {}).get("commit"),
-                "fix_commits": runs.get(m["id"], {}).get("fix_commits", []),
+                "commit": run["commit"] if run else None,
+                "fix_commits": run["fix_commits"] if run else [],
             }
         )
     return {
@@ -53,19 +89,20 @@ def build(plan: dict[str, Any], execution: dict[str, Any], root: str) -> dict[st
     }
 
 
-def tests_of(plan: dict[str, Any], execution: dict[str, Any]) -> list[dict[str, Any]]:
+def tests_of(plan: Plan, execution: Execution) -> list[PlannedTest]:
     """The tests each milestone names, and those `plan exec done --ran` recorded: ran or not."""
     runs = {m["id"]: m for m in execution["milestones"]}
-    tests: list[dict[str, Any]] = []
+    tests: list[PlannedTest] = []
     for m in plan["milestones"]:
-        ran = runs.get(m["id"], {}).get("tests_run", [])
+        run = runs.get(m["id"])
+        ran = run["tests_run"] if run else []
         for f in dict.fromkeys([*m["tests"]["files"], *ran]):
             everywhere = f in ran or f in execution["tests_run"]
             tests.append({"file": f, "milestone": m["id"], "ran": everywhere})
     return tests
 
 
-def table(record: dict[str, Any]) -> str:
+def table(record: Record) -> str:
     """The record as a few aligned lines for the prompt."""
     lines = ["milestone  status       changed/planned  untouched"]
     for m in record["milestones"]:
@@ -89,11 +126,11 @@ def table(record: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _explained(path: str, deviations: list[dict[str, Any]]) -> bool:
+def _explained(path: str, deviations: list[Deviation]) -> bool:
     return any(path in d["description"] for d in deviations)
 
 
-def findings(record: dict[str, Any], plan: dict[str, Any], docs: bool) -> list[Finding]:
+def findings(record: Record, plan: Plan, docs: bool) -> list[Finding]:
     """What the implementation reviews check mechanically; a deviation naming a file explains it.
 
     docs=False covers code milestones, unplanned changes and tests; docs=True the

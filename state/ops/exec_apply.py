@@ -13,30 +13,38 @@ from state.errors import PreconditionFailed, UsageError
 from state.ops import plan_ops
 from state.ops.exec_ops import run_of
 from state.project import session_project
-from state.repo import unidiff
+from state.repo import gitinfo, unidiff
 from state.repo import worktree as wt
 from state.validation.project_paths import check_milestone
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
-
+    from state.storage.documents import (
+        CodeChange,
+        Deviation,
+        Execution,
+        Milestone,
+        MilestoneRun,
+        Plan,
+        Session,
+    )
     from state.storage.store import Transaction
 
 
-def exec_apply(tx: Transaction, a: dict[str, Any]) -> None:
+def exec_apply(tx: Transaction, *, id: str) -> None:
     """Apply a milestone's planned diffs to the project, in the session's transaction: the
     files land with execution.json or not at all; on a conflict nothing is written."""
-    run = run_of(tx, a["id"])
+    run = run_of(tx, id)
     if run["applied_at"]:
-        tx.tell(f"{a['id']}: already applied at {run['applied_at']}; nothing to do")
+        tx.tell(f"{id}: already applied at {run['applied_at']}; nothing to do")
         return
     plan, session = tx.read("plan"), tx.read("session")
     project = session_project(tx.store.dir)
-    check_milestone(project, plan_ops.find(plan, a["id"], "M"))
+    milestone = plan_ops.find(plan, id, "M")
+    check_milestone(project, milestone)
     pairs = wt.ordered_changes(plan)
-    mine = [c for m, c in pairs if m["id"] == a["id"]]
-    before = _planned_before(plan, session, project, pairs, a["id"])
+    mine = [c for m, c in pairs if m["id"] == id]
+    before = _planned_before(plan, session, project, pairs, id)
     results: dict[str, str | None] = {}
     found: dict[str, str | None] = {}  # the files as they were
     for change in mine:
@@ -61,19 +69,20 @@ def exec_apply(tx: Transaction, a: dict[str, Any]) -> None:
                 results[patch.old_path] = None
             if path in before:
                 before[path] = planned
-    run["dirty_at_apply"] = _dirty(project, plan_ops.find(plan, a["id"], "M"), found, results)
+    run["dirty_at_apply"] = _dirty(project, milestone, found, results)
     changed = [p for p, text in results.items() if text != found[p]]
     root = os.path.realpath(project)
     for path in changed:
         text = results[path]
         data = None if text is None else text.encode("utf-8", "surrogateescape")
         tx.put_project(root, _destination(project, path, deleting=text is None), data)
-    run.update(status="in_progress", started_at=run["started_at"] or clock.now())
+    run["status"] = "in_progress"
+    run["started_at"] = run["started_at"] or clock.now()
     run["applied_at"] = clock.now()
     if not changed:
-        tx.tell(f"{a['id']}: already applied (its files hold its planned diffs); recorded")
+        tx.tell(f"{id}: already applied (its files hold its planned diffs); recorded")
         return
-    tx.tell(f"{a['id']}: applied {len(mine)} planned diff(s) to {', '.join(changed)}")
+    tx.tell(f"{id}: applied {len(mine)} planned diff(s) to {', '.join(changed)}")
 
 
 def _current(tx: Transaction, project: str, path: str) -> str | None:
@@ -99,7 +108,7 @@ def _destination(project: str, path: str, deleting: bool) -> str:
 
 def _dirty(
     project: str,
-    milestone: dict[str, Any],
+    milestone: Milestone,
     found: dict[str, str | None],
     results: dict[str, str | None],
 ) -> list[str]:
@@ -123,7 +132,11 @@ def _dirty(
 
 
 def _planned_before(
-    plan: dict[str, Any], session: dict[str, Any], project: str, pairs: list[Any], milestone: str
+    plan: Plan,
+    session: Session,
+    project: str,
+    pairs: list[tuple[Milestone, CodeChange]],
+    milestone: str,
 ) -> dict[str, str | None]:
     """Files as the plan left them before `milestone`: the three-way merge's common ancestor."""
     base = session["base_commit"]
@@ -144,8 +157,8 @@ def _planned_before(
 
 
 def _apply_one(
-    change: dict[str, Any],
-    patch: Any,
+    change: CodeChange,
+    patch: unidiff.FilePatch,
     now: str | None,
     before: dict[str, str | None],
     project: str,
@@ -218,7 +231,7 @@ def _read(project: str, path: str) -> str | None:
 
 
 def commit_message(
-    milestone: dict[str, Any], deviations: list[dict[str, Any]] | None = None, fix: bool = False
+    milestone: Milestone, deviations: list[Deviation] | None = None, fix: bool = False
 ) -> str:
     """ "M-001 Parser: CI-001, CI-002", then one line per planned change and per deviation it
     carries out; a fix after the milestone's commit: "M-001 Parser (fix: DV-001, DV-002)"."""
@@ -250,7 +263,9 @@ MILESTONE_TRAILER = "Planner-Milestone"
 DEVIATION_TRAILER = "Planner-Deviation"
 
 
-def exec_commit(tx: Transaction, a: dict[str, Any]) -> None:
+def exec_commit(
+    tx: Transaction, *, id: str, allow_detached: bool = False, include_uncommitted: bool = False
+) -> None:
     """Commit the milestone's planned files with a message from the plan (config `commit`);
     after its commit, a fix commit of what changed since, naming the deviations it carries out.
 
@@ -258,30 +273,30 @@ def exec_commit(tx: Transaction, a: dict[str, Any]) -> None:
     that a rerun, or a retry after a kill between `git commit` and the record, finds it and
     records it instead.
     """
-    run = run_of(tx, a["id"])
+    run = run_of(tx, id)
     session = tx.read("session")
-    if session["config"].get("commit", "milestone") == "none":
-        tx.tell(f'{a["id"]}: config commit = "none": its changes are left uncommitted')
+    if session["config"]["commit"] == "none":
+        tx.tell(f'{id}: config commit = "none": its changes are left uncommitted')
         return
     if tx.project is not None:  # git commits what is on disk; the batch's files land at its end
         raise UsageError(
-            f"exec commit {a['id']}: this batch also writes project files, which land only "
-            f"when the batch does; run `plan exec commit {a['id']}` on its own after it"
+            f"exec commit {id}: this batch also writes project files, which land only "
+            f"when the batch does; run `plan exec commit {id}` on its own after it"
         )
-    milestone = plan_ops.find(tx.read("plan"), a["id"], "M")
+    milestone = plan_ops.find(tx.read("plan"), id, "M")
     project = session_project(tx.store.dir)
     check_milestone(project, milestone)
     repo = gitinfo_dir(project)
     execution = tx.read("execution")
-    made = _made_commit(repo, project, session, execution, a["id"])
+    made = _made_commit(repo, project, session, execution, id)
     if made and made[0] not in (run["commit"], *run["fix_commits"]):
         _recorded(run, execution, *made)
-        tx.tell(f"{a['id']}: committed earlier as {made[0][:12]} (found by its trailer); recorded")
+        tx.tell(f"{id}: committed earlier as {made[0][:12]} (found by its trailer); recorded")
         return
-    if not a.get("allow_detached") and _detached(repo, project):
+    if not allow_detached and _detached(repo, project):
         raise PreconditionFailed(
-            f"{project}: HEAD is detached, so {a['id']}'s commit would be on no branch "
-            f"(fix: git switch <branch>, then rerun; or plan exec commit {a['id']} "
+            f"{project}: HEAD is detached, so {id}'s commit would be on no branch "
+            f"(fix: git switch <branch>, then rerun; or plan exec commit {id} "
             "--allow-detached)"
         )
     fix = made is not None  # the milestone has its commit: what changed since is a fix
@@ -289,12 +304,12 @@ def exec_commit(tx: Transaction, a: dict[str, Any]) -> None:
     tracked = wt.git(repo, "ls-files", "-z", "--", *paths, work_tree=project, cwd=project)
     known = set(tracked.decode("utf-8", "surrogateescape").split("\0"))
     keep = [p for p in paths if p in known or os.path.lexists(os.path.join(project, p))]
-    theirs = [p for p in run.get("dirty_at_apply", []) if p in keep and not fix]
-    if theirs and not a.get("include_uncommitted"):
+    theirs = [p for p in run["dirty_at_apply"] if p in keep and not fix]
+    if theirs and not include_uncommitted:
         raise PreconditionFailed(
-            f"{a['id']}: {', '.join(theirs)} held uncommitted edits of yours before "
-            f"plan exec apply {a['id']}; they would go into its commit (fix: commit them on "
-            f"their own first, or rerun with plan exec commit {a['id']} --include-uncommitted)"
+            f"{id}: {', '.join(theirs)} held uncommitted edits of yours before "
+            f"plan exec apply {id}; they would go into its commit (fix: commit them on "
+            f"their own first, or rerun with plan exec commit {id} --include-uncommitted)"
         )
     if keep:
         wt.git(repo, "add", "-A", "--", *keep, work_tree=project, cwd=project)
@@ -314,16 +329,16 @@ def exec_commit(tx: Transaction, a: dict[str, Any]) -> None:
         else b""
     )
     if not staged.strip(b"\0") and made:
-        tx.tell(f"{a['id']}: already committed as {made[0][:12]}; nothing else to do")
+        tx.tell(f"{id}: already committed as {made[0][:12]}; nothing else to do")
         return
     if not staged.strip(b"\0"):
         raise PreconditionFailed(
-            f"{a['id']}: nothing to commit in its files (fix: plan exec apply {a['id']})"
+            f"{id}: nothing to commit in its files (fix: plan exec apply {id})"
         )
-    carried = [d for d in execution["deviations"] if d["milestone"] == a["id"] and not d["commit"]]
+    carried = [d for d in execution["deviations"] if d["milestone"] == id and not d["commit"]]
     trailers = [
         f"{SESSION_TRAILER}: {session['id']}",
-        f"{MILESTONE_TRAILER}: {a['id']}",
+        f"{MILESTONE_TRAILER}: {id}",
         *(f"{DEVIATION_TRAILER}: {d['id']}" for d in carried),
     ]
     message = commit_message(milestone, carried, fix) + "\n" + "\n".join(trailers) + "\n"
@@ -332,12 +347,10 @@ def exec_commit(tx: Transaction, a: dict[str, Any]) -> None:
     if not fix:
         run["commit"] = None  # the milestone's commit, even when an older one left HEAD's history
     _recorded(run, execution, sha, [d["id"] for d in carried])
-    tx.tell(f"{a['id']}: committed {sha[:12]} {message.splitlines()[0]}")
+    tx.tell(f"{id}: committed {sha[:12]} {message.splitlines()[0]}")
 
 
-def _recorded(
-    run: dict[str, Any], execution: dict[str, Any], sha: str, deviations: list[str]
-) -> None:
+def _recorded(run: MilestoneRun, execution: Execution, sha: str, deviations: list[str]) -> None:
     """The milestone's commit (its first) or one more fix commit, and the deviations it names."""
     if run["commit"] is None:
         run["commit"] = sha
@@ -349,13 +362,11 @@ def _recorded(
 
 
 def _made_commit(
-    repo: str, project: str, session: dict[str, Any], execution: dict[str, Any], milestone: str
+    repo: str, project: str, session: Session, execution: Execution, milestone: str
 ) -> tuple[str, list[str]] | None:
     """The newest commit on HEAD's ancestry since the base commit whose trailers name this
     session and milestone, with the deviations its trailers name; or None."""
-    from state.repo import gitinfo
-
-    base = execution.get("base_commit") or session.get("base_commit")
+    base = execution["base_commit"] or session["base_commit"]
     since = [f"^{gitinfo.commit_id(base, 'execution.json:base_commit')}"] if base else []
     keys = ",".join(f"key={k}" for k in (SESSION_TRAILER, MILESTONE_TRAILER, DEVIATION_TRAILER))
     done = wt.run(
@@ -386,7 +397,7 @@ def _detached(repo: str, project: str) -> bool:
     return done.returncode == 1
 
 
-def _milestone_paths(milestone: dict[str, Any], project: str) -> list[str]:
+def _milestone_paths(milestone: Milestone, project: str) -> list[str]:
     """The files a milestone plans: its files, intents, diffs (both sides) and tests."""
     paths = list(milestone["files"]) + [i["file"] for i in milestone["code_intents"]]
     for c in milestone["code_changes"]:
@@ -399,8 +410,6 @@ def _milestone_paths(milestone: dict[str, Any], project: str) -> list[str]:
 
 def gitinfo_dir(project: str) -> str:
     """The project's own git dir (its worktree's, when the project is a linked worktree)."""
-    from state.repo import gitinfo
-
     found = gitinfo.git_dir(project)
     if found is None:
         raise PreconditionFailed(f"{project}: not a git repository (fix: git init)")

@@ -14,7 +14,8 @@ from state.vocab import CLOSED, ENDED
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from state.storage.documents import Session
+    from state.storage.models import SessionStatus
 
 TRANSITIONS: dict[str, frozenset[str]] = {
     "discovery": frozenset({"design"}),
@@ -45,7 +46,7 @@ def allowed(old: str, new: str) -> bool:
     return new in TRANSITIONS[old]
 
 
-def transition(session: dict[str, Any], new: str) -> None:
+def transition(session: Session, new: SessionStatus) -> None:
     """Move the session to status `new`, or refuse (exit 4) when the lifecycle does not allow it."""
     old = session["status"]
     if not allowed(old, new):
@@ -61,10 +62,10 @@ def transition(session: dict[str, Any], new: str) -> None:
     session["status"] = new
 
 
-def reopen(session: dict[str, Any], new: str = "design") -> str:
+def reopen(session: Session, new: SessionStatus = "design") -> SessionStatus:
     """Move an approved session back to planning for an amendment, or refuse (exit 4) when
     its status is not one an amendment may start from; the status it had."""
-    old: str = session["status"]
+    old = session["status"]
     check_amendable(old)
     session["status"] = new
     return old

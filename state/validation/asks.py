@@ -15,16 +15,24 @@ import re
 import tomllib
 
 from state import clock
-from state.ops import plan_ops, question_ops
-from state.ops.exec_apply import SESSION_TRAILER  # every executor commit names its session
+from state.errors import Refused
+from state.ops import plan_ops
+from state.ops.exec_apply import (
+    SESSION_TRAILER,  # every executor commit names its session
+    _milestone_paths,
+    _planned_before,
+    gitinfo_dir,
+)
+from state.ops.exec_ops import add_deviation, run_of
+from state.project import session_project
 from state.repo import gitinfo
 from state.repo import worktree as wt
-from state.storage import schema
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Literal
 
+    from state.storage.documents import Deviation, Milestone, Question, Session
     from state.storage.store import Transaction
 
 CONTINUE, AMEND, STOP = "continue", "amend", "stop"
@@ -38,38 +46,46 @@ DEVIATION_OPTIONS = (
 # ---------------------------------------------------------------- questions
 
 
-def _question(tx: Transaction, about: str, kind: str, text: str, why: str) -> str:
-    """A new executor question in context.json (the transaction may write it: `tx.asks`)."""
+def _question(
+    tx: Transaction, about: str, kind: Literal["choice", "yes_no"], text: str, why: str
+) -> str:
+    """A new executor question in context.json (the transaction may write it: `tx.asks`),
+    answered as discovery's are (state/ops/question_ops.py)."""
     tx.asks = True
-    options = [{"label": label, "description": d} for label, d in DEVIATION_OPTIONS]
-    q = question_ops.make_question(
-        {
-            "category": "scope",
-            "kind": kind,
-            "text": text,
-            "why": why,
-            "options": options if kind == "choice" else [],
-        },
-        f"question about {about}",
-    )
-    q["about"] = about
+    answers = DEVIATION_OPTIONS if kind == "choice" else (("yes", ""), ("no", ""))
     context = tx.edit("context")
-    q["id"] = tx.new_id("context", "Q", context["questions"])
+    q: Question = {
+        "id": tx.new_id("context", "Q", context["questions"]),
+        "category": "scope",
+        "kind": kind,
+        "text": text,
+        "why": why,
+        "options": [{"label": label, "description": d} for label, d in answers],
+        "recommended": None,
+        "asked_at": clock.now(),
+        "answer": None,
+        "condition": None,
+        "answered_at": None,
+        "skipped": False,
+        "assumed": False,
+        "about": about,
+    }
     context["questions"].append(q)
-    return str(q["id"])
+    return q["id"]
 
 
-def question_of(tx: Transaction, qid: str | None) -> dict[str, Any] | None:
-    if qid is None or tx.read_or_none("context") is None:
+def question_of(tx: Transaction, qid: str | None) -> Question | None:
+    context = tx.read_or_none("context") if qid is not None else None
+    if context is None:
         return None
-    return next((q for q in tx.read("context")["questions"] if q["id"] == qid), None)
+    return next((q for q in context["questions"] if q["id"] == qid), None)
 
 
-def answered_since_approval(q: dict[str, Any], session: dict[str, Any]) -> bool:
+def answered_since_approval(q: Question, session: Session) -> bool:
     """Whether the answer still stands: an approval after it (an amendment re-approved)
     settles an "amend"."""
-    approval = session.get("approval") or {}
-    return not (q["answered_at"] and approval.get("at") and approval["at"] > q["answered_at"])
+    approval = session["approval"]
+    return not (q["answered_at"] and approval and approval["at"] > q["answered_at"])
 
 
 # ---------------------------------------------------------------- where the commands ask
@@ -81,8 +97,6 @@ def answered_since_approval(q: dict[str, Any], session: dict[str, Any]) -> bool:
 def before_start(tx: Transaction, milestone: str) -> None:
     """`plan exec start`: a milestone not started or applied yet is checked for other
     sessions' commits."""
-    from state.ops.exec_ops import run_of
-
     run = run_of(tx, milestone)
     if run["status"] == "pending" and not run["applied_at"]:
         check_other_sessions(tx, plan_ops.find(tx.read("plan"), milestone, "M"))
@@ -90,18 +104,22 @@ def before_start(tx: Transaction, milestone: str) -> None:
 
 def before_apply(tx: Transaction, milestone: str) -> None:
     """`plan exec apply`: before the project is written for the milestone."""
-    from state.ops.exec_ops import run_of
-
     if not run_of(tx, milestone)["applied_at"]:
         check_other_sessions(tx, plan_ops.find(tx.read("plan"), milestone, "M"))
 
 
-def after_deviation(tx: Transaction, deviation_id: str, a: dict[str, Any]) -> None:
+def after_deviation(
+    tx: Transaction,
+    deviation_id: str,
+    *,
+    drops_acceptance: list[str],
+    adds_dependency: list[str],
+) -> None:
     """`plan exec deviation`: what it declares significant, and what the milestone's commits
     show that no deviation names yet, go on it; either asks the person."""
     item = next(d for d in tx.edit("execution")["deviations"] if d["id"] == deviation_id)
-    reasons = [f"drops an acceptance criterion: {t}" for t in a.get("drops_acceptance") or []]
-    reasons += [f"adds a dependency: {t}" for t in a.get("adds_dependency") or []]
+    reasons = [f"drops an acceptance criterion: {t}" for t in drops_acceptance]
+    reasons += [f"adds a dependency: {t}" for t in adds_dependency]
     mark_significant(tx, item, reasons)
     record_detected(tx, item["milestone"], into=item)
 
@@ -123,9 +141,7 @@ def after_commit(tx: Transaction, milestone: str) -> None:
 # ---------------------------------------------------------------- significant deviations
 
 
-def mark_significant(
-    tx: Transaction, deviation: dict[str, Any], reasons: list[str]
-) -> dict[str, Any]:
+def mark_significant(tx: Transaction, deviation: Deviation, reasons: list[str]) -> Deviation:
     """Add the reasons a deviation is significant; the first one asks the person."""
     new = [r for r in reasons if r not in deviation["significant"]]
     if not new:
@@ -149,17 +165,8 @@ def mark_significant(
 
 def new_deviation(
     tx: Transaction, milestone: str, description: str, commit: str | None = None
-) -> dict[str, Any]:
-    deviations = tx.edit("execution")["deviations"]
-    item = {
-        **schema.defaults("execution", "Deviation"),
-        "id": tx.new_id("execution", "DV", deviations),
-        "milestone": milestone,
-        "description": description,
-        "at": clock.now(),
-        "commit": commit,
-    }
-    deviations.append(item)
+) -> Deviation:
+    item = add_deviation(tx, milestone, description, commit)
     tx.created.append(item["id"])
     return item
 
@@ -176,7 +183,7 @@ def unrecorded(tx: Transaction, milestone: str) -> list[str]:
     return [r for r in detect(tx, milestone) if r not in known]
 
 
-def record_detected(tx: Transaction, milestone: str, into: dict[str, Any] | None = None) -> None:
+def record_detected(tx: Transaction, milestone: str, into: Deviation | None = None) -> None:
     """Mark what `unrecorded` finds on `into` (a deviation of the milestone), else on a new
     deviation that says it was found, not declared."""
     reasons = unrecorded(tx, milestone)
@@ -188,7 +195,7 @@ def record_detected(tx: Transaction, milestone: str, into: dict[str, Any] | None
             tx,
             milestone,
             "found in its commit, not recorded as a deviation: " + "; ".join(reasons),
-            (run["fix_commits"] or [run["commit"]])[-1],
+            run["fix_commits"][-1] if run["fix_commits"] else run["commit"],
         )
     mark_significant(tx, into, reasons)
 
@@ -196,12 +203,10 @@ def record_detected(tx: Transaction, milestone: str, into: dict[str, Any] | None
 def detect(tx: Transaction, milestone: str) -> list[str]:
     """The significant facts git shows about the milestone's commits: files outside its
     planned files, and dependencies its manifests gained that the plan does not add."""
-    from state.ops.exec_apply import _milestone_paths, _planned_before, gitinfo_dir
-    from state.project import session_project
-
     execution = tx.read("execution")
     run = next((r for r in execution["milestones"] if r["id"] == milestone), None)
-    commits = [c for c in ([run["commit"]] + run["fix_commits"] if run else []) if c]
+    shas: list[str | None] = [run["commit"], *run["fix_commits"]] if run else []
+    commits = [c for c in shas if c]
     if not commits:
         return []
     plan, session = tx.read("plan"), tx.read("session")
@@ -358,14 +363,11 @@ def _toml_dependencies(data: Any, prefix: str = "") -> set[str]:
 # ---------------------------------------------------------------- other sessions' commits
 
 
-def other_sessions(tx: Transaction, milestone: dict[str, Any]) -> list[tuple[str, str, list[str]]]:
+def other_sessions(tx: Transaction, milestone: Milestone) -> list[tuple[str, str, list[str]]]:
     """Commits since this plan's base commit, on HEAD's history, that touch the milestone's
     files and whose Planner-Session trailer names another session: (commit, session, files)."""
-    from state.ops.exec_apply import _milestone_paths, gitinfo_dir
-    from state.project import session_project
-
     session = tx.read("session")
-    base = tx.read("execution").get("base_commit") or session.get("base_commit")
+    base = tx.read("execution")["base_commit"] or session["base_commit"]
     if not base:
         return []
     base = gitinfo.commit_id(base, "execution.json:base_commit")
@@ -404,11 +406,9 @@ def other_sessions(tx: Transaction, milestone: dict[str, Any]) -> list[tuple[str
     return found
 
 
-def check_other_sessions(tx: Transaction, milestone: dict[str, Any]) -> None:
+def check_other_sessions(tx: Transaction, milestone: Milestone) -> None:
     """Refuse (exit 4) a milestone whose files another planner session applied since the base
     commit, unless the person agreed; the first refusal records the yes/no question."""
-    from state.errors import Refused
-
     found = other_sessions(tx, milestone)
     if not found:
         return
@@ -437,13 +437,10 @@ def check_other_sessions(tx: Transaction, milestone: dict[str, Any]) -> None:
         )
         why = "the other session's work could be overwritten or duplicated"
         qid = _question(tx, mid, "yes_no", text, why)
-        tx.edit("execution")
-        run = next(r for r in tx.docs["execution"]["milestones"] if r["id"] == mid)
-        run["overlap_question"] = qid
+        run_of(tx, mid)["overlap_question"] = qid
 
-    from state.storage.ids import format_id, highest
-
-    qid = format_id("Q", highest(tx.read("context")["questions"], "Q") + 1)
+    # the id `ask` will give it: the refusal's record starts afresh (Transaction._record_only)
+    qid = tx.new_id("context", "Q", tx.read("context")["questions"])
     refusal = Refused(f"{head}; {qid} asks the person whether to apply it: {_how(qid)}")
     refusal.then_record = ask
     raise refusal
