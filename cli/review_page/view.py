@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, TypedDict
+from typing import TypedDict
 
 from state.ops import drafts
 from state.ops.qr_ops import PHASES
@@ -19,6 +19,7 @@ from state.validation.diff import diff as semantic_diff
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from state.ops.drafts import Draft
     from state.storage.documents import (
         Context,
         Plan,
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
         Session,
         TaskSpec,
     )
+    from state.storage.history import Entry
     from state.storage.store import Store
 
 AUDIT_LIMIT = 500  # the newest lines; `plan log` has them all
@@ -95,14 +97,14 @@ class PageModel(ResultPart):
     questions: list[Question]
     milestones: list[MilestoneView]
     qr: list[tuple[str, QRReport | None]]
-    history: list[dict[str, Any]]  # TODO: the store's history entry type
+    history: list[Entry]
     rounds: list[Review]
     round: int
     said: dict[str, SaidOn]
     audit: list[AuditRow]
     since: Since | None
     in_review: bool
-    draft: dict[str, Any] | None  # TODO: drafts' type
+    draft: Draft | None  # the companion's, filling the form
 
 
 def page_model(store: Store) -> PageModel:
