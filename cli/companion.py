@@ -11,19 +11,32 @@ review companion"). The tools read through the same paths as `plan show`, `plan 
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any
+from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING, Annotated, Any, get_type_hints
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
+from cli import workflows
+from cli.base import open_store
+from cli.commands import reading
+from cli.commands.session import session_rows
+from shared import companion, status
+from shared.paths import active_session_dir, planner_home
+from shared.plan_md import for_session
 from state.errors import PlannerError, UsageError
+from state.ops import drafts, review_ops
+from state.repo import session_git
 
 if TYPE_CHECKING:
+    from cli.commands.session import DamagedRow, SessionRow
     from state.storage.store import Store
 
 OUTPUT_MAX = 100_000  # characters of one tool result; longer ones are cut and say so
@@ -54,21 +67,14 @@ class Sessions:
         self.state_dir = state_dir
 
     def home(self) -> str:
-        from shared.paths import planner_home
-
         if self.state_dir:
             return os.path.dirname(os.path.abspath(self.state_dir))
         return planner_home()
 
-    def rows(self) -> list[dict[str, Any]]:
-        from cli.commands.session import session_rows
-        from shared.paths import active_session_dir
-
+    def rows(self) -> list[SessionRow | DamagedRow]:
         return session_rows(self.home(), active_session_dir(strict=True))
 
     def open(self, session: str | None) -> Store:
-        from cli.base import open_store
-
         if not session:
             return open_store(self.state_dir)
         names = [r["session"] for r in self.rows()]
@@ -98,8 +104,6 @@ def answer(read: Callable[[], Any]) -> str:
 
 def create_server(state_dir: str | None = None) -> MCPServer:
     """The server with its tools, reading the session `state_dir` names by default."""
-    from cli import workflows
-
     workflows.register_all()  # the store's commits keep the routing current, as the CLI's do
     sessions = Sessions(state_dir)
     server = MCPServer(
@@ -115,8 +119,6 @@ def create_server(state_dir: str | None = None) -> MCPServer:
 
 
 def package_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
         return version("planner")
     except PackageNotFoundError:
@@ -126,15 +128,12 @@ def package_version() -> str:
 def bind(tool: Callable[..., Any], sessions: Sessions) -> Callable[..., str]:
     """The tool with the server's sessions bound: its signature (what the client sees) loses
     the leading `sessions` parameter; the docstring is the tool's description."""
-    import functools
-    import inspect
-    import typing
 
     @functools.wraps(tool)
     def call(*args: Any, **kwargs: Any) -> str:
         return answer(lambda: tool(sessions, *args, **kwargs))
 
-    hints = typing.get_type_hints(tool, include_extras=True)  # the SDK reads them resolved
+    hints = get_type_hints(tool, include_extras=True)  # the SDK reads them resolved
     signature = inspect.signature(tool)
     params = [p.replace(annotation=hints[p.name]) for p in signature.parameters.values()][1:]
     call.__signature__ = signature.replace(parameters=params, return_annotation=str)  # type: ignore[attr-defined]
@@ -153,10 +152,8 @@ def list_sessions(sessions: Sessions) -> Any:
 def session_status(sessions: Sessions, session: Session = None) -> Any:
     """Where a session stands (as `plan status`): its status, task, workflow and step, the
     next command, open questions and review loops."""
-    from shared.status import session_status as summary
-
     store = sessions.open(session)
-    return {**summary(store), "task": store.read("session")["task"]}
+    return {**status.session_status(store), "task": store.read("session")["task"]}
 
 
 def show_plan(sessions: Sessions, item_id: str | None = None, session: Session = None) -> Any:
@@ -164,20 +161,18 @@ def show_plan(sessions: Sessions, item_id: str | None = None, session: Session =
     item_id is a plan id (DL-, RA-, C-, R-, D-, M-, CI-, CC-), an option (D-001/OPT-B), a
     question (Q-001), a review item (qa-001), or a section: context, overview, knowledge,
     waves."""
-    from cli.commands.reading import lookup, outline, review_lines
-
     store = sessions.open(session)
     if item_id:
-        return lookup(store, item_id.strip(), None)
+        return reading.lookup(store, item_id.strip(), None)
     plan = store.read("plan")
-    return "\n".join([outline(plan), *review_lines(store.read("session")["reviews"])])
+    return "\n".join(
+        [reading.outline(plan), *reading.review_lines(store.read("session")["reviews"])]
+    )
 
 
 def render_plan(sessions: Sessions, full: bool = False, session: Session = None) -> Any:
     """plan.md, the document the person approves, rendered from the plan now: each diff
     summarised by file unless full is true."""
-    from shared.plan_md import for_session
-
     store = sessions.open(session)
     return for_session(store.read_or_none, compact=not full)(store.read("plan"))
 
@@ -186,25 +181,19 @@ def search_plan(sessions: Sessions, query: str, session: Session = None) -> Any:
     """Full-text search (case-insensitive) over the plan's items, their diffs and the
     questions and answers: each match's id, field, line (for a diff, the new-file line a
     comment anchors to) and text."""
-    from shared.companion import search
-
-    return search(sessions.open(session), query)
+    return companion.search(sessions.open(session), query)
 
 
 def questions(sessions: Sessions, session: Session = None) -> Any:
     """The questions asked in discovery with their answers and the conditions attached to
     them, and which were skipped or assumed."""
-    from shared.companion import questions as asked
-
-    return asked(sessions.open(session))
+    return companion.questions(sessions.open(session))
 
 
 def review_rounds(sessions: Sessions, session: Session = None) -> Any:
     """The review rounds (verdict, by, feedback, anchored comments, the revision and hash each
     saw), the approval, the review gates' findings per phase, and unsent feedback drafts."""
-    from shared.companion import reviews
-
-    return reviews(sessions.open(session))
+    return companion.reviews(sessions.open(session))
 
 
 def history(sessions: Sessions, session: Session = None) -> Any:
@@ -221,9 +210,7 @@ def compare(
     """The plan compared by meaning (as `plan diff`): items added, removed, changed,
     superseded, by id. from_rev/to_rev: a revision (r3), "current", or a review round
     ("round 1": what that round saw); default the previous revision and now."""
-    from shared.companion import compare as by_meaning
-
-    return by_meaning(sessions.open(session), from_rev, to_rev)
+    return companion.compare(sessions.open(session), from_rev, to_rev)
 
 
 def audit_log(
@@ -231,17 +218,13 @@ def audit_log(
 ) -> Any:
     """The audit trail (as `plan log`): every mutation, step, verdict and blocked attempt,
     the newest `limit` records, only those holding `contains` when given."""
-    from shared.companion import audit
-
-    return audit(sessions.open(session), limit, contains)
+    return companion.audit(sessions.open(session), limit, contains)
 
 
 def git_log(sessions: Sessions, session: Session = None) -> Any:
     """The session's commits: its base commit, then each milestone's commit and fix commits
     (milestone, author, date, subject, files changed)."""
-    from state.repo.session_git import log
-
-    return log(sessions.open(session))
+    return session_git.log(sessions.open(session))
 
 
 def git_show(
@@ -249,9 +232,7 @@ def git_show(
 ) -> Any:
     """git show of one of the session's commits (a full id or a prefix of 7+ hex digits, as
     git_log lists them), limited to one file when path is given."""
-    from state.repo.session_git import show
-
-    return show(sessions.open(session), commit, path)
+    return session_git.show(sessions.open(session), commit, path)
 
 
 def git_diff(
@@ -263,9 +244,7 @@ def git_diff(
 ) -> Any:
     """git diff between two of the session's commits (default: its base and its newest
     commit: everything executed), limited to one file when path is given."""
-    from state.repo.session_git import diff
-
-    return diff(sessions.open(session), from_commit, to_commit, path)
+    return session_git.diff(sessions.open(session), from_commit, to_commit, path)
 
 
 def draft_feedback(
@@ -280,12 +259,9 @@ def draft_feedback(
     overall feedback; comments: 'ID: text' on an item ('DL-003: why?') or 'CC-004:7: text'
     on line 7 of a change's file, as `plan review reject --comment` takes them. The review
     page fills its form with the newest draft; `plan review reject --draft` sends it."""
-    from state.ops import drafts
-    from state.ops.review_ops import draft_feedback as store_draft
-
     store = sessions.open(session)
     with store.transaction("draft feedback") as tx:
-        [draft_id] = store_draft(tx, text=text, comment=comments or [])
+        [draft_id] = review_ops.draft_feedback(tx, text=text, comment=comments or [])
     draft = next(d for d in drafts.drafts_of(store) if d["id"] == draft_id)
     return {
         "draft": draft,

@@ -3,10 +3,13 @@ what its commits did, the tests and deviations, then the reconcile table."""
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from state.result_view import DiffLine, MilestoneResult, Result
+    from state.storage.documents import Session
 
 
-def diff_text(lines: list[dict[str, Any]]) -> list[str]:
+def diff_text(lines: list[DiffLine]) -> list[str]:
     """A diff's lines with the new-file line number a comment names (M-001:FILE:LINE=…)."""
     shown = []
     for line in lines:
@@ -15,7 +18,7 @@ def diff_text(lines: list[dict[str, Any]]) -> list[str]:
     return shown
 
 
-def milestone_text(m: dict[str, Any]) -> list[str]:
+def milestone_text(m: MilestoneResult) -> list[str]:
     lines = [f"{m['id']} {m['name']} ({m['status']})"]
     for change in m["planned"]:
         lines.append(f" planned {change['id']} {change['file']}:")
@@ -36,18 +39,18 @@ def milestone_text(m: dict[str, Any]) -> list[str]:
     return lines
 
 
-def reconcile_rows(result: dict[str, Any]) -> list[str]:
+def reconcile_rows(result: Result) -> list[str]:
     lines = ["milestone  status       changed/planned  untouched"]
     for m in result["milestones"]:
         row = m["reconcile"]
-        counts = f"{len(row.get('changed_files', []))}/{len(row.get('planned_files', []))}"
-        untouched = ", ".join(row.get("untouched_planned_files", [])) or "-"
+        counts = f"{len(row['changed_files'])}/{len(row['planned_files'])}" if row else "0/0"
+        untouched = (", ".join(row["untouched_planned_files"]) if row else "") or "-"
         lines.append(f"{m['id']:<10} {m['status']:<12} {counts:<16} {untouched}")
     lines.append("unplanned changes: " + (", ".join(result["unplanned_changes"]) or "none"))
     return lines
 
 
-def text(result: dict[str, Any], session: dict[str, Any]) -> str:
+def text(result: Result, session: Session) -> str:
     """What `plan result show` prints."""
     rounds = session["result_reviews"]
     head = [

@@ -9,21 +9,88 @@ review companion").
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 from state.errors import UsageError
+from state.ops import drafts
+from state.ops.qr_ops import PHASES
 from state.repo.numbered import numbered
+from state.storage.store import report_name
 from state.validation.diff import diff as semantic_diff
 
 if TYPE_CHECKING:
+    from state.ops.drafts import Draft
+    from state.storage.documents import (
+        Acceptance,
+        Approval,
+        Plan,
+        QRItem,
+        QuestionOption,
+        Review,
+    )
     from state.storage.store import Store
+    from state.validation.diff import ChangeRecord
 
 SEARCH_HITS_MAX = 100  # matches returned by one search; the rest are counted
 QUERY_MAX = 200  # characters of a search query
 SNIPPET = 160  # characters of a matching line shown
 
 
-def search(store: Store, query: str) -> dict[str, Any]:
+class Hit(TypedDict):
+    """A line that holds the words looked for: the item, its field and the line."""
+
+    id: str
+    field: str
+    line: NotRequired[int | None]  # in a diff: the new-file line a comment anchors to
+    text: str
+
+
+class SearchResult(TypedDict):
+    query: str
+    matches: int
+    shown: list[Hit]
+
+
+class AskedQuestion(TypedDict):
+    id: str
+    category: str
+    kind: str
+    text: str
+    why: str
+    options: list[QuestionOption]
+    recommended: str | None
+    answer: str | None
+    condition: str | None
+    answered_at: str | None
+    skipped: bool
+    assumed: bool
+
+
+class Findings(TypedDict):
+    iteration: int
+    items: list[QRItem]
+    accepted: Acceptance | None
+
+
+class Reviews(TypedDict):
+    status: str
+    rounds: list[Review]
+    approval: Approval | None
+    findings: dict[str, Findings]
+    drafts: list[Draft]
+    draft_round: int
+
+
+# "from" is a keyword: the functional form, its types quoted (they exist for type checking only)
+Comparison = TypedDict("Comparison", {"from": "str", "to": "str", "changes": "list[ChangeRecord]"})
+
+
+class AuditPage(TypedDict):
+    total: int
+    records: list[object]  # each audit line's JSON (its keys depend on the event), or text
+
+
+def search(store: Store, query: str) -> SearchResult:
     """Every item (by id) whose text holds `query` (case-insensitive): titles, descriptions,
     behaviours, diffs (with the new-file line a comment would anchor to), questions, answers."""
     wanted = query.strip().casefold()
@@ -32,18 +99,16 @@ def search(store: Store, query: str) -> dict[str, Any]:
     if len(wanted) > QUERY_MAX:
         raise UsageError(f"query: {len(wanted)} characters is over the limit of {QUERY_MAX}")
     plan = store.read("plan")
-    context = store.read_or_none("context") or {}
-    places: list[tuple[str, Any]] = [
+    context = store.read_or_none("context")
+    places: list[tuple[str, object]] = [
         ("overview", plan["overview"]),
         ("knowledge", plan["invisible_knowledge"]),
+        *items(plan),
     ]
-    for item in items(plan):
-        places.append((item["id"], item))
-    for q in context.get("questions") or []:
-        places.append((q["id"], q))
-    if context.get("task_spec"):
+    if context:
+        places += [(q["id"], q) for q in context["questions"]]
         places.append(("context", context["task_spec"]))
-    hits: list[dict[str, Any]] = []
+    hits: list[Hit] = []
     total = 0
     for item_id, value in places:
         for found in matches(item_id, value, wanted):
@@ -53,20 +118,26 @@ def search(store: Store, query: str) -> dict[str, Any]:
     return {"query": query, "matches": total, "shown": hits}
 
 
-def items(plan: dict[str, Any]) -> list[dict[str, Any]]:
-    """The plan's items with ids: decisions … choices, milestones (without their intents and
+def items(plan: Plan) -> list[tuple[str, object]]:
+    """The plan's items by id: decisions … choices, milestones (without their intents and
     changes), intents, changes."""
     ctx = plan["planning_context"]
-    found: list[dict[str, Any]] = []
-    for group in ("decision_log", "rejected_alternatives", "constraints", "known_risks", "choices"):
-        found += ctx[group]
+    found: list[tuple[str, object]] = []
+    found += [(i["id"], i) for i in ctx["decision_log"]]
+    found += [(i["id"], i) for i in ctx["rejected_alternatives"]]
+    found += [(i["id"], i) for i in ctx["constraints"]]
+    found += [(i["id"], i) for i in ctx["known_risks"]]
+    found += [(i["id"], i) for i in ctx["choices"]]
     for m in plan["milestones"]:
-        found.append({k: v for k, v in m.items() if k not in ("code_intents", "code_changes")})
-        found += m["code_intents"] + m["code_changes"]
+        found.append(
+            (m["id"], {k: v for k, v in m.items() if k not in ("code_intents", "code_changes")})
+        )
+        found += [(i["id"], i) for i in m["code_intents"]]
+        found += [(c["id"], c) for c in m["code_changes"]]
     return found
 
 
-def matches(item_id: str, value: Any, wanted: str, field: str = "") -> list[dict[str, Any]]:
+def matches(item_id: str, value: object, wanted: str, field: str = "") -> list[Hit]:
     """The lines of `value`'s strings (walked through dicts and lists) that hold `wanted`."""
     if isinstance(value, dict):
         return [
@@ -99,36 +170,46 @@ def clip(text: str) -> str:
     return text if len(text) <= SNIPPET else text[: SNIPPET - 1] + "…"
 
 
-def questions(store: Store) -> list[dict[str, Any]]:
+def questions(store: Store) -> list[AskedQuestion]:
     """The questions with their answers, conditions, and whether skipped or assumed."""
-    context = store.read_or_none("context") or {}
-    keys = "id category kind text why options recommended answer condition answered_at skipped"
-    keys += " assumed"
-    return [{k: q.get(k) for k in keys.split()} for q in context.get("questions") or []]
+    context = store.read_or_none("context")
+    return [
+        {
+            "id": q["id"],
+            "category": q["category"],
+            "kind": q["kind"],
+            "text": q["text"],
+            "why": q["why"],
+            "options": q["options"],
+            "recommended": q["recommended"],
+            "answer": q["answer"],
+            "condition": q["condition"],
+            "answered_at": q["answered_at"],
+            "skipped": q["skipped"],
+            "assumed": q["assumed"],
+        }
+        for q in (context["questions"] if context else [])
+    ]
 
 
-def reviews(store: Store) -> dict[str, Any]:
+def reviews(store: Store) -> Reviews:
     """The review rounds (verdict, who, feedback, comments, the revision and hash each saw),
     the gates' findings per phase, and the drafts waiting to be sent."""
-    from state.ops import drafts
-    from state.ops.qr_ops import PHASES
-    from state.storage.store import report_name
-
     session = store.read("session")
-    findings = {}
+    findings: dict[str, Findings] = {}
     for phase in PHASES:
         report = store.read_or_none(report_name(phase))
         if report is not None:
             findings[phase] = {
                 "iteration": report["iteration"],
                 "items": report["items"],
-                "accepted": report.get("accepted"),
+                "accepted": report["accepted"],
             }
     waiting = [d for d in drafts.load(store.dir)["drafts"] if not d["sent"]]
     return {
         "status": session["status"],
         "rounds": session["reviews"],
-        "approval": session.get("approval"),
+        "approval": session["approval"],
         "findings": findings,
         "drafts": waiting,
         "draft_round": drafts.feedback_round(session),
@@ -140,14 +221,16 @@ def revision_of(store: Store, name: str) -> str:
     given = name.strip().lower()
     if given.startswith("round"):
         number = given[len("round") :].strip()
-        rounds = [r for r in store.read("session")["reviews"] if str(r["round"]) == number]
-        if not rounds or not rounds[0].get("revision"):
+        seen = [
+            r["revision"] for r in store.read("session")["reviews"] if str(r["round"]) == number
+        ]
+        if not seen or not seen[0]:
             raise UsageError(f"{name!r}: no review round {number} on record (see review_rounds)")
-        return str(rounds[0]["revision"])
+        return seen[0]
     return given
 
 
-def compare(store: Store, a: str | None, b: str | None) -> dict[str, Any]:
+def compare(store: Store, a: str | None, b: str | None) -> Comparison:
     """The plan compared by meaning between two revisions or review rounds (as `plan diff`):
     by default the previous revision and now."""
     if a is None:
@@ -157,14 +240,14 @@ def compare(store: Store, a: str | None, b: str | None) -> dict[str, Any]:
         rev_a = revision_of(store, a)
     rev_b = revision_of(store, b or "current")
 
-    def load(rev: str) -> dict[str, Any]:
+    def load(rev: str) -> Plan:
         return store.read("plan") if rev == "current" else store.revision(rev)
 
     changes = semantic_diff(load(rev_a), load(rev_b))
     return {"from": rev_a, "to": rev_b, "changes": [c.as_dict() for c in changes]}
 
 
-def audit(store: Store, limit: int, contains: str | None) -> dict[str, Any]:
+def audit(store: Store, limit: int, contains: str | None) -> AuditPage:
     """The newest `limit` audit records (oldest first), those holding `contains` only when
     given; a line that is not JSON is kept as text."""
     if limit < 1:
@@ -172,7 +255,7 @@ def audit(store: Store, limit: int, contains: str | None) -> dict[str, Any]:
     lines = store.audit_lines()
     if contains:
         lines = [line for line in lines if contains.casefold() in line.casefold()]
-    records: list[Any] = []
+    records: list[object] = []
     for line in lines[-limit:]:
         try:
             records.append(json.loads(line))

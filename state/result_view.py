@@ -8,33 +8,121 @@ import hashlib
 import json
 import os
 import re
+from typing import TypedDict
 
+from state.project import session_project
 from state.repo import git, gitinfo
 from state.repo.numbered import numbered
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
-
+    from state.storage.documents import Deviation, Execution, MilestoneRun, Plan
     from state.storage.store import Store
 
 RECONCILE_FILE = "reconcile.json"
 DIFF_HEADER = re.compile(r"^diff --git a/(.*) b/(.*)$")
 
 
-def lines_of(diff: str) -> list[dict[str, Any]]:
+class ReconcileRow(TypedDict):
+    """One milestone of reconcile.json: its planned files against what git shows changed."""
+
+    id: str
+    status: str
+    planned_files: list[str]
+    changed_files: list[str]
+    untouched_planned_files: list[str]
+    untouched_intents: list[str]
+    commit: str | None
+    fix_commits: list[str]
+
+
+class TestRun(TypedDict):
+    """A test a milestone names or `plan exec done --ran` recorded, and whether it ran."""
+
+    file: str
+    milestone: str
+    ran: bool
+
+
+class ReconcileRecord(TypedDict):
+    """reconcile.json, as executor step 9 writes it (skills/executor/reconcile.py builds it)."""
+
+    base_commit: str | None
+    head: str | None
+    milestones: list[ReconcileRow]
+    unplanned_changes: list[str]
+    deviations: list[Deviation]
+    tests: list[TestRun]
+
+
+class DiffLine(TypedDict):
+    """A diff line numbered as in the files (state/repo/numbered.py), as a plain record."""
+
+    old: int | None
+    new: int | None
+    kind: str
+    text: str
+
+
+class FileDiff(TypedDict):
+    path: str
+    lines: list[DiffLine]
+
+
+class CommitView(TypedDict):
+    sha: str
+    short: str
+    subject: str
+    files: list[FileDiff]
+
+
+class PlannedChange(TypedDict):
+    id: str
+    file: str
+    lines: list[DiffLine]
+
+
+class MilestoneResult(TypedDict):
+    id: str
+    name: str
+    status: str
+    planned: list[PlannedChange]
+    commits: list[CommitView]
+    evidence: list[str]
+    tests: list[TestRun]
+    deviations: list[Deviation]
+    reconcile: ReconcileRow | None  # None before reconcile.json has the milestone
+
+
+class Result(TypedDict):
+    """The result as the person sees it; `sha256` hashes the rest (what a verdict is on)."""
+
+    title: str
+    base_commit: str | None
+    head: str | None
+    milestones: list[MilestoneResult]
+    tests_run: list[str]
+    deviations: list[Deviation]
+    unplanned_changes: list[str]
+    sha256: str
+
+
+def lines_of(diff: str) -> list[DiffLine]:
     """A diff's lines numbered as in the files (state/repo/numbered.py), as plain records."""
-    return [line._asdict() for line in numbered(diff)]
+    return [
+        {"old": line.old, "new": line.new, "kind": line.kind, "text": line.text}
+        for line in numbered(diff)
+    ]
 
 
-def file_diffs(diff: str) -> list[dict[str, Any]]:
+def file_diffs(diff: str) -> list[FileDiff]:
     """A git diff of several files split per file: [{"path", "lines"}] in git's order."""
     chunks: list[list[str]] = []
     for text in diff.splitlines():
         if text.startswith("diff --git ") or not chunks:
             chunks.append([])
         chunks[-1].append(text)
-    files = []
+    files: list[FileDiff] = []
     for chunk in chunks:
         path = None
         for text in chunk[:6]:
@@ -50,7 +138,7 @@ def file_diffs(diff: str) -> list[dict[str, Any]]:
     return files
 
 
-def commit_view(root: str, sha: str) -> dict[str, Any]:
+def commit_view(root: str, sha: str) -> CommitView:
     """One commit as `git show` has it (the one hardened runner, state/repo/git.py): its subject
     and each file's diff."""
     sha = gitinfo.commit_id(sha, "execution.json:commit")
@@ -71,77 +159,79 @@ def commit_view(root: str, sha: str) -> dict[str, Any]:
 
 
 def assemble(
-    plan: dict[str, Any], execution: dict[str, Any], record: dict[str, Any], root: str
-) -> dict[str, Any]:
+    plan: Plan, execution: Execution | None, record: ReconcileRecord | None, root: str
+) -> Result:
     """The result as the person sees it, from the plan, execution.json, reconcile.json and
     git; `sha256` is the hash of everything else in it (what a verdict was given on)."""
-    runs = {m["id"]: m for m in execution["milestones"]}
-    rows = {m["id"]: m for m in record.get("milestones") or []}
-    tests = record.get("tests") or []
-    milestones = []
+    runs: dict[str, MilestoneRun] = (
+        {m["id"]: m for m in execution["milestones"]} if execution else {}
+    )
+    deviations = execution["deviations"] if execution else []
+    rows = {m["id"]: m for m in record["milestones"]} if record else {}
+    tests = record["tests"] if record else []
+    milestones: list[MilestoneResult] = []
     for m in plan["milestones"]:
-        run = runs.get(m["id"], {})
-        shas = [s for s in [run.get("commit"), *run.get("fix_commits", [])] if s]
+        run = runs.get(m["id"])
+        shas = [s for s in [run["commit"], *run["fix_commits"]] if s] if run else []
         milestones.append(
             {
                 "id": m["id"],
                 "name": m["name"],
-                "status": run.get("status", "pending"),
+                "status": run["status"] if run else "pending",
                 "planned": [
                     {"id": c["id"], "file": c["file"], "lines": lines_of(c["diff"])}
                     for c in m["code_changes"]
                 ],
                 "commits": [commit_view(root, sha) for sha in shas],
-                "evidence": run.get("evidence", []),
+                "evidence": run["evidence"] if run else [],
                 "tests": [t for t in tests if t["milestone"] == m["id"]],
-                "deviations": [d for d in execution["deviations"] if d["milestone"] == m["id"]],
-                "reconcile": rows.get(m["id"], {}),
+                "deviations": [d for d in deviations if d["milestone"] == m["id"]],
+                "reconcile": rows.get(m["id"]),
             }
         )
-    result = {
+    result: Result = {
         "title": plan["overview"]["title"],
-        "base_commit": record.get("base_commit"),
-        "head": record.get("head"),
+        "base_commit": record["base_commit"] if record else None,
+        "head": record["head"] if record else None,
         "milestones": milestones,
-        "tests_run": execution["tests_run"],
-        "deviations": execution["deviations"],
-        "unplanned_changes": record.get("unplanned_changes") or [],
+        "tests_run": execution["tests_run"] if execution else [],
+        "deviations": deviations,
+        "unplanned_changes": record["unplanned_changes"] if record else [],
+        "sha256": "",
     }
-    return {**result, "sha256": result_hash(result)}
+    result["sha256"] = result_hash(result)
+    return result
 
 
-def result_hash(result: dict[str, Any]) -> str:
-    """sha256 of the result's canonical JSON (keys sorted, no whitespace, UTF-8)."""
+def result_hash(result: Result) -> str:
+    """sha256 of the result's canonical JSON (keys sorted, no whitespace, UTF-8), its own
+    `sha256` left out."""
     body = {k: v for k, v in result.items() if k != "sha256"}
     data = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(data.encode()).hexdigest()
 
 
-def reconcile_record(state_dir: str) -> dict[str, Any]:
-    """reconcile.json as executor step 9 wrote it ({} before it ran)."""
+def reconcile_record(state_dir: str) -> ReconcileRecord | None:
+    """reconcile.json as executor step 9 wrote it (None before it ran)."""
     try:
         with open(os.path.join(state_dir, RECONCILE_FILE), encoding="utf-8") as f:
-            record = json.load(f)
+            record: ReconcileRecord = json.load(f)  # the product's own file, written whole
     except (FileNotFoundError, ValueError):
-        return {}
-    return record if isinstance(record, dict) else {}
+        return None
+    return record if isinstance(record, dict) else None
 
 
-def result_of(store: Store) -> dict[str, Any]:
+def result_of(store: Store) -> Result:
     """The result of the session in `store` (its reconcile.json, plan, execution and git)."""
-    from state.project import session_project
-
-    execution = store.read_or_none("execution") or {"milestones": [], "deviations": []}
-    execution.setdefault("tests_run", [])
     return assemble(
         store.read("plan"),
-        execution,
+        store.read_or_none("execution"),
         reconcile_record(store.dir),
         session_project(store.dir),
     )
 
 
-def shown_lines(result: dict[str, Any], milestone: str, path: str) -> list[int]:
+def shown_lines(result: Result, milestone: str, path: str) -> list[int]:
     """The new-file lines the milestone's commits show of `path` (for anchoring a comment)."""
     found: list[int] = []
     for m in result["milestones"]:
@@ -154,7 +244,7 @@ def shown_lines(result: dict[str, Any], milestone: str, path: str) -> list[int]:
     return found
 
 
-def committed_files(result: dict[str, Any], milestone: str) -> list[str]:
+def committed_files(result: Result, milestone: str) -> list[str]:
     """The files the milestone's commits change, in order, once each."""
     files: dict[str, None] = {}
     for m in result["milestones"]:

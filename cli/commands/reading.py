@@ -4,18 +4,22 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
 from cli.base import PlanCommand, QRPhase, dump, open_store, out
 from state.errors import UsageError
+from state.ops.plan_ops import find
+from state.ops.qr_ops import find_item
+from state.ops.question_ops import find_question
+from state.outputs import write_render
+from state.storage.store import dumps
+from state.validation.diff import diff as semantic_diff
 
 if TYPE_CHECKING:
+    from state.storage.documents import Plan, Review
     from state.storage.store import Store
-
-
-SECTIONS = {"overview": "overview", "knowledge": "invisible_knowledge", "waves": None}
 
 
 @click.command("show", cls=PlanCommand)
@@ -58,6 +62,7 @@ def show_command(
 
 def show_answers(store: Store, as_json: bool) -> None:
     """The user's words, whole: what steps name in one line once they have shown them."""
+    # jinja2 and the engine (~60 ms) load only for --answers, not for every plan show/log
     from shared.engine import SHARED_TEMPLATES
     from shared.render import render
     from shared.words import user_words
@@ -70,32 +75,31 @@ def show_answers(store: Store, as_json: bool) -> None:
     out(text or "No answers and no review feedback yet.")
 
 
-def review_lines(reviews: list[dict[str, Any]]) -> list[str]:
+def review_lines(reviews: list[Review]) -> list[str]:
     """The decided review rounds with their feedback and anchored comments."""
     lines: list[str] = []
     for r in reviews:
         if r["verdict"] == "submitted":
             continue
-        said = f": {r['feedback']}" if r.get("feedback") else ""
+        said = f": {r['feedback']}" if r["feedback"] else ""
         lines.append(f"Review round {r['round']} {r['verdict']}{said}")
-        for c in r.get("comments") or []:
-            line = f" line {c['line']}" if c.get("line") else ""
+        for c in r["comments"]:
+            line = f" line {c['line']}" if c["line"] else ""
             lines.append(f"  on {c['anchor']}{line}: {c['text']}")
     return lines
 
 
-def lookup(store: Store, item_id: str, phase: str | None) -> Any:
+def lookup(store: Store, item_id: str, phase: str | None) -> object:
     """What `plan show ID` prints: the item, option, question, review item or section."""
-    from state.ops.plan_ops import find
-    from state.ops.qr_ops import find_item
-
     if item_id == "context":
         return store.read("context")
-    if item_id in SECTIONS:
-        return store.read("plan")[SECTIONS[item_id] or "milestone_dependencies"]
+    if item_id == "overview":
+        return store.read("plan")["overview"]
+    if item_id == "knowledge":
+        return store.read("plan")["invisible_knowledge"]
+    if item_id == "waves":
+        return store.read("plan")["milestone_dependencies"]
     if item_id.startswith("Q-"):
-        from state.ops.question_ops import find_question
-
         return find_question(store.read("context"), item_id)
     if item_id.startswith("qa-"):
         return find_item(store, item_id, phase)
@@ -105,31 +109,29 @@ def lookup(store: Store, item_id: str, phase: str | None) -> Any:
             f"{item_id}: not an id plan show reads (DL-, RA-, C-, R-, D-, D-n/OPT-X, M-, CI-, "
             "CC-, Q-, qa-, or context, overview, knowledge, waves)"
         )
-    item = find(store.read("plan"), choice_id)
+    plan = store.read("plan")
+    item = find(plan, choice_id)
     if not option:
         return item
-    for o in item.get("options", []) if choice_id.startswith("D-") else []:
-        if o["id"] == option:
-            return o
+    for choice in plan["planning_context"]["choices"] if choice_id.startswith("D-") else []:
+        for o in choice["options"] if choice["id"] == choice_id else []:
+            if o["id"] == option:
+                return o
     raise UsageError(f"plan.json: {choice_id} has no option {option}")
 
 
-def outline(plan: dict[str, Any]) -> str:
+def outline(plan: Plan) -> str:
     ctx = plan["planning_context"]
     frozen = f"  [frozen {plan['frozen_at']}]" if plan["frozen_at"] else ""
     lines = [(plan["overview"]["title"] or "(untitled plan)") + frozen]
-    lines.append(
-        ", ".join(
-            f"{len(ctx[k])} {label}"
-            for k, label in (
-                ("decision_log", "decisions"),
-                ("rejected_alternatives", "rejected alternatives"),
-                ("constraints", "constraints"),
-                ("known_risks", "risks"),
-                ("choices", "choices"),
-            )
-        )
+    counts = (
+        (len(ctx["decision_log"]), "decisions"),
+        (len(ctx["rejected_alternatives"]), "rejected alternatives"),
+        (len(ctx["constraints"]), "constraints"),
+        (len(ctx["known_risks"]), "risks"),
+        (len(ctx["choices"]), "choices"),
     )
+    lines.append(", ".join(f"{n} {label}" for n, label in counts))
     for m in plan["milestones"]:
         flags = " (docs only)" if m["is_documentation_only"] else ""
         deps = f" after {', '.join(m['depends_on'])}" if m["depends_on"] else ""
@@ -151,8 +153,7 @@ def outline(plan: dict[str, Any]) -> str:
 def render_command(output: str | None, full: bool, state_dir: str | None, as_json: bool) -> None:
     """plan.md, rendered from plan.json: compact (each diff summarised by file, +/- lines and
     intent) unless --full; STATE_DIR/plan.md, the one a person approves, is always whole."""
-    from shared.plan_md import for_session
-    from state.outputs import write_render
+    from shared.plan_md import for_session  # jinja2 (~40 ms): only plan render pays it
 
     store = open_store(state_dir)
     text = for_session(store.read_or_none, compact=not full)(store.read("plan"))
@@ -160,10 +161,6 @@ def render_command(output: str | None, full: bool, state_dir: str | None, as_jso
         write_render(store, output, text)
     else:
         sys.stdout.write(text)
-
-
-def history_records(store: Store) -> list[dict[str, Any]]:
-    return store.history()
 
 
 @click.command("history", cls=PlanCommand)
@@ -176,11 +173,9 @@ def history_records(store: Store) -> list[dict[str, Any]]:
 def history_command(show: str | None, state_dir: str | None, as_json: bool) -> None:
     """Revisions of plan.json: rev, time, command, what it created."""
     if show:
-        from state.storage.store import dumps
-
         sys.stdout.buffer.write(dumps(open_store(state_dir).revision(show)))
         return
-    revisions = history_records(open_store(state_dir))
+    revisions = open_store(state_dir).history()
     if as_json:
         dump(revisions)
         return
@@ -189,7 +184,7 @@ def history_command(show: str | None, state_dir: str | None, as_json: bool) -> N
         out(f"{r['rev']:>5}  {r['ts']}  {r['command']}{summary}")
 
 
-def revision(store: Store, rev: str) -> dict[str, Any]:
+def revision(store: Store, rev: str) -> Plan:
     return store.read("plan") if rev == "current" else store.revision(rev)
 
 
@@ -201,17 +196,15 @@ def diff_command(
     rev_a: str | None, rev_b: str | None, review: int | None, state_dir: str | None, as_json: bool
 ) -> None:
     """What changed between two revisions, by id (default: the previous one and now)."""
-    from state.validation.diff import diff as semantic_diff
-
     store = open_store(state_dir)
     rev_b = rev_b or "current"
     if review is not None:
-        rounds = [r for r in store.read("session")["reviews"] if r["round"] == review]
-        if not rounds or not rounds[0].get("revision"):
+        seen = [r["revision"] for r in store.read("session")["reviews"] if r["round"] == review]
+        if not seen or not seen[0]:
             raise UsageError(f"--review: no review round {review} on record")
-        rev_a, rev_b = rounds[0]["revision"], "current"
+        rev_a, rev_b = seen[0], "current"
     elif rev_a is None:
-        revisions = history_records(store)
+        revisions = store.history()
         rev_a = revisions[-2]["rev"] if len(revisions) > 1 else "r1"
     assert rev_a is not None
     changes = semantic_diff(revision(store, rev_a), revision(store, rev_b))

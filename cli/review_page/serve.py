@@ -6,16 +6,24 @@ from __future__ import annotations
 import secrets
 import socket
 import sys
+import threading
 import time
+import webbrowser
 
+import uvicorn
+
+from cli.review_page.app import create_app
+from shared.status import current_routing
+from shared.workflow import route_argv
 from state.errors import PreconditionFailed, Refused
+from state.routes import EXECUTE
 from state.vocab import ENDED
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any
 
+    from state.storage.documents import Session
     from state.storage.store import Store
 
 HOST = "127.0.0.1"  # never another interface: the page can approve a plan
@@ -46,12 +54,6 @@ def open_page(
     own log (requests, malformed connections) reaches the terminal only when `verbose`. With
     `wait`, serve until the person decides the round now open, then stop and return the
     routing argv of their verdict (as wait_for_verdict does)."""
-    import threading
-
-    import uvicorn
-
-    from cli.review_page.app import create_app
-
     if wait:
         open_round(store)  # refused before serving when there is nothing to wait for
     sock = bind(port)
@@ -66,8 +68,6 @@ def open_page(
         f"Only this URL opens it (the token is new each run). Serving until {until}.\n"
     )
     if open_browser:
-        import webbrowser
-
         webbrowser.open(url)
     config = uvicorn.Config(
         app,
@@ -96,7 +96,7 @@ def open_page(
     return decided[0]
 
 
-def open_round(store: Store) -> dict[str, Any]:
+def open_round(store: Store) -> Session:
     """The session, when a plan or a result is in review, or the plan approved (a verdict to
     report); else exit 3."""
     session = store.read("session")
@@ -139,22 +139,17 @@ def wait_for_verdict(
     if session["approval"]:
         return executor(store)
     if session["status"] == "design":  # rejected: where the workflow's table sends it
-        from shared.status import current_routing
-
         return current_routing(store, session).next or ["planner", "status"]
-    raise Refused(f"the session is {session['status']}: {session.get('reason') or 'no reason'}")
+    raise Refused(f"the session is {session['status']}: {session['reason'] or 'no reason'}")
 
 
 def executor(store: Store) -> list[str]:
-    from shared.workflow import route_argv
-    from state.routes import EXECUTE
-
     return route_argv(EXECUTE, store.dir)
 
 
 def wait_for_result(
     store: Store,
-    session: dict[str, Any],
+    session: Session,
     timeout: int,
     poll: float = 0.2,
     stop: Callable[[], bool] | None = None,
@@ -176,7 +171,5 @@ def wait_for_result(
     if session["status"] == "completed":
         return []
     if session["status"] in ENDED:
-        raise Refused(f"the session is {session['status']}: {session.get('reason') or 'no reason'}")
-    from shared.status import current_routing
-
+        raise Refused(f"the session is {session['status']}: {session['reason'] or 'no reason'}")
     return current_routing(store, session).next or ["planner", "status"]

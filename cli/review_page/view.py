@@ -5,24 +5,109 @@ from __future__ import annotations
 
 import json
 import os
+from typing import TypedDict
 
 from state.ops import drafts
 from state.ops.qr_ops import PHASES
 from state.repo.numbered import Line, numbered
-from state.storage.store import AUDIT_FILE, HISTORY_DIR, HISTORY_INDEX, report_name
+from state.result_view import Result, result_of
+from state.storage.documents import CodeChange, CodeIntent, Milestone  # bases of the views
+from state.storage.store import AUDIT_FILE, report_name
 from state.validation.approval import plan_hash
+from state.validation.diff import Change
 from state.validation.diff import diff as semantic_diff
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
-
+    from state.ops.drafts import Draft
+    from state.storage.documents import (
+        Context,
+        Plan,
+        QRReport,
+        Question,
+        ResultReview,
+        Review,
+        Session,
+        TaskSpec,
+    )
+    from state.storage.history import Entry
     from state.storage.store import Store
 
 AUDIT_LIMIT = 500  # the newest lines; `plan log` has them all
 
 
-def page_model(store: Store) -> dict[str, Any]:
+class SaidOn(TypedDict):
+    """Earlier rounds' comments on one anchor as (round, text): on the item, by line."""
+
+    item: list[tuple[int, str]]
+    lines: dict[int, list[tuple[int, str]]]
+
+
+class ResultSaidOn(SaidOn):
+    files: dict[str, dict[int, list[tuple[int, str]]]]  # a commit's file: by new-file line
+
+
+class ChangeView(CodeChange):
+    lines: list[Line]
+
+
+class IntentView(CodeIntent):
+    changes: list[ChangeView]
+    shared: list[str]  # the changes of other intents that serve this one too
+
+
+class MilestoneView(Milestone):
+    intents: list[IntentView]
+
+
+class AuditRow(TypedDict):
+    at: str
+    event: str
+    details: list[tuple[str, str]]
+
+
+class Since(TypedDict):
+    """What changed since the last review round the person decided (since_last_round)."""
+
+    round: int
+    approved: bool
+    revision: str
+    changes: list[Change]
+    ids: set[str]
+
+
+class ResultPart(TypedDict):
+    """The result view's part of the page: `result` None while it is not shown."""
+
+    result: Result | None
+    in_result_review: bool
+    result_rounds: list[ResultReview]
+    result_round: int
+    result_said: dict[str, ResultSaidOn]
+
+
+class PageModel(ResultPart):
+    """Everything the page's templates render."""
+
+    session: Session
+    plan: Plan
+    sha256: str
+    context: Context | None
+    task_spec: TaskSpec | None
+    questions: list[Question]
+    milestones: list[MilestoneView]
+    qr: list[tuple[str, QRReport | None]]
+    history: list[Entry]
+    rounds: list[Review]
+    round: int
+    said: dict[str, SaidOn]
+    audit: list[AuditRow]
+    since: Since | None
+    in_review: bool
+    draft: Draft | None  # the companion's, filling the form
+
+
+def page_model(store: Store) -> PageModel:
     """Everything the page renders; `sha256` is the hash of exactly the plan shown."""
     session, plan = store.read("session"), store.read("plan")
     context = store.read_or_none("context")
@@ -32,12 +117,12 @@ def page_model(store: Store) -> dict[str, Any]:
         "plan": plan,
         "sha256": plan_hash(plan),
         "context": context,
-        "task_spec": (context or {}).get("task_spec") or {},
-        "questions": (context or {}).get("questions") or [],
+        "task_spec": context["task_spec"] if context else None,
+        "questions": context["questions"] if context else [],
         "milestones": [milestone_view(m) for m in plan["milestones"]],
         "qr": [(phase, store.read_or_none(report_name(phase))) for phase in PHASES],
-        "history": history(store),
-        "rounds": [r for r in reviews if r.get("revision")],
+        "history": store.history(),
+        "rounds": [r for r in reviews if r["revision"]],
         "round": reviews[-1]["round"] if reviews else 0,
         "said": said(reviews),
         "audit": audit(store),
@@ -53,7 +138,7 @@ def page_model(store: Store) -> dict[str, Any]:
     }
 
 
-def result_model(store: Store, session: dict[str, Any]) -> dict[str, Any]:
+def result_model(store: Store, session: Session) -> ResultPart:
     """The result view's part of the page (state/result_view.py, what `plan result show`
     prints too): while the result is in review, and once it was accepted."""
     rounds = session["result_reviews"]
@@ -61,9 +146,13 @@ def result_model(store: Store, session: dict[str, Any]) -> dict[str, Any]:
         session["status"] == "completed" and bool(rounds)
     )
     if not shown:
-        return {"result": None, "in_result_review": False}
-    from state.result_view import result_of
-
+        return {
+            "result": None,
+            "in_result_review": False,
+            "result_rounds": [],
+            "result_round": 0,
+            "result_said": {},
+        }
     return {
         "result": result_of(store),
         "in_result_review": session["status"] == "result_review",
@@ -73,36 +162,34 @@ def result_model(store: Store, session: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def result_said(rounds: list[dict[str, Any]]) -> dict[str, Any]:
+def result_said(rounds: list[ResultReview]) -> dict[str, ResultSaidOn]:
     """Earlier result rounds' comments by anchor, as `said` has them, and by milestone file:
     {"M-001": {"item": [...], "lines": {...}, "files": {"src/app.py": {5: [(round, text)]}}}}."""
-    found: dict[str, Any] = {}
+    found: dict[str, ResultSaidOn] = {}
     for r in rounds:
-        for c in r.get("comments") or []:
+        for c in r["comments"]:
             place = found.setdefault(c["anchor"], {"item": [], "lines": {}, "files": {}})
             said_at = (r["round"], c["text"])
-            if c.get("file") and c.get("line"):
+            if c["file"] and c["line"]:
                 place["files"].setdefault(c["file"], {}).setdefault(c["line"], []).append(said_at)
-            elif c.get("line"):
+            elif c["line"]:
                 place["lines"].setdefault(c["line"], []).append(said_at)
             else:
                 place["item"].append(said_at)
     return found
 
 
-def milestone_view(milestone: dict[str, Any]) -> dict[str, Any]:
+def milestone_view(milestone: Milestone) -> MilestoneView:
     """A milestone with each intent's code changes and their diff lines classified."""
-    intents = []
+    intents: list[IntentView] = []
     for intent in milestone["code_intents"]:
-        changes = [
+        changes: list[ChangeView] = [
             {**c, "lines": diff_lines(c["diff"])}
             for c in milestone["code_changes"]
             if c["intent_ref"] == intent["id"]
         ]
         shared = [
-            c["id"]
-            for c in milestone["code_changes"]
-            if intent["id"] in (c.get("shared_intents") or [])
+            c["id"] for c in milestone["code_changes"] if intent["id"] in c["shared_intents"]
         ]  # one change serving several intents of a file is shown once, under its first
         intents.append({**intent, "changes": changes, "shared": shared})
     return {**milestone, "intents": intents}
@@ -113,29 +200,21 @@ def diff_lines(diff: str) -> list[Line]:
     return numbered(diff)
 
 
-def said(reviews: list[dict[str, Any]]) -> dict[str, Any]:
+def said(reviews: list[Review]) -> dict[str, SaidOn]:
     """Earlier rounds' comments by anchor, to show on their item and line: {"DL-001":
     {"item": [(round, text)], "lines": {7: [(round, text)]}}}."""
-    found: dict[str, Any] = {}
+    found: dict[str, SaidOn] = {}
     for r in reviews:
-        for c in r.get("comments") or []:
+        for c in r["comments"]:
             place = found.setdefault(c["anchor"], {"item": [], "lines": {}})
-            if c.get("line"):
+            if c["line"]:
                 place["lines"].setdefault(c["line"], []).append((r["round"], c["text"]))
             else:
                 place["item"].append((r["round"], c["text"]))
     return found
 
 
-def history(store: Store) -> list[dict[str, Any]]:
-    try:
-        with open(os.path.join(store.dir, HISTORY_DIR, HISTORY_INDEX), encoding="utf-8") as f:
-            return [json.loads(line) for line in f if line.strip()]
-    except FileNotFoundError:
-        return []
-
-
-def audit(store: Store) -> list[dict[str, Any]]:
+def audit(store: Store) -> list[AuditRow]:
     try:
         with open(os.path.join(store.dir, AUDIT_FILE), encoding="utf-8") as f:
             lines = f.readlines()[-AUDIT_LIMIT:]
@@ -152,10 +231,11 @@ def audit(store: Store) -> list[dict[str, Any]]:
     return records[::-1]
 
 
-def audit_row(record: dict[str, Any]) -> dict[str, Any]:
-    """An audit line as a table row: when, what, and the rest as short "key: value" pairs."""
-    at = record.get("at") or record.get("ts") or ""
-    event = record.get("command") or record.get("event") or ""  # a mutation says its command
+def audit_row(record: dict[str, object]) -> AuditRow:
+    """An audit line as a table row: when, what, and the rest as short "key: value" pairs.
+    An audit record's keys depend on its event: any JSON object is shown."""
+    at = str(record.get("at") or record.get("ts") or "")
+    event = str(record.get("command") or record.get("event") or "")  # a mutation: its command
     rest = []
     for key, value in record.items():
         if key in ("at", "ts", "event", "command") or value in (None, "", [], {}):
@@ -166,32 +246,32 @@ def audit_row(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def since_last_round(
-    store: Store, plan: dict[str, Any], reviews: list[dict[str, Any]], amending: bool = False
-) -> dict[str, Any] | None:
+    store: Store, plan: Plan, reviews: list[Review], amending: bool = False
+) -> Since | None:
     """The semantic diff from what the last rejected review round saw to the plan now: what
     the agent changed for the person (the freeze itself is not news). While an amendment is
     open (`amending`) the approved round counts too: the person sees the changes since the
     last approval, as step 11 prints them."""
     verdicts = ("rejected", "approved") if amending else ("rejected",)
-    seen = [r for r in reviews if r["verdict"] in verdicts and r.get("revision")]
+    seen = [(r, rev) for r in reviews if r["verdict"] in verdicts and (rev := r["revision"])]
     if not seen:
         return None
-    last = seen[-1]
-    changes = semantic_diff(store.revision(last["revision"]), plan)
+    last, revision = seen[-1]
+    changes = semantic_diff(store.revision(revision), plan)
     changes = [c for c in changes if c.what != "frozen_at"]
     return {
         "round": last["round"],
         "approved": last["verdict"] == "approved",
-        "revision": last["revision"],
+        "revision": revision,
         "changes": changes,
         "ids": {c.what for c in changes},
     }
 
 
-def compare(store: Store, rev_a: str, rev_b: str) -> list[Any]:
+def compare(store: Store, rev_a: str, rev_b: str) -> list[Change]:
     """The semantic diff between two revisions (r3, or "current")."""
 
-    def load(rev: str) -> dict[str, Any]:
+    def load(rev: str) -> Plan:
         return store.read("plan") if rev == "current" else store.revision(rev)
 
     return semantic_diff(load(rev_a), load(rev_b))

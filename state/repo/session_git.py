@@ -9,7 +9,7 @@ reach git as an option or name anything else in the repository; a path is passed
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Literal, NotRequired, TypedDict
 
 from state.errors import UsageError
 from state.project import session_project
@@ -22,17 +22,30 @@ if TYPE_CHECKING:
 PREFIX_MIN = 7  # hex digits of an abbreviated commit id
 
 
-def commits(store: Store) -> list[dict[str, Any]]:
+class SessionCommit(TypedDict):
+    commit: str
+    kind: Literal["base", "milestone", "fix"]
+    milestone: NotRequired[str]  # not for the base commit
+
+
+class LoggedCommit(SessionCommit):
+    author: str
+    date: str
+    subject: str
+    files: list[str]
+
+
+def commits(store: Store) -> list[SessionCommit]:
     """The base commit, then each milestone's commit and fix commits in plan order:
     {commit, kind (base|milestone|fix), milestone}; ids checked before they reach git."""
     session = store.read("session")
-    execution = store.read_or_none("execution") or {}
-    found: list[dict[str, Any]] = []
-    base = execution.get("base_commit") or session.get("base_commit")
+    execution = store.read_or_none("execution")
+    found: list[SessionCommit] = []
+    base = (execution["base_commit"] if execution else None) or session["base_commit"]
     if base:
         found.append({"commit": commit_id(base, store.path("execution")), "kind": "base"})
-    for run in execution.get("milestones") or []:
-        if run.get("commit"):
+    for run in execution["milestones"] if execution else []:
+        if run["commit"]:
             found.append(
                 {
                     "commit": commit_id(run["commit"], store.path("execution")),
@@ -40,7 +53,7 @@ def commits(store: Store) -> list[dict[str, Any]]:
                     "milestone": run["id"],
                 }
             )
-        for fix in run.get("fix_commits") or []:
+        for fix in run["fix_commits"]:
             found.append(
                 {
                     "commit": commit_id(fix, store.path("execution")),
@@ -80,10 +93,10 @@ def checked_path(path: str) -> str:
     return clean
 
 
-def log(store: Store) -> list[dict[str, Any]]:
+def log(store: Store) -> list[LoggedCommit]:
     """Each session commit with its author, date, subject and the files it changed."""
     root = session_project(store.dir)
-    rows = []
+    rows: list[LoggedCommit] = []
     for c in commits(store):
         text = git.output(
             root,

@@ -236,6 +236,13 @@ def test_show_status_waves_and_schema(plan: Plan, tmp_path: Path) -> None:
     assert plan.json("show")["overview"]["title"] == "Farewell"
     assert json.loads(plan("show", "CC-001").stdout)["intent_ref"] == "CI-001"
     plan("show", "CC-404", code=2)
+    assert plan.json("show", "overview")["title"] == "Farewell"
+    assert {"invariants", "tradeoffs"} <= set(plan.json("show", "knowledge"))
+    assert plan.json("show", "waves") == plan.json("waves")
+    for topic, other in (("Store", "postgres"), ("Cache", "none")):
+        first, then = '{"name": "a", "recommended": true}', f'{{"name": "{other}"}}'
+        plan("choice", "add", "--topic", topic, "--option-json", first, "--option-json", then)
+    assert plan.json("show", "D-002/OPT-B")["name"] == "none"
     assert plan.json("waves")["waves"] == [
         {"wave": 1, "milestones": ["M-001"]},
         {"wave": 2, "milestones": ["M-002"]},

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
+from cli.result_text import text
 from cli.review_page.app import create_app
 from state.result_view import result_of
 from state.storage.store import Store
@@ -68,6 +69,19 @@ def test_the_result_view_shows_the_planned_diff_beside_the_commit(
     assert "DV-001</code> kept greet as it was" in result
     assert '<table class="reconcile">' in result and "1/1" in result
     assert 'data-in-result-review="1"' in html and f'data-result-sha256="{sha_of(store)}"' in html
+
+
+def test_a_result_without_reconcile_json_shows_an_empty_table(
+    client: TestClient, store: Store
+) -> None:
+    (Path(store.dir) / "reconcile.json").unlink()
+    result = result_of(store)
+    assert result["milestones"] and all(m["reconcile"] is None for m in result["milestones"])
+    assert (result["base_commit"], result["unplanned_changes"]) == (None, [])
+    shown = text(result, store.read("session"))
+    assert "M-001    " in shown and " 0/0              -" in shown
+    page = client.get(f"/?token={TOKEN}")
+    assert page.status_code == 200 and "<td>0/0</td><td>-</td>" in page.text
 
 
 @pytest.mark.parametrize("path", ["/accept", "/result/request-changes"])
