@@ -104,6 +104,7 @@ def sarif(run: Run) -> dict[str, object]:
     its repository-relative location; run-level findings as tool notifications (a log of
     SARIF's own schema, built here only to be dumped: no Python code reads it back)."""
     from importlib.metadata import version  # ~2x `python -c pass`: only the SARIF form needs it
+
     ids = list(RULES)
     rules = [
         {

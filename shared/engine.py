@@ -10,7 +10,7 @@ import itertools
 import json
 import os
 import sys
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING
 
 from shared.kinds import Gate
 from shared.paths import open_session
