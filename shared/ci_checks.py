@@ -18,20 +18,16 @@ from shared.ci import APPROVED_STATUSES, ENDED_STATUSES, Problem, Run, Target, c
 from shared.paths import project_root
 from state.errors import PlannerError
 from state.project import project_root as session_project_root
-from state.repo import gitinfo, signing
 from state.storage import schema as schemas
-from state.storage import store
 from state.storage.jsonpos import line_col, pointer_of, positions
-from state.validation import overlap
 from state.validation import validate as checks
-from state.validation.approval import verify as check_approval
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
     from state.storage.documents import Context, QRReport, Session
-    from state.storage.store import QRName
+    from state.storage.store import QRName, Store
     from state.validation.overlap import Overlap, Side
 
 NOT_A_PLAN = ("session", "context", "execution")
@@ -179,6 +175,8 @@ def _overlap_checks(run: Run, plans: dict[str, Document]) -> None:
     """--all: a warning per overlap of open sessions, on the later session's plan.json where
     it names the file (on the earlier one's when the later is in another work tree); a
     session of another work tree skipped as damaged is a notice of the run."""
+    from state.validation import overlap  # ~15 ms: only --all looks for overlaps
+
     found = overlap.find(run.root)
     targets = {os.path.realpath(t.path): t for t in run.targets if t.kind == "session"}
     for o in found.overlaps:
@@ -234,6 +232,8 @@ def _plan_checks(
 
 def _base_commit(session: Document | None) -> str | None:
     """The session's base commit, checked (values from files are data), or None."""
+    from state.repo import gitinfo  # only --phase needs the base commit
+
     base = session.doc.get("base_commit") if session else None
     return base if gitinfo.is_commit_id(base) else None
 
@@ -244,6 +244,8 @@ def _question_ids(target: Target) -> set[str] | None:
     directory = target.path if target.kind == "session" else os.path.dirname(target.path)
     path = os.path.join(directory, "context.json")
     if target.kind != "session":
+        from state.storage import store  # ~25 ms: a plan file on its own only
+
         try:
             return {q["id"] for q in store.load(path, "context")["questions"]}
         except PlannerError:  # a plan file on its own: references are not checked
@@ -305,7 +307,9 @@ def verify(
 
 def _approval_checks(target: Target, plan: Document, session: Document) -> None:
     """plan.json, the review record and plan.md are what the approval says."""
-    from shared.plan_md import for_session  # jinja2: only an approved session renders plan.md
+    # jinja2 and the approval's checks: only for an approved session
+    from shared.plan_md import for_session
+    from state.validation.approval import verify as check_approval
 
     render = for_session(SessionFiles(target.path))
     for f in check_approval(plan.doc, session.doc, target.path, render):
@@ -321,6 +325,8 @@ def _approval_checks(target: Target, plan: Document, session: Document) -> None:
 def _signature_checks(
     target: Target, session: Document, required: bool, signer_must_match: bool
 ) -> None:
+    from state.repo import signing  # ~20 ms: only `plan verify` checks signatures
+
     approval = session.doc.get("approval") or {}
     root = session_project_root(target.path)
     checked = signing.check(session.doc, approval, root, required, signer_must_match)
@@ -339,7 +345,9 @@ class SessionFiles:
     plan.md: None when one is missing or damaged (validate reports the damage)."""
 
     def __init__(self, directory: str) -> None:
-        self.store = store.Store(directory)
+        from state.storage.store import Store  # as in _question_ids: only where it is read
+
+        self.store: Store = Store(directory)
 
     @overload
     def __call__(self, name: Literal["context"]) -> Context | None: ...

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import os
 
-from shared.status import settle
 from state.errors import DamagedFile, UsageError
 from state.project import project_root as project_root  # part of this module's interface
-from state.storage.store import Store
-from state.timeouts import expire
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from state.storage.store import Store
 
 PLANNER_DIR = ".planner"
 ACTIVE_FILE = "ACTIVE"
@@ -90,6 +91,12 @@ def open_session(state_dir: str | None = None, must_exist: bool = True) -> Store
 
     UsageError (exit 2) when no session is found.
     """
+    # the store, the workflows (settle) and the timeouts: only opening a session needs them,
+    # not `plan list` or CI's lookup of ACTIVE, which import this module too
+    from shared.status import settle
+    from state.storage.store import Store
+    from state.timeouts import expire
+
     found = resolve_state_dir(state_dir, strict=True)
     if not found:
         raise UsageError(
