@@ -7,7 +7,7 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import click
 
@@ -101,7 +101,7 @@ def step_script(name: str) -> click.Group:
         format_: str | None,
         non_interactive: bool,
         task: str | None = None,
-        depth: str | None = None,
+        depth: Literal["quick", "standard"] | None = None,  # a click.Choice of these
     ) -> int:
         if ctx.invoked_subcommand is not None:
             if step is not None:

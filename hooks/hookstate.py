@@ -15,7 +15,8 @@ from state.vocab import SETTLED, Dialect
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
-    from typing import Any
+
+    from state.status_view import Status
 
 # SETTLED: statuses known not to be planning; any other (a new one, a typo, "bogus") guards as
 # planning.
@@ -179,7 +180,7 @@ def client_dialect(env: Mapping[str, str] | None = None) -> Dialect:
     return Dialect.CODEX if codex else Dialect.CLAUDE
 
 
-def with_guard(summary: dict[str, Any], dialect: str | None = None) -> dict[str, Any]:
+def with_guard(summary: Status, dialect: str | None = None) -> Status:
     """The status record with the guard's line while planning, true for the client: the
     sandbox where commands run in it, else what parsing alone does. Without a dialect
     (`plan status`), the client the command runs under."""

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, TypedDict
 from shared import qr
 from shared.routing import Routing, command
 from shared.workflow import Context, Kind
+from state.storage.store import report_name
 
 if TYPE_CHECKING:
     from state.storage.documents import QRItem, QRLoop
@@ -126,7 +127,7 @@ class Gate(Kind):
     def arrive(self, ctx: Context, tx: Transaction) -> None:
         phase = ctx.step.phase or ""
         verdict = ctx.flags.get("qr_status") or ""
-        if tx.read_or_none(qr.qr_name(phase)) is not None:
+        if tx.read_or_none(report_name(phase)) is not None:
             # what the validator checks is checked again here, as the review step does: the
             # agent may come from a fix round without re-running that step
             qr.refresh_mechanical_items(tx, phase, ctx.workflow.mechanical_checks(ctx))

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal, Protocol, overload
 
 from shared.render import render
-from shared.workflow import REPORTS
+from state.storage.store import report_name
 
 if TYPE_CHECKING:
     from state.storage.documents import (
@@ -112,7 +112,7 @@ def for_session(read: Reader, compact: bool = False) -> Callable[[Plan], str]:
     """A renderer of plan.json bound to the session's context, session and planning reviews,
     read through `read` (a store's or a transaction's read_or_none)."""
     context, session = read("context"), read("session")
-    reports = {p: r for p in PLANNING_PHASES if (r := read(REPORTS[p])) is not None}
+    reports = {p: r for p in PLANNING_PHASES if (r := read(report_name(p))) is not None}
     return lambda plan: render_plan(plan, context, session, reports, compact)
 
 

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from shared.workflow import REPORTS
 from state.errors import Finding, PreconditionFailed
 from state.ops.qr_ops import add_item, open_report
 from state.storage.store import report_name
 
 if TYPE_CHECKING:
     from state.storage.documents import QRItem, QRLoop, QRReport, Session
-    from state.storage.store import QRName, Transaction
+    from state.storage.store import Transaction
 
 OPEN = ("FAIL", "TODO")
 
@@ -27,14 +26,6 @@ def blocking_severities(iteration: int) -> tuple[str, ...]:
     if iteration <= 2:
         return ("MUST", "SHOULD", "COULD")
     return ("MUST", "SHOULD") if iteration <= 4 else ("MUST",)
-
-
-def qr_name(phase: str) -> QRName:
-    """The document name of a phase's QR report (qr-plan-design, …), as the store types it."""
-    name = REPORTS.get(phase)
-    if name is None:
-        raise ValueError(f"no QR phase {phase!r}")
-    return name
 
 
 def loop_of(session: Session, phase: str) -> QRLoop:
@@ -168,7 +159,7 @@ def judge(
 ) -> QRLoop:
     """Apply the verdict to the session's loop for `phase`; raise when the record disagrees."""
     session = tx.edit("session")
-    report = tx.read_or_none(qr_name(phase))
+    report = tx.read_or_none(report_name(phase))
     loop = loop_of(session, phase)
     if verdict == "pass":
         problems = refuse_pass(report, phase, loop, state_dir, fail_argv)

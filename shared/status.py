@@ -13,9 +13,8 @@ from state.vocab import ENDED, Document, WorkflowName
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
-
     from shared.routing import Routing
+    from state.status_view import Status
     from state.storage.documents import Session
     from state.storage.store import Transaction
 
@@ -32,7 +31,7 @@ def current_routing(store: Store, session: Session, tx: Transaction | None = Non
     return step.kind().routing(ctx)
 
 
-def session_status(store: Store) -> dict[str, Any]:
+def session_status(store: Store) -> Status:
     return summary(store.read("session"), store.dir, store.read_or_none("context"))
 
 

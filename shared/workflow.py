@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Literal, TypedDict, overload
 
 from shared.routing import Routing, step_argv
 from state.errors import Finding, PreconditionFailed, UsageError
+from state.storage.store import report_name
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -39,7 +40,7 @@ class Flags(TypedDict, total=False):
     non_interactive: bool
     new_session: bool
     task: str | None
-    depth: str | None
+    depth: Literal["quick", "standard"] | None
 
 
 @dataclass(frozen=True)
@@ -111,15 +112,6 @@ class Workflow:
             return step, skipped
         return None, skipped
 
-
-# A QR phase's report by document name, as the store's overloads know them.
-REPORTS: dict[str, QRName] = {
-    "plan-design": "qr-plan-design",
-    "plan-code": "qr-plan-code",
-    "plan-docs": "qr-plan-docs",
-    "impl-code": "qr-impl-code",
-    "impl-docs": "qr-impl-docs",
-}
 
 # The workflows by name, as the entry points register them: a function that returns the
 # workflow, so a process loads only the tables it uses.
@@ -202,8 +194,7 @@ class Context:
 
     def report(self) -> QRReport | None:
         """The QR report of the step's phase (None when it has none, or none yet)."""
-        name = REPORTS.get(self.step.phase or "")
-        return self.doc_or_none(name) if name else None
+        return self.doc_or_none(report_name(self.step.phase)) if self.step.phase else None
 
     def forget(self) -> None:
         """Drop cached documents after a write, so the template sees what was recorded."""

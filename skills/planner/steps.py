@@ -82,8 +82,9 @@ def start(workflow: Workflow, flags: Flags) -> int:
         raise UsageError("--task: not valid Unicode (bytes that are not UTF-8)") from None
     root = project_root()
     settings = config.load(root)
-    if flags.get("depth"):
-        settings["depth"] = flags["depth"]
+    depth = flags.get("depth")
+    if depth:
+        settings["depth"] = depth
     store = session.create(
         root,
         task.strip(),
