@@ -327,7 +327,9 @@ def _signature_checks(
 ) -> None:
     from state.repo import signing  # ~20 ms: only `plan verify` checks signatures
 
-    approval = session.doc.get("approval") or {}
+    approval = session.doc.get("approval")
+    if not approval:  # the approval's own checks reported it missing (no-approval)
+        return
     root = session_project_root(target.path)
     checked = signing.check(session.doc, approval, root, required, signer_must_match)
     for f in checked.findings:
