@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from state.routes import Route
     from state.storage.documents import Config, Execution, Plan, QRReport, Session
     from state.storage.documents import Context as ContextDoc
+    from state.storage.models import SessionStatus
     from state.storage.store import DocName, Document, QRName, Store, Transaction
 
 Requirement = Callable[["Context"], list[Finding]]  # what must hold to arrive at a step
@@ -56,7 +57,7 @@ class Step:
     skip: tuple[SkipRule, ...] = ()  # rules that leave this step out
     on_fail: int | None = None  # where a failed gate sends the session back
     on_reject: dict[str, str] | None = None  # phase -> the step (by name) a rejection reopens
-    status: str | None = None  # the session status arriving here sets
+    status: SessionStatus | None = None  # the session status arriving here sets
     requires: tuple[Requirement, ...] = ()  # what must hold to arrive
     on_arrive: tuple[Action, ...] = ()  # what arriving records, before the kind's own arrive
 
