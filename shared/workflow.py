@@ -162,6 +162,7 @@ class Context:
         self.workflow, self.step, self.store, self.session = workflow, step, store, session
         self.flags = flags  # qr_status, format, non_interactive, …
         self.tx: Transaction | None = None  # set while an arrival is being recorded
+        self.worktree = ""  # where a kind's ready() made the session's worktree, if it did
         self._docs: dict[str, Document | None] = {}
 
     @overload

@@ -262,10 +262,10 @@ class WorktreeExecute(Execute):
     (once) and names, so that no call is spent asking for it."""
 
     def ready(self, ctx: Context) -> None:
-        ctx.worktree = ensure_worktree(ctx)  # type: ignore[attr-defined]
+        ctx.worktree = ensure_worktree(ctx)
 
     def context(self, ctx: Context) -> WorktreeVariables:
-        return {**super().context(ctx), "worktree": getattr(ctx, "worktree", "")}
+        return {**super().context(ctx), "worktree": ctx.worktree}
 
 
 def ensure_worktree(ctx: Context) -> str:
