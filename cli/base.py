@@ -19,7 +19,10 @@ from cli.output import dump as dump  # the commands' output, re-exported where t
 from cli.output import emit_ids as emit_ids
 from cli.output import out as out
 from cli.output import tell
+from shared.exits import report
+from shared.paths import open_session
 from state.errors import PlannerError, UsageError
+from state.vocab import Phase
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -115,7 +118,7 @@ class Operation(PlanCommand):
         emit_ids(tx.created, ctx.params["as_json"], tx.next_argv, changed)
         return 0
 
-    def run(self, tx: Transaction, args: dict[str, Any]) -> list[str]:
+    def run(self, tx: Transaction, args: dict[str, object]) -> list[str]:
         """The command's operation on converted arguments; the ids it created."""
         for name, value in args.items():
             for one in value if isinstance(value, list) else [value]:
@@ -130,7 +133,7 @@ class Operation(PlanCommand):
             if e.field:  # state/ names the field; the user typed the option
                 e.relabel(option_label(self, e.field))
             raise
-        from state.ops.qr_ops import reopen_changed
+        from state.ops.qr_ops import reopen_changed  # ~7 ms that `plan status` does not need
 
         reopen_changed(tx)  # a reviewer's PASS on what this changed is TODO again
         return ids
@@ -138,7 +141,7 @@ class Operation(PlanCommand):
 
 def legacy(op: Callable[..., Any]) -> bool:
     """TRANSITION (removed when every operation takes keywords): an op of the old form (tx, a)."""
-    import inspect
+    import inspect  # goes with this function
 
     return list(inspect.signature(op).parameters) == ["tx", "a"]
 
@@ -154,15 +157,16 @@ def option_label(command: click.Command, field: str) -> str:
 EDITS = ("set", "answer")  # commands that change an item in place print the item's id
 
 
-def changed_ids(ctx: click.Context, args: dict[str, Any]) -> list[str]:
+def changed_ids(ctx: click.Context, args: dict[str, object]) -> list[str]:
     """What a `set` or `answer` command changed: the item's id (DL-001, qa-002, Q-001), else
     its milestone (`doc set`), else the section (`context`, `overview`, `knowledge`), as
     `plan show` reads it."""
     if ctx.info_name not in EDITS:
         return []
     for key in ("id", "milestone"):
-        if isinstance(args.get(key), str):
-            return [args[key]]
+        value = args.get(key)
+        if isinstance(value, str):
+            return [value]
     return [ctx.parent.info_name] if ctx.parent and ctx.parent.info_name else []
 
 
@@ -191,8 +195,9 @@ def operation_name(ctx: click.Context) -> str:
     return " ".join(reversed(words))
 
 
-def arguments(params: dict[str, Any]) -> dict[str, Any]:
-    """A command's own parameters as the state functions take them: repeatables as lists."""
+def arguments(params: dict[str, Any]) -> dict[str, object]:
+    """A command's own parameters as the state functions take them: repeatables as lists.
+    `params` is click's ctx.params (values of every type click converts to)."""
     return {k: list(v) if isinstance(v, tuple) else v for k, v in params.items() if k not in COMMON}
 
 
@@ -246,9 +251,7 @@ class QRPhase(PhaseChoice):
     `plan validate --phase` spells them."""
 
     def __init__(self) -> None:
-        from state.ops.qr_ops import PHASES
-
-        super().__init__(PHASES)
+        super().__init__([p.value for p in Phase])
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
         if isinstance(value, str) and value in ("design", "code", "docs"):
@@ -270,8 +273,6 @@ NO_ARGS_IS_HELP: type[click.UsageError] | tuple[()] = getattr(
 def run_click(command: click.Command, argv: list[str], prog: str) -> int:
     """Run a click command in this process; click's own errors become their exit code and one
     line (2 for usage), as shared/exits.py run_main does for ours."""
-    from shared.exits import report
-
     try:
         result: Any = command.main(args=argv, prog_name=prog, standalone_mode=False)
     except click.exceptions.Exit as e:
@@ -291,6 +292,4 @@ def run_click(command: click.Command, argv: list[str], prog: str) -> int:
 
 def open_store(state_dir: str | None, must_exist: bool = True) -> Store:
     """The session store from --state-dir, $PLANNER_STATE_DIR or .planner/ACTIVE."""
-    from shared.paths import open_session
-
     return open_session(state_dir, must_exist)

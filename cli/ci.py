@@ -7,17 +7,17 @@ also escape : and , (https://docs.github.com/actions/reference/workflow-commands
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypedDict
+from urllib.parse import quote
+
 import click
 
 from cli.base import PlanCommand
 from cli.output import dump, line, tell
+from shared.ci import ENDED_STATUSES, RULES, Problem, Run, Target
+from shared.paths import project_root
 from state.errors import UsageError
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
-
-    from shared.ci import Problem, Run
 
 FORMATS = ("text", "json", "github", "sarif")
 DOCUMENTS = ("json", "sarif")  # formats that print exactly one document, whatever happens
@@ -25,7 +25,14 @@ SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_LEVELS = {"error": "error", "warning": "warning", "notice": "note"}
 
 
-def output_format(args: dict[str, Any]) -> str:
+class FormatFlags(TypedDict):
+    """--json and --format as the command was given them."""
+
+    json: bool
+    format: str | None
+
+
+def output_format(args: FormatFlags) -> str:
     """--format, with --json as a synonym of --format json; conflicting ones exit 2."""
     fmt = args.get("format") or "text"
     if fmt not in FORMATS:
@@ -43,7 +50,7 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def github_command(level: str, message: str, **properties: Any) -> str:
+def github_command(level: str, message: str, **properties: str | int | None) -> str:
     """`::level key=value,…::message`, empty properties left out, as @actions/core does."""
     props = ",".join(
         f"{k}={escape_property(str(v))}" for k, v in properties.items() if v not in (None, "")
@@ -65,13 +72,11 @@ def _github(run: Run, problem: Problem) -> str:
     )
 
 
-def _head(run: Run, t: Any) -> str:
+def _head(run: Run, t: Target) -> str:
     where = run.relative(t.path)
     failing = [p for p in t.problems if p.level == "error" or (t.strict and p.level == "warning")]
     phase = f" for phase {run.phase}" if run.phase else ""
     if not t.judged:
-        from shared.ci import ENDED_STATUSES
-
         if t.status in ENDED_STATUSES:
             return f"{where}: {t.status}, not checked"
         return f"{where}: not approved (status {t.status})"
@@ -94,13 +99,11 @@ def _text(run: Run) -> str:
     return "\n".join(lines)
 
 
-def sarif(run: Run) -> dict[str, Any]:
+def sarif(run: Run) -> dict[str, object]:
     """The run as one SARIF 2.1.0 log: the rules in tool.driver, a result per finding with
-    its repository-relative location; run-level findings as tool notifications."""
-    from importlib.metadata import version
-    from urllib.parse import quote
-
-    from shared.ci import RULES
+    its repository-relative location; run-level findings as tool notifications (a log of
+    SARIF's own schema, built here only to be dumped: no Python code reads it back)."""
+    from importlib.metadata import version  # ~2x `python -c pass`: only the SARIF form needs it
 
     ids = list(RULES)
     rules = [
@@ -124,13 +127,13 @@ def sarif(run: Run) -> dict[str, Any]:
                 )
                 if v
             }
-            location: dict[str, Any] = {
+            location: dict[str, object] = {
                 "artifactLocation": {"uri": quote(run.relative(p.file or t.path), safe="/")}
             }
             if region:
                 location["region"] = region
             message = p.text()
-            result: dict[str, Any] = {
+            result: dict[str, object] = {
                 "ruleId": p.rule,
                 "level": SARIF_LEVELS.get(p.level, "note"),
                 "message": {"text": message},
@@ -188,13 +191,10 @@ def emit(run: Run, fmt: str) -> int:
 
 def usage_failure(command: str, message: str, fmt: str) -> int:
     """A usage error before any target was read, printed as the run would be (exit 2)."""
-    from shared.ci import Run
-    from shared.paths import project_root
-
     return emit(Run(command, project_root()).fail(message), fmt)
 
 
-def run_command(command: str, args: dict[str, Any], check: Any) -> int:
+def run_command(command: str, args: FormatFlags, check: Callable[[], Run]) -> int:
     """Parse the format, run `check()` (a Run), print it; usage errors stay in the format."""
     asked = "json" if args.get("json") else args.get("format")
     try:

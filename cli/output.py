@@ -5,7 +5,20 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
+
+from shared.routing import command
+
+if TYPE_CHECKING:
+    from typing import NotRequired
+
+
+class IdsRecord(TypedDict):
+    """What an operation prints with --json."""
+
+    ids: list[str]
+    changed: NotRequired[list[str]]
+    next: NotRequired[str]
 
 
 def out(text: str) -> None:
@@ -23,7 +36,7 @@ def tell(text: str) -> None:
     sys.stderr.write(text + "\n")
 
 
-def dump(value: Any) -> None:
+def dump(value: Any) -> None:  # any JSON value: a record, a list, a document
     out(json.dumps(value, indent=2, ensure_ascii=False))
 
 
@@ -35,10 +48,8 @@ def emit_ids(
 ) -> None:
     """Created ids on stdout (else the id a `set` changed); the next command (when there is
     one) on stderr, or in the JSON."""
-    from shared.routing import command
-
     if as_json:
-        record: dict[str, Any] = {"ids": ids}
+        record: IdsRecord = {"ids": ids}
         if changed:
             record["changed"] = changed
         if next_argv:

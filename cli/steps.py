@@ -7,7 +7,7 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import click
 
@@ -19,7 +19,7 @@ from shared import engine
 from shared.exits import run_main
 from shared.paths import open_session
 from shared.status import current_routing, session_status
-from shared.workflow import workflow_named
+from shared.workflow import Flags, workflow_named
 from skills.planner.roles import ROLES, role_prompt
 from state.errors import UsageError
 from state.status_view import text
@@ -92,18 +92,36 @@ def step_script(name: str) -> click.Group:
     @click.option("--format", "format_", type=FORMAT, help="text (default) or one JSON object.")
     @click.option("--non-interactive", is_flag=True, help="Nobody is asked: recommended answers.")
     @click.pass_context
-    def group(ctx: click.Context, /, step: int | None, format_: str | None, **flags: Any) -> int:
+    def group(
+        ctx: click.Context,
+        /,
+        step: int | None,
+        state_dir: str | None,
+        qr_status: str | None,
+        format_: str | None,
+        non_interactive: bool,
+        task: str | None = None,
+        depth: Literal["quick", "standard"] | None = None,  # a click.Choice of these
+    ) -> int:
         if ctx.invoked_subcommand is not None:
             if step is not None:
                 raise click.UsageError(f"--step and {ctx.invoked_subcommand}: give one of them")
             return 0
         if step is None:
             raise click.UsageError(f"--step N is required, N a step number (see {name} --help)")
-        flags.update(step=step, format=format_)
+        flags: Flags = {
+            "step": step,
+            "state_dir": state_dir,
+            "qr_status": qr_status,
+            "format": format_,
+            "non_interactive": non_interactive,
+            "task": task,
+            "depth": depth,
+        }
         workflow = workflow_named(name)
-        if workflow.start is not None and step == 1 and flags.get("task") is not None:
+        if workflow.start is not None and step == 1 and task is not None:
             return workflow.start(workflow, flags)
-        if flags.get("task") is not None or flags.get("depth") is not None:
+        if task is not None or depth is not None:
             raise UsageError("--task and --depth start a session: only with --step 1")
         return engine.run(workflow, step, flags)
 

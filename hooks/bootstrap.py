@@ -39,7 +39,17 @@ from contextlib import contextmanager
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
-    from typing import IO, Any
+    from typing import IO, TypedDict
+
+    class Wanted(TypedDict):
+        """What an environment is made from: the stamp (STAMP) written into it."""
+
+        plugin_version: str
+        package_version: str
+        dependencies: list[str]
+        scripts: dict[str, str]
+        root: str
+        install: str
 
 # The launchers' fast path (an environment is ready) imports nothing else: every `planner`
 # call pays for this file's start-up, so the other modules are imported where they are used.
@@ -76,7 +86,7 @@ def data_dir() -> str:
     return os.path.join(base, "planner", folder)
 
 
-def wanted() -> dict[str, Any]:
+def wanted() -> Wanted:
     """What an environment for this plugin folder is made from; a change means a new one."""
     import json
     import tomllib  # after the version check: 3.11+
@@ -253,7 +263,7 @@ def last_failure(failed: str, data: str) -> Failure:
     return Failure(what, fix.strip() or f"see {log}, then run the command again")
 
 
-def build(data: str, want: dict[str, Any], prefix: str) -> str:
+def build(data: str, want: Wanted, prefix: str) -> str:
     import json
     import secrets
     import shutil

@@ -38,11 +38,20 @@ from state.vocab import Dialect, GuardDecision
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from typing import Any
+    from typing import TypedDict
 
     from hooks.hookstate import Session
 
     Env = Mapping[str, str]
+
+    class HookInput(TypedDict, total=False):
+        """The hook's stdin as parse_hook checked it; each tool's input is the tool's own."""
+
+        tool_name: str
+        tool_input: dict[str, object]
+        cwd: str
+        permission_mode: object
+
 
 FILE_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path"}
 FILE_TOOLS["NotebookEdit"] = "notebook_path"
@@ -153,7 +162,7 @@ def run(raw: bytes, dialect: str = Dialect.CLAUDE, env: Env | None = None) -> st
         return render(dialect, DENY, reason)
     if session is None or not session.planning:
         return ""
-    cwd: str = hook["cwd"] if isinstance(hook.get("cwd"), str) else project
+    cwd = hook.get("cwd", project)
     project = session.project  # what holds the store, whatever directory the harness named
     if dialect == Dialect.CODEX:
         env = {**env, "PLANNER_SANDBOX": "off"}  # Codex ignores updatedInput: layer 1 alone
@@ -168,7 +177,7 @@ def run(raw: bytes, dialect: str = Dialect.CLAUDE, env: Env | None = None) -> st
     return finish(dialect, decision, reason, session, tool, target_of(hook))
 
 
-def parse_hook(raw: bytes) -> dict[str, Any]:
+def parse_hook(raw: bytes) -> HookInput:
     if not raw.strip():
         raise Malformed("stdin is empty")
     try:
@@ -176,21 +185,26 @@ def parse_hook(raw: bytes) -> dict[str, Any]:
     except UnicodeDecodeError:
         raise Malformed("stdin is not UTF-8") from None
     try:
-        hook = loads(text)
+        data = loads(text)
     except (ValueError, RecursionError):
         raise Malformed("stdin is not valid JSON") from None
-    if not isinstance(hook, dict):
+    if not isinstance(data, dict):
         raise Malformed("stdin is not a JSON object")
-    if not isinstance(hook.get("tool_name"), str) or not hook["tool_name"]:
+    if not isinstance(data.get("tool_name"), str) or not data["tool_name"]:
         raise Malformed("tool_name is missing or not a string")
     for key, kind in (("tool_input", dict), ("cwd", str)):
-        if hook.get(key) is not None and not isinstance(hook[key], kind):
+        if data.get(key) is not None and not isinstance(data[key], kind):
             raise Malformed(f"{key} is not a{'n object' if kind is dict else ' string'}")
+    hook: HookInput = {"tool_name": data["tool_name"], "tool_input": data.get("tool_input") or {}}
+    if data.get("cwd") is not None:
+        hook["cwd"] = data["cwd"]
+    if "permission_mode" in data:
+        hook["permission_mode"] = data["permission_mode"]
     return hook
 
 
-def target_of(hook: dict[str, Any]) -> str:
-    tool_input = hook.get("tool_input") or {}
+def target_of(hook: HookInput) -> str:
+    tool_input = hook.get("tool_input", {})
     for key in ("command", "file_path", "notebook_path", "cmd"):
         target = tool_input.get(key)
         if isinstance(target, str):
@@ -209,10 +223,10 @@ def render(dialect: str, decision: str, reason: str) -> str:
     return dumps({"hookSpecificOutput": inner})
 
 
-def render_wrapped(dialect: str, hook: dict[str, Any], command: str) -> str:
+def render_wrapped(dialect: str, hook: HookInput, command: str) -> str:
     """The call with its command replaced by the sandboxed one and no decision, so the
     harness's own permission rules still apply to it."""
-    tool_input = dict(hook.get("tool_input") or {})
+    tool_input = dict(hook.get("tool_input", {}))
     key = "cmd" if "cmd" in tool_input and "command" not in tool_input else "command"
     tool_input[key] = command
     if dialect == Dialect.GEMINI:
@@ -265,9 +279,9 @@ def planning_session(cwd: object, env: Env) -> Session | None:
 
 
 def judge_tool(
-    tool: str, hook: dict[str, Any], cwd: str, session: Session, project: str, env: Env
+    tool: str, hook: HookInput, cwd: str, session: Session, project: str, env: Env
 ) -> Verdict:
-    tool_input = hook.get("tool_input") or {}
+    tool_input = hook.get("tool_input", {})
     if tool == "Bash":
         command = tool_input.get("command", tool_input.get("cmd"))
         if not isinstance(command, str):
@@ -332,7 +346,7 @@ def judge_write(tool: str, path: str, cwd: str, session: Session, mode: object =
     return Verdict(MUTATE, f"{tool} {path}", why, hint=Hint.WRITE)
 
 
-def judge_patch(tool_input: dict[str, Any], cwd: str, session: Session) -> Verdict:
+def judge_patch(tool_input: dict[str, object], cwd: str, session: Session) -> Verdict:
     """Every file a Codex patch names must be inside the worktree. The patch is read as Codex
     reads it (headers trimmed, `*** Move to:` too) and, to be safe, every line that looks like
     a header once trimmed counts as well; a patch whose framing does not parse is denied."""

@@ -15,7 +15,8 @@ from state.vocab import SETTLED, Dialect
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
-    from typing import Any
+
+    from state.status_view import Status
 
 # SETTLED: statuses known not to be planning; any other (a new one, a typo, "bogus") guards as
 # planning.
@@ -32,10 +33,13 @@ class Session:
 
     __slots__ = ("data", "id", "state_dir", "status", "strict")
 
-    def __init__(self, state_dir: str, data: dict[str, Any]) -> None:
+    def __init__(self, state_dir: str, data: dict[str, object]) -> None:
+        """`data` is session.json as read, unvalidated: read_session checked its status."""
         self.state_dir, self.data = state_dir, data
-        self.status = data["status"]
-        self.id = data["id"] if isinstance(data.get("id"), str) else os.path.basename(state_dir)
+        status = data["status"]
+        self.status = status if isinstance(status, str) else ""
+        sid = data.get("id")
+        self.id = sid if isinstance(sid, str) else os.path.basename(state_dir)
         config = data.get("config")
         self.strict = isinstance(config, dict) and config.get("guard") == "strict"
 
@@ -134,7 +138,7 @@ def read_session(state_dir: str) -> Session | None:
         return None
     except OSError:
         raise DamagedSession(path) from None
-    from json import loads
+    from json import loads  # ~1.4x `python -c pass`: only when there is a session to read
 
     try:
         data = loads(raw.decode("utf-8"))
@@ -149,7 +153,7 @@ def read_session(state_dir: str) -> Session | None:
 
 def status_text(session: Session, dialect: str = Dialect.CLAUDE) -> str:
     """What SessionStart prints: the same text as `plan status` (state/status_view.py)."""
-    from json import loads
+    from json import loads  # SessionStart only, not the guard's every call
 
     from state.status_view import summary, text
 
@@ -176,7 +180,7 @@ def client_dialect(env: Mapping[str, str] | None = None) -> Dialect:
     return Dialect.CODEX if codex else Dialect.CLAUDE
 
 
-def with_guard(summary: dict[str, Any], dialect: str | None = None) -> dict[str, Any]:
+def with_guard(summary: Status, dialect: str | None = None) -> Status:
     """The status record with the guard's line while planning, true for the client: the
     sandbox where commands run in it, else what parsing alone does. Without a dialect
     (`plan status`), the client the command runs under."""

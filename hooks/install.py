@@ -34,7 +34,17 @@ import sys
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any
+    from typing import Any, TypedDict
+
+    class HookCommand(TypedDict):
+        type: str
+        command: str
+        timeout: int
+
+    class HookGroup(TypedDict):
+        matcher: str
+        hooks: list[HookCommand]
+
 
 ROOT = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 LAUNCHERS = ("planner", "executor", "plan")
@@ -55,10 +65,10 @@ TRUST = (
 )
 
 
-def codex_hooks(root: str = ROOT) -> dict[str, Any]:
+def codex_hooks(root: str = ROOT) -> dict[str, list[HookGroup]]:
     """planner's hook entries for Codex, by event (Claude Code's shape, timeouts in seconds)."""
 
-    def command(*words: str) -> dict[str, Any]:
+    def command(*words: str) -> HookCommand:
         line = shlex.join(["python3", *words])
         return {"type": "command", "command": line, "timeout": 10}
 
@@ -85,12 +95,13 @@ def is_ours(hook: object) -> bool:
     return isinstance(hook, dict) and any(part in str(hook.get("command", "")) for part in OURS)
 
 
-def merged(existing: dict[str, Any], ours: dict[str, Any]) -> dict[str, Any]:
-    """`existing` with planner's earlier entries removed and `ours` added; the rest kept."""
+def merged(existing: dict[str, Any], ours: dict[str, list[HookGroup]]) -> dict[str, Any]:
+    """`existing` (the user's hooks.json, any JSON object) with planner's earlier entries
+    removed and `ours` added; the rest kept."""
     hooks = existing.get("hooks")
     if not isinstance(hooks, dict):
         hooks = {}
-    out: dict[str, Any] = {}
+    out: dict[str, list[object]] = {}
     for event, groups in hooks.items():
         kept = []
         for group in groups if isinstance(groups, list) else []:

@@ -11,6 +11,7 @@ loads the seccomp filter and execs the command.
 from __future__ import annotations
 
 import os
+import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -54,8 +55,6 @@ def sandbox_program(env: Env | None = None) -> Program | None:
     The bwrap probe (one or two runs of `bwrap … true`, ~30 ms each) is cached per bwrap
     binary and interpreter in the user's cache dir, which the sandbox keeps read-only.
     """
-    import sys
-
     env = os.environ if env is None else env
     if env.get("PLANNER_SANDBOX") == "off":
         return None
@@ -138,8 +137,6 @@ def shown_read_only(session: Session | None, project: str, env: Env, roots: list
     """What a command legitimately reads that may lie under a hidden root, to be bound back
     read-only: the project and every enclosing git root, the session, HOME and its config,
     PATH, the virtualenv, the launchers' and this interpreter, the plugin and its data dir."""
-    import sys
-
     wanted = [project, *_git_roots(project)]
     if session is not None:
         state = os.path.realpath(session.state_dir)

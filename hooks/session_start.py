@@ -19,6 +19,7 @@ import sys
 if __name__ == "__main__" and not __package__:
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from hooks import hookstate
 from state.vocab import CLOSED, Dialect
 
 TYPE_CHECKING = False
@@ -42,8 +43,6 @@ def hook_cwd(raw: bytes) -> str | None:
 def report(cwd: str | None, dialect: str = Dialect.CLAUDE) -> str:
     """The text to print for the project (see hooks/hookstate.py for how it is found), or ""
     when there is nothing to resume."""
-    from hooks import hookstate
-
     start = hookstate.project_dir(cwd)
     try:
         session = hookstate.find_session(start, also=(cwd,))

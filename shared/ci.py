@@ -10,14 +10,12 @@ verified. With --strict a warning about a target fails it too (docs/design.md, "
 from __future__ import annotations
 
 import os
+from typing import TypedDict
 
-from state.errors import Finding, UsageError
+from shared.paths import ACTIVE_FILE, PLANNER_DIR, STATE_DIR_ENV, resolve_state_dir
+from state.errors import DamagedFile, Finding, UsageError
 from state.project import git_root
 from state.vocab import APPROVED, ENDED
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
 APPROVED_STATUSES = APPROVED  # checked against the approval
 ENDED_STATUSES = ENDED  # never approved, never will be: not "unapproved"
@@ -88,7 +86,7 @@ class Problem:
         problem.rule = finding.rule or rule or problem.rule
         return problem
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> ProblemRecord:
         return {
             "rule": self.rule,
             "level": self.level,
@@ -104,6 +102,43 @@ class Problem:
 
     def text(self) -> str:
         return Finding(self.path, self.message, self.fix).line()
+
+
+class ProblemRecord(TypedDict):
+    """A problem in `--format json` (and the SARIF and GitHub forms' source)."""
+
+    rule: str
+    level: str
+    path: str
+    message: str
+    fix: str
+    file: str | None
+    line: int | None
+    col: int | None
+    end_line: int | None
+    end_col: int | None
+
+
+class TargetRecord(TypedDict):
+    path: str
+    kind: str
+    status: str | None
+    judged: bool
+    ok: bool
+    signer: dict[str, str] | None
+    findings: list[ProblemRecord]
+
+
+class RunRecord(TypedDict):
+    """A whole run in `--format json`."""
+
+    command: str
+    ok: bool
+    exit_code: int
+    phase: str | None
+    strict: bool
+    findings: list[ProblemRecord]
+    targets: list[TargetRecord]
 
 
 class Target:
@@ -165,8 +200,8 @@ class Run:
         rel = os.path.relpath(path, root)
         return path if rel.startswith("..") else rel.replace(os.sep, "/")
 
-    def as_dict(self) -> dict[str, Any]:
-        def problem(p: Problem) -> dict[str, Any]:
+    def as_dict(self) -> RunRecord:
+        def problem(p: Problem) -> ProblemRecord:
             d = p.as_dict()
             d["file"] = self.relative(p.file) if p.file else None
             return d
@@ -196,8 +231,6 @@ class Run:
 def repository_of(path: str) -> str | None:
     """The repository a state file belongs to: the directory holding the `.planner/` it is
     under, else the nearest directory above it with a `.git` entry; None if neither."""
-    from shared.paths import PLANNER_DIR
-
     here = os.path.abspath(path)
     parts = here.split(os.sep)
     if PLANNER_DIR in parts[:-1]:
@@ -248,8 +281,6 @@ def _named(raw: str) -> list[Target]:
 
 def collect(run: Run, paths: list[str], every: bool, state_dir: str | None) -> list[Target]:
     """The targets named by PATHs, --all, or else the active session (problems go to run)."""
-    from shared.paths import PLANNER_DIR
-
     home = os.path.join(run.root, PLANNER_DIR)
     targets = [t for raw in paths for t in _named(raw)]
     nothing = f"nothing to check: no session in {run.relative(home)}/"
@@ -284,9 +315,6 @@ def collect(run: Run, paths: list[str], every: bool, state_dir: str | None) -> l
 def _active(run: Run, state_dir: str | None, home: str) -> str | None:
     """The session --state-dir, $PLANNER_STATE_DIR or .planner/ACTIVE names; a damaged ACTIVE,
     or one naming no session directory, is a problem of the run (exit 3) naming the file."""
-    from shared.paths import ACTIVE_FILE, STATE_DIR_ENV, resolve_state_dir
-    from state.errors import DamagedFile
-
     try:
         found = resolve_state_dir(state_dir, strict=True)
     except DamagedFile as e:  # not readable, not UTF-8, or outside .planner/

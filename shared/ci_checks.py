@@ -12,14 +12,22 @@ from __future__ import annotations
 
 import json
 import os
+from typing import Literal, overload
 
 from shared.ci import APPROVED_STATUSES, ENDED_STATUSES, Problem, Run, Target, collect
+from shared.paths import project_root
 from state.errors import PlannerError
+from state.project import project_root as session_project_root
+from state.storage import schema as schemas
+from state.storage.jsonpos import line_col, pointer_of, positions
+from state.validation import validate as checks
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from state.storage.documents import Context, QRReport, Session
+    from state.storage.store import QRName, Store
     from state.validation.overlap import Overlap, Side
 
 NOT_A_PLAN = ("session", "context", "execution")
@@ -38,8 +46,6 @@ class Document:
     def place(self, problem: Problem) -> Problem:
         """Set the problem's file and position: where its JSON path starts and, when the
         path is in the text itself, where its value ends (else its nearest ancestor's start)."""
-        from state.storage.jsonpos import line_col, pointer_of, positions
-
         if self._starts is None:
             self._starts = positions(self.text, self._ends)
         problem.file = self.path
@@ -55,8 +61,6 @@ class Document:
 
 def read_document(target: Target, path: str, schema: str) -> Document | None:
     """The file checked against its schema; every problem goes to target (None if unusable)."""
-    from state.storage import schema as schemas
-
     if not os.path.exists(path):
         name = os.path.basename(path) if path != target.path else target.given
         target.add(Problem(f"{name}: not found", file=path, rule="not-found"))
@@ -147,8 +151,6 @@ def validate(
 ) -> Run:
     """`plan validate`: every file's structure (every schema error), the plan's references,
     meaning and a phase's completeness, and an approved plan's integrity."""
-    from shared.paths import project_root
-
     run = Run("validate", project_root(), phase, strict)
     plans: dict[str, Document] = {}
     for target in collect(run, paths, every, state_dir):
@@ -173,7 +175,7 @@ def _overlap_checks(run: Run, plans: dict[str, Document]) -> None:
     """--all: a warning per overlap of open sessions, on the later session's plan.json where
     it names the file (on the earlier one's when the later is in another work tree); a
     session of another work tree skipped as damaged is a notice of the run."""
-    from state.validation import overlap
+    from state.validation import overlap  # ~15 ms: only --all looks for overlaps
 
     found = overlap.find(run.root)
     targets = {os.path.realpath(t.path): t for t in run.targets if t.kind == "session"}
@@ -211,8 +213,6 @@ def _overlap_message(o: Overlap, side: Side, other: Side) -> str:
 def _plan_checks(
     target: Target, document: Document, phase: str | None, session: Document | None
 ) -> None:
-    from state.validation import validate as checks
-
     questions = _question_ids(target)
     root = os.path.dirname(os.path.dirname(target.path)) if target.kind == "session" else ""
     try:
@@ -232,7 +232,7 @@ def _plan_checks(
 
 def _base_commit(session: Document | None) -> str | None:
     """The session's base commit, checked (values from files are data), or None."""
-    from state.repo import gitinfo
+    from state.repo import gitinfo  # only --phase needs the base commit
 
     base = session.doc.get("base_commit") if session else None
     return base if gitinfo.is_commit_id(base) else None
@@ -244,7 +244,7 @@ def _question_ids(target: Target) -> set[str] | None:
     directory = target.path if target.kind == "session" else os.path.dirname(target.path)
     path = os.path.join(directory, "context.json")
     if target.kind != "session":
-        from state.storage import store
+        from state.storage import store  # ~25 ms: a plan file on its own only
 
         try:
             return {q["id"] for q in store.load(path, "context")["questions"]}
@@ -273,8 +273,6 @@ def verify(
     strict: bool = False,
 ) -> Run:
     """`plan verify`: approved sessions still have the approved content (and signature)."""
-    from shared.paths import project_root
-
     run = Run("verify", project_root(), strict=strict)
     for target in collect(run, paths, every, state_dir):
         if target.usage:
@@ -309,10 +307,11 @@ def verify(
 
 def _approval_checks(target: Target, plan: Document, session: Document) -> None:
     """plan.json, the review record and plan.md are what the approval says."""
+    # jinja2 and the approval's checks: only for an approved session
     from shared.plan_md import for_session
     from state.validation.approval import verify as check_approval
 
-    render = for_session(lambda name: _session_file(target.path, name, session.doc))
+    render = for_session(SessionFiles(target.path))
     for f in check_approval(plan.doc, session.doc, target.path, render):
         if f.path == "plan.md":
             problem = Problem.of(f)
@@ -326,11 +325,12 @@ def _approval_checks(target: Target, plan: Document, session: Document) -> None:
 def _signature_checks(
     target: Target, session: Document, required: bool, signer_must_match: bool
 ) -> None:
-    from state.project import project_root
-    from state.repo import signing
+    from state.repo import signing  # ~20 ms: only `plan verify` checks signatures
 
-    approval = session.doc.get("approval") or {}
-    root = project_root(target.path)
+    approval = session.doc.get("approval")
+    if not approval:  # the approval's own checks reported it missing (no-approval)
+        return
+    root = session_project_root(target.path)
     checked = signing.check(session.doc, approval, root, required, signer_must_match)
     for f in checked.findings:
         target.add(session.place(Problem.of(f)))
@@ -342,17 +342,25 @@ def _signature_checks(
         }
 
 
-def _session_file(directory: str, name: str, session: dict[str, Any]) -> dict[str, Any] | None:
-    """A file of the session beside plan.json, read as the store reads it, for rendering
-    plan.md: None when it is missing or damaged (validate reports the damage)."""
-    from state.storage import store
+class SessionFiles:
+    """The session's files beside plan.json, read as the store reads them, for rendering
+    plan.md: None when one is missing or damaged (validate reports the damage)."""
 
-    if name == "session":
-        return session
-    path = os.path.join(directory, f"{name}.json")
-    if not os.path.exists(path):
-        return None
-    try:
-        return store.load(path, store.schema_name(name))
-    except PlannerError:
-        return None
+    def __init__(self, directory: str) -> None:
+        from state.storage.store import Store  # as in _question_ids: only where it is read
+
+        self.store: Store = Store(directory)
+
+    @overload
+    def __call__(self, name: Literal["context"]) -> Context | None: ...
+    @overload
+    def __call__(self, name: Literal["session"]) -> Session | None: ...
+    @overload
+    def __call__(self, name: QRName) -> QRReport | None: ...
+    def __call__(
+        self, name: Literal["context", "session"] | QRName
+    ) -> Context | Session | QRReport | None:
+        try:
+            return self.store.read_or_none(name)
+        except PlannerError:
+            return None

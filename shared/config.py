@@ -10,10 +10,13 @@ from __future__ import annotations
 import os
 
 from state.errors import UsageError
+from state.storage import schema
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+    from state.storage.documents import Config
 
 DURATIONS = ("approval_timeout", "question_timeout")
 UNITS = {"s": 1, "m": 60, "h": 3600}
@@ -31,7 +34,8 @@ def duration(value: Any, where: str) -> int:
 
 
 def _tables(root: str) -> list[tuple[str, dict[str, Any]]]:
-    import tomllib
+    """The [tool.planner] and [planner] tables found (TOML as the person wrote it)."""
+    import tomllib  # slow to import: only a starting session reads the configuration
 
     found = []
     for path, keys in (
@@ -52,10 +56,8 @@ def _tables(root: str) -> list[tuple[str, dict[str, Any]]]:
     return found
 
 
-def load(root: str) -> dict[str, Any]:
+def load(root: str) -> Config:
     """The effective settings for a new session in project `root`."""
-    from state.storage import schema
-
     config = schema.defaults("config")
     for where, table in _tables(root):
         for key, value in table.items():
@@ -67,4 +69,15 @@ def load(root: str) -> dict[str, Any]:
             raise UsageError(f"{where}: {problems[0]}")
     if config["questions_min"] > config["questions_max"]:
         raise UsageError("configuration: questions_min is larger than questions_max")
-    return config
+    return {  # checked against the schema above
+        "interactive": config["interactive"],
+        "questions_min": config["questions_min"],
+        "questions_max": config["questions_max"],
+        "max_rejects": config["max_rejects"],
+        "approval_timeout": config["approval_timeout"],
+        "question_timeout": config["question_timeout"],
+        "qr_max_iterations": config["qr_max_iterations"],
+        "depth": config["depth"],
+        "guard": config["guard"],
+        "commit": config["commit"],
+    }

@@ -10,33 +10,54 @@ import itertools
 import json
 import os
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from shared.kinds import Gate
 from shared.paths import open_session
-from shared.routing import Routing, command
+from shared.routing import Routing, RoutingJson, command
 from shared.status import current_routing
 from shared.words import note_words, user_words, words_in_full, words_line
-from shared.workflow import Context, Kind, Step, Workflow
+from shared.workflow import Context, Flags, Kind, Step, Workflow
 from state import clock
 from state.errors import Finding, PreconditionFailed, Refused, UsageError
 from state.ops.lifecycle import transition
-from state.storage.store import Store
+from state.storage.store import Store, tampered
 from state.vocab import ENDED, EngineMode, WorkflowName
 
 if TYPE_CHECKING:
+    from typing import NotRequired
+
+    from state.storage.documents import Session
     from state.storage.store import Transaction
 
 WORKFLOWS = frozenset(WorkflowName)  # a step's command line starts with its workflow's name
 SHARED_TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
 
 
-def open_for_steps(store: Store) -> dict[str, Any]:
+class StepRecord(RoutingJson):
+    """A step as printed: `--format json` shows it without "text" (and "state_dir" for the
+    steps that ran before it in the same call); "next", "if_pass", "if_fail" or "done" are
+    its routing (Routing.as_json)."""
+
+    workflow: str
+    step: int
+    total: int
+    name: str
+    phase: str | None
+    role: str | None
+    state_dir: str
+    prompt: str
+    text: str
+    verdict: NotRequired[str | None]
+    note: NotRequired[str]
+
+
+def open_for_steps(store: Store) -> Session:
     """The session, unless it is cancelled or failed: then no step runs (exit 4)."""
     return _refuse_closed(store, store.read("session"))
 
 
-def _refuse_closed(store: Store, session: dict[str, Any]) -> dict[str, Any]:
+def _refuse_closed(store: Store, session: Session) -> Session:
     if session["status"] in ENDED:
         reason = f" ({session['reason']})" if session.get("reason") else ""
         raise Refused(f"{store.path('session')}: the session is {session['status']}{reason}")
@@ -52,7 +73,7 @@ def routing_targets(routing: Routing) -> list[tuple[str, int]]:
     return targets
 
 
-def mode(workflow: Workflow, step: Step, store: Store, session: dict[str, Any]) -> EngineMode:
+def mode(workflow: Workflow, step: Step, store: Store, session: Session) -> EngineMode:
     """Arrive, re-render, or a refusal (raised)."""
     here = (session["workflow"], session["step"])
     if here == (workflow.name, step.number):
@@ -77,7 +98,7 @@ def _next_finding(nxt: str) -> Finding:
     return Finding("session.json", "run the step the routing names", nxt)
 
 
-def run(workflow: Workflow, number: int, flags: dict[str, Any], store: Store | None = None) -> int:
+def run(workflow: Workflow, number: int, flags: Flags, store: Store | None = None) -> int:
     """Run step `number` of `workflow` and print it; returns the exit code.
 
     Reading the session, deciding (out of order, re-render, arrival, the gate's verdict) and
@@ -112,7 +133,7 @@ Decided = tuple[Context, Kind, Routing]
 
 
 def decide(
-    workflow: Workflow, number: int, flags: dict[str, Any], store: Store, follow: bool = False
+    workflow: Workflow, number: int, flags: Flags, store: Store, follow: bool = False
 ) -> list[Decided]:
     """Decide and record (or re-render) step `number`, and with `follow` the steps its routing
     leads to in the same workflow while the step just decided needs no agent work (`chains`),
@@ -125,8 +146,8 @@ def decide(
             target = step_target(routing) if kind.chains(ctx) else None
             if target is None or target[0] != workflow.name:
                 break
-            following = {"state_dir": store.dir, "format": flags.get("format")}
-            following["non_interactive"] = flags.get("non_interactive")
+            following: Flags = {"state_dir": store.dir, "format": flags.get("format")}
+            following["non_interactive"] = bool(flags.get("non_interactive"))
             decided.append(_decide_in(tx, workflow, target[1], following, store))
     for ctx, _, _ in decided:
         ctx.tx = None
@@ -136,7 +157,7 @@ def decide(
 
 
 def _decide_in(
-    tx: Transaction, workflow: Workflow, number: int, flags: dict[str, Any], store: Store
+    tx: Transaction, workflow: Workflow, number: int, flags: Flags, store: Store
 ) -> Decided:
     step = workflow.step(number)
     step_kind = step.kind()
@@ -196,8 +217,6 @@ def _chain_reaches_here(ctx: Context, start: int) -> bool:
 
 def _check_approved(tx: Transaction) -> None:
     """Frozen means approved: once approved, no step runs on a plan.json changed since."""
-    from state.storage.store import tampered
-
     reason = tampered(tx.read("session"), tx.read_or_none("plan"))
     if reason:
         raise PreconditionFailed(
@@ -236,20 +255,18 @@ def arrive(ctx: Context, step_kind: Kind) -> Routing:
     routing = step_kind.routing(ctx)
     reached = session["reached"]
     reached[ctx.workflow.name] = max(reached.get(ctx.workflow.name, 0), ctx.step.number)
-    session.update(
-        workflow=ctx.workflow.name,
-        step=ctx.step.number,
-        routing=routing.as_record(),
-        updated_at=clock.now(),
-        next_command="\n".join(routing.lines()),
-    )
+    session["workflow"] = WorkflowName(ctx.workflow.name).value
+    session["step"] = ctx.step.number
+    session["routing"] = routing.as_record()
+    session["updated_at"] = clock.now()
+    session["next_command"] = "\n".join(routing.lines())
     tx.note(step=ctx.step.name)
     return routing
 
 
 def render_step(
     ctx: Context, step_kind: Kind, routing: Routing, follows: tuple[str, int] | None = None
-) -> dict[str, Any]:
+) -> StepRecord:
     """The step as printed: its JSON record, with "text" for the text form. A gate followed
     by the step it leads to (`follows`) keeps its verdict and leaves the routing to that step."""
     from shared.render import render  # jinja2: only printing a step needs it, not `plan status`
@@ -269,7 +286,7 @@ def render_step(
         **step_kind.context(ctx),
     }
     prompt = render(step.template, variables, ctx.workflow.templates).strip()
-    record: dict[str, Any] = {
+    record: StepRecord = {
         "workflow": ctx.workflow.name,
         "step": step.number,
         "total": ctx.workflow.total,
@@ -278,6 +295,7 @@ def render_step(
         "role": step.role,
         "state_dir": ctx.state_dir,
         "prompt": prompt,
+        "text": "",
     }
     header = f"{ctx.workflow.title} {step.number}/{ctx.workflow.total} {step.name}"
     if follows is not None:
@@ -288,7 +306,7 @@ def render_step(
         note = [routing.note] if routing.note else []
         record["text"] = "\n".join([header, prompt, *note, then, "", ""])
         return record
-    record.update(routing.as_json())
+    record = {**record, **routing.as_json()}
     if routing.note:
         record["note"] = routing.note
     lines = [header, f"STATE_DIR={ctx.state_dir}", "", prompt, ""]
@@ -298,9 +316,7 @@ def render_step(
     return record
 
 
-def emit(
-    record: dict[str, Any], flags: dict[str, Any], earlier: list[dict[str, Any]] | None = None
-) -> None:
+def emit(record: StepRecord, flags: Flags, earlier: list[StepRecord] | None = None) -> None:
     """Print a step: its text, or one JSON object; the steps that ran before it in the same
     call come first (text) or under "gate" (JSON, the first of them; "before" lists them all:
     the object is the step the session is at, its routing what is next)."""

@@ -3,7 +3,7 @@ items), gate (the verdict is checked against the record and routes the loop)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 from shared import qr
 from shared.routing import Routing, command
@@ -11,11 +11,40 @@ from shared.workflow import Context, Kind
 from state.storage.store import report_name
 
 if TYPE_CHECKING:
+    from state.storage.documents import QRItem, QRLoop
     from state.storage.store import Transaction
 
 
-def loop(ctx: Context) -> dict[str, Any]:
+def loop(ctx: Context) -> QRLoop:
     return qr.loop_of(ctx.session, ctx.step.phase or "")
+
+
+def items(ctx: Context) -> list[QRItem]:
+    """The items of the step's phase's QR report (none before the report exists)."""
+    report = ctx.report()
+    return report["items"] if report else []
+
+
+class ExecuteVariables(TypedDict):
+    iteration: int
+    fix_items: list[QRItem]
+    recheck: bool
+    recheck_items: list[QRItem]
+    review_command: str
+
+
+class ReviewVariables(TypedDict):
+    iteration: int
+    items: list[QRItem]
+    blocking: str
+    rechecking: bool
+
+
+class GateVariables(TypedDict):
+    iteration: int
+    loop_state: str
+    open_items: list[QRItem]
+    max_iterations: int
 
 
 class Execute(Kind):
@@ -24,16 +53,15 @@ class Execute(Kind):
     prompt names the items to re-check and routes to the gate: the gate runs the mechanical
     checks again itself, so the review step need not be re-run to re-judge a few items."""
 
-    def context(self, ctx: Context) -> dict[str, Any]:
+    def context(self, ctx: Context) -> ExecuteVariables:
         state = loop(ctx)
-        report = ctx.doc_or_none(report_name(ctx.step.phase or "")) or {"items": []}
         fix = []
         if state["state"] in ("retry", "escalated"):
-            fix = [i for i in report["items"] if i["status"] == "FAIL"]
+            fix = [i for i in items(ctx) if i["status"] == "FAIL"]
         recheck = []
         if self.rechecking(ctx):
             recheck = [
-                i for i in report["items"] if i["source"] == "reviewer" and i["status"] in qr.OPEN
+                i for i in items(ctx) if i["source"] == "reviewer" and i["status"] in qr.OPEN
             ]
         return {
             "iteration": state["iteration"],
@@ -52,8 +80,7 @@ class Execute(Kind):
         gate's fix round, or the rework a rejection reopened."""
         if loop(ctx)["state"] not in ("retry", "initial"):
             return False
-        report = ctx.doc_or_none(report_name(ctx.step.phase or "")) or {"items": []}
-        return any(i["source"] == "reviewer" for i in report["items"])
+        return any(i["source"] == "reviewer" for i in items(ctx))
 
     def routing(self, ctx: Context) -> Routing:
         following = super().routing(ctx)
@@ -71,16 +98,16 @@ class Review(Kind):
         findings = ctx.workflow.mechanical_checks(ctx)
         qr.record_mechanical_items(tx, ctx.step.phase or "", findings, state["iteration"])
 
-    def context(self, ctx: Context) -> dict[str, Any]:
+    def context(self, ctx: Context) -> ReviewVariables:
         state = loop(ctx)
-        report = ctx.doc_or_none(report_name(ctx.step.phase or "")) or {"items": []}
+        found = items(ctx)
         return {
             "iteration": state["iteration"],
-            "items": report["items"],
+            "items": found,
             "blocking": ", ".join(qr.blocking_severities(state["iteration"])),
             # the reviewer has judged this phase before: re-checking needs `qr set`, not the
             # skeleton that records new checks
-            "rechecking": any(i["source"] == "reviewer" for i in report["items"]),
+            "rechecking": any(i["source"] == "reviewer" for i in found),
         }
 
     def routing(self, ctx: Context) -> Routing:
@@ -99,7 +126,7 @@ class Gate(Kind):
 
     def arrive(self, ctx: Context, tx: Transaction) -> None:
         phase = ctx.step.phase or ""
-        verdict = ctx.flags["qr_status"]
+        verdict = ctx.flags.get("qr_status") or ""
         if tx.read_or_none(report_name(phase)) is not None:
             # what the validator checks is checked again here, as the review step does: the
             # agent may come from a fix round without re-running that step
@@ -122,13 +149,13 @@ class Gate(Kind):
             state, "none"
         )
 
-    def context(self, ctx: Context) -> dict[str, Any]:
+    def context(self, ctx: Context) -> GateVariables:
         state = loop(ctx)
-        report = ctx.doc_or_none(report_name(ctx.step.phase or "")) or {"items": []}
+        report = ctx.report()
         return {
             "iteration": state["iteration"],
             "loop_state": state["state"],
-            "open_items": qr.open_items(report, state["iteration"]),
+            "open_items": qr.open_items(report, state["iteration"]) if report else [],
             "max_iterations": ctx.config["qr_max_iterations"],
         }
 

@@ -1,13 +1,13 @@
 """Where sessions live: the project root, .planner/, ACTIVE and the state-dir lookup.
 
-Standard library only and no pathlib (its import costs more than this whole module): the
-guard hook imports it without the package's dependencies.
+No pathlib: its import costs more than this whole module.
 """
 
 from __future__ import annotations
 
 import os
 
+from state.errors import DamagedFile, UsageError
 from state.project import project_root as project_root  # part of this module's interface
 
 TYPE_CHECKING = False
@@ -46,8 +46,6 @@ def active_session_dir(cwd: str | None = None, strict: bool = False) -> str | No
     if strict and os.path.realpath(os.path.dirname(os.path.normpath(found))) != os.path.realpath(
         home
     ):
-        from state.errors import DamagedFile
-
         raise DamagedFile(
             f"{active}: names {found!r}, not a session of this project's {home}; fix or "
             "remove ACTIVE (plan resume ID)"
@@ -56,8 +54,6 @@ def active_session_dir(cwd: str | None = None, strict: bool = False) -> str | No
 
 
 def _read_active(active: str) -> str:
-    from state.errors import DamagedFile
-
     try:
         with open(active, "rb") as f:
             raw = f.read(4096)
@@ -95,8 +91,11 @@ def open_session(state_dir: str | None = None, must_exist: bool = True) -> Store
 
     UsageError (exit 2) when no session is found.
     """
-    from state.errors import UsageError
+    # the store, the workflows (settle) and the timeouts: only opening a session needs them,
+    # not `plan list` or CI's lookup of ACTIVE, which import this module too
+    from shared.status import settle
     from state.storage.store import Store
+    from state.timeouts import expire
 
     found = resolve_state_dir(state_dir, strict=True)
     if not found:
@@ -105,15 +104,11 @@ def open_session(state_dir: str | None = None, must_exist: bool = True) -> Store
             "or pass --state-dir DIR"
         )
     store = Store(found)
-    from shared.status import settle
-
     store.before_commit = settle
     if not must_exist:
         return store
     if not store.exists("session"):
         raise UsageError(f"{found}: no session here (session.json not found)")
     store.recover()
-    from state.timeouts import expire
-
     expire(store)
     return store

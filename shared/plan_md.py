@@ -9,39 +9,62 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Literal, Protocol, overload
 
 from shared.render import render
+from state.storage.store import report_name
+
+if TYPE_CHECKING:
+    from state.storage.documents import (
+        Context,
+        Milestone,
+        Plan,
+        QRReport,
+        RejectedAlternative,
+        Session,
+    )
+    from state.storage.store import QRName, Transaction
 
 TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
 PLANNING_PHASES = ("plan-design", "plan-code", "plan-docs")
 
-Reader = Callable[[str], "dict[str, Any] | None"]
+
+class Reader(Protocol):
+    """Reads the session's other documents by name: a store's or a transaction's read_or_none."""
+
+    @overload
+    def __call__(self, name: Literal["context"]) -> Context | None: ...
+    @overload
+    def __call__(self, name: Literal["session"]) -> Session | None: ...
+    @overload
+    def __call__(self, name: QRName) -> QRReport | None: ...
 
 
 def render_plan(
-    plan: dict[str, Any],
-    context: dict[str, Any] | None = None,
-    session: dict[str, Any] | None = None,
-    reports: dict[str, dict[str, Any]] | None = None,
+    plan: Plan,
+    context: Context | None = None,
+    session: Session | None = None,
+    reports: dict[str, QRReport] | None = None,
     compact: bool = False,
 ) -> str:
     """plan.md for `plan`; the approval shows only on a frozen plan (else "not approved yet").
     compact: each diff summarised as its file, +/- line counts and intent (what an agent
     reads; the person's plan.md is whole)."""
-    questions = {q["id"]: q for q in (context or {}).get("questions", [])}
+    questions = {q["id"]: q for q in context["questions"]} if context else {}
     variables = {
         "plan": plan,
-        "task": (session or {}).get("task", ""),
+        "task": session["task"] if session else "",
         "context": context,
         "questions": questions,
         "milestones": in_apply_order(plan),
         "alternatives": _by_decision(plan["planning_context"]["rejected_alternatives"]),
         "loose_constraints": loose_constraints(plan, context),
         "reports": [(p, reports[p]) for p in PLANNING_PHASES if reports and p in reports],
-        "rejections": [r for r in (session or {}).get("reviews", []) if r["verdict"] == "rejected"],
-        "approval": (session or {}).get("approval") if plan.get("frozen_at") else None,
-        "amendments": (session or {}).get("amendments") or [],
+        "rejections": [r for r in session["reviews"] if r["verdict"] == "rejected"]
+        if session
+        else [],
+        "approval": session["approval"] if session and plan["frozen_at"] else None,
+        "amendments": session["amendments"] if session else [],
         "compact": compact,
         "counts": diff_counts,
     }
@@ -56,7 +79,7 @@ def diff_counts(diff: str) -> str:
     return f"+{added} -{removed}"
 
 
-def in_apply_order(plan: dict[str, Any]) -> list[dict[str, Any]]:
+def in_apply_order(plan: Plan) -> list[Milestone]:
     """Milestones by wave (plan order within one), the order `plan validate` applies their
     diffs in: a diff that applies on top of another comes after it."""
     wave_of = {
@@ -65,32 +88,34 @@ def in_apply_order(plan: dict[str, Any]) -> list[dict[str, Any]]:
     return sorted(plan["milestones"], key=lambda m: wave_of.get(m["id"], 0))
 
 
-def loose_constraints(plan: dict[str, Any], context: dict[str, Any] | None) -> list[str]:
+def loose_constraints(plan: Plan, context: Context | None) -> list[str]:
     """context.json's constraints that the plan does not already hold with an id: one
     recorded both ways (discovery's words, then C-001) is shown once."""
     held = {_words(c["description"]) for c in plan["planning_context"]["constraints"]}
-    return [c for c in (context or {}).get("constraints", []) if _words(c) not in held]
+    return [c for c in context["constraints"] if _words(c) not in held] if context else []
 
 
 def _words(text: str) -> str:
     return " ".join(text.lower().replace(".", " ").replace(":", " ").split())
 
 
-def _by_decision(alternatives: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-    found: dict[str, list[dict[str, Any]]] = {}
+def _by_decision(
+    alternatives: list[RejectedAlternative],
+) -> dict[str, list[RejectedAlternative]]:
+    found: dict[str, list[RejectedAlternative]] = {}
     for r in alternatives:
         found.setdefault(r["decision_ref"], []).append(r)
     return found
 
 
-def for_session(read: Reader, compact: bool = False) -> Callable[[dict[str, Any]], str]:
+def for_session(read: Reader, compact: bool = False) -> Callable[[Plan], str]:
     """A renderer of plan.json bound to the session's context, session and planning reviews,
     read through `read` (a store's or a transaction's read_or_none)."""
     context, session = read("context"), read("session")
-    reports = {p: r for p in PLANNING_PHASES if (r := read(f"qr-{p}")) is not None}
+    reports = {p: r for p in PLANNING_PHASES if (r := read(report_name(p))) is not None}
     return lambda plan: render_plan(plan, context, session, reports, compact)
 
 
-def put_plan_md(tx: Any) -> None:
+def put_plan_md(tx: Transaction) -> None:
     """Render plan.md into the open transaction: it lands with the change or not at all."""
     tx.put("plan.md", for_session(tx.read_or_none)(tx.read("plan")).encode())

@@ -8,13 +8,14 @@ for the user to accept the findings on record.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from state.errors import Finding, PreconditionFailed
 from state.ops.qr_ops import add_item, open_report
 from state.storage.store import report_name
 
 if TYPE_CHECKING:
+    from state.storage.documents import QRItem, QRLoop, QRReport, Session
     from state.storage.store import Transaction
 
 OPEN = ("FAIL", "TODO")
@@ -27,13 +28,13 @@ def blocking_severities(iteration: int) -> tuple[str, ...]:
     return ("MUST", "SHOULD") if iteration <= 4 else ("MUST",)
 
 
-def loop_of(session: dict[str, Any], phase: str) -> dict[str, Any]:
+def loop_of(session: Session, phase: str) -> QRLoop:
     return session["qr"].get(phase) or {"iteration": 1, "state": "initial", "gate": []}
 
 
 def record_mechanical_items(
     tx: Transaction, phase: str, findings: list[Finding], iteration: int
-) -> dict[str, Any]:
+) -> QRReport:
     """Start the review round: validator findings become items, reviewer FAILs go back to TODO.
 
     A validator item is identified by its check and scope, so re-running the checks updates
@@ -56,7 +57,7 @@ def refresh_mechanical_items(tx: Transaction, phase: str, findings: list[Finding
     _mechanical(open_report(tx, phase), findings)
 
 
-def _mechanical(report: dict[str, Any], findings: list[Finding]) -> None:
+def _mechanical(report: QRReport, findings: list[Finding]) -> None:
     mechanical = {
         (i["check"], i["scope"]): i for i in report["items"] if i["source"] == "validator"
     }
@@ -65,7 +66,9 @@ def _mechanical(report: dict[str, Any], findings: list[Finding]) -> None:
         key = (f.message, f.path or "*")
         seen.add(key)
         if key in mechanical:
-            mechanical[key].update(status="FAIL", finding=f"fix: {f.fix}" if f.fix else f.message)
+            mechanical[key].update(
+                {"status": "FAIL", "finding": f"fix: {f.fix}" if f.fix else f.message}
+            )
         else:
             add_item(
                 report,
@@ -78,17 +81,17 @@ def _mechanical(report: dict[str, Any], findings: list[Finding]) -> None:
             )
     for key, item in mechanical.items():
         if key not in seen and item["status"] == "FAIL":
-            item.update(status="PASS", finding="fixed")
+            item.update({"status": "PASS", "finding": "fixed"})
 
 
-def open_items(report: dict[str, Any], iteration: int) -> list[dict[str, Any]]:
+def open_items(report: QRReport, iteration: int) -> list[QRItem]:
     """Items that block a pass at this iteration."""
     blocking = blocking_severities(iteration)
     return [i for i in report["items"] if i["severity"] in blocking and i["status"] in OPEN]
 
 
 def refuse_pass(
-    report: dict[str, Any] | None, phase: str, loop: dict[str, Any], state_dir: str, fail_argv: str
+    report: QRReport | None, phase: str, loop: QRLoop, state_dir: str, fail_argv: str
 ) -> list[Finding]:
     """Why the gate may not pass, as findings with the command that fixes each."""
     name = f"{report_name(phase)}.json"
@@ -121,7 +124,7 @@ def refuse_pass(
     return found
 
 
-def recheck(item: dict[str, Any], phase: str, fail_argv: str) -> str:
+def recheck(item: QRItem, phase: str, fail_argv: str) -> str:
     """What clears an open item: the finding fixed, then the reviewer's own verdict; never a
     nudge to flip it."""
     record = f"plan qr set {item['id']} --phase {phase} --status VERDICT [--finding F]"
@@ -130,7 +133,7 @@ def recheck(item: dict[str, Any], phase: str, fail_argv: str) -> str:
     return f"fix the finding, then the reviewer re-checks it: {record}; or {fail_argv}"
 
 
-def refuse_fail(report: dict[str, Any] | None, phase: str) -> list[Finding]:
+def refuse_fail(report: QRReport | None, phase: str) -> list[Finding]:
     name = f"{report_name(phase)}.json"
     if report and any(
         i["status"] == "FAIL" and (i["finding"] or "").strip() for i in report["items"]
@@ -153,7 +156,7 @@ def judge(
     state_dir: str,
     gate_argv: list[str],
     fail_argv: str,
-) -> dict[str, Any]:
+) -> QRLoop:
     """Apply the verdict to the session's loop for `phase`; raise when the record disagrees."""
     session = tx.edit("session")
     report = tx.read_or_none(report_name(phase))

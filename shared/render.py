@@ -7,7 +7,7 @@ import contextlib
 import functools
 import os
 import shlex
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import jinja2
@@ -66,7 +66,7 @@ def sentence(text: Any) -> str:
     return line if not line or line[-1] in ".!?…:;" else line + "."
 
 
-def render(name: str, context: dict[str, Any], search_path: Sequence[str]) -> str:
+def render(name: str, context: Mapping[str, object], search_path: Sequence[str]) -> str:
     """Template `name`, found in search_path, rendered with context."""
     try:
         return environment(tuple(search_path)).get_template(name).render(context)

@@ -5,7 +5,18 @@ Quoting matches shlex.quote (a test checks) without importing shlex or re on the
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from state.status_view import shell_word
+
+
+class RoutingJson(TypedDict, total=False):
+    """A routing as `--format json` prints it: one of next, if_pass and if_fail, or done."""
+
+    next: str
+    if_pass: str
+    if_fail: str
+    done: bool
 
 
 def quote(word: str) -> str:
@@ -65,7 +76,7 @@ class Routing:
             return {"next": self.next}
         return {"if_pass": self.if_pass or [], "if_fail": self.if_fail or []}
 
-    def as_json(self) -> dict[str, object]:
+    def as_json(self) -> RoutingJson:
         if self.done:
             return {"done": True}
         if self.next is not None:

@@ -4,27 +4,26 @@ plan.md shows an approval in the commit that gives it (docs/design.md, "One stat
 
 from __future__ import annotations
 
+import json
+
+from shared.workflow import Context, registered, route_argv, step_number, workflow_named
 from state.status_view import summary
 from state.storage.store import Store
-from state.vocab import ENDED, Document
+from state.vocab import ENDED, Document, WorkflowName
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
-
     from shared.routing import Routing
+    from state.status_view import Status
+    from state.storage.documents import Session
     from state.storage.store import Transaction
 
 MOVES_THE_SESSION = frozenset({Document.SESSION, Document.EXECUTION})
 
 
-def current_routing(
-    store: Store, session: dict[str, Any], tx: Transaction | None = None
-) -> Routing:
+def current_routing(store: Store, session: Session, tx: Transaction | None = None) -> Routing:
     """Where the step the session is at leads now (it can change: the executor's waves);
     with `tx`, as that open transaction leaves the session's documents."""
-    from shared.workflow import Context, workflow_named
-
     workflow = workflow_named(session["workflow"])
     step = workflow.step(session["step"])
     ctx = Context(workflow, step, store, session, {})
@@ -32,8 +31,8 @@ def current_routing(
     return step.kind().routing(ctx)
 
 
-def session_status(store: Store) -> dict[str, Any]:
-    return summary(store.read(Document.SESSION), store.dir, store.read_or_none(Document.CONTEXT))
+def session_status(store: Store) -> Status:
+    return summary(store.read("session"), store.dir, store.read_or_none("context"))
 
 
 def settle(tx: Transaction) -> None:
@@ -43,26 +42,24 @@ def settle(tx: Transaction) -> None:
     approval changed."""
     if not tx.edited & MOVES_THE_SESSION:
         return
-    import json
-
-    from shared.workflow import registered, route_argv, step_number
-
     if tx.move_to is not None:  # an operation moved the session to a step it names
-        tx.edit(Document.SESSION).update(workflow=tx.move_to.workflow, step=step_number(tx.move_to))
+        moved = tx.edit("session")
+        moved["workflow"] = WorkflowName(tx.move_to.workflow).value
+        moved["step"] = step_number(tx.move_to)
     if tx.next_route is not None:
         tx.next_argv = route_argv(tx.next_route, tx.store.dir)
 
-    session = tx.read(Document.SESSION)
+    session = tx.read("session")
     if session["status"] not in ENDED and registered(session["workflow"]):
         routing = current_routing(tx.store, session, tx)
         lines = "\n".join(routing.lines())
         if lines != session["next_command"]:
-            tx.edit(Document.SESSION)["next_command"] = lines
+            tx.edit("session")["next_command"] = lines
         if tx.routed:  # e.g. a rejection: the workflow's table says which step takes it
             tx.next_argv = routing.next
     before = tx.original.get(Document.SESSION)
     was = json.loads(before) if before else {}
     if (was.get("approval") or None) != (session["approval"] or None):
-        from shared.plan_md import put_plan_md
+        from shared.plan_md import put_plan_md  # jinja2: only when the approval changed
 
         put_plan_md(tx)

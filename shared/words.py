@@ -4,58 +4,67 @@ and where they changed since the step that last showed them, elsewhere named in 
 
 from __future__ import annotations
 
+import hashlib
 import json
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 from shared.kinds import Execute
+from shared.qr import loop_of
 from shared.workflow import Context, Kind
 
+if TYPE_CHECKING:
+    from state.storage.documents import Amendment, Question, ResultReview, Review, Session
+    from state.storage.documents import Context as ContextDoc
 
-def user_words(session: dict[str, Any], context: dict[str, Any] | None) -> dict[str, Any]:
+
+class Words(TypedDict):
+    """The user's words a prompt shows (its template's variables of these names)."""
+
+    answers: list[Question]
+    feedback: list[Review]
+    results: list[ResultReview]
+    amendments: list[Amendment]
+
+
+def user_words(session: Session, context: ContextDoc | None) -> Words:
     """What the user said, for every prompt after discovery: answers, review feedback and
     the amendments' reasons (and the person's words that asked for them)."""
-    questions = (context or {"questions": []})["questions"]
-    results = [
-        r for r in session.get("result_reviews") or [] if r["verdict"] == "changes_requested"
-    ]
+    questions = context["questions"] if context else []
+    results = [r for r in session["result_reviews"] if r["verdict"] == "changes_requested"]
     return {
         "answers": [q for q in questions if q["answer"] is not None],
-        "feedback": [r for r in session["reviews"] if r.get("feedback") or r.get("comments")],
+        "feedback": [r for r in session["reviews"] if r["feedback"] or r["comments"]],
         "results": results,
-        "amendments": session.get("amendments") or [],
+        "amendments": session["amendments"],
     }
 
 
-def words_digest(words: dict[str, Any]) -> str:
-    import hashlib
-
-    said = [[q["id"], q["answer"], q.get("condition")] for q in words["answers"]]
-    said += [[r["round"], r.get("feedback"), r.get("comments")] for r in words["feedback"]]
-    said += [["result", r["round"], r.get("feedback"), r.get("comments")] for r in words["results"]]
-    said += [["amend", a["round"], a["reason"], a.get("task")] for a in words["amendments"]]
+def words_digest(words: Words) -> str:
+    said: list[list[object]] = [[q["id"], q["answer"], q["condition"]] for q in words["answers"]]
+    said += [[r["round"], r["feedback"], r["comments"]] for r in words["feedback"]]
+    said += [["result", r["round"], r["feedback"], r["comments"]] for r in words["results"]]
+    said += [["amend", a["round"], a["reason"], a["task"]] for a in words["amendments"]]
     return hashlib.sha256(json.dumps(said, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def words_in_full(ctx: Context, step_kind: Kind, words: dict[str, Any]) -> bool:
+def words_in_full(ctx: Context, step_kind: Kind, words: Words) -> bool:
     """Whether this step shows the user's words whole: where a phase starts (a step of kind
     Execute), where they changed since the step that showed them last, and again on that step;
     elsewhere one line names them (docs/design.md, "The user's words once")."""
     execute = isinstance(step_kind, Execute)
-    if execute and not fixing(ctx) and step_kind.starts_phase(ctx):  # type: ignore[attr-defined]
+    if isinstance(step_kind, Execute) and not fixing(ctx) and step_kind.starts_phase(ctx):
         return True
-    where, _, digest = (ctx.session.get("words_shown") or "::").rpartition(":")
+    where, _, digest = (ctx.session["words_shown"] or "::").rpartition(":")
     here = where == f"{ctx.workflow.name}:{ctx.step.number}" and not execute
     return digest != words_digest(words) or here
 
 
 def fixing(ctx: Context) -> bool:
     """Whether an execute step is back in fix mode (not where its phase starts)."""
-    from shared.qr import loop_of
-
     return loop_of(ctx.session, ctx.step.phase or "")["state"] in ("retry", "escalated")
 
 
-def words_line(ctx: Context, words: dict[str, Any]) -> str:
+def words_line(ctx: Context, words: Words) -> str:
     """`Q-001…Q-005 unchanged since step 3: plan show --answers`."""
     ids = [q["id"] for q in words["answers"]]
     named = [f"{ids[0]}…{ids[-1]}" if len(ids) > 2 else ", ".join(ids)] if ids else []
@@ -64,7 +73,7 @@ def words_line(ctx: Context, words: dict[str, Any]) -> str:
         named.append(f"review round{'s' if len(rounds) > 1 else ''} {', '.join(rounds)}")
     if words["amendments"]:
         named.append(f"amendment round {words['amendments'][-1]['round']}")
-    where = (ctx.session.get("words_shown") or "").rsplit(":", 1)[0]
+    where = (ctx.session["words_shown"] or "").rsplit(":", 1)[0]
     workflow, _, number = where.partition(":")
     since = ""
     if number:
@@ -72,7 +81,7 @@ def words_line(ctx: Context, words: dict[str, Any]) -> str:
     return f"The user's words ({' and '.join(named)}) unchanged{since}: plan show --answers"
 
 
-def note_words(ctx: Context, step_kind: Kind, session: dict[str, Any]) -> None:
+def note_words(ctx: Context, step_kind: Kind, session: Session) -> None:
     """On arrival: remember that this step shows the user's words whole, and which words."""
     words = user_words(session, ctx.doc_or_none("context"))
     if (words["answers"] or words["feedback"] or words["amendments"]) and words_in_full(

@@ -11,18 +11,37 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Literal, TypedDict, overload
 
 from shared.routing import Routing, step_argv
 from state.errors import Finding, PreconditionFailed, UsageError
+from state.storage.store import report_name
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from state.routes import Route
-    from state.storage.store import Store, Transaction
+    from state.storage.documents import Config, Execution, Plan, QRReport, Session
+    from state.storage.documents import Context as ContextDoc
+    from state.storage.models import SessionStatus
+    from state.storage.store import DocName, Document, QRName, Store, Transaction
 
 Requirement = Callable[["Context"], list[Finding]]  # what must hold to arrive at a step
 Action = Callable[["Context", "Transaction"], None]  # what arriving at a step records
 SkipRule = Callable[["Context"], bool]  # whether the step is left out
+
+
+class Flags(TypedDict, total=False):
+    """A step script's options, as click names them (cli/steps.py); absent means not given."""
+
+    state_dir: str | None
+    step: int
+    format: str | None
+    qr_status: str | None
+    non_interactive: bool
+    new_session: bool
+    task: str | None
+    depth: Literal["quick", "standard"] | None
 
 
 @dataclass(frozen=True)
@@ -38,7 +57,7 @@ class Step:
     skip: tuple[SkipRule, ...] = ()  # rules that leave this step out
     on_fail: int | None = None  # where a failed gate sends the session back
     on_reject: dict[str, str] | None = None  # phase -> the step (by name) a rejection reopens
-    status: str | None = None  # the session status arriving here sets
+    status: SessionStatus | None = None  # the session status arriving here sets
     requires: tuple[Requirement, ...] = ()  # what must hold to arrive
     on_arrive: tuple[Action, ...] = ()  # what arriving records, before the kind's own arrive
 
@@ -50,7 +69,7 @@ class Workflow:
     steps: tuple[Step, ...]
     templates: list[str]  # template search path: the workflow's dir, then shared
     checks: dict[str, Requirement]  # QR phase -> what the validator checks before the reviewer
-    start: Callable[[Workflow, dict[str, Any]], int] | None = None  # step 1 with --task
+    start: Callable[[Workflow, Flags], int] | None = None  # step 1 with --task
     by_number: dict[int, Step] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -137,26 +156,47 @@ class Context:
         workflow: Workflow,
         step: Step,
         store: Store,
-        session: dict[str, Any],
-        flags: dict[str, Any],
+        session: Session,
+        flags: Flags,
     ):
         self.workflow, self.step, self.store, self.session = workflow, step, store, session
         self.flags = flags  # qr_status, format, non_interactive, …
         self.tx: Transaction | None = None  # set while an arrival is being recorded
-        self._docs: dict[str, dict[str, Any] | None] = {}
+        self.worktree = ""  # where a kind's ready() made the session's worktree, if it did
+        self._docs: dict[str, Document | None] = {}
 
-    def doc(self, name: str) -> dict[str, Any]:
+    @overload
+    def doc(self, name: Literal["plan"]) -> Plan: ...
+    @overload
+    def doc(self, name: Literal["context"]) -> ContextDoc: ...
+    @overload
+    def doc(self, name: Literal["execution"]) -> Execution: ...
+    def doc(self, name: Literal["plan", "context", "execution"]) -> Document:
         found = self.doc_or_none(name)
         if found is None:
             raise PreconditionFailed(f"{self.store.path(name)}: not found")
         return found
 
-    def doc_or_none(self, name: str) -> dict[str, Any] | None:
+    @overload
+    def doc_or_none(self, name: Literal["plan"]) -> Plan | None: ...
+    @overload
+    def doc_or_none(self, name: Literal["context"]) -> ContextDoc | None: ...
+    @overload
+    def doc_or_none(self, name: Literal["execution"]) -> Execution | None: ...
+    @overload
+    def doc_or_none(self, name: Literal["session"]) -> Session | None: ...
+    @overload
+    def doc_or_none(self, name: QRName) -> QRReport | None: ...
+    def doc_or_none(self, name: DocName) -> Document | None:
         if self.tx is not None:
             return self.tx.read_or_none(name)
         if name not in self._docs:
             self._docs[name] = self.store.read_or_none(name)
         return self._docs[name]
+
+    def report(self) -> QRReport | None:
+        """The QR report of the step's phase (None when it has none, or none yet)."""
+        return self.doc_or_none(report_name(self.step.phase)) if self.step.phase else None
 
     def forget(self) -> None:
         """Drop cached documents after a write, so the template sees what was recorded."""
@@ -167,9 +207,8 @@ class Context:
         return self.store.dir
 
     @property
-    def config(self) -> dict[str, Any]:
-        config: dict[str, Any] = self.session["config"]
-        return config
+    def config(self) -> Config:
+        return self.session["config"]
 
     @property
     def policy(self) -> str:
@@ -205,8 +244,8 @@ class Kind:
     def arrive(self, ctx: Context, tx: Transaction) -> None:
         """What arriving records (first arrival only; re-rendering records nothing)."""
 
-    def context(self, ctx: Context) -> dict[str, Any]:
-        """Variables for the step's template."""
+    def context(self, ctx: Context) -> Mapping[str, object]:
+        """Variables for the step's template (a kind may return its own TypedDict)."""
         return {}
 
     def chains(self, ctx: Context) -> bool:

@@ -162,9 +162,10 @@ def find_operation(ctx: click.Context, name: str, where: str) -> Operation:
 
 
 def convert(
-    command: Operation, name: str, raw: dict[str, Any], parent: click.Context, where: str
-) -> dict[str, Any]:
-    """The JSON arguments through the command's own click parameters, as the command line."""
+    command: Operation, name: str, raw: dict[str, object], parent: click.Context, where: str
+) -> dict[str, object]:
+    """The JSON arguments (an object of the batch, values checked here) through the command's
+    own click parameters, as the command line gives them: the op's keywords."""
     known = {p.name: p for p in command.params if p.expose_value and p.name not in COMMON}
     for key in raw:
         if key not in known:

@@ -4,9 +4,9 @@ kinds of steps 1, 2, 9 and 11 (session start, discovery, docs, review and approv
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
-from shared.kinds import Execute, Gate
+from shared.kinds import Execute, ExecuteVariables, Gate, GateVariables
 from shared.paths import project_root
 from shared.routing import Routing, step_argv
 from shared.workflow import Context, Kind, Step
@@ -15,12 +15,20 @@ from state.errors import Finding, PlannerError
 from state.ops.choice_ops import pick, unpicked
 from state.ops.lifecycle import transition
 from state.ops.question_ops import assume, state_of
+from state.project import session_project
 from state.repo.scan import scan
+from state.storage.documents import Question  # a base class below: typing only, no cost
+from state.storage.lock import locked
 from state.storage.store import write_atomic
+from state.validation.amendments import approved_revision, open_round
 from state.validation.approval import approve, plan_hash
+from state.validation.diff import diff
 from state.validation.validate import validate
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from state.storage.documents import Amendment, Approval, Config
     from state.storage.store import Transaction
 
 
@@ -114,7 +122,7 @@ def pick_by_policy(ctx: Context, tx: Transaction) -> None:
 # ---------------------------------------------------------------- mechanical checks
 
 
-def validator_findings(phase: str) -> Any:
+def validator_findings(phase: str) -> Callable[[Context], list[Finding]]:
     """The mechanical checks of a planning phase: `plan validate --phase …`."""
 
     def findings(ctx: Context) -> list[Finding]:
@@ -143,7 +151,7 @@ def rework_step(ctx: Context) -> Step:
     """Where the last rejection sends the session: the step the table's on_reject names for
     the smallest phase it touches, or the design's when this depth skips that step. An
     amendment opened since the last rejection starts at the design (its reason is words)."""
-    from state.ops.review_ops import rejected_phase
+    from state.ops.review_ops import rejected_phase  # ~4 ms, only after a rejection
 
     table = ctx.step.on_reject or {}
     rejected = [r for r in ctx.session["reviews"] if r["verdict"] == "rejected"]
@@ -170,21 +178,34 @@ class Init(Kind):
     def chains(self, ctx: Context) -> bool:
         return True  # nothing to do before discovery: its prompt comes in the same call
 
-    def context(self, ctx: Context) -> dict[str, Any]:
+    def context(self, ctx: Context) -> Overlaps:
         return overlaps(ctx)
 
 
-def overlaps(ctx: Context) -> dict[str, Any]:
+class Overlap(TypedDict):
+    sessions: list[str]  # the other session of the pair, or both when this one is in neither
+    mine: bool
+    files: list[str]
+
+
+class Overlaps(TypedDict):
+    """Step 1's template variables."""
+
+    overlaps: list[Overlap]
+    skipped: list[str]
+
+
+def overlaps(ctx: Context) -> Overlaps:
     """Open sessions of the repository (any work tree) planning the same files, a pair each:
     the other session when this one is in it; and the sessions skipped as damaged."""
-    from state.validation.overlap import find
+    from state.validation.overlap import find  # ~6 ms, and only step 1 looks
 
     this = os.path.basename(ctx.state_dir)
     found = find(project_root(ctx.state_dir))
     pairs: dict[tuple[str, str], list[str]] = {}
     for o in found.overlaps:
         pairs.setdefault((o.first.session, o.second.session), []).append(o.what())
-    shown = [
+    shown: list[Overlap] = [
         {"sessions": [s for s in pair if s != this], "mine": this in pair, "files": files}
         for pair, files in pairs.items()
     ]
@@ -201,7 +222,7 @@ class Discovery(Kind):
                 project_root(ctx.state_dir), None, ctx.session["task"]
             )
 
-    def context(self, ctx: Context) -> dict[str, Any]:
+    def context(self, ctx: Context) -> DiscoveryVariables:
         context = ctx.doc("context")
         return {
             "gathered": context["gathered"]["summary"],
@@ -219,23 +240,38 @@ class Discovery(Kind):
         return super().routing(ctx)
 
 
+class ShownQuestion(Question):
+    state: str  # open, answered, skipped or assumed (question_ops.state_of)
+
+
+class DiscoveryVariables(TypedDict):
+    """Step 2's template variables."""
+
+    gathered: str
+    questions: list[ShownQuestion]
+    waiting: int
+    config: Config
+
+
+class WorktreeVariables(ExecuteVariables):
+    worktree: str
+
+
 class WorktreeExecute(Execute):
     """Step 6: the developer edits real files in the session's worktree, which the step makes
     (once) and names, so that no call is spent asking for it."""
 
     def ready(self, ctx: Context) -> None:
-        ctx.worktree = ensure_worktree(ctx)  # type: ignore[attr-defined]
+        ctx.worktree = ensure_worktree(ctx)
 
-    def context(self, ctx: Context) -> dict[str, Any]:
-        return {**super().context(ctx), "worktree": getattr(ctx, "worktree", "")}
+    def context(self, ctx: Context) -> WorktreeVariables:
+        return {**super().context(ctx), "worktree": ctx.worktree}
 
 
 def ensure_worktree(ctx: Context) -> str:
     """Where the worktree is (STATE_DIR/worktree), made now if it is not there (what `plan
     worktree` does), or how to get one when it cannot be made here (no git commit)."""
-    from state.project import session_project
-    from state.repo import worktree
-    from state.storage.lock import locked
+    from state.repo import worktree  # ~5 ms, and only the developer's step makes one
 
     shown = "STATE_DIR/worktree"  # the state dir is printed once, at the top of the step
     if ctx.session["approval"]:
@@ -257,12 +293,17 @@ class DocsExecute(WorktreeExecute):
         render_plan_md(ctx)
 
 
-def amended_since(ctx: Context) -> dict[str, Any]:
+class AmendedSince(TypedDict, total=False):
+    """What an amendment's review shows (nothing outside one)."""
+
+    amendment: Amendment
+    approved_rev: str
+    amended: list[str]
+
+
+def amended_since(ctx: Context) -> AmendedSince:
     """In an amendment's review: the round, and what changed since the approval it amends,
     by meaning (state/validation/diff.py), against the revision in history/ that approval bound."""
-    from state.validation.amendments import approved_revision, open_round
-    from state.validation.diff import diff
-
     amendment = open_round(ctx.session)
     if amendment is None or ctx.session["status"] != "review":
         return {}
@@ -272,6 +313,17 @@ def amended_since(ctx: Context) -> dict[str, Any]:
     rev, before = found
     changes = [c.line() for c in diff(before, ctx.doc("plan")) if c.what != "frozen_at"]
     return {"amendment": amendment, "approved_rev": rev, "amended": changes}
+
+
+class FinalGateVariables(GateVariables, AmendedSince):
+    """Step 11's template variables."""
+
+    approval: Approval | None
+    quick: bool
+    short_sha: str
+    in_review: bool
+    round: int
+    rejects: int
 
 
 class FinalGate(Gate):
@@ -301,6 +353,9 @@ class FinalGate(Gate):
                 "round": len(session["reviews"]) + 1,
                 "verdict": "submitted",
                 "at": clock.now(),
+                "by": None,
+                "feedback": None,
+                "comments": [],
                 "revision": revision,
                 "sha256": plan_hash(tx.read("plan")),  # the content this round shows
             }
@@ -308,7 +363,9 @@ class FinalGate(Gate):
         session["review_started_at"] = clock.now()
         if ctx.non_interactive:
             approval = approve(tx, "auto")
-            session["reviews"][-1].update(verdict="approved", by="auto", sha256=approval["sha256"])
+            session["reviews"][-1].update(
+                {"verdict": "approved", "by": "auto", "sha256": approval["sha256"]}
+            )
             tx.note(policy=ctx.policy)
             render_plan_md(ctx)  # again: plan.md shows the approval it was frozen with
 
@@ -317,7 +374,7 @@ class FinalGate(Gate):
             return "pass" if ctx.session["status"] != "design" else "none"
         return super().outcome(ctx)
 
-    def context(self, ctx: Context) -> dict[str, Any]:
+    def context(self, ctx: Context) -> FinalGateVariables:
         approval = ctx.session["approval"]
         return {
             **super().context(ctx),

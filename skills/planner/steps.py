@@ -7,13 +7,12 @@ the planner's own kinds, requirements, actions and skip rules from kinds.py besi
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from shared import config, engine
 from shared.engine import SHARED_TEMPLATES
 from shared.kinds import Execute, Gate, Review
 from shared.paths import project_root
-from shared.workflow import Step, Workflow
+from shared.workflow import Flags, Step, Workflow
 from skills.planner.kinds import (
     Discovery,
     DocsExecute,
@@ -70,23 +69,25 @@ STEPS = (
 # fmt: on
 
 
-def start(workflow: Workflow, flags: dict[str, Any]) -> int:
+def start(workflow: Workflow, flags: Flags) -> int:
     """Step 1 with --task: a new session under .planner/ of the project, made ACTIVE."""
     if flags.get("state_dir"):
         raise UsageError("--task starts a new session under .planner/: drop --state-dir")
-    if not flags["task"].strip():
+    task = flags.get("task") or ""
+    if not task.strip():
         raise UsageError("--task: describe what to plan")
     try:
-        flags["task"].encode()
+        task.encode()
     except UnicodeEncodeError:
         raise UsageError("--task: not valid Unicode (bytes that are not UTF-8)") from None
     root = project_root()
     settings = config.load(root)
-    if flags.get("depth"):
-        settings["depth"] = flags["depth"]
+    depth = flags.get("depth")
+    if depth:
+        settings["depth"] = depth
     store = session.create(
         root,
-        flags["task"].strip(),
+        task.strip(),
         settings,
         non_interactive=bool(flags.get("non_interactive")),
         activate=False,
