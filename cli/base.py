@@ -128,7 +128,7 @@ class Operation(PlanCommand):
                         "from bytes that are not UTF-8); nothing was written"
                     )
         try:
-            ids = (self.op(tx, args) if legacy(self.op) else self.op(tx, **args)) or []
+            ids = self.op(tx, **args) or []
         except PlannerError as e:
             if e.field:  # state/ names the field; the user typed the option
                 e.relabel(option_label(self, e.field))
@@ -137,13 +137,6 @@ class Operation(PlanCommand):
 
         reopen_changed(tx)  # a reviewer's PASS on what this changed is TODO again
         return ids
-
-
-def legacy(op: Callable[..., Any]) -> bool:
-    """TRANSITION (removed when every operation takes keywords): an op of the old form (tx, a)."""
-    import inspect  # goes with this function
-
-    return list(inspect.signature(op).parameters) == ["tx", "a"]
 
 
 def option_label(command: click.Command, field: str) -> str:

@@ -14,7 +14,7 @@ is asked about or denied otherwise; the product's own commands run unwrapped as 
 (hooks/guard_own.py); the person's own acts are asked, or denied where the dialect has no ask.
 Every deny, ask and sandboxed call is written to the session's audit.jsonl.
 
-Hook contracts relied on (observed in ../shared/harness): stdin is one JSON object with
+Hook contracts relied on (observed in the real clients, tests/e2e): stdin is one JSON object with
 `tool_name`, `tool_input`, `cwd`; Claude Code and Codex read
 `hookSpecificOutput.permissionDecision` "deny"/"ask" with a reason (Codex has no ask) and
 `hookSpecificOutput.updatedInput` without a decision (Claude Code runs the rewritten

@@ -27,6 +27,7 @@ from state.validation.validate import completeness
 
 if TYPE_CHECKING:
     from shared.kinds import ExecuteVariables, ReviewVariables
+    from state.result_view import ReconcileRecord
     from state.storage.documents import Amendment, Execution, Plan
     from state.storage.store import Transaction
 
@@ -97,7 +98,7 @@ def all_done(ctx: Context) -> list[Finding]:
     ]
 
 
-def record(ctx: Context) -> reconcile.Record:
+def record(ctx: Context) -> ReconcileRecord:
     return reconcile.build(ctx.doc("plan"), ctx.doc("execution"), root(ctx))
 
 

@@ -3,45 +3,14 @@ facts the implementation reviews start from."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING
 
 from state.errors import Finding
 from state.repo import gitinfo
 
 if TYPE_CHECKING:
+    from state.result_view import ReconcileRecord, ReconcileRow, TestRun
     from state.storage.documents import Deviation, Execution, Milestone, Plan
-
-
-class MilestoneRecord(TypedDict):
-    """One milestone in reconcile.json: its planned files against what git shows changed."""
-
-    id: str
-    status: str
-    planned_files: list[str]
-    changed_files: list[str]
-    untouched_planned_files: list[str]
-    untouched_intents: list[str]
-    commit: str | None
-    fix_commits: list[str]
-
-
-class PlannedTest(TypedDict):
-    """A test file a milestone names or `plan exec done --ran` recorded, and whether it ran."""
-
-    file: str
-    milestone: str
-    ran: bool
-
-
-class Record(TypedDict):
-    """reconcile.json."""
-
-    base_commit: str | None
-    head: str | None
-    milestones: list[MilestoneRecord]
-    unplanned_changes: list[str]
-    deviations: list[Deviation]
-    tests: list[PlannedTest]
 
 
 def planned_files(milestone: Milestone) -> list[str]:
@@ -52,14 +21,14 @@ def planned_files(milestone: Milestone) -> list[str]:
     return sorted(set(files))
 
 
-def build(plan: Plan, execution: Execution, root: str) -> Record:
+def build(plan: Plan, execution: Execution, root: str) -> ReconcileRecord:
     """reconcile.json: per milestone planned vs changed files, and everything unplanned."""
     base = execution["base_commit"]
     changed = (
         set(gitinfo.changed_files(root, base, "execution.json:base_commit")) if base else set()
     )
     runs = {m["id"]: m for m in execution["milestones"]}
-    milestones: list[MilestoneRecord] = []
+    milestones: list[ReconcileRow] = []
     everything_planned: set[str] = set()
     for m in plan["milestones"]:
         planned = planned_files(m)
@@ -89,10 +58,10 @@ def build(plan: Plan, execution: Execution, root: str) -> Record:
     }
 
 
-def tests_of(plan: Plan, execution: Execution) -> list[PlannedTest]:
+def tests_of(plan: Plan, execution: Execution) -> list[TestRun]:
     """The tests each milestone names, and those `plan exec done --ran` recorded: ran or not."""
     runs = {m["id"]: m for m in execution["milestones"]}
-    tests: list[PlannedTest] = []
+    tests: list[TestRun] = []
     for m in plan["milestones"]:
         run = runs.get(m["id"])
         ran = run["tests_run"] if run else []
@@ -102,7 +71,7 @@ def tests_of(plan: Plan, execution: Execution) -> list[PlannedTest]:
     return tests
 
 
-def table(record: Record) -> str:
+def table(record: ReconcileRecord) -> str:
     """The record as a few aligned lines for the prompt."""
     lines = ["milestone  status       changed/planned  untouched"]
     for m in record["milestones"]:
@@ -130,7 +99,7 @@ def _explained(path: str, deviations: list[Deviation]) -> bool:
     return any(path in d["description"] for d in deviations)
 
 
-def findings(record: Record, plan: Plan, docs: bool) -> list[Finding]:
+def findings(record: ReconcileRecord, plan: Plan, docs: bool) -> list[Finding]:
     """What the implementation reviews check mechanically; a deviation naming a file explains it.
 
     docs=False covers code milestones, unplanned changes and tests; docs=True the

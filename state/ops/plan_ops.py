@@ -14,15 +14,14 @@ from typing import Literal, get_args, overload
 from state import clock
 from state.errors import UsageError
 from state.repo import unidiff
-from state.storage import schema
 from state.storage.store import Transaction
 from state.validation import waves
 from state.validation.project_paths import check_diff, check_project_path, recorded_project
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
-    from typing import Any, TypeVar
+    from collections.abc import Sequence
+    from typing import TypeVar
 
     from state.storage.documents import (
         Choice,
@@ -136,27 +135,6 @@ def keep_list(values: list[str], current: list[str]) -> list[str]:
     """The list given, else the current one; given only as empty strings (`--depends ''`)
     it clears the field."""
     return [v for v in values if v != ""] if values else current
-
-
-def new(definition: str, **fields: object) -> dict[str, Any]:
-    """TRANSITION (capture_ops's until its own branch merges; then delete, new_change is the
-    typed form): a plan item with the schema's defaults and the given fields."""
-    return {**schema.defaults("plan", definition), **fields}
-
-
-def update(
-    item: Mapping[str, object], given: Mapping[str, object], fields: Mapping[str, str]
-) -> bool:
-    """TRANSITION (context_ops's until its own branch merges; then delete): copy given values
-    onto item fields ({given name: field}) as keep and keep_list do; True if any was given."""
-    assert isinstance(item, dict)  # a document's part: TypedDicts are dicts at run time
-    changed = False
-    for name, field in fields.items():
-        value = given[name]
-        if some(value):
-            item[field] = keep_list(value, []) if isinstance(value, list) else value
-            changed = True
-    return changed
 
 
 def check_files(tx: Transaction, option: str, paths: list[str] | str | None) -> None:

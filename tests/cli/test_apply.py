@@ -87,7 +87,7 @@ def test_a_reference_is_the_first_id_of_that_operation(
 ) -> None:
     """An operation that creates several ids is referred to by its first."""
 
-    def pair(tx: Any, a: dict[str, Any]) -> list[str]:
+    def pair(tx: Any) -> list[str]:
         log = tx.edit("plan")["planning_context"]["decision_log"]
         made = []
         for text in ("first", "second"):

@@ -7,7 +7,7 @@ import inspect
 
 import click
 
-from cli.base import COMMON, Operation, legacy
+from cli.base import COMMON, Operation
 from cli.main import plan
 
 
@@ -40,8 +40,6 @@ def test_every_operation_takes_its_parameters_as_keywords() -> None:
     found = operations(plan)
     assert "overview set" in found and "decision add" in found
     for name, command in found.items():
-        if legacy(command.op):  # TRANSITION: removed when every op takes keywords
-            continue
         assert not mismatch(command), f"plan {name}: {mismatch(command)}"
 
 
