@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 from tests.inprocess import run_script
 
@@ -18,7 +19,7 @@ REPO = Path(__file__).resolve().parents[1]
 # -- tiers (docs/design.md, "Tests in tiers") ------------------------------------------------
 
 # A test that uses one of these fixtures installs packages from the registry.
-NETWORK_FIXTURES = {"plugin_data", "plugin_environment", "wheelhouse"}
+NETWORK_FIXTURES = {"plugin_data", "plugin_environment", "wheelhouse", "pre_commit_home"}
 # `not slow` is the quick loop: it leaves out the real clients, the browser and the network too.
 IMPLY_SLOW = ("client", "browser", "network")
 
@@ -29,6 +30,18 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.network)
         if any(item.get_closest_marker(name) for name in IMPLY_SLOW):
             item.add_marker(pytest.mark.slow)
+
+
+def once_per_run(tmp_path_factory: pytest.TempPathFactory, name: str) -> tuple[Path, FileLock]:
+    """A directory every pytest-xdist worker of this run shares, and the lock to hold while
+    making it: expensive read-only set-up (an installed environment, downloaded wheels, a
+    built wheel) is made once per run, not once per worker. In one process it is simply
+    the run's own temp dir."""
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # the run's temp dir, above each worker's popen-gwN
+    (base / name).mkdir(exist_ok=True)
+    return base / name, FileLock(str(base / f"{name}.lock"))
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -72,6 +85,14 @@ def run_in_process(
     """`run`, in this process (tests/inprocess.py): the same environment, no process start."""
     environ = {k: v for k, v in os.environ.items() if k not in ("PLANNER_STATE_DIR", "CI")}
     return run_script(script, *args, cwd=cwd, input=input, environ={**environ, **(env or {})})
+
+
+@pytest.fixture
+def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """PRE_COMMIT_HOME for every pre-commit test of the run: pre-commit keeps each hook
+    repository's environment there (per revision) under its own lock, so the tests and the
+    workers share one install instead of one each."""
+    return once_per_run(tmp_path_factory, "pre-commit")[0]
 
 
 @pytest.fixture
