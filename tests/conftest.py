@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parents[1]
 # -- tiers (docs/design.md, "Tests in tiers") ------------------------------------------------
 
 # A test that uses one of these fixtures installs packages from the registry.
-NETWORK_FIXTURES = {"plugin_data", "plugin_environment", "wheelhouse", "pre_commit_home"}
+NETWORK_FIXTURES = {"plugin_data", "plugin_environment", "wheelhouse"}
 # `not slow` is the quick loop: it leaves out the real clients, the browser and the network too.
 IMPLY_SLOW = ("client", "browser", "network")
 
@@ -85,14 +85,6 @@ def run_in_process(
     """`run`, in this process (tests/inprocess.py): the same environment, no process start."""
     environ = {k: v for k, v in os.environ.items() if k not in ("PLANNER_STATE_DIR", "CI")}
     return run_script(script, *args, cwd=cwd, input=input, environ={**environ, **(env or {})})
-
-
-@pytest.fixture
-def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """PRE_COMMIT_HOME for every pre-commit test of the run: pre-commit keeps each hook
-    repository's environment there (per revision) under its own lock, so the tests and the
-    workers share one install instead of one each."""
-    return once_per_run(tmp_path_factory, "pre-commit")[0]
 
 
 @pytest.fixture

@@ -180,13 +180,11 @@ def test_validate_checks_session_json_and_an_approved_plans_hash(project: Path) 
 
 
 @pytest.mark.network
-def test_the_pre_commit_hook_catches_tampering_and_damage(
-    project: Path, pre_commit_home: Path
-) -> None:
+def test_the_pre_commit_hook_catches_tampering_and_damage(project: Path, tmp_path: Path) -> None:
     from tests.cli.test_precommit import try_repo
 
     directory = approved(project, "s")
-    home = pre_commit_home
+    home = tmp_path / "pre-commit"
     assert try_repo(project, home).returncode == 0
     edited = json.loads((directory / "plan.json").read_text())
     edited["overview"]["title"] = "Edited after approval"

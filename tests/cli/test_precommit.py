@@ -28,20 +28,18 @@ def try_repo(project: Path, home: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_the_hook_passes_a_good_plan_and_fails_a_bad_one(
-    project: Path, pre_commit_home: Path
-) -> None:
+def test_the_hook_passes_a_good_plan_and_fails_a_bad_one(project: Path, tmp_path: Path) -> None:
     new_session(project, "good")
     git(project, "add", ".planner")
     git(project, "commit", "-qm", "a plan")
-    good = try_repo(project, pre_commit_home)
+    good = try_repo(project, tmp_path / "pre-commit")
     assert good.returncode == 0, good.stdout + good.stderr
     assert "planner validate" in good.stdout and "Passed" in good.stdout
 
     bad = new_session(project, "bad")
     (bad / "plan.json").write_text(INVALID_PLAN)
     git(project, "add", ".planner")
-    done = try_repo(project, pre_commit_home)
+    done = try_repo(project, tmp_path / "pre-commit")
     assert done.returncode == 1, done.stdout + done.stderr
     assert "Failed" in done.stdout
     assert ".planner/bad: 4 problem(s)" in done.stdout
