@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 from tests.inprocess import run_script
 
@@ -29,6 +30,18 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.network)
         if any(item.get_closest_marker(name) for name in IMPLY_SLOW):
             item.add_marker(pytest.mark.slow)
+
+
+def once_per_run(tmp_path_factory: pytest.TempPathFactory, name: str) -> tuple[Path, FileLock]:
+    """A directory every pytest-xdist worker of this run shares, and the lock to hold while
+    making it: expensive read-only set-up (an installed environment, downloaded wheels, a
+    built wheel) is made once per run, not once per worker. In one process it is simply
+    the run's own temp dir."""
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # the run's temp dir, above each worker's popen-gwN
+    (base / name).mkdir(exist_ok=True)
+    return base / name, FileLock(str(base / f"{name}.lock"))
 
 
 def git(cwd: Path, *args: str) -> str:

@@ -53,6 +53,14 @@ def run(
     )
 
 
+def here(root: Path, argv: list[str]) -> subprocess.CompletedProcess[str]:
+    """`run` without a fault, in this process (tests/inprocess.py): the recovery and the retry
+    after a kill need no process of their own, only the killed run does."""
+    full = {k: v for k, v in os.environ.items() if k not in DROP}
+    full.update(GIT_ID, CI="1")
+    return run_script(argv[0], *argv[1:], cwd=root, environ=full)
+
+
 def ok(root: Path, argv: list[str], stdin: str | None = None) -> str:
     """A setup command, which must exit 0, in this process (tests/inprocess.py; no fault is
     injected in it): its stdout."""
@@ -218,7 +226,7 @@ def enumerate_crashes(
         if killed.returncode != -9:
             outcome.failures.append(f"{where}: not killed (exit {killed.returncode})")
             continue
-        status = run(fx.root, ["plan", "status"])
+        status = here(fx.root, ["plan", "status"])
         if status.returncode != 0:
             outcome.failures.append(f"{where}: plan status exits {status.returncode}")
         if leftovers(fx):
@@ -236,7 +244,7 @@ def enumerate_crashes(
             after_crash(fx, outcome, where)
         if not idempotent and now != before:
             continue
-        retry = run(fx.root, argv)
+        retry = here(fx.root, argv)
         if retry.returncode != 0:
             outcome.failures.append(f"{where}: the retry exits {retry.returncode}: {retry.stderr}")
             continue

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, once_per_run
 
 pytestmark = pytest.mark.network
 
@@ -29,16 +29,15 @@ def tracked_files() -> list[str]:
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A wheel built from the tracked files alone, as from a clean checkout."""
-    tmp = tmp_path_factory.mktemp("wheel")
-    source = tmp / "source"
-    for name in tracked_files():
-        (source / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(REPO / name, source / name)
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "-q", "-w", str(tmp)],
-        check=True,
-        timeout=600,
-    )
+    tmp, lock = once_per_run(tmp_path_factory, "wheel")  # built once, whichever worker asks
+    with lock:
+        if not list(tmp.glob("planner-*.whl")):
+            source = tmp / "source"
+            for name in tracked_files():
+                (source / name).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(REPO / name, source / name)
+            build = [sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "-q"]
+            subprocess.run([*build, "-w", str(tmp)], check=True, timeout=600)
     return next(tmp.glob("planner-*.whl"))
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, once_per_run
 
 
 def find_harness() -> Path:
@@ -66,18 +66,20 @@ def isolated_path(bare_python: Path) -> str:
 
 @pytest.fixture(scope="session")
 def plugin_data(tmp_path_factory: pytest.TempPathFactory, isolated_path: str) -> Path:
-    """A data dir holding the environment the launchers make for this checkout (made once).
+    """A data dir holding the environment the launchers make for this checkout (made once
+    per run, shared by the pytest-xdist workers as concurrent sessions share it).
 
     Pass it as PLANNER_DATA_DIR; tests/e2e/test_bootstrap.py tests how it is made.
     """
-    data = tmp_path_factory.mktemp("plugin-data")
-    made = subprocess.run(
-        ["python3", "-S", "-I", str(REPO / "hooks" / "bootstrap.py"), "ensure"],
-        env=clean_env(isolated_path, PLANNER_DATA_DIR=str(data)),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    data, lock = once_per_run(tmp_path_factory, "plugin-data")
+    with lock:  # one build for all workers; `ensure` finds it made for the others
+        made = subprocess.run(
+            ["python3", "-S", "-I", str(REPO / "hooks" / "bootstrap.py"), "ensure"],
+            env=clean_env(isolated_path, PLANNER_DATA_DIR=str(data)),
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
     assert made.returncode == 0, made.stderr
     return data
 

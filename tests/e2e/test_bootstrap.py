@@ -20,7 +20,9 @@ import pytest
 from tests.conftest import REPO, git
 from tests.e2e.conftest import clean_env
 
-pytestmark = pytest.mark.network
+# One worker under pytest-xdist (--dist loadgroup): the module's first launch (a real build,
+# the costliest set-up of the suite) is then made once, not once per worker.
+pytestmark = [pytest.mark.network, pytest.mark.xdist_group("bootstrap")]
 
 NAMES = ("planner", "executor", "plan")
 

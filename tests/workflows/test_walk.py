@@ -139,6 +139,23 @@ def test_a_page_without_wait_keeps_serving(project: Path) -> None:
         page.wait(timeout=10)
 
 
+def asleep_in_its_poll(proc: subprocess.Popen[str]) -> None:
+    """Until `proc` sleeps (Linux: its wchan), which `plan review wait` does only in its poll
+    loop, after reading the open round; a fixed delay is too short on a busy machine."""
+    import time
+
+    wchan = Path(f"/proc/{proc.pid}/wchan")
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            if wchan.read_text() == "hrtimer_nanosleep":
+                return
+        except OSError:  # no /proc: fall back to a generous delay
+            time.sleep(2)
+            return
+        time.sleep(0.05)
+
+
 @pytest.mark.slow
 def test_review_wait_prints_the_rework_steps_prompt(project: Path) -> None:
     agent, _ = to_review(project)
@@ -146,9 +163,7 @@ def test_review_wait_prints_the_rework_steps_prompt(project: Path) -> None:
         ["plan", "review", "wait", "--timeout", "60s"], cwd=agent.project, env=agent.env,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
-    import time
-
-    time.sleep(0.5)  # the wait has read the open round
+    asleep_in_its_poll(waiting)  # the wait has read the open round
     agent.process = True  # the verdict as a process too: it starts no sooner than the wait did
     agent.plan("review", "reject", "--feedback", "not like this")
     printed, errors = waiting.communicate(timeout=60)
