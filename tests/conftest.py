@@ -44,6 +44,35 @@ def once_per_run(tmp_path_factory: pytest.TempPathFactory, name: str) -> tuple[P
     return base / name, FileLock(str(base / f"{name}.lock"))
 
 
+@pytest.fixture(scope="session")
+def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The declared dependencies and the build backend, downloaded with pip once per run:
+    an install from it (PIP_NO_INDEX, PIP_FIND_LINKS) needs no network during the test."""
+    import tomllib
+
+    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())
+    wanted = [*pyproject["build-system"]["requires"], *pyproject["project"]["dependencies"]]
+    where, lock = once_per_run(tmp_path_factory, "wheelhouse")
+    with lock:
+        if (where.parent / "wheelhouse.complete").exists():
+            return where
+        done = subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--quiet", "--dest", str(where), *wanted],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        if done.returncode != 0:
+            pytest.skip(f"cannot download the dependencies: {done.stderr.strip()[-300:]}")
+        (where.parent / "wheelhouse.complete").touch()
+    return where
+
+
+def from_wheelhouse(wheelhouse: Path) -> dict[str, str]:
+    """Environment for pip (and pre-commit's pip) to install from the wheelhouse alone."""
+    return {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(wheelhouse)}
+
+
 def git(cwd: Path, *args: str) -> str:
     env = {
         **os.environ,

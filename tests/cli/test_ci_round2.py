@@ -180,34 +180,27 @@ def test_validate_checks_session_json_and_an_approved_plans_hash(project: Path) 
 
 
 @pytest.mark.network
-def test_the_pre_commit_hook_catches_tampering_and_damage(project: Path, tmp_path: Path) -> None:
+def test_the_pre_commit_hook_catches_tampering_and_damage(
+    project: Path, tmp_path: Path, wheelhouse: Path
+) -> None:
     from tests.cli.test_precommit import try_repo
 
     directory = approved(project, "s")
     home = tmp_path / "pre-commit"
-    assert try_repo(project, home).returncode == 0
+    assert try_repo(project, home, wheelhouse).returncode == 0
     edited = json.loads((directory / "plan.json").read_text())
     edited["overview"]["title"] = "Edited after approval"
     (directory / "plan.json").write_text(json.dumps(edited, indent=2))
     git(project, "add", ".planner")
-    done = try_repo(project, home)
+    done = try_repo(project, home, wheelhouse)
     assert done.returncode == 1 and "content changed after approval" in done.stdout
-    env = {**os.environ, "PRE_COMMIT_HOME": str(home)}
-    env.pop("PLANNER_STATE_DIR", None)
-    verify_hook = subprocess.run(
-        [str(BIN / "pre-commit"), "try-repo", str(REPO), "planner-verify", "--all-files"],
-        cwd=project,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    verify_hook = try_repo(project, home, wheelhouse, "planner-verify")
     assert verify_hook.returncode == 1 and "planner verify" in verify_hook.stdout
     assert "content changed after approval" in verify_hook.stdout
     git(project, "checkout", "HEAD", "--", ".planner")
     (directory / "session.json").write_text('{"status": "approved", ')
     git(project, "add", ".planner")
-    done = try_repo(project, home)
+    done = try_repo(project, home, wheelhouse)
     assert done.returncode == 1 and ".planner/s/session.json:1" in done.stdout
 
 

@@ -12,38 +12,13 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
-import tomllib
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, once_per_run
 from tests.e2e.conftest import run_claude
 
 pytestmark = pytest.mark.client
-
-
-@pytest.fixture(scope="module")
-def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The declared dependencies and the build backend, downloaded with pip."""
-    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())
-    wanted = [*pyproject["build-system"]["requires"], *pyproject["project"]["dependencies"]]
-    where, lock = once_per_run(tmp_path_factory, "wheelhouse")  # one download per run
-    with lock:
-        if (where.parent / "wheelhouse.complete").exists():
-            return where
-        done = subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--quiet", "--dest", str(where), *wanted],
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        if done.returncode != 0:
-            pytest.skip(f"cannot download the dependencies: {done.stderr.strip()[-300:]}")
-        (where.parent / "wheelhouse.complete").touch()
-    return where
 
 
 def test_a_quick_plan_to_frozen_in_the_environment_the_plugin_makes(
