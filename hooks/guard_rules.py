@@ -22,6 +22,7 @@ from hooks.guard_tools import (
     judge_awk,
     judge_package,
     judge_sed,
+    listed,
     long_option,
     names,
     register_bash_classifier,
@@ -36,14 +37,7 @@ if TYPE_CHECKING:
 
 MAX_DEPTH = 20
 WRITING_REDIRECTS = (">", ">>", ">|", "&>", "&>>", "<>")
-SYSTEM_DIRS = (
-    "/bin/",
-    "/usr/bin/",
-    "/usr/local/bin/",
-    "/sbin/",
-    "/usr/sbin/",
-    "/opt/homebrew/bin/",
-)
+SYSTEM_DIRS = listed("/bin/ /usr/bin/ /usr/local/bin/ /sbin/ /usr/sbin/ /opt/homebrew/bin/")
 OWN_COMMANDS = ("plan", "planner", "executor")
 OWN_MODULES = ("cli", "skills.planner", "skills.executor")
 
@@ -317,23 +311,12 @@ def _sudo(argv: list[str], flags: list[int], depth: int) -> Verdict:
 
 
 XARGS_VALUE = ("-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s")
-XARGS_LONG: tuple[str, ...] = (
-    "--arg-file",
-    "--delimiter",
-    "--max-args",
-    "--max-procs",
-    "--max-chars",
-)
-XARGS_LONG += ("--process-slot-var",)
+XARGS_LONG = listed("--arg-file --delimiter --max-args --max-procs --max-chars --process-slot-var")
 XARGS_OPTIONAL = ("--eof", "--replace", "--max-lines")  # a value only as `--opt=value`
-XARGS_FLAGS: tuple[str, ...] = (
-    "--null",
-    "--no-run-if-empty",
-    "--verbose",
-    "--exit",
-    "--interactive",
+XARGS_FLAGS = listed(
+    """--null --no-run-if-empty --verbose --exit --interactive --open-tty --show-limits --help
+    --version"""
 )
-XARGS_FLAGS += ("--open-tty", "--show-limits", "--help", "--version")
 
 
 def _xargs(argv: list[str], flags: list[int], depth: int) -> Verdict:
