@@ -229,13 +229,9 @@ def render_wrapped(dialect: str, hook: HookInput, command: str) -> str:
     tool_input = dict(hook.get("tool_input", {}))
     key = "cmd" if "cmd" in tool_input and "command" not in tool_input else "command"
     tool_input[key] = command
-    if dialect == Dialect.GEMINI:
-        return dumps(
-            {"hookSpecificOutput": {"hookEventName": "BeforeTool", "tool_input": tool_input}}
-        )
-    return dumps(
-        {"hookSpecificOutput": {"hookEventName": "PreToolUse", "updatedInput": tool_input}}
-    )
+    gemini = dialect == Dialect.GEMINI
+    event, field = ("BeforeTool", "tool_input") if gemini else ("PreToolUse", "updatedInput")
+    return dumps({"hookSpecificOutput": {"hookEventName": event, field: tool_input}})
 
 
 def finish(

@@ -35,10 +35,6 @@ PERSON = "is the person's decision"
 ASK, DENY = GuardDecision.ASK, GuardDecision.DENY
 
 
-def mentions_launcher(command: str) -> bool:
-    return any(name in command for name in LAUNCHERS)
-
-
 def judge_own(command: str, session: Session, cwd: str, env: Mapping[str, str]) -> Verdict | None:
     """A verdict for a command that runs the product's launchers (PASS runs it unwrapped), or
     None when it runs none (the parser and the sandbox judge it like any command).
@@ -48,7 +44,7 @@ def judge_own(command: str, session: Session, cwd: str, env: Mapping[str, str]) 
     arguments use; joined by `|`, `&&`, `||`, `;` or newlines. Anything else that runs a
     launcher is denied up front: inside the sandbox it could not write its session anyway.
     """
-    if not mentions_launcher(command):
+    if not any(name in command for name in LAUNCHERS):
         return None
     parsed = shell.structure(command)
     if parsed is None:

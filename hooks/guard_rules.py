@@ -219,9 +219,7 @@ def _is_safe_target(target: str) -> bool:
 
 
 def _is_python(base: str) -> bool:
-    if base in ("python", "python3"):
-        return True
-    return base.startswith("python3.") and base[8:].isdigit()
+    return base in ("python", "python3") or (base.startswith("python3.") and base[8:].isdigit())
 
 
 def _skip_options(argv: list[str], start: int, with_arg: tuple[str, ...]) -> int:
@@ -332,8 +330,7 @@ def _xargs(argv: list[str], flags: list[int], depth: int) -> Verdict:
         name = long_option(arg, XARGS_LONG + XARGS_OPTIONAL + XARGS_FLAGS)
         if name == "?" or (arg.startswith("--") and not name):
             return Verdict(UNKNOWN, " ".join(argv), "has an option the guard does not know")
-        takes_next = name in XARGS_LONG and "=" not in arg
-        takes_next = takes_next or (arg in XARGS_VALUE)
+        takes_next = (name in XARGS_LONG and "=" not in arg) or arg in XARGS_VALUE
         i += 2 if takes_next else 1
     return inner(argv, flags, i, depth)
 
@@ -539,9 +536,7 @@ def _perl(argv: list[str], flags: list[int], depth: int) -> Verdict:
 
 
 RULES: dict[str, Rule] = {
-    "sudo": _sudo,
-    "doas": _sudo,
-    "sudoedit": _sudo,
+    **dict.fromkeys(("sudo", "doas", "sudoedit"), _sudo),
     "env": _env,
     "nice": _nice,
     "timeout": _timeout,
@@ -553,11 +548,7 @@ RULES: dict[str, Rule] = {
     "stdbuf": _wrapper(("-i", "-o", "-e")),
     "ionice": _wrapper(("-c", "-n", "-p", "-P", "-u", "--class", "--classdata")),
     "xargs": _xargs,
-    "bash": _shell,
-    "sh": _shell,
-    "zsh": _shell,
-    "dash": _shell,
-    "ksh": _shell,
+    **dict.fromkeys(("bash", "sh", "zsh", "dash", "ksh"), _shell),
     "eval": _eval,
     "source": _source,
     ".": _source,
@@ -586,17 +577,12 @@ RULES: dict[str, Rule] = {
     "date": _option_writes("s", ("--set",), "sets the system clock", "dfrIs"),
     "sdiff": _option_writes("o", ("--output",), "writes its output to a file", "wo"),
     "hostname": _hostname,
-    "man": _pager,
-    "less": _pager,
-    "more": _pager,
+    **dict.fromkeys(("man", "less", "more"), _pager),
     "perl": _perl,
     "git": places.git,
     "let": lambda argv, flags, depth: Verdict(UNKNOWN, " ".join(argv), "evaluates arithmetic"),
     "sed": judge_sed,
-    "awk": judge_awk,
-    "gawk": judge_awk,
-    "mawk": judge_awk,
-    "nawk": judge_awk,
+    **dict.fromkeys(("awk", "gawk", "mawk", "nawk"), judge_awk),
 }
 RULES.update(dict.fromkeys(PACKAGE_MANAGERS, judge_package))
 RULES.update(pip=places.pip, pip3=places.pip, go=places.go)

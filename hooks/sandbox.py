@@ -392,7 +392,7 @@ def main(argv: list[str]) -> NoReturn:
     os._exit(126)
 
 
-def _write_atomically(path: str, data: bytes) -> bool:
+def _write_atomically(path: str, data: bytes) -> None:
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         tmp = f"{path}.{os.getpid()}"
@@ -400,8 +400,7 @@ def _write_atomically(path: str, data: bytes) -> bool:
             f.write(data)
         os.replace(tmp, path)
     except OSError:
-        return False
-    return True
+        pass  # only the cache is lost: the next call probes again
 
 
 def _read_small(path: str) -> str | None:
