@@ -103,9 +103,6 @@ class Malformed(Exception):
     """The hook input is not what any supported harness sends."""
 
 
-DamagedSession = hookstate.DamagedSession
-
-
 # -- the hook --------------------------------------------------------------------------------
 
 
@@ -156,7 +153,7 @@ def run(raw: bytes, dialect: str = Dialect.CLAUDE, env: Env | None = None) -> st
     project = hookstate.project_dir(hook.get("cwd"), env)
     try:
         session = hookstate.find_session(project, env, also=(hook.get("cwd"),))
-    except DamagedSession as e:
+    except hookstate.DamagedSession as e:
         reason = f"The session file {e} is damaged, so the guard cannot tell whether planning"
         reason += " is read-only; fix or remove it."
         return render(dialect, DENY, reason)
@@ -266,7 +263,7 @@ def audit(session: Session, tool: str, target: str, decision: str, reason: str) 
 def planning_session(cwd: object, env: Env) -> Session | None:
     try:
         session = hookstate.find_session(hookstate.project_dir(cwd, env), env)
-    except DamagedSession:
+    except hookstate.DamagedSession:
         return None  # the deny goes out anyway; only its audit line has nowhere to go
     return session if session is not None and session.planning else None
 
