@@ -422,10 +422,8 @@ def fast(launcher: str, args: list[str]) -> int:
         entry = ""
     if not entry:
         try:
-            os.execvp(
-                "python3",
-                ["python3", "-S", "-I", os.path.realpath(__file__), "run", launcher, *args],
-            )
+            slow = ["python3", "-S", "-I", os.path.realpath(__file__), "run", launcher, *args]
+            os.execvp("python3", slow)
         except OSError as e:
             say(name, f"cannot run python3 ({e.strerror}); set PLANNER_PYTHON")
             return 2

@@ -148,9 +148,8 @@ def judge_launcher(argv: list[str], command: str, session: Session, cwd: str) ->
         if name == "--state-dir" and not _inside(cwd, value, os.path.dirname(session.state_dir)):
             return Verdict(MUTATE, part, "names a state dir outside the project's .planner/")
         if name == "--non-interactive":
-            return Verdict(
-                MUTATE, part, PERSON + " (non-interactive approves by itself)", ASK, Hint.PERSON
-            )
+            why = PERSON + " (non-interactive approves by itself)"
+            return Verdict(MUTATE, part, why, ASK, Hint.PERSON)
         if name in ("-o", "--output") and not _inside(cwd, value, session.state_dir):
             return Verdict(MUTATE, part, "writes outside the session directory")
     if base == "executor" or words[:1] == ["exec"]:

@@ -140,9 +140,8 @@ def judge_command(cmd: shell.Command, depth: int) -> Verdict:
 def judge_redirect(redirect: shell.Redirect) -> Verdict:
     op, target = redirect.op, redirect.target
     if op in ("<", "<>", "<&") and redirect.fd in ("1", "2") and not _is_fd(target):
-        return Verdict(
-            MUTATE, f"{redirect.fd}{op} {target}", "opens a file on an output descriptor"
-        )
+        why = "opens a file on an output descriptor"
+        return Verdict(MUTATE, f"{redirect.fd}{op} {target}", why)
     writes = op in WRITING_REDIRECTS or (op == ">&" and not _is_fd(target))
     if not writes or (not redirect.flags and _is_safe_target(target)):
         return PASS
@@ -155,9 +154,8 @@ def judge_assignments(assignments: list[str]) -> Verdict:
         name, _, value = word.partition("=")
         name = name.rstrip("+")
         if "[" in name:
-            return Verdict(
-                UNKNOWN, word, "sets an array item, whose index is evaluated as arithmetic"
-            )
+            why = "sets an array item, whose index is evaluated as arithmetic"
+            return Verdict(UNKNOWN, word, why)
         if name in ("GIT_PAGER", "PAGER", "MANPAGER") and value in SAFE_PAGERS:
             continue
         if risky_variable(name):
@@ -521,9 +519,8 @@ def _python(argv: list[str], flags: list[int], depth: int) -> Verdict:
         i += 1
     if rest[i : i + 1] == ["-m"] and i + 1 < len(rest):
         if rest[i + 1] in OWN_MODULES:
-            return Verdict(
-                UNKNOWN, " ".join(argv), "runs the product through python; use its launcher"
-            )
+            why = "runs the product through python; use its launcher"
+            return Verdict(UNKNOWN, " ".join(argv), why)
         if rest[i + 1] == "pip":
             return places.pip(["pip", *rest[i + 2 :]], flags[i + 2 :], depth)
     return Verdict(UNKNOWN, " ".join(argv), "runs Python code the guard cannot see")
