@@ -316,20 +316,10 @@ def install(env: str, log: IO[str], log_path: str, prefix: str) -> None:
     if uv:
         say(prefix, "installing the package and its dependencies with uv…")
         try:
-            step(
-                "uv venv",
-                [uv, "venv", "--quiet", "--python", sys.executable, env],
-                log,
-                log_path,
-                again,
-            )
-            step(
-                "uv pip install",
-                [uv, "pip", "install", "--python", python, "-C", COMPAT, "-e", ROOT],
-                log,
-                log_path,
-                again,
-            )
+            uv_venv = [uv, "venv", "--quiet", "--python", sys.executable, env]
+            step("uv venv", uv_venv, log, log_path, again)
+            uv_pip = [uv, "pip", "install", "--python", python, "-C", COMPAT, "-e", ROOT]
+            step("uv pip install", uv_pip, log, log_path, again)
             return
         except Failure as e:
             log.write(f"== uv failed ({e.what}); trying python3 -m venv and pip\n")
@@ -432,10 +422,8 @@ def fast(launcher: str, args: list[str]) -> int:
         entry = ""
     if not entry:
         try:
-            os.execvp(
-                "python3",
-                ["python3", "-S", "-I", os.path.realpath(__file__), "run", launcher, *args],
-            )
+            slow = ["python3", "-S", "-I", os.path.realpath(__file__), "run", launcher, *args]
+            os.execvp("python3", slow)
         except OSError as e:
             say(name, f"cannot run python3 ({e.strerror}); set PLANNER_PYTHON")
             return 2

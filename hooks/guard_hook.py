@@ -103,9 +103,6 @@ class Malformed(Exception):
     """The hook input is not what any supported harness sends."""
 
 
-DamagedSession = hookstate.DamagedSession
-
-
 # -- the hook --------------------------------------------------------------------------------
 
 
@@ -156,7 +153,7 @@ def run(raw: bytes, dialect: str = Dialect.CLAUDE, env: Env | None = None) -> st
     project = hookstate.project_dir(hook.get("cwd"), env)
     try:
         session = hookstate.find_session(project, env, also=(hook.get("cwd"),))
-    except DamagedSession as e:
+    except hookstate.DamagedSession as e:
         reason = f"The session file {e} is damaged, so the guard cannot tell whether planning"
         reason += " is read-only; fix or remove it."
         return render(dialect, DENY, reason)
@@ -229,13 +226,9 @@ def render_wrapped(dialect: str, hook: HookInput, command: str) -> str:
     tool_input = dict(hook.get("tool_input", {}))
     key = "cmd" if "cmd" in tool_input and "command" not in tool_input else "command"
     tool_input[key] = command
-    if dialect == Dialect.GEMINI:
-        return dumps(
-            {"hookSpecificOutput": {"hookEventName": "BeforeTool", "tool_input": tool_input}}
-        )
-    return dumps(
-        {"hookSpecificOutput": {"hookEventName": "PreToolUse", "updatedInput": tool_input}}
-    )
+    gemini = dialect == Dialect.GEMINI
+    event, field = ("BeforeTool", "tool_input") if gemini else ("PreToolUse", "updatedInput")
+    return dumps({"hookSpecificOutput": {"hookEventName": event, field: tool_input}})
 
 
 def finish(
@@ -270,7 +263,7 @@ def audit(session: Session, tool: str, target: str, decision: str, reason: str) 
 def planning_session(cwd: object, env: Env) -> Session | None:
     try:
         session = hookstate.find_session(hookstate.project_dir(cwd, env), env)
-    except DamagedSession:
+    except hookstate.DamagedSession:
         return None  # the deny goes out anyway; only its audit line has nowhere to go
     return session if session is not None and session.planning else None
 

@@ -35,10 +35,6 @@ PERSON = "is the person's decision"
 ASK, DENY = GuardDecision.ASK, GuardDecision.DENY
 
 
-def mentions_launcher(command: str) -> bool:
-    return any(name in command for name in LAUNCHERS)
-
-
 def judge_own(command: str, session: Session, cwd: str, env: Mapping[str, str]) -> Verdict | None:
     """A verdict for a command that runs the product's launchers (PASS runs it unwrapped), or
     None when it runs none (the parser and the sandbox judge it like any command).
@@ -48,7 +44,7 @@ def judge_own(command: str, session: Session, cwd: str, env: Mapping[str, str]) 
     arguments use; joined by `|`, `&&`, `||`, `;` or newlines. Anything else that runs a
     launcher is denied up front: inside the sandbox it could not write its session anyway.
     """
-    if not mentions_launcher(command):
+    if not any(name in command for name in LAUNCHERS):
         return None
     parsed = shell.structure(command)
     if parsed is None:
@@ -152,9 +148,8 @@ def judge_launcher(argv: list[str], command: str, session: Session, cwd: str) ->
         if name == "--state-dir" and not _inside(cwd, value, os.path.dirname(session.state_dir)):
             return Verdict(MUTATE, part, "names a state dir outside the project's .planner/")
         if name == "--non-interactive":
-            return Verdict(
-                MUTATE, part, PERSON + " (non-interactive approves by itself)", ASK, Hint.PERSON
-            )
+            why = PERSON + " (non-interactive approves by itself)"
+            return Verdict(MUTATE, part, why, ASK, Hint.PERSON)
         if name in ("-o", "--output") and not _inside(cwd, value, session.state_dir):
             return Verdict(MUTATE, part, "writes outside the session directory")
     if base == "executor" or words[:1] == ["exec"]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 
-from hooks.guard_tools import MUTATE, PASS, UNKNOWN, Verdict, judge_git, judge_package
+from hooks.guard_tools import MUTATE, PASS, UNKNOWN, Verdict, judge_git, judge_package, listed
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -216,17 +216,10 @@ def note_activate(argv: list[str], flags: list[int]) -> None:
         where.venv = script
 
 
-PIP_PATHS: tuple[str, ...] = (
-    "-t",
-    "--target",
-    "--prefix",
-    "--root",
-    "-d",
-    "--dest",
-    "-w",
-    "--wheel-dir",
+PIP_PATHS = listed(
+    """-t --target --prefix --root -d --dest -w --wheel-dir --log --log-file --cache-dir --src
+    --report"""
 )
-PIP_PATHS += ("--log", "--log-file", "--cache-dir", "--src", "--report")
 
 
 def pip(argv: list[str], flags: list[int], depth: int) -> Verdict:

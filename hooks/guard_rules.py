@@ -22,6 +22,7 @@ from hooks.guard_tools import (
     judge_awk,
     judge_package,
     judge_sed,
+    listed,
     long_option,
     names,
     register_bash_classifier,
@@ -36,14 +37,7 @@ if TYPE_CHECKING:
 
 MAX_DEPTH = 20
 WRITING_REDIRECTS = (">", ">>", ">|", "&>", "&>>", "<>")
-SYSTEM_DIRS = (
-    "/bin/",
-    "/usr/bin/",
-    "/usr/local/bin/",
-    "/sbin/",
-    "/usr/sbin/",
-    "/opt/homebrew/bin/",
-)
+SYSTEM_DIRS = listed("/bin/ /usr/bin/ /usr/local/bin/ /sbin/ /usr/sbin/ /opt/homebrew/bin/")
 OWN_COMMANDS = ("plan", "planner", "executor")
 OWN_MODULES = ("cli", "skills.planner", "skills.executor")
 
@@ -146,9 +140,8 @@ def judge_command(cmd: shell.Command, depth: int) -> Verdict:
 def judge_redirect(redirect: shell.Redirect) -> Verdict:
     op, target = redirect.op, redirect.target
     if op in ("<", "<>", "<&") and redirect.fd in ("1", "2") and not _is_fd(target):
-        return Verdict(
-            MUTATE, f"{redirect.fd}{op} {target}", "opens a file on an output descriptor"
-        )
+        why = "opens a file on an output descriptor"
+        return Verdict(MUTATE, f"{redirect.fd}{op} {target}", why)
     writes = op in WRITING_REDIRECTS or (op == ">&" and not _is_fd(target))
     if not writes or (not redirect.flags and _is_safe_target(target)):
         return PASS
@@ -161,9 +154,8 @@ def judge_assignments(assignments: list[str]) -> Verdict:
         name, _, value = word.partition("=")
         name = name.rstrip("+")
         if "[" in name:
-            return Verdict(
-                UNKNOWN, word, "sets an array item, whose index is evaluated as arithmetic"
-            )
+            why = "sets an array item, whose index is evaluated as arithmetic"
+            return Verdict(UNKNOWN, word, why)
         if name in ("GIT_PAGER", "PAGER", "MANPAGER") and value in SAFE_PAGERS:
             continue
         if risky_variable(name):
@@ -225,9 +217,7 @@ def _is_safe_target(target: str) -> bool:
 
 
 def _is_python(base: str) -> bool:
-    if base in ("python", "python3"):
-        return True
-    return base.startswith("python3.") and base[8:].isdigit()
+    return base in ("python", "python3") or (base.startswith("python3.") and base[8:].isdigit())
 
 
 def _skip_options(argv: list[str], start: int, with_arg: tuple[str, ...]) -> int:
@@ -317,23 +307,12 @@ def _sudo(argv: list[str], flags: list[int], depth: int) -> Verdict:
 
 
 XARGS_VALUE = ("-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s")
-XARGS_LONG: tuple[str, ...] = (
-    "--arg-file",
-    "--delimiter",
-    "--max-args",
-    "--max-procs",
-    "--max-chars",
-)
-XARGS_LONG += ("--process-slot-var",)
+XARGS_LONG = listed("--arg-file --delimiter --max-args --max-procs --max-chars --process-slot-var")
 XARGS_OPTIONAL = ("--eof", "--replace", "--max-lines")  # a value only as `--opt=value`
-XARGS_FLAGS: tuple[str, ...] = (
-    "--null",
-    "--no-run-if-empty",
-    "--verbose",
-    "--exit",
-    "--interactive",
+XARGS_FLAGS = listed(
+    """--null --no-run-if-empty --verbose --exit --interactive --open-tty --show-limits --help
+    --version"""
 )
-XARGS_FLAGS += ("--open-tty", "--show-limits", "--help", "--version")
 
 
 def _xargs(argv: list[str], flags: list[int], depth: int) -> Verdict:
@@ -349,8 +328,7 @@ def _xargs(argv: list[str], flags: list[int], depth: int) -> Verdict:
         name = long_option(arg, XARGS_LONG + XARGS_OPTIONAL + XARGS_FLAGS)
         if name == "?" or (arg.startswith("--") and not name):
             return Verdict(UNKNOWN, " ".join(argv), "has an option the guard does not know")
-        takes_next = name in XARGS_LONG and "=" not in arg
-        takes_next = takes_next or (arg in XARGS_VALUE)
+        takes_next = (name in XARGS_LONG and "=" not in arg) or arg in XARGS_VALUE
         i += 2 if takes_next else 1
     return inner(argv, flags, i, depth)
 
@@ -541,9 +519,8 @@ def _python(argv: list[str], flags: list[int], depth: int) -> Verdict:
         i += 1
     if rest[i : i + 1] == ["-m"] and i + 1 < len(rest):
         if rest[i + 1] in OWN_MODULES:
-            return Verdict(
-                UNKNOWN, " ".join(argv), "runs the product through python; use its launcher"
-            )
+            why = "runs the product through python; use its launcher"
+            return Verdict(UNKNOWN, " ".join(argv), why)
         if rest[i + 1] == "pip":
             return places.pip(["pip", *rest[i + 2 :]], flags[i + 2 :], depth)
     return Verdict(UNKNOWN, " ".join(argv), "runs Python code the guard cannot see")
@@ -556,9 +533,7 @@ def _perl(argv: list[str], flags: list[int], depth: int) -> Verdict:
 
 
 RULES: dict[str, Rule] = {
-    "sudo": _sudo,
-    "doas": _sudo,
-    "sudoedit": _sudo,
+    **dict.fromkeys(("sudo", "doas", "sudoedit"), _sudo),
     "env": _env,
     "nice": _nice,
     "timeout": _timeout,
@@ -570,11 +545,7 @@ RULES: dict[str, Rule] = {
     "stdbuf": _wrapper(("-i", "-o", "-e")),
     "ionice": _wrapper(("-c", "-n", "-p", "-P", "-u", "--class", "--classdata")),
     "xargs": _xargs,
-    "bash": _shell,
-    "sh": _shell,
-    "zsh": _shell,
-    "dash": _shell,
-    "ksh": _shell,
+    **dict.fromkeys(("bash", "sh", "zsh", "dash", "ksh"), _shell),
     "eval": _eval,
     "source": _source,
     ".": _source,
@@ -603,17 +574,12 @@ RULES: dict[str, Rule] = {
     "date": _option_writes("s", ("--set",), "sets the system clock", "dfrIs"),
     "sdiff": _option_writes("o", ("--output",), "writes its output to a file", "wo"),
     "hostname": _hostname,
-    "man": _pager,
-    "less": _pager,
-    "more": _pager,
+    **dict.fromkeys(("man", "less", "more"), _pager),
     "perl": _perl,
     "git": places.git,
     "let": lambda argv, flags, depth: Verdict(UNKNOWN, " ".join(argv), "evaluates arithmetic"),
     "sed": judge_sed,
-    "awk": judge_awk,
-    "gawk": judge_awk,
-    "mawk": judge_awk,
-    "nawk": judge_awk,
+    **dict.fromkeys(("awk", "gawk", "mawk", "nawk"), judge_awk),
 }
 RULES.update(dict.fromkeys(PACKAGE_MANAGERS, judge_package))
 RULES.update(pip=places.pip, pip3=places.pip, go=places.go)

@@ -81,6 +81,12 @@ def names(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
+def listed(text: str) -> tuple[str, ...]:
+    """Strings written as one whitespace-separated block, in order (a tuple: str.startswith
+    takes one)."""
+    return tuple(text.split())
+
+
 def long_option(arg: str, known: tuple[str, ...]) -> str:
     """The long option `arg` names, GNU-style: exact or a unique prefix (`--in` is `--in-place`);
     "?" when the prefix is ambiguous, "" when it is not a long option of `known` at all."""
@@ -115,65 +121,30 @@ GIT_WRITE = names(
     checkout-index mktag mktree fast-import"""
 )
 GIT_GLOBAL_WITH_ARG = ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env")
-GIT_SAFE_CONFIG: tuple[str, ...] = (
-    "color.",
-    "log.",
-    "advice.",
-    "safe.directory",
-    "core.quotepath",
-    "core.abbrev",
+GIT_SAFE_CONFIG = listed(
+    """color. log. advice. safe.directory core.quotepath core.abbrev grep. status. column. i18n.
+    blame. user. init."""
 )
-GIT_SAFE_CONFIG += ("grep.", "status.", "column.", "i18n.", "blame.", "user.", "init.")
 GIT_SAFE_PAGERS = ("", "cat", "less", "more", "true", "false")
-BRANCH_WRITES: tuple[str, ...] = (
-    "--delete",
-    "--move",
-    "--copy",
-    "--force",
-    "--set-upstream-to",
-    "--track",
+BRANCH_WRITES = listed(
+    """--delete --move --copy --force --set-upstream-to --track --unset-upstream --edit-description
+    --no-track --create-reflog"""
 )
-BRANCH_WRITES += ("--unset-upstream", "--edit-description", "--no-track", "--create-reflog")
-LISTING_ARGS: tuple[str, ...] = (
-    "--contains",
-    "--no-contains",
-    "--merged",
-    "--no-merged",
-    "--points-at",
-)
-LISTING_ARGS += ("--sort", "--format")
+LISTING_ARGS = listed("--contains --no-contains --merged --no-merged --points-at --sort --format")
 TAG_WRITES = ("--delete", "--annotate", "--sign", "--force", "--message", "--file", "--edit")
-CONFIG_READS: tuple[str, ...] = (
-    "--get",
-    "--get-all",
-    "--get-regexp",
-    "--get-urlmatch",
-    "--get-color",
-    "-l",
+CONFIG_READS = listed(
+    """--get --get-all --get-regexp --get-urlmatch --get-color -l --get-colorbool --list get
+    list"""
 )
-CONFIG_READS += ("--get-colorbool", "--list", "get", "list")
-CONFIG_WRITES: tuple[str, ...] = (
-    "--unset",
-    "--unset-all",
-    "--add",
-    "--replace-all",
-    "--rename-section",
-    "-e",
+CONFIG_WRITES = listed(
+    """--unset --unset-all --add --replace-all --rename-section -e --remove-section --edit set unset
+    rename-section edit remove-section"""
 )
-CONFIG_WRITES += ("--remove-section", "--edit", "set", "unset", "rename-section", "edit")
-CONFIG_WRITES += ("remove-section",)
 CONFIG_ARGS = ("-f", "--file", "--blob", "--type", "--default", "--comment")
 CONFIG_LONG = tuple(o for o in CONFIG_WRITES + CONFIG_READS if o.startswith("--"))
 
 
-GIT_RUNS: tuple[str, ...] = (
-    "--upload-pack",
-    "--receive-pack",
-    "--exec",
-    "--open-files-in-pager",
-    "--remote",
-)
-GIT_RUNS += ("--ext-diff",)
+GIT_RUNS = listed("--upload-pack --receive-pack --exec --open-files-in-pager --remote --ext-diff")
 
 
 def judge_git(argv: list[str], flags: list[int], depth: int) -> Verdict:
@@ -370,17 +341,11 @@ GIT_SUBCOMMANDS = {
 # -- sed -------------------------------------------------------------------------------------
 
 SED_WRITES = "writes a file from its script"
-SED_LONG: tuple[str, ...] = (
-    "--expression",
-    "--file",
-    "--in-place",
-    "--line-length",
-    "--null-data",
-    "--quiet",
+SED_LONG = listed(
+    """--expression --file --in-place --line-length --null-data --quiet --silent --regexp-extended
+    --separate --sandbox --unbuffered --posix --debug --follow-symlinks --binary --zero-terminated
+    --help --version"""
 )
-SED_LONG += ("--silent", "--regexp-extended", "--separate", "--sandbox", "--unbuffered")
-SED_LONG += ("--posix", "--debug", "--follow-symlinks", "--binary", "--zero-terminated")
-SED_LONG += ("--help", "--version")
 SED_RUNS = "runs shell commands from its script"
 
 
@@ -649,15 +614,10 @@ for _alias, _same in (("pip3", "pip"), ("apt-get", "apt"), ("dnf", "apt"), ("yum
 PACKAGE_MANAGERS["brew"] = PACKAGE_MANAGERS["apk"] = PACKAGE_MANAGERS["apt"]
 
 
-WRITING_OPTIONS: tuple[str, ...] = (
-    "--log",
-    "--logs-dir",
-    "--log-file",
-    "--cache",
-    "--cache-dir",
-    "--target",
+WRITING_OPTIONS = listed(
+    """--log --logs-dir --log-file --cache --cache-dir --target --prefix --root --output --report
+    --dest --outdir --out"""
 )
-WRITING_OPTIONS += ("--prefix", "--root", "--output", "--report", "--dest", "--outdir", "--out")
 
 
 def judge_package(argv: list[str], flags: list[int], depth: int) -> Verdict:

@@ -157,7 +157,11 @@ def status_text(session: Session, dialect: str = Dialect.CLAUDE) -> str:
 
     from state.status_view import summary, text
 
-    raw = _read_small_bytes(os.path.join(session.state_dir, "context.json"))
+    try:
+        with open(os.path.join(session.state_dir, "context.json"), "rb") as f:
+            raw = f.read(MAX_SESSION_BYTES)
+    except OSError:
+        raw = b""
     try:
         context = loads(raw.decode("utf-8")) if raw else None
     except (ValueError, RecursionError):  # a damaged context is `plan status`'s to report
@@ -189,24 +193,11 @@ def with_guard(summary: Status, dialect: str | None = None) -> Status:
     dialect = dialect or client_dialect()
     if dialect == Dialect.CODEX:
         return {**summary, "guard": f"{CODEX_GUARD} ({summary['state_dir']}/worktree)"}
+    from hooks.sandbox import sandbox_note  # only when a status is printed, not on every hook
+
     note = sandbox_note()
     if note:
         return {**summary, "guard": note}
     places = f"{summary['state_dir']}/worktree and {summary['state_dir']}/scratch"
     guard = f"planning is read-only; shell commands run in a read-only sandbox except {places}"
     return {**summary, "guard": guard + " (/tmp is private to each command)"}
-
-
-def _read_small_bytes(path: str) -> bytes | None:
-    try:
-        with open(path, "rb") as f:
-            return f.read(MAX_SESSION_BYTES)
-    except OSError:
-        return None
-
-
-def sandbox_note(env: Mapping[str, str] | None = None) -> str:
-    """hooks/sandbox.py's warning, imported only when a status is printed (not on every hook)."""
-    from hooks.sandbox import sandbox_note as note
-
-    return note(env)

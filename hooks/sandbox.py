@@ -72,9 +72,15 @@ def sandbox_program(env: Env | None = None) -> Program | None:
     seccomp = python if os.uname().machine in ARCHES and os.path.isfile(python) else None
     key = f"v{PROBE_VERSION} {path} {info.st_mtime_ns} {info.st_size} {os.getuid()}"
     key += f" {os.uname().machine} {seccomp}"
-    cache = os.path.join(_cache_dir(env), "sandbox-probe")
+    base = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    cache = os.path.join(base, "planner", "sandbox-probe")
+    try:
+        with open(cache, encoding="utf-8", errors="replace") as f:
+            known = f.read(4096)
+    except OSError:
+        known = ""
     # One line per key: the hooks' python3 and the launchers' venv each keep their answer.
-    lines = [line for line in (_read_small(cache) or "").splitlines() if " " in line]
+    lines = [line for line in known.splitlines() if " " in line]
     answers = dict(line.rsplit(" ", 1) for line in lines)
     found = answers.get(key)
     if found is None:
@@ -87,11 +93,6 @@ def sandbox_program(env: Env | None = None) -> Program | None:
     if found == "fail":
         return None
     return ("bwrap", path, seccomp if found == "seccomp" else None)
-
-
-def _cache_dir(env: Env) -> str:
-    base = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "planner")
 
 
 def probe_bwrap(path: str, python: str | None) -> bool:
@@ -392,7 +393,7 @@ def main(argv: list[str]) -> NoReturn:
     os._exit(126)
 
 
-def _write_atomically(path: str, data: bytes) -> bool:
+def _write_atomically(path: str, data: bytes) -> None:
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         tmp = f"{path}.{os.getpid()}"
@@ -400,13 +401,4 @@ def _write_atomically(path: str, data: bytes) -> bool:
             f.write(data)
         os.replace(tmp, path)
     except OSError:
-        return False
-    return True
-
-
-def _read_small(path: str) -> str | None:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return f.read(4096)
-    except OSError:
-        return None
+        pass  # only the cache is lost: the next call probes again

@@ -43,12 +43,8 @@ class Command:
     def __init__(
         self, argv: list[str], flags: list[int], redirects: list[Redirect], assignments: list[str]
     ) -> None:
-        self.argv, self.flags, self.redirects, self.assignments = (
-            argv,
-            flags,
-            redirects,
-            assignments,
-        )
+        self.argv, self.flags = argv, flags
+        self.redirects, self.assignments = redirects, assignments
 
     def __repr__(self) -> str:
         return f"Command({self.argv!r}, {self.redirects!r}, {self.assignments!r})"
@@ -364,8 +360,6 @@ def structure(text: str) -> tuple[list[Command], list[str]] | None:
     parser = _Parser(text, found, 0)
     try:
         parser.parse_all()
-    except (ParseError, RecursionError):
-        return None
-    except Exception:  # a parser bug must read as "cannot tell", never as a crash
+    except Exception:  # ParseError, RecursionError, or a parser bug: "cannot tell", never a crash
         return None
     return found, parser.ops
