@@ -240,7 +240,44 @@ def tampered(session: Session | None, plan: Plan | None) -> str:
     return ""
 
 
-class Store:
+class DocumentReader:
+    """read and read_or_none, typed by document name, for Store and Transaction alike: each
+    says how it loads a document (_load) and whether there is one (exists)."""
+
+    def _load(self, name: DocName) -> Document:
+        raise NotImplementedError
+
+    def exists(self, name: DocName) -> bool:
+        raise NotImplementedError
+
+    @overload
+    def read(self, name: Literal["plan"]) -> Plan: ...
+    @overload
+    def read(self, name: Literal["context"]) -> Context: ...
+    @overload
+    def read(self, name: Literal["session"]) -> Session: ...
+    @overload
+    def read(self, name: Literal["execution"]) -> Execution: ...
+    @overload
+    def read(self, name: QRName) -> QRReport: ...
+    def read(self, name: DocName) -> Document:
+        return self._load(name)
+
+    @overload
+    def read_or_none(self, name: Literal["plan"]) -> Plan | None: ...
+    @overload
+    def read_or_none(self, name: Literal["context"]) -> Context | None: ...
+    @overload
+    def read_or_none(self, name: Literal["session"]) -> Session | None: ...
+    @overload
+    def read_or_none(self, name: Literal["execution"]) -> Execution | None: ...
+    @overload
+    def read_or_none(self, name: QRName) -> QRReport | None: ...
+    def read_or_none(self, name: DocName) -> Document | None:
+        return self.read(name) if self.exists(name) else None
+
+
+class Store(DocumentReader):
     """The files of one session directory."""
 
     def __init__(self, state_dir: str):
@@ -255,32 +292,9 @@ class Store:
     def exists(self, name: str) -> bool:
         return os.path.exists(self.path(name))
 
-    @overload
-    def read(self, name: Literal["plan"]) -> Plan: ...
-    @overload
-    def read(self, name: Literal["context"]) -> Context: ...
-    @overload
-    def read(self, name: Literal["session"]) -> Session: ...
-    @overload
-    def read(self, name: Literal["execution"]) -> Execution: ...
-    @overload
-    def read(self, name: QRName) -> QRReport: ...
-    def read(self, name: DocName) -> Document:
+    def _load(self, name: DocName) -> Document:
         """The document, checked against its schema with defaults filled in."""
         return load(self.path(name), schema_name(name))
-
-    @overload
-    def read_or_none(self, name: Literal["plan"]) -> Plan | None: ...
-    @overload
-    def read_or_none(self, name: Literal["context"]) -> Context | None: ...
-    @overload
-    def read_or_none(self, name: Literal["session"]) -> Session | None: ...
-    @overload
-    def read_or_none(self, name: Literal["execution"]) -> Execution | None: ...
-    @overload
-    def read_or_none(self, name: QRName) -> QRReport | None: ...
-    def read_or_none(self, name: DocName) -> Document | None:
-        return self.read(name) if self.exists(name) else None
 
     def last_revision(self) -> str | None:
         """The newest plan revision's name (r7), or None before the first."""
@@ -346,7 +360,7 @@ class Store:
         return Transaction(self, command)
 
 
-class Transaction:
+class Transaction(DocumentReader):
     """Documents loaded under the lock; edited ones are validated and written on commit."""
 
     def __init__(self, store: Store, command: str):
@@ -399,17 +413,7 @@ class Transaction:
         record(self)
         self.commit()
 
-    @overload
-    def read(self, name: Literal["plan"]) -> Plan: ...
-    @overload
-    def read(self, name: Literal["context"]) -> Context: ...
-    @overload
-    def read(self, name: Literal["session"]) -> Session: ...
-    @overload
-    def read(self, name: Literal["execution"]) -> Execution: ...
-    @overload
-    def read(self, name: QRName) -> QRReport: ...
-    def read(self, name: DocName) -> Document:
+    def _load(self, name: DocName) -> Document:
         """The document as this transaction sees it (read once, then the same object)."""
         if name not in self.docs:
             path = self.store.path(name)
@@ -418,18 +422,8 @@ class Transaction:
             self.original[name] = raw
         return self.docs[name]
 
-    @overload
-    def read_or_none(self, name: Literal["plan"]) -> Plan | None: ...
-    @overload
-    def read_or_none(self, name: Literal["context"]) -> Context | None: ...
-    @overload
-    def read_or_none(self, name: Literal["session"]) -> Session | None: ...
-    @overload
-    def read_or_none(self, name: Literal["execution"]) -> Execution | None: ...
-    @overload
-    def read_or_none(self, name: QRName) -> QRReport | None: ...
-    def read_or_none(self, name: DocName) -> Document | None:
-        return self.read(name) if name in self.docs or self.store.exists(name) else None
+    def exists(self, name: DocName) -> bool:
+        return name in self.docs or self.store.exists(name)
 
     @overload
     def edit(self, name: Literal["plan"]) -> Plan: ...
@@ -467,7 +461,7 @@ class Transaction:
     def edit_or_create(self, name: QRName, fresh: QRReport) -> QRReport: ...
     def edit_or_create(self, name: DocName, fresh: Document) -> Document:
         """The document to be changed in place, or `fresh` created when there is none."""
-        if name in self.docs or self.store.exists(name):
+        if self.exists(name):
             return self.edit(name)
         self._create(name, fresh)
         return fresh
