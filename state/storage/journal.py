@@ -341,16 +341,22 @@ def remove(paths: list[str]) -> None:
             unlink(path)
 
 
+def read_if_any(path: str) -> bytes | None:
+    """The file's bytes, None when there is none; DamagedFile (exit 3) naming it when it
+    cannot be read (a directory, permissions, a symlink loop)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise DamagedFile(f"{path}: cannot be read ({e.strerror})") from None
+
+
 def recover(directory: str) -> None:
     """Roll a committed journal forward, then remove leftover temp files (hold the lock)."""
     path = os.path.join(directory, JOURNAL)
-    try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except FileNotFoundError:
-        raw = None
-    except OSError as e:
-        raise DamagedFile(f"{path}: cannot be read ({e.strerror})") from None
+    raw = read_if_any(path)
     if raw is not None:
         try:
             journal = json.loads(raw)

@@ -128,13 +128,10 @@ def append_line(path: str, record: Mapping[str, object]) -> None:
 
 
 def read_bytes(path: str) -> bytes:
-    try:
-        with open(path, "rb") as f:
-            return f.read()
-    except FileNotFoundError:
-        raise UsageError(f"{path}: not found") from None
-    except OSError as e:
-        raise DamagedFile(f"{path}: cannot be read ({e.strerror})") from None
+    raw = journal.read_if_any(path)
+    if raw is None:
+        raise UsageError(f"{path}: not found")
+    return raw
 
 
 def parse(path: str, schema_name: str, raw: bytes) -> Document:
@@ -324,14 +321,7 @@ class Store(DocumentReader):
         """The audit log's lines (none before the first); DamagedFile (exit 3) naming it when
         it cannot be read. Bytes that are not UTF-8 are shown replaced, not refused: a log is
         read to find what happened, damage included."""
-        path = os.path.join(self.dir, AUDIT_FILE)
-        try:
-            with open(path, "rb") as f:
-                raw = f.read()
-        except FileNotFoundError:
-            return []
-        except OSError as e:  # a directory, permissions, a symlink loop
-            raise DamagedFile(f"{path}: cannot be read ({e.strerror})") from None
+        raw = journal.read_if_any(os.path.join(self.dir, AUDIT_FILE)) or b""
         return [line for line in raw.decode(errors="replace").splitlines() if line.strip()]
 
     def audit(self, event: str, **fields: object) -> None:
