@@ -59,8 +59,6 @@ if TYPE_CHECKING:
 __all__ = ["HISTORY_DIR", "HISTORY_INDEX"]
 LOCK_FILE = ".lock"
 AUDIT_FILE = "audit.jsonl"
-CLOSED_STATUSES = CLOSED
-APPROVED_STATUSES = APPROVED
 PLANNING_FILES = frozenset({"plan", "context", "qr-plan-design", "qr-plan-code", "qr-plan-docs"})
 
 
@@ -183,7 +181,7 @@ def approved(session: Session | None) -> bool:
     plan.json's frozen_at holds."""
     if not session:
         return False
-    return session.get("status") in APPROVED_STATUSES or bool(session.get("approval"))
+    return session.get("status") in APPROVED or bool(session.get("approval"))
 
 
 def write_refusal(
@@ -198,7 +196,7 @@ def write_refusal(
     `asks`: it adds or answers the executor's questions to the person, the one change
     context.json takes while the approved plan executes (Transaction._check_asks)."""
     status = session["status"] if session else None
-    if status in CLOSED_STATUSES and name != "session":
+    if status in CLOSED and name != "session":
         return f"the session is {status}; nothing was written"
     if name == "context" and asks and status in ("approved", "executing"):
         return ""
@@ -540,7 +538,7 @@ class Transaction(DocumentReader):
         files.update(self.files)
         line = {"ts": clock.now(), "event": "mutation", **record, **self.audit_fields}
         journal.commit(self.store.dir, files, AUDIT_FILE, line, self.project)
-        if "session" in changed and self.read("session")["status"] in CLOSED_STATUSES:
+        if "session" in changed and self.read("session")["status"] in CLOSED:
             self._remove_worktree()
 
     def _remove_worktree(self) -> None:
