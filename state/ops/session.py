@@ -45,7 +45,9 @@ def create(
     home = os.path.join(root, ".planner")
     try:
         os.makedirs(home, exist_ok=True)
-        write_gitignore(home)
+        gitignore = os.path.join(home, ".gitignore")
+        if not os.path.exists(gitignore):  # written once: a file the user edited is theirs
+            write_atomic(gitignore, GITIGNORE.encode())
     except OSError as e:
         raise WriteFailed(f"{home}: cannot be created ({e.strerror})") from None
     _remove_unfinished(home)
@@ -198,13 +200,6 @@ drafts.json
 */worktree/
 */worktree.git/
 """
-
-
-def write_gitignore(home: str) -> None:
-    """.planner/.gitignore, once: a file the user edited is theirs."""
-    path = os.path.join(home, ".gitignore")
-    if not os.path.exists(path):
-        write_atomic(path, GITIGNORE.encode())
 
 
 def make_active(root: str, session_id: str) -> None:

@@ -383,7 +383,8 @@ def recover(directory: str) -> None:
                 "nothing else was written"
             ) from None
     _remove_project_temps(directory)
-    remove_temps(directory)
+    # the temp files of killed or failed writes
+    remove([os.path.join(directory, n) for n in _names(directory) if n.endswith(TMP_SUFFIX)])
 
 
 def _checked_project(path: str, project: Any) -> StagedProject | None:
@@ -452,8 +453,3 @@ def _names(directory: str) -> list[str]:
         with contextlib.suppress(OSError):
             names += [os.path.join(sub, n) for n in os.listdir(os.path.join(directory, sub))]
     return names
-
-
-def remove_temps(directory: str) -> None:
-    """Temp files of killed or failed writes (only called with the lock held)."""
-    remove([os.path.join(directory, n) for n in _names(directory) if n.endswith(TMP_SUFFIX)])
