@@ -487,16 +487,13 @@ class Transaction(DocumentReader):
     def commit(self) -> None:
         if self.store.before_commit is not None and self.edited:
             self.store.before_commit(self)
-        changed = {}
-        for name in sorted(self.edited):
-            data = dumps(self.docs[name])
-            if data != self.original.get(name):
-                changed[name] = data
-        if not changed and not self.files and not self.project:
-            return
-        self._validate(changed)
-        # Validation filled in missing defaults: write the document as it will be read back.
-        changed = {n: d for n in changed if (d := dumps(self.docs[n])) != self.original.get(n)}
+        changed = {
+            n: d for n in sorted(self.edited) if (d := dumps(self.docs[n])) != self.original.get(n)
+        }
+        if changed:
+            self._validate(changed)
+            # Validation filled in missing defaults: write the document as it will be read back.
+            changed = {n: d for n in changed if (d := dumps(self.docs[n])) != self.original.get(n)}
         if not changed and not self.files and not self.project:
             return
         self._check_freeze()
