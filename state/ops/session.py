@@ -56,7 +56,13 @@ def create(
     building = os.path.join(home, f".{session_id}{BUILDING}")
     try:
         os.makedirs(building)
-        _fill(Store(building), session_id, task, root, config, non_interactive)
+        stamp = clock.now()
+        with Store(building).transaction("session create") as tx:
+            tx.create(
+                "session", new_session(session_id, task, stamp, root, config, non_interactive)
+            )
+            tx.create("plan", new_plan(stamp))
+            tx.create("context", new_context())
         os.rename(building, state_dir)
     except BaseException as e:
         shutil.rmtree(building, ignore_errors=True)
@@ -81,21 +87,6 @@ def _remove_unfinished(home: str) -> None:
 def discard(store: Store) -> None:
     """Remove a session whose first step failed (`planner --step 1` leaves no orphan)."""
     shutil.rmtree(store.dir, ignore_errors=True)
-
-
-def _fill(
-    store: Store,
-    session_id: str,
-    task: str,
-    root: str,
-    config: Config,
-    non_interactive: bool,
-) -> None:
-    stamp = clock.now()
-    with store.transaction("session create") as tx:
-        tx.create("session", new_session(session_id, task, stamp, root, config, non_interactive))
-        tx.create("plan", new_plan(stamp))
-        tx.create("context", new_context())
 
 
 # The first documents, every field spelled: mypy holds them to documents.py, and
