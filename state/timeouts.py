@@ -10,7 +10,7 @@ from state.ops.question_ops import assume
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from state.storage.documents import Context, Session
+    from state.storage.documents import Context, Question, Session
     from state.storage.store import Store
 
 
@@ -18,18 +18,21 @@ def _overdue(since: str | None, limit: int, now: float) -> bool:
     return bool(limit and since and now - clock.parse(since) > limit)
 
 
+def _approval_overdue(session: Session, now: float) -> bool:
+    limit = session["config"]["approval_timeout"]
+    return session["status"] == "review" and _overdue(session["review_started_at"], limit, now)
+
+
+def _question_overdue(q: Question, limit: int, now: float) -> bool:
+    return q["answer"] is None and not q["skipped"] and _overdue(q["asked_at"], limit, now)
+
+
 def due(session: Session, context: Context | None) -> bool:
     """Whether anything has timed out (read-only: the cheap check every command makes)."""
-    now, config = clock.epoch(), session["config"]
-    if session["status"] == "review" and _overdue(
-        session["review_started_at"], config["approval_timeout"], now
-    ):
-        return True
-    return any(
-        q["answer"] is None
-        and not q["skipped"]
-        and _overdue(q["asked_at"], config["question_timeout"], now)
-        for q in (context["questions"] if context else [])
+    now, limit = clock.epoch(), session["config"]["question_timeout"]
+    questions = context["questions"] if context else []
+    return _approval_overdue(session, now) or any(
+        _question_overdue(q, limit, now) for q in questions
     )
 
 
@@ -46,9 +49,7 @@ def expire(store: Store) -> None:
     with store.transaction("timeout") as tx:
         session, now = tx.edit("session"), clock.epoch()
         config = session["config"]
-        if session["status"] == "review" and _overdue(
-            session["review_started_at"], config["approval_timeout"], now
-        ):
+        if _approval_overdue(session, now):
             transition(session, "cancelled")
             session["reason"] = (
                 f"no approval within approval_timeout ({config['approval_timeout']}s)"
@@ -58,11 +59,7 @@ def expire(store: Store) -> None:
             context = tx.edit("context")
             skipped = []
             for q in context["questions"]:
-                if (
-                    q["answer"] is None
-                    and not q["skipped"]
-                    and _overdue(q["asked_at"], config["question_timeout"], now)
-                ):
+                if _question_overdue(q, config["question_timeout"], now):
                     assume(context, q, "question_timeout passed")
                     skipped.append(q["id"])
             if skipped:

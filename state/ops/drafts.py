@@ -18,6 +18,7 @@ from typing_extensions import TypedDict  # pydantic validates typing's only from
 
 from state import clock
 from state.errors import DamagedFile, UsageError
+from state.storage.journal import read_if_any
 from state.storage.store import dumps
 
 if TYPE_CHECKING:
@@ -66,13 +67,9 @@ DRAFTS = TypeAdapter(Drafts)
 def load(state_dir: str) -> Drafts:
     """drafts.json ({"drafts": []} when there is none); DamagedFile names the file."""
     path = os.path.join(state_dir, DRAFTS_FILE)
-    try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except FileNotFoundError:
+    raw = read_if_any(path)
+    if raw is None:
         return {"schema_version": 1, "drafts": []}
-    except OSError as e:
-        raise DamagedFile(f"{path}: cannot be read ({e.strerror})") from None
     try:
         return DRAFTS.validate_python(json.loads(raw))
     except (ValueError, ValidationError, RecursionError) as e:

@@ -87,24 +87,18 @@ def find(plan: Plan, item_id: str, kind: str = "") -> PlanItem:
     if kind and prefix != kind:
         raise UsageError(f"{item_id}: not a {KINDS[kind]} id ({kind}-n)")
     context = plan["planning_context"]
-    items: Sequence[PlanItem]
-    if prefix == "DL":
-        items = context["decision_log"]
-    elif prefix == "RA":
-        items = context["rejected_alternatives"]
-    elif prefix == "C":
-        items = context["constraints"]
-    elif prefix == "R":
-        items = context["known_risks"]
-    elif prefix == "D":
-        items = context["choices"]
-    elif prefix == "M":
-        items = plan["milestones"]
-    elif prefix == "CI":
-        items = [i for m in plan["milestones"] for i in m["code_intents"]]
-    elif prefix == "CC":
-        items = [c for m in plan["milestones"] for c in m["code_changes"]]
-    else:
+    groups: dict[str, Sequence[PlanItem]] = {
+        "DL": context["decision_log"],
+        "RA": context["rejected_alternatives"],
+        "C": context["constraints"],
+        "R": context["known_risks"],
+        "D": context["choices"],
+        "M": plan["milestones"],
+        "CI": [i for m in plan["milestones"] for i in m["code_intents"]],
+        "CC": [c for m in plan["milestones"] for c in m["code_changes"]],
+    }
+    items = groups.get(prefix)
+    if items is None:
         raise UsageError(f"{item_id}: not a plan id (DL-, RA-, C-, R-, D-, M-, CI-, CC-)")
     for item in items:
         if item["id"] == item_id:

@@ -64,19 +64,16 @@ def find_item(store: Store, item_id: str, phase: str | None) -> FoundItem:
     return found[0]
 
 
-def loop_iteration(tx: Transaction, phase: str) -> int:
-    """The iteration the session's QR loop for `phase` is at (1 before any gate ran)."""
+def open_report(tx: Transaction, phase: str) -> QRReport:
+    """qr-{phase}.json for editing, created at the loop's iteration when missing (1 before
+    any gate ran)."""
+    checked = known_phase(phase)
     session = tx.read_or_none("session")
     loop = session["qr"].get(phase) if session else None
-    return loop["iteration"] if loop else 1
-
-
-def open_report(tx: Transaction, phase: str) -> QRReport:
-    """qr-{phase}.json for editing, created at the loop's iteration when missing."""
     fresh: QRReport = {
         "schema_version": 1,
-        "phase": known_phase(phase),
-        "iteration": loop_iteration(tx, phase),
+        "phase": checked,
+        "iteration": loop["iteration"] if loop else 1,
         "items": [],
         "accepted": None,
     }

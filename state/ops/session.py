@@ -45,7 +45,9 @@ def create(
     home = os.path.join(root, ".planner")
     try:
         os.makedirs(home, exist_ok=True)
-        write_gitignore(home)
+        gitignore = os.path.join(home, ".gitignore")
+        if not os.path.exists(gitignore):  # written once: a file the user edited is theirs
+            write_atomic(gitignore, GITIGNORE.encode())
     except OSError as e:
         raise WriteFailed(f"{home}: cannot be created ({e.strerror})") from None
     _remove_unfinished(home)
@@ -54,7 +56,13 @@ def create(
     building = os.path.join(home, f".{session_id}{BUILDING}")
     try:
         os.makedirs(building)
-        _fill(Store(building), session_id, task, root, config, non_interactive)
+        stamp = clock.now()
+        with Store(building).transaction("session create") as tx:
+            tx.create(
+                "session", new_session(session_id, task, stamp, root, config, non_interactive)
+            )
+            tx.create("plan", new_plan(stamp))
+            tx.create("context", new_context())
         os.rename(building, state_dir)
     except BaseException as e:
         shutil.rmtree(building, ignore_errors=True)
@@ -79,21 +87,6 @@ def _remove_unfinished(home: str) -> None:
 def discard(store: Store) -> None:
     """Remove a session whose first step failed (`planner --step 1` leaves no orphan)."""
     shutil.rmtree(store.dir, ignore_errors=True)
-
-
-def _fill(
-    store: Store,
-    session_id: str,
-    task: str,
-    root: str,
-    config: Config,
-    non_interactive: bool,
-) -> None:
-    stamp = clock.now()
-    with store.transaction("session create") as tx:
-        tx.create("session", new_session(session_id, task, stamp, root, config, non_interactive))
-        tx.create("plan", new_plan(stamp))
-        tx.create("context", new_context())
 
 
 # The first documents, every field spelled: mypy holds them to documents.py, and
@@ -198,13 +191,6 @@ drafts.json
 */worktree/
 */worktree.git/
 """
-
-
-def write_gitignore(home: str) -> None:
-    """.planner/.gitignore, once: a file the user edited is theirs."""
-    path = os.path.join(home, ".gitignore")
-    if not os.path.exists(path):
-        write_atomic(path, GITIGNORE.encode())
 
 
 def make_active(root: str, session_id: str) -> None:

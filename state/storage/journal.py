@@ -341,16 +341,22 @@ def remove(paths: list[str]) -> None:
             unlink(path)
 
 
+def read_if_any(path: str) -> bytes | None:
+    """The file's bytes, None when there is none; DamagedFile (exit 3) naming it when it
+    cannot be read (a directory, permissions, a symlink loop)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise DamagedFile(f"{path}: cannot be read ({e.strerror})") from None
+
+
 def recover(directory: str) -> None:
     """Roll a committed journal forward, then remove leftover temp files (hold the lock)."""
     path = os.path.join(directory, JOURNAL)
-    try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except FileNotFoundError:
-        raw = None
-    except OSError as e:
-        raise DamagedFile(f"{path}: cannot be read ({e.strerror})") from None
+    raw = read_if_any(path)
     if raw is not None:
         try:
             journal = json.loads(raw)
@@ -377,7 +383,8 @@ def recover(directory: str) -> None:
                 "nothing else was written"
             ) from None
     _remove_project_temps(directory)
-    remove_temps(directory)
+    # the temp files of killed or failed writes
+    remove([os.path.join(directory, n) for n in _names(directory) if n.endswith(TMP_SUFFIX)])
 
 
 def _checked_project(path: str, project: Any) -> StagedProject | None:
@@ -446,8 +453,3 @@ def _names(directory: str) -> list[str]:
         with contextlib.suppress(OSError):
             names += [os.path.join(sub, n) for n in os.listdir(os.path.join(directory, sub))]
     return names
-
-
-def remove_temps(directory: str) -> None:
-    """Temp files of killed or failed writes (only called with the lock held)."""
-    remove([os.path.join(directory, n) for n in _names(directory) if n.endswith(TMP_SUFFIX)])

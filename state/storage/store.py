@@ -59,8 +59,6 @@ if TYPE_CHECKING:
 __all__ = ["HISTORY_DIR", "HISTORY_INDEX"]
 LOCK_FILE = ".lock"
 AUDIT_FILE = "audit.jsonl"
-CLOSED_STATUSES = CLOSED
-APPROVED_STATUSES = APPROVED
 PLANNING_FILES = frozenset({"plan", "context", "qr-plan-design", "qr-plan-code", "qr-plan-docs"})
 
 
@@ -128,13 +126,10 @@ def append_line(path: str, record: Mapping[str, object]) -> None:
 
 
 def read_bytes(path: str) -> bytes:
-    try:
-        with open(path, "rb") as f:
-            return f.read()
-    except FileNotFoundError:
-        raise UsageError(f"{path}: not found") from None
-    except OSError as e:
-        raise DamagedFile(f"{path}: cannot be read ({e.strerror})") from None
+    raw = journal.read_if_any(path)
+    if raw is None:
+        raise UsageError(f"{path}: not found")
+    return raw
 
 
 def parse(path: str, schema_name: str, raw: bytes) -> Document:
@@ -171,10 +166,6 @@ def load(path: str, schema_name: Literal["context"], raw: bytes | None = None) -
 @overload
 def load(path: str, schema_name: Literal["session"], raw: bytes | None = None) -> Session: ...
 @overload
-def load(path: str, schema_name: Literal["execution"], raw: bytes | None = None) -> Execution: ...
-@overload
-def load(path: str, schema_name: Literal["qr"], raw: bytes | None = None) -> QRReport: ...
-@overload
 def load(path: str, schema_name: str, raw: bytes | None = None) -> Document: ...
 def load(path: str, schema_name: str, raw: bytes | None = None) -> Document:
     """The document at `path` (or in `raw`, its bytes read before), checked against its schema."""
@@ -186,7 +177,7 @@ def approved(session: Session | None) -> bool:
     plan.json's frozen_at holds."""
     if not session:
         return False
-    return session.get("status") in APPROVED_STATUSES or bool(session.get("approval"))
+    return session.get("status") in APPROVED or bool(session.get("approval"))
 
 
 def write_refusal(
@@ -201,7 +192,7 @@ def write_refusal(
     `asks`: it adds or answers the executor's questions to the person, the one change
     context.json takes while the approved plan executes (Transaction._check_asks)."""
     status = session["status"] if session else None
-    if status in CLOSED_STATUSES and name != "session":
+    if status in CLOSED and name != "session":
         return f"the session is {status}; nothing was written"
     if name == "context" and asks and status in ("approved", "executing"):
         return ""
@@ -240,7 +231,44 @@ def tampered(session: Session | None, plan: Plan | None) -> str:
     return ""
 
 
-class Store:
+class DocumentReader:
+    """read and read_or_none, typed by document name, for Store and Transaction alike: each
+    says how it loads a document (_load) and whether there is one (exists)."""
+
+    def _load(self, name: DocName) -> Document:
+        raise NotImplementedError
+
+    def exists(self, name: DocName) -> bool:
+        raise NotImplementedError
+
+    @overload
+    def read(self, name: Literal["plan"]) -> Plan: ...
+    @overload
+    def read(self, name: Literal["context"]) -> Context: ...
+    @overload
+    def read(self, name: Literal["session"]) -> Session: ...
+    @overload
+    def read(self, name: Literal["execution"]) -> Execution: ...
+    @overload
+    def read(self, name: QRName) -> QRReport: ...
+    def read(self, name: DocName) -> Document:
+        return self._load(name)
+
+    @overload
+    def read_or_none(self, name: Literal["plan"]) -> Plan | None: ...
+    @overload
+    def read_or_none(self, name: Literal["context"]) -> Context | None: ...
+    @overload
+    def read_or_none(self, name: Literal["session"]) -> Session | None: ...
+    @overload
+    def read_or_none(self, name: Literal["execution"]) -> Execution | None: ...
+    @overload
+    def read_or_none(self, name: QRName) -> QRReport | None: ...
+    def read_or_none(self, name: DocName) -> Document | None:
+        return self.read(name) if self.exists(name) else None
+
+
+class Store(DocumentReader):
     """The files of one session directory."""
 
     def __init__(self, state_dir: str):
@@ -255,32 +283,9 @@ class Store:
     def exists(self, name: str) -> bool:
         return os.path.exists(self.path(name))
 
-    @overload
-    def read(self, name: Literal["plan"]) -> Plan: ...
-    @overload
-    def read(self, name: Literal["context"]) -> Context: ...
-    @overload
-    def read(self, name: Literal["session"]) -> Session: ...
-    @overload
-    def read(self, name: Literal["execution"]) -> Execution: ...
-    @overload
-    def read(self, name: QRName) -> QRReport: ...
-    def read(self, name: DocName) -> Document:
+    def _load(self, name: DocName) -> Document:
         """The document, checked against its schema with defaults filled in."""
         return load(self.path(name), schema_name(name))
-
-    @overload
-    def read_or_none(self, name: Literal["plan"]) -> Plan | None: ...
-    @overload
-    def read_or_none(self, name: Literal["context"]) -> Context | None: ...
-    @overload
-    def read_or_none(self, name: Literal["session"]) -> Session | None: ...
-    @overload
-    def read_or_none(self, name: Literal["execution"]) -> Execution | None: ...
-    @overload
-    def read_or_none(self, name: QRName) -> QRReport | None: ...
-    def read_or_none(self, name: DocName) -> Document | None:
-        return self.read(name) if self.exists(name) else None
 
     def last_revision(self) -> str | None:
         """The newest plan revision's name (r7), or None before the first."""
@@ -310,14 +315,7 @@ class Store:
         """The audit log's lines (none before the first); DamagedFile (exit 3) naming it when
         it cannot be read. Bytes that are not UTF-8 are shown replaced, not refused: a log is
         read to find what happened, damage included."""
-        path = os.path.join(self.dir, AUDIT_FILE)
-        try:
-            with open(path, "rb") as f:
-                raw = f.read()
-        except FileNotFoundError:
-            return []
-        except OSError as e:  # a directory, permissions, a symlink loop
-            raise DamagedFile(f"{path}: cannot be read ({e.strerror})") from None
+        raw = journal.read_if_any(os.path.join(self.dir, AUDIT_FILE)) or b""
         return [line for line in raw.decode(errors="replace").splitlines() if line.strip()]
 
     def audit(self, event: str, **fields: object) -> None:
@@ -346,7 +344,7 @@ class Store:
         return Transaction(self, command)
 
 
-class Transaction:
+class Transaction(DocumentReader):
     """Documents loaded under the lock; edited ones are validated and written on commit."""
 
     def __init__(self, store: Store, command: str):
@@ -399,17 +397,7 @@ class Transaction:
         record(self)
         self.commit()
 
-    @overload
-    def read(self, name: Literal["plan"]) -> Plan: ...
-    @overload
-    def read(self, name: Literal["context"]) -> Context: ...
-    @overload
-    def read(self, name: Literal["session"]) -> Session: ...
-    @overload
-    def read(self, name: Literal["execution"]) -> Execution: ...
-    @overload
-    def read(self, name: QRName) -> QRReport: ...
-    def read(self, name: DocName) -> Document:
+    def _load(self, name: DocName) -> Document:
         """The document as this transaction sees it (read once, then the same object)."""
         if name not in self.docs:
             path = self.store.path(name)
@@ -418,18 +406,8 @@ class Transaction:
             self.original[name] = raw
         return self.docs[name]
 
-    @overload
-    def read_or_none(self, name: Literal["plan"]) -> Plan | None: ...
-    @overload
-    def read_or_none(self, name: Literal["context"]) -> Context | None: ...
-    @overload
-    def read_or_none(self, name: Literal["session"]) -> Session | None: ...
-    @overload
-    def read_or_none(self, name: Literal["execution"]) -> Execution | None: ...
-    @overload
-    def read_or_none(self, name: QRName) -> QRReport | None: ...
-    def read_or_none(self, name: DocName) -> Document | None:
-        return self.read(name) if name in self.docs or self.store.exists(name) else None
+    def exists(self, name: DocName) -> bool:
+        return name in self.docs or self.store.exists(name)
 
     @overload
     def edit(self, name: Literal["plan"]) -> Plan: ...
@@ -467,7 +445,7 @@ class Transaction:
     def edit_or_create(self, name: QRName, fresh: QRReport) -> QRReport: ...
     def edit_or_create(self, name: DocName, fresh: Document) -> Document:
         """The document to be changed in place, or `fresh` created when there is none."""
-        if name in self.docs or self.store.exists(name):
+        if self.exists(name):
             return self.edit(name)
         self._create(name, fresh)
         return fresh
@@ -509,16 +487,13 @@ class Transaction:
     def commit(self) -> None:
         if self.store.before_commit is not None and self.edited:
             self.store.before_commit(self)
-        changed = {}
-        for name in sorted(self.edited):
-            data = dumps(self.docs[name])
-            if data != self.original.get(name):
-                changed[name] = data
-        if not changed and not self.files and not self.project:
-            return
-        self._validate(changed)
-        # Validation filled in missing defaults: write the document as it will be read back.
-        changed = {n: d for n in changed if (d := dumps(self.docs[n])) != self.original.get(n)}
+        changed = {
+            n: d for n in sorted(self.edited) if (d := dumps(self.docs[n])) != self.original.get(n)
+        }
+        if changed:
+            self._validate(changed)
+            # Validation filled in missing defaults: write the document as it will be read back.
+            changed = {n: d for n in changed if (d := dumps(self.docs[n])) != self.original.get(n)}
         if not changed and not self.files and not self.project:
             return
         self._check_freeze()
@@ -556,7 +531,7 @@ class Transaction:
         files.update(self.files)
         line = {"ts": clock.now(), "event": "mutation", **record, **self.audit_fields}
         journal.commit(self.store.dir, files, AUDIT_FILE, line, self.project)
-        if "session" in changed and self.read("session")["status"] in CLOSED_STATUSES:
+        if "session" in changed and self.read("session")["status"] in CLOSED:
             self._remove_worktree()
 
     def _remove_worktree(self) -> None:

@@ -13,9 +13,9 @@ import os
 from state.errors import Refused
 from state.ops.lifecycle import TRANSITIONS
 from state.project import project_root
-from state.storage.store import APPROVED_STATUSES, CLOSED_STATUSES
+from state.vocab import APPROVED, CLOSED
 
-SETTLED = APPROVED_STATUSES | CLOSED_STATUSES
+SETTLED = APPROVED | CLOSED
 
 
 def unsettled(home: str) -> list[tuple[str, str]]:

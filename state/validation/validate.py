@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping, Sequence
     from typing import Any
 
-    from state.storage.documents import Milestone, Plan
+    from state.storage.documents import Milestone, Plan, RejectedAlternative, Risk
     from state.storage.ids import Identified
 
 PHASES = ("design", "code", "docs", "final")
@@ -86,21 +86,17 @@ def integrity(plan: Plan, question_ids: set[str] | None = None) -> list[Finding]
                     "question",
                     f"plan decision set {d['id']} --question Q-n",
                 )
-    for ra in ctx["rejected_alternatives"]:
+    decided: list[tuple[str, str, RejectedAlternative | Risk]] = [
+        *(("rejected_alternatives", "alternative", ra) for ra in ctx["rejected_alternatives"]),
+        *(("known_risks", "risk", r) for r in ctx["known_risks"]),
+    ]
+    for key, noun, item in decided:
         ref(
-            _where("planning_context.rejected_alternatives", ra["id"]) + ".decision_ref",
-            ra["decision_ref"],
+            _where(f"planning_context.{key}", item["id"]) + ".decision_ref",
+            item["decision_ref"],
             decisions,
             "decision",
-            f"plan alternative set {ra['id']} --decision DL-n",
-        )
-    for r in ctx["known_risks"]:
-        ref(
-            _where("planning_context.known_risks", r["id"]) + ".decision_ref",
-            r["decision_ref"],
-            decisions,
-            "decision",
-            f"plan risk set {r['id']} --decision DL-n",
+            f"plan {noun} set {item['id']} --decision DL-n",
         )
     for choice in ctx["choices"]:
         where = _where("planning_context.choices", choice["id"])

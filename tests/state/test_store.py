@@ -21,14 +21,13 @@ from state.storage import schema
 from state.storage.ids import next_id, option_letter
 from state.storage.lock import locked
 from state.storage.store import (
-    CLOSED_STATUSES,
     PLANNING_FILES,
     Store,
     dumps,
     load,
     report_name,
 )
-from state.vocab import Phase
+from state.vocab import CLOSED, Phase
 from tests.state import builders
 from tests.state.builders import snapshot
 
@@ -270,7 +269,7 @@ def test_a_cancelled_session_refuses_edits(store: Store, state_dir: Path, name: 
     assert snapshot(state_dir) == before
 
 
-@pytest.mark.parametrize("status", sorted(s.value for s in CLOSED_STATUSES))
+@pytest.mark.parametrize("status", sorted(s.value for s in CLOSED))
 def test_a_closed_session_refuses_new_files_but_not_itself(
     store: Store, state_dir: Path, status: str
 ) -> None:
