@@ -251,15 +251,6 @@ def since_last_round(
     }
 
 
-def compare(store: Store, rev_a: str, rev_b: str) -> list[Change]:
-    """The semantic diff between two revisions (r3, or "current")."""
-
-    def load(rev: str) -> Plan:
-        return store.read("plan") if rev == "current" else store.revision(rev)
-
-    return semantic_diff(load(rev_a), load(rev_b))
-
-
 def signature(store: Store) -> tuple[tuple[str, int, int], ...]:
     """Modification times and sizes of the session's files: a change means "reload"."""
     names = ["session.json", "plan.json", "context.json", "execution.json", AUDIT_FILE]
