@@ -103,10 +103,6 @@ def read_document(target: Target, path: str, schema: str) -> Document | None:
     return document
 
 
-def _plan_file(target: Target) -> str:
-    return os.path.join(target.path, "plan.json") if target.kind == "session" else target.path
-
-
 def _not_a_plan(target: Target, document: Document | None) -> bool:
     """True (with a clear problem) when a file given as a plan is another state file or
     a JSON that is no plan at all."""
@@ -158,7 +154,8 @@ def validate(
         if target.usage or (target.kind == "plan" and _not_a_plan(target, None)):
             continue
         session = _session_document(target)
-        document = read_document(target, _plan_file(target), "plan")
+        path = os.path.join(target.path, "plan.json") if target.kind == "session" else target.path
+        document = read_document(target, path, "plan")
         if target.kind == "plan" and _not_a_plan(target, document):
             continue
         if document is None:

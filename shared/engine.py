@@ -239,7 +239,9 @@ def arrive(ctx: Context, step_kind: Kind) -> Routing:
     return the routing."""
     tx = ctx.tx
     assert tx is not None, "arrive() runs inside run()'s transaction"
-    problems = ctx.workflow.unmet(ctx) + step_kind.check(ctx)
+    # what the step requires and the session does not have yet
+    problems = [f for requirement in ctx.step.requires for f in requirement(ctx)]
+    problems += step_kind.check(ctx)
     if problems:
         raise PreconditionFailed(
             f"{ctx.workflow.name} step {ctx.step.number} ({ctx.step.name}): not ready", problems
