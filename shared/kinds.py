@@ -137,7 +137,6 @@ class Gate(Kind):
             phase,
             verdict,
             ctx.config["qr_max_iterations"],
-            ctx.state_dir,
             ctx.argv(ctx.step.number, "pass"),
             fail_cmd,
         )
