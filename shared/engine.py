@@ -318,11 +318,10 @@ def render_step(
     return record
 
 
-def emit(record: StepRecord, flags: Flags, earlier: list[StepRecord] | None = None) -> None:
+def emit(record: StepRecord, flags: Flags, earlier: list[StepRecord]) -> None:
     """Print a step: its text, or one JSON object; the steps that ran before it in the same
     call come first (text) or under "gate" (JSON, the first of them; "before" lists them all:
     the object is the step the session is at, its routing what is next)."""
-    earlier = earlier or []
     if flags.get("format") == "json":
         shown = {k: v for k, v in record.items() if k != "text"}
         cut = [{k: v for k, v in e.items() if k not in ("text", "state_dir")} for e in earlier]
