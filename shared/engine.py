@@ -66,11 +66,11 @@ def _refuse_closed(store: Store, session: Session) -> Session:
 
 def routing_targets(routing: Routing) -> list[tuple[str, int]]:
     """(workflow, step) pairs a routing allows next."""
-    targets = []
-    for argv in routing.as_record().values():
-        if len(argv) > 2 and argv[0] in WORKFLOWS and argv[1] == "--step":
-            targets.append((argv[0], int(argv[2])))
-    return targets
+    return [
+        (argv[0], int(argv[2]))
+        for argv in routing.as_record().values()
+        if len(argv) > 2 and argv[0] in WORKFLOWS and argv[1] == "--step"
+    ]
 
 
 def mode(workflow: Workflow, step: Step, store: Store, session: Session) -> EngineMode:
