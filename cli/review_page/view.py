@@ -146,15 +146,9 @@ def result_model(store: Store, session: Session) -> ResultPart:
         session["status"] == "completed" and bool(rounds)
     )
     if not shown:
-        return {
-            "result": None,
-            "in_result_review": False,
-            "result_rounds": [],
-            "result_round": 0,
-            "result_said": {},
-        }
+        rounds = []  # none of its parts shows
     return {
-        "result": result_of(store),
+        "result": result_of(store) if shown else None,
         "in_result_review": session["status"] == "result_review",
         "result_rounds": rounds,
         "result_round": rounds[-1]["round"] if rounds else 0,
