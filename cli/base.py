@@ -27,7 +27,7 @@ from state.vocab import Phase
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from state.storage.store import Store, Transaction
+    from state.storage.store import Transaction
 
     # click 8.4 made its parameter types generic: subscripted for mypy only, as older clicks
     # (which the dependency range allows) cannot subscript them at run time
@@ -283,6 +283,5 @@ def run_click(command: click.Command, argv: list[str], prog: str) -> int:
     return result if isinstance(result, int) else 0
 
 
-def open_store(state_dir: str | None, must_exist: bool = True) -> Store:
-    """The session store from --state-dir, $PLANNER_STATE_DIR or .planner/ACTIVE."""
-    return open_session(state_dir, must_exist)
+# the session store from --state-dir, $PLANNER_STATE_DIR or .planner/ACTIVE
+open_store = open_session

@@ -15,9 +15,10 @@ import click
 
 from cli.base import PlanCommand
 from cli.output import dump, line, tell
-from shared.ci import ENDED_STATUSES, RULES, Problem, Run, Target
+from shared.ci import RULES, Problem, Run, Target
 from shared.paths import project_root
 from state.errors import UsageError
+from state.vocab import ENDED
 
 FORMATS = ("text", "json", "github", "sarif")
 DOCUMENTS = ("json", "sarif")  # formats that print exactly one document, whatever happens
@@ -77,7 +78,7 @@ def _head(run: Run, t: Target) -> str:
     failing = [p for p in t.problems if p.level == "error" or (t.strict and p.level == "warning")]
     phase = f" for phase {run.phase}" if run.phase else ""
     if not t.judged:
-        if t.status in ENDED_STATUSES:
+        if t.status in ENDED:
             return f"{where}: {t.status}, not checked"
         return f"{where}: not approved (status {t.status})"
     if failing:

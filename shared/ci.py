@@ -15,10 +15,6 @@ from typing import TypedDict
 from shared.paths import ACTIVE_FILE, PLANNER_DIR, STATE_DIR_ENV, resolve_state_dir
 from state.errors import DamagedFile, Finding, UsageError
 from state.project import git_root
-from state.vocab import APPROVED, ENDED
-
-APPROVED_STATUSES = APPROVED  # checked against the approval
-ENDED_STATUSES = ENDED  # never approved, never will be: not "unapproved"
 
 # Every kind of problem: its rule id (SARIF ruleId, JSON "rule", GitHub title) and summary.
 RULES: dict[str, str] = {

@@ -14,13 +14,14 @@ import json
 import os
 from typing import Literal, overload
 
-from shared.ci import APPROVED_STATUSES, ENDED_STATUSES, Problem, Run, Target, collect
+from shared.ci import Problem, Run, Target, collect
 from shared.paths import project_root
 from state.errors import PlannerError
 from state.project import project_root as session_project_root
 from state.storage import schema as schemas
 from state.storage.jsonpos import line_col, pointer_of, positions
 from state.validation import validate as checks
+from state.vocab import APPROVED, ENDED
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -102,10 +103,6 @@ def read_document(target: Target, path: str, schema: str) -> Document | None:
     return document
 
 
-def _plan_file(target: Target) -> str:
-    return os.path.join(target.path, "plan.json") if target.kind == "session" else target.path
-
-
 def _not_a_plan(target: Target, document: Document | None) -> bool:
     """True (with a clear problem) when a file given as a plan is another state file or
     a JSON that is no plan at all."""
@@ -157,14 +154,15 @@ def validate(
         if target.usage or (target.kind == "plan" and _not_a_plan(target, None)):
             continue
         session = _session_document(target)
-        document = read_document(target, _plan_file(target), "plan")
+        path = os.path.join(target.path, "plan.json") if target.kind == "session" else target.path
+        document = read_document(target, path, "plan")
         if target.kind == "plan" and _not_a_plan(target, document):
             continue
         if document is None:
             continue
         plans[target.path] = document
         _plan_checks(target, document, phase, session)
-        if session is not None and document.clean and target.status in APPROVED_STATUSES:
+        if session is not None and document.clean and target.status in APPROVED:
             _approval_checks(target, document, session)
     if every:
         _overlap_checks(run, plans)
@@ -217,7 +215,7 @@ def _plan_checks(
     root = os.path.dirname(os.path.dirname(target.path)) if target.kind == "session" else ""
     try:
         findings = checks.integrity(document.doc, questions) + checks.meaning(document.doc)
-        if target.status not in APPROVED_STATUSES | ENDED_STATUSES:  # at plan time: fixable
+        if target.status not in APPROVED | ENDED:  # at plan time: fixable
             findings += checks.same_file_same_wave(document.doc)
         if phase:
             base = _base_commit(session)
@@ -284,9 +282,9 @@ def verify(
             continue
         session = session_doc.doc
         target.status = session["status"]
-        if session["status"] not in APPROVED_STATUSES:
+        if session["status"] not in APPROVED:
             target.judged = False
-            ended = session["status"] in ENDED_STATUSES
+            ended = session["status"] in ENDED
             level = "error" if require_approved and not ended else "notice"
             status = session["status"]
             if ended:

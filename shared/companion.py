@@ -29,7 +29,7 @@ if TYPE_CHECKING:
         Review,
     )
     from state.storage.store import Store
-    from state.validation.diff import ChangeRecord
+    from state.validation.diff import Change, ChangeRecord
 
 SEARCH_HITS_MAX = 100  # matches returned by one search; the rest are counted
 QUERY_MAX = 200  # characters of a search query
@@ -239,12 +239,17 @@ def compare(store: Store, a: str | None, b: str | None) -> Comparison:
     else:
         rev_a = revision_of(store, a)
     rev_b = revision_of(store, b or "current")
+    changes = between(store, rev_a, rev_b)
+    return {"from": rev_a, "to": rev_b, "changes": [c.as_dict() for c in changes]}
+
+
+def between(store: Store, rev_a: str, rev_b: str) -> list[Change]:
+    """The semantic diff between two revisions (r3, or "current"), as the page shows it."""
 
     def load(rev: str) -> Plan:
         return store.read("plan") if rev == "current" else store.revision(rev)
 
-    changes = semantic_diff(load(rev_a), load(rev_b))
-    return {"from": rev_a, "to": rev_b, "changes": [c.as_dict() for c in changes]}
+    return semantic_diff(load(rev_a), load(rev_b))
 
 
 def audit(store: Store, limit: int, contains: str | None) -> AuditPage:

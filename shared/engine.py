@@ -66,11 +66,11 @@ def _refuse_closed(store: Store, session: Session) -> Session:
 
 def routing_targets(routing: Routing) -> list[tuple[str, int]]:
     """(workflow, step) pairs a routing allows next."""
-    targets = []
-    for argv in routing.as_record().values():
-        if len(argv) > 2 and argv[0] in WORKFLOWS and argv[1] == "--step":
-            targets.append((argv[0], int(argv[2])))
-    return targets
+    return [
+        (argv[0], int(argv[2]))
+        for argv in routing.as_record().values()
+        if len(argv) > 2 and argv[0] in WORKFLOWS and argv[1] == "--step"
+    ]
 
 
 def mode(workflow: Workflow, step: Step, store: Store, session: Session) -> EngineMode:
@@ -239,7 +239,9 @@ def arrive(ctx: Context, step_kind: Kind) -> Routing:
     return the routing."""
     tx = ctx.tx
     assert tx is not None, "arrive() runs inside run()'s transaction"
-    problems = ctx.workflow.unmet(ctx) + step_kind.check(ctx)
+    # what the step requires and the session does not have yet
+    problems = [f for requirement in ctx.step.requires for f in requirement(ctx)]
+    problems += step_kind.check(ctx)
     if problems:
         raise PreconditionFailed(
             f"{ctx.workflow.name} step {ctx.step.number} ({ctx.step.name}): not ready", problems
@@ -316,11 +318,10 @@ def render_step(
     return record
 
 
-def emit(record: StepRecord, flags: Flags, earlier: list[StepRecord] | None = None) -> None:
+def emit(record: StepRecord, flags: Flags, earlier: list[StepRecord]) -> None:
     """Print a step: its text, or one JSON object; the steps that ran before it in the same
     call come first (text) or under "gate" (JSON, the first of them; "before" lists them all:
     the object is the step the session is at, its routing what is next)."""
-    earlier = earlier or []
     if flags.get("format") == "json":
         shown = {k: v for k, v in record.items() if k != "text"}
         cut = [{k: v for k, v in e.items() if k not in ("text", "state_dir")} for e in earlier]

@@ -137,7 +137,6 @@ class Gate(Kind):
             phase,
             verdict,
             ctx.config["qr_max_iterations"],
-            ctx.state_dir,
             ctx.argv(ctx.step.number, "pass"),
             fail_cmd,
         )
@@ -164,19 +163,7 @@ class Gate(Kind):
         if state["state"] == "retry":
             return Routing(next=ctx.argv(ctx.step.on_fail or 1))
         if state["state"] == "escalated":
-            return Routing(
-                next=[
-                    "plan",
-                    "qr",
-                    "accept",
-                    "--phase",
-                    ctx.step.phase or "",
-                    "--by",
-                    "<user>",
-                    "--reason",
-                    "<why the user accepts>",
-                    "--state-dir",
-                    ctx.state_dir,
-                ]
-            )
+            accept = ["plan", "qr", "accept", "--phase", ctx.step.phase or "", "--by", "<user>"]
+            at = ["--state-dir", ctx.state_dir]
+            return Routing(next=[*accept, "--reason", "<why the user accepts>", *at])
         return super().routing(ctx)

@@ -86,7 +86,7 @@ def resolve_state_dir(
     return active_session_dir(base, strict)
 
 
-def open_session(state_dir: str | None = None, must_exist: bool = True) -> Store:
+def open_session(state_dir: str | None = None) -> Store:
     """The session's Store, with anything that timed out applied.
 
     UsageError (exit 2) when no session is found.
@@ -105,8 +105,6 @@ def open_session(state_dir: str | None = None, must_exist: bool = True) -> Store
         )
     store = Store(found)
     store.before_commit = settle
-    if not must_exist:
-        return store
     if not store.exists("session"):
         raise UsageError(f"{found}: no session here (session.json not found)")
     store.recover()

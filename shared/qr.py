@@ -65,10 +65,9 @@ def _mechanical(report: QRReport, findings: list[Finding]) -> None:
     for f in findings:
         key = (f.message, f.path or "*")
         seen.add(key)
+        finding = f"fix: {f.fix}" if f.fix else f.message
         if key in mechanical:
-            mechanical[key].update(
-                {"status": "FAIL", "finding": f"fix: {f.fix}" if f.fix else f.message}
-            )
+            mechanical[key].update({"status": "FAIL", "finding": finding})
         else:
             add_item(
                 report,
@@ -77,7 +76,7 @@ def _mechanical(report: QRReport, findings: list[Finding]) -> None:
                 "MUST",
                 source="validator",
                 status="FAIL",
-                finding=f"fix: {f.fix}" if f.fix else f.message,
+                finding=finding,
             )
     for key, item in mechanical.items():
         if key not in seen and item["status"] == "FAIL":
@@ -90,9 +89,7 @@ def open_items(report: QRReport, iteration: int) -> list[QRItem]:
     return [i for i in report["items"] if i["severity"] in blocking and i["status"] in OPEN]
 
 
-def refuse_pass(
-    report: QRReport | None, phase: str, loop: QRLoop, state_dir: str, fail_argv: str
-) -> list[Finding]:
+def refuse_pass(report: QRReport | None, phase: str, loop: QRLoop, fail_argv: str) -> list[Finding]:
     """Why the gate may not pass, as findings with the command that fixes each."""
     name = f"{report_name(phase)}.json"
     if report is None:
@@ -153,7 +150,6 @@ def judge(
     phase: str,
     verdict: str,
     max_iterations: int,
-    state_dir: str,
     gate_argv: list[str],
     fail_argv: str,
 ) -> QRLoop:
@@ -162,7 +158,7 @@ def judge(
     report = tx.read_or_none(report_name(phase))
     loop = loop_of(session, phase)
     if verdict == "pass":
-        problems = refuse_pass(report, phase, loop, state_dir, fail_argv)
+        problems = refuse_pass(report, phase, loop, fail_argv)
         if problems:
             raise PreconditionFailed(f"{phase} gate: cannot pass", problems)
         if loop["state"] != "accepted":  # a pass after acceptance stays marked as such

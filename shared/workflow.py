@@ -88,10 +88,6 @@ class Workflow:
     def mechanical_checks(self, ctx: Context) -> list[Finding]:
         return self.checks[ctx.step.phase or ""](ctx)
 
-    def unmet(self, ctx: Context) -> list[Finding]:
-        """What the step requires and the session does not have yet."""
-        return [f for requirement in ctx.step.requires for f in requirement(ctx)]
-
     @property
     def total(self) -> int:
         return len(self.steps)

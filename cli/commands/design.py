@@ -3,17 +3,18 @@ tradeoff`: the plan's reasoning, recorded through state/ops/plan_ops.py."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 import click
 
 from cli.base import FILE_TEXT, TEXT, Operation, PlanGroup
 from state.ops import plan_ops
 
-if TYPE_CHECKING:
-    from collections.abc import Callable
-
 ID = click.argument("id")
+QUESTION = click.option(
+    "--question",
+    multiple=True,
+    metavar="Q-n",
+    help="A question whose answer shaped it (repeatable).",
+)
 
 
 @click.group("overview", cls=PlanGroup)
@@ -34,19 +35,10 @@ def decision_command() -> None:
     """Decisions (DL-NNN) and the reasoning behind them."""
 
 
-def question_option(f: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option(
-        "--question",
-        multiple=True,
-        metavar="Q-n",
-        help="A question whose answer shaped it (repeatable).",
-    )(f)
-
-
 @decision_command.command("add", cls=Operation, op=plan_ops.decision_add)
 @click.option("--decision", required=True, type=TEXT, help="What was decided.")
 @click.option("--reasoning", required=True, type=TEXT, help="The chain of reasoning behind it.")
-@question_option
+@QUESTION
 def decision_add() -> None:
     """Record a decision (DL-NNN) with its chain of reasoning."""
 
@@ -55,7 +47,7 @@ def decision_add() -> None:
 @ID
 @click.option("--decision", help="The new text of the decision.")
 @click.option("--reasoning", help="The new chain of reasoning.")
-@question_option
+@QUESTION
 def decision_set() -> None:
     """Change a decision's text, reasoning or cited questions."""
 

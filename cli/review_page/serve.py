@@ -22,6 +22,7 @@ from state.vocab import ENDED
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import Literal
 
     from state.storage.documents import Session
     from state.storage.store import Store
@@ -119,57 +120,45 @@ def wait_for_verdict(
     """
     session = open_round(store)
     if session["status"] == "result_review":
-        return wait_for_result(store, session, timeout, poll, stop)
+        session = decided(store, session, "result_reviews", "the result", timeout, poll, stop)
+        if session["status"] == "completed":
+            return []
+        if session["status"] in ENDED:
+            raise Refused(f"the session is {session['status']}: {session['reason'] or 'no reason'}")
+        return current_routing(store, session).next or ["planner", "status"]
     if session["status"] == "completed" and session["result_reviews"]:
         return []  # the result was accepted: nothing follows
+    if not session["approval"]:
+        session = decided(store, session, "reviews", "the plan", timeout, poll, stop)
     if session["approval"]:
-        return executor(store)
-    round_number = len(session["reviews"])
-    deadline = time.monotonic() + timeout if timeout else None
-    while session["status"] == "review" and len(session["reviews"]) == round_number:
-        if stop is not None and stop():
-            raise PreconditionFailed("the review page stopped before a verdict")
-        if deadline is not None and time.monotonic() >= deadline:
-            raise PreconditionFailed(
-                f"no verdict within {timeout}s: the plan is still in review "
-                "(run plan review wait again, or ask in the chat)"
-            )
-        time.sleep(poll)
-        session = store.read("session")
-    if session["approval"]:
-        return executor(store)
+        return route_argv(EXECUTE, store.dir)
     if session["status"] == "design":  # rejected: where the workflow's table sends it
         return current_routing(store, session).next or ["planner", "status"]
     raise Refused(f"the session is {session['status']}: {session['reason'] or 'no reason'}")
 
 
-def executor(store: Store) -> list[str]:
-    return route_argv(EXECUTE, store.dir)
-
-
-def wait_for_result(
+def decided(
     store: Store,
     session: Session,
+    rounds: Literal["reviews", "result_reviews"],
+    what: str,
     timeout: int,
-    poll: float = 0.2,
-    stop: Callable[[], bool] | None = None,
-) -> list[str]:
-    """The routing argv once the person decides the result round now open: [] when they
-    accepted (the session is completed), else where the amendment's planning starts."""
-    round_number = len(session["result_reviews"])
+    poll: float,
+    stop: Callable[[], bool] | None,
+) -> Session:
+    """The session once the person decides the round now open: a new round on record, or the
+    session out of review (a result round once accepted: the session completed)."""
+    status = session["status"]
+    round_number = len(session[rounds])
     deadline = time.monotonic() + timeout if timeout else None
-    while session["status"] == "result_review" and len(session["result_reviews"]) == round_number:
+    while session["status"] == status and len(session[rounds]) == round_number:
         if stop is not None and stop():
             raise PreconditionFailed("the review page stopped before a verdict")
         if deadline is not None and time.monotonic() >= deadline:
             raise PreconditionFailed(
-                f"no verdict within {timeout}s: the result is still in review "
+                f"no verdict within {timeout}s: {what} is still in review "
                 "(run plan review wait again, or ask in the chat)"
             )
         time.sleep(poll)
         session = store.read("session")
-    if session["status"] == "completed":
-        return []
-    if session["status"] in ENDED:
-        raise Refused(f"the session is {session['status']}: {session['reason'] or 'no reason'}")
-    return current_routing(store, session).next or ["planner", "status"]
+    return session

@@ -19,6 +19,8 @@ from state.validation.diff import diff as semantic_diff
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from state.ops.drafts import Draft
     from state.storage.documents import (
         Context,
@@ -37,14 +39,12 @@ AUDIT_LIMIT = 500  # the newest lines; `plan log` has them all
 
 
 class SaidOn(TypedDict):
-    """Earlier rounds' comments on one anchor as (round, text): on the item, by line."""
+    """Earlier rounds' comments on one anchor as (round, text): on the item, by line, and by
+    a result commit's file and its new-file line."""
 
     item: list[tuple[int, str]]
     lines: dict[int, list[tuple[int, str]]]
-
-
-class ResultSaidOn(SaidOn):
-    files: dict[str, dict[int, list[tuple[int, str]]]]  # a commit's file: by new-file line
+    files: dict[str, dict[int, list[tuple[int, str]]]]
 
 
 class ChangeView(CodeChange):
@@ -83,7 +83,7 @@ class ResultPart(TypedDict):
     in_result_review: bool
     result_rounds: list[ResultReview]
     result_round: int
-    result_said: dict[str, ResultSaidOn]
+    result_said: dict[str, SaidOn]
 
 
 class PageModel(ResultPart):
@@ -146,37 +146,14 @@ def result_model(store: Store, session: Session) -> ResultPart:
         session["status"] == "completed" and bool(rounds)
     )
     if not shown:
-        return {
-            "result": None,
-            "in_result_review": False,
-            "result_rounds": [],
-            "result_round": 0,
-            "result_said": {},
-        }
+        rounds = []  # none of its parts shows
     return {
-        "result": result_of(store),
+        "result": result_of(store) if shown else None,
         "in_result_review": session["status"] == "result_review",
         "result_rounds": rounds,
         "result_round": rounds[-1]["round"] if rounds else 0,
-        "result_said": result_said(rounds),
+        "result_said": said(rounds),
     }
-
-
-def result_said(rounds: list[ResultReview]) -> dict[str, ResultSaidOn]:
-    """Earlier result rounds' comments by anchor, as `said` has them, and by milestone file:
-    {"M-001": {"item": [...], "lines": {...}, "files": {"src/app.py": {5: [(round, text)]}}}}."""
-    found: dict[str, ResultSaidOn] = {}
-    for r in rounds:
-        for c in r["comments"]:
-            place = found.setdefault(c["anchor"], {"item": [], "lines": {}, "files": {}})
-            said_at = (r["round"], c["text"])
-            if c["file"] and c["line"]:
-                place["files"].setdefault(c["file"], {}).setdefault(c["line"], []).append(said_at)
-            elif c["line"]:
-                place["lines"].setdefault(c["line"], []).append(said_at)
-            else:
-                place["item"].append(said_at)
-    return found
 
 
 def milestone_view(milestone: Milestone) -> MilestoneView:
@@ -184,7 +161,7 @@ def milestone_view(milestone: Milestone) -> MilestoneView:
     intents: list[IntentView] = []
     for intent in milestone["code_intents"]:
         changes: list[ChangeView] = [
-            {**c, "lines": diff_lines(c["diff"])}
+            {**c, "lines": numbered(c["diff"])}
             for c in milestone["code_changes"]
             if c["intent_ref"] == intent["id"]
         ]
@@ -195,22 +172,22 @@ def milestone_view(milestone: Milestone) -> MilestoneView:
     return {**milestone, "intents": intents}
 
 
-def diff_lines(diff: str) -> list[Line]:
-    """The diff's lines with their old and new file line numbers (state/repo/numbered.py)."""
-    return numbered(diff)
-
-
-def said(reviews: list[Review]) -> dict[str, SaidOn]:
-    """Earlier rounds' comments by anchor, to show on their item and line: {"DL-001":
-    {"item": [(round, text)], "lines": {7: [(round, text)]}}}."""
+def said(rounds: Sequence[Review | ResultReview]) -> dict[str, SaidOn]:
+    """Earlier rounds' comments by anchor, to show on their item, line and (a result's)
+    milestone file: {"M-001": {"item": [(round, text)], "lines": {7: [(round, text)]},
+    "files": {"src/app.py": {5: [(round, text)]}}}}."""
     found: dict[str, SaidOn] = {}
-    for r in reviews:
+    for r in rounds:
         for c in r["comments"]:
-            place = found.setdefault(c["anchor"], {"item": [], "lines": {}})
-            if c["line"]:
-                place["lines"].setdefault(c["line"], []).append((r["round"], c["text"]))
+            place = found.setdefault(c["anchor"], {"item": [], "lines": {}, "files": {}})
+            said_at = (r["round"], c["text"])
+            file = c.get("file")
+            if isinstance(file, str) and file and c["line"]:
+                place["files"].setdefault(file, {}).setdefault(c["line"], []).append(said_at)
+            elif c["line"]:
+                place["lines"].setdefault(c["line"], []).append(said_at)
             else:
-                place["item"].append((r["round"], c["text"]))
+                place["item"].append(said_at)
     return found
 
 
@@ -266,15 +243,6 @@ def since_last_round(
         "changes": changes,
         "ids": {c.what for c in changes},
     }
-
-
-def compare(store: Store, rev_a: str, rev_b: str) -> list[Change]:
-    """The semantic diff between two revisions (r3, or "current")."""
-
-    def load(rev: str) -> Plan:
-        return store.read("plan") if rev == "current" else store.revision(rev)
-
-    return semantic_diff(load(rev_a), load(rev_b))
 
 
 def signature(store: Store) -> tuple[tuple[str, int, int], ...]:
