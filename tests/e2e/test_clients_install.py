@@ -29,7 +29,6 @@ import pytest
 
 from tests.conftest import REPO
 from tests.e2e.conftest import CACHE, SCENARIOS
-from tests.e2e.test_claude_bootstrap import wheelhouse  # noqa: F401 (a fixture)
 from tests.e2e.test_other_harnesses_guard import (
     RUN_CODEX,
     RUN_GEMINI,
@@ -181,7 +180,7 @@ def test_codex_from_its_install_command_walks_a_quick_plan(
     project: Path,
     tmp_path: Path,
     isolated_path: str,
-    wheelhouse: Path,  # noqa: F811
+    wheelhouse: Path,
     outside_tmp: Path,
 ) -> None:
     python = shutil.which("python3", path=isolated_path)
@@ -263,7 +262,7 @@ def test_codex_session_start_builds_the_environment_outside_the_sandbox_and_tell
     project: Path,
     tmp_path: Path,
     isolated_path: str,
-    wheelhouse: Path,  # noqa: F811
+    wheelhouse: Path,
     outside_tmp: Path,
 ) -> None:
     """Installed without building: the SessionStart hook (outside Codex's sandbox, where HOME
@@ -353,7 +352,7 @@ def test_gemini_from_extensions_install_walks_a_quick_plan(
     project: Path,
     tmp_path: Path,
     isolated_path: str,
-    wheelhouse: Path,  # noqa: F811
+    wheelhouse: Path,
 ) -> None:
     extension = clean_copy(tmp_path)
     gemini_shims(tmp_path)
