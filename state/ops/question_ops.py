@@ -131,21 +131,43 @@ def make_question(
         raise UsageError(f"{where}.options: a choice question needs at least two options")
     if checked_kind == "text" and choices:
         raise UsageError(f"{where}.options: a text question takes no options")
+    return new_question(
+        "",
+        checked_category,
+        checked_kind,
+        question.strip(),
+        str(why or ""),
+        choices,
+        _recommended(recommended, choices, where),
+    )
+
+
+def new_question(
+    id: str,
+    category: Category,
+    kind: Kind,
+    text: str,
+    why: str,
+    options: list[QuestionOption],
+    recommended: str | None = None,
+    about: str = "",
+) -> Question:
+    """A question asked now, not yet answered: discovery's and the executor's alike."""
     return {
-        "id": "",
-        "category": checked_category,
-        "kind": checked_kind,
-        "text": question.strip(),
-        "why": str(why or ""),
-        "options": choices,
-        "recommended": _recommended(recommended, choices, where),
+        "id": id,
+        "category": category,
+        "kind": kind,
+        "text": text,
+        "why": why,
+        "options": options,
+        "recommended": recommended,
         "asked_at": clock.now(),
         "answer": None,
         "condition": None,
         "answered_at": None,
         "skipped": False,
         "assumed": False,
-        "about": "",
+        "about": about,
     }
 
 

@@ -14,7 +14,6 @@ import json
 import re
 import tomllib
 
-from state import clock
 from state.errors import Refused
 from state.ops import plan_ops
 from state.ops.exec_apply import (
@@ -24,6 +23,7 @@ from state.ops.exec_apply import (
     gitinfo_dir,
 )
 from state.ops.exec_ops import add_deviation, run_of
+from state.ops.question_ops import new_question
 from state.project import session_project
 from state.repo import gitinfo
 from state.repo import worktree as wt
@@ -54,22 +54,15 @@ def _question(
     tx.asks = True
     answers = DEVIATION_OPTIONS if kind == "choice" else (("yes", ""), ("no", ""))
     context = tx.edit("context")
-    q: Question = {
-        "id": tx.new_id("context", "Q", context["questions"]),
-        "category": "scope",
-        "kind": kind,
-        "text": text,
-        "why": why,
-        "options": [{"label": label, "description": d} for label, d in answers],
-        "recommended": None,
-        "asked_at": clock.now(),
-        "answer": None,
-        "condition": None,
-        "answered_at": None,
-        "skipped": False,
-        "assumed": False,
-        "about": about,
-    }
+    q = new_question(
+        tx.new_id("context", "Q", context["questions"]),
+        "scope",
+        kind,
+        text,
+        why,
+        [{"label": label, "description": d} for label, d in answers],
+        about=about,
+    )
     context["questions"].append(q)
     return q["id"]
 
