@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Literal, TypedDict, overload
 
 from shared.routing import Routing, step_argv
 from state.errors import Finding, PreconditionFailed, UsageError
-from state.storage.store import report_name
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -192,6 +191,8 @@ class Context:
 
     def report(self) -> QRReport | None:
         """The QR report of the step's phase (None when it has none, or none yet)."""
+        from state.storage.store import report_name  # the store loads when a step reads
+
         return self.doc_or_none(report_name(self.step.phase)) if self.step.phase else None
 
     def forget(self) -> None:

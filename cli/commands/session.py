@@ -15,10 +15,8 @@ from shared.status import session_status
 from state import clock
 from state.errors import DamagedFile, Refused
 from state.ops import review_ops
-from state.ops.session import make_active
 from state.status_view import text
 from state.storage.store import Store
-from state.validation.overlap import find
 from state.vocab import ENDED
 
 if TYPE_CHECKING:
@@ -63,6 +61,8 @@ def age(stamp: str) -> str:
 
 
 def session_rows(home: str, active: str | None) -> list[SessionRow | DamagedRow]:
+    from state.validation.overlap import find  # `plan list` only: `plan status` shares this module
+
     found = find(os.path.dirname(home)) if os.path.isdir(home) else None
     rows: list[SessionRow | DamagedRow] = []
     names = sorted(n for n in os.listdir(home) if n[:1] != ".") if os.path.isdir(home) else []
@@ -138,6 +138,8 @@ def resume_command(id: str | None, state_dir: str | None, as_json: bool) -> None
             f"({session['reason']}); it cannot be resumed. Start a new one: "
             "planner --step 1 --task TEXT"
         )
+    from state.ops.session import make_active  # subprocess and shutil: `plan resume` only
+
     make_active(project_root(store.dir), os.path.basename(store.dir))
     summary = with_guard(session_status(store))
     out(json.dumps(summary, indent=2) if as_json else text(summary))

@@ -12,8 +12,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
-import tempfile
 
 from state.errors import PreconditionFailed, UsageError
 from state.ops.lifecycle import FINAL
@@ -173,6 +171,7 @@ def _make_private(repo: str, state_dir: str, base: str) -> str:
     """A git dir whose HEAD is `base` (detached) and whose objects are borrowed read-only from
     the project's object store (objects/info/alternates): nothing of the project's is copied
     or written. A shallow project's boundary is copied so its commits read the same."""
+    import shutil  # a store's every recovery loads this module: shutil on use
 
     private = private_dir(state_dir)
     journal.point("write", private)
@@ -226,6 +225,7 @@ def _discard(tree: str | None, admin: str | None) -> None:
     """Remove an unfinished or finished worktree and its git dir: the index first (after that
     it is not ready, so a kill midway leaves something the next call removes), then the git
     dir, then the files (git's prune would keep an older session's locked registration)."""
+    import shutil  # a store's every recovery loads this module: shutil on use
 
     for path in (admin and os.path.join(admin, "index"), admin, tree):
         if path and os.path.lexists(path):
@@ -381,6 +381,8 @@ def read_tree_file(tree: str, path: str) -> str | None:
 
 def make_diff(repo: str, path: str, old: str | None, new: str | None) -> str:
     """The unified diff from `old` to `new` for `path`, as git diff prints it ("" if equal)."""
+    import tempfile  # a store's every recovery loads this module: tempfile on use
+
     if old == new:
         return ""
 
