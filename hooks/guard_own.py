@@ -57,8 +57,10 @@ def judge_own(command: str, session: Session, cwd: str, env: Mapping[str, str]) 
         return _not_plain(own[0])
     assigned: set[str] = set()
     verdicts = []
+    launchers = {id(c) for c in own}  # not `cmd in own`: that is quadratic in the commands
     for cmd in found:
-        if cmd in own:
+        shell.check_clock()
+        if id(cmd) in launchers:
             if not is_launcher(cmd.argv[0], env) or not _plain(cmd, assigned):
                 return _not_plain(cmd)
             verdicts.append(judge_launcher(cmd.argv, command, session, cwd))

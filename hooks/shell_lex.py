@@ -4,6 +4,8 @@ their quotes removed and flags saying what bash may still do to them, and here-d
 
 from __future__ import annotations
 
+from time import monotonic
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -26,6 +28,32 @@ _EOF = ("eof",)
 
 class ParseError(Exception):
     """The text is not a complete shell command (unterminated quote, stray `)`, …)."""
+
+
+class TooComplex(Exception):
+    """The guard's time budget ran out while judging: the call is denied "too complex to
+    judge" (docs/design.md, "The guard": bounded, fail-closed time). Never a ParseError: a
+    command that cannot be parsed is only unknown, one that cannot be judged in time is denied."""
+
+
+_DEADLINE = [float("inf")]  # the monotonic time past which judging stops; none outside a call
+
+
+def start_clock(seconds: float) -> None:
+    """Judging from now on must end within `seconds`, or check_clock raises TooComplex."""
+    _DEADLINE[0] = monotonic() + seconds
+
+
+def stop_clock() -> None:
+    _DEADLINE[0] = float("inf")
+
+
+def check_clock() -> None:
+    """Called in every loop whose count grows with the input (tokens, nested texts, the
+    commands judged, the directories `cd` reaches): each stretch between two calls is at most
+    one linear scan, so the deadline is overrun by at most that much."""
+    if monotonic() > _DEADLINE[0]:
+        raise TooComplex("too complex to judge in time")
 
 
 def is_name(name: str) -> bool:
@@ -107,6 +135,7 @@ class Lexer:
     # -- lexer -----------------------------------------------------------------------------
 
     def lex(self) -> Token:
+        check_clock()
         s, n = self.s, self.n
         while self.i < n:
             c = s[self.i]
@@ -275,6 +304,7 @@ class Lexer:
         raise ParseError("unterminated $'")
 
     def dollar(self, buf: list[str]) -> int:
+        check_clock()
         s, start = self.s, self.i
         nxt = s[start + 1 : start + 2]
         if nxt == "(":
