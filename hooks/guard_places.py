@@ -158,15 +158,19 @@ def planted_repository(roots: tuple[str, ...], known: set[str]) -> str | None:
             return "may run in any directory of the worktree, too many to check for repositories"
         try:
             with os.scandir(here) as entries:
-                listed = [(e.name, e.is_dir(follow_symlinks=False)) for e in entries]
+                for entry in entries:
+                    name = entry.name
+                    # cheap first: only a name starting like .git or HEAD can be one
+                    git = name[:1] in ".hH" or not name.isascii()
+                    if git and _plain(name) in (".git", "head"):
+                        if here not in known:
+                            why = "may run in any directory of the worktree (its hook input"
+                            why += f" does not say which), and {here} holds {name}: git would"
+                            return why + " take it for a repository"
+                    elif entry.is_dir(follow_symlinks=False):
+                        stack.append(entry.path)
         except OSError:
             continue
-        for name, is_dir in listed:
-            if name.lower() in (".git", "head") and here not in known:
-                why = "may run in any directory of the worktree (its hook input does not say"
-                return why + f" which), and {here} holds {name}: git would take it for a repository"
-            if is_dir and name.lower() != ".git":
-                stack.append(os.path.join(here, name))
     return None
 
 
@@ -177,11 +181,13 @@ def git_files(root: str, target: str) -> str | None:
     - a path part named `.git`;
     - a file named HEAD, commondir or gitdir, anywhere: what makes a directory a git dir;
     - anything in or under a directory that holds a HEAD: its config, objects/, refs/, hooks/…
-    Names compare case-insensitively. An ordinary `config` (src/config, config.py) is left
+    Names compare as a case-insensitive file system would (casefolded, without HFS+'s ignorable
+    code points and Windows' trailing dots and spaces, as state/validation/project_paths.py
+    compares stored paths). An ordinary `config` (src/config, config.py) is left
     alone: only beside a HEAD is it a repository's config, and a HEAD is never written."""
     parts = target[len(root) :].strip(os.sep).split(os.sep)
-    lowered = [part.lower() for part in parts]
-    if ".git" in lowered:
+    lowered = [_plain(part) for part in parts]
+    if ".git" in lowered or "git~1" in lowered:
         return "writes git's own files in the worktree (they could make git run commands)"
     if lowered[-1] in GIT_DIR_FILES:
         return f"writes {parts[-1]}, which makes its directory a git repository to git"
@@ -192,6 +198,22 @@ def git_files(root: str, target: str) -> str | None:
         if os.path.lexists(os.path.join(here, "HEAD")):
             return f"writes inside {here}, which holds HEAD: git takes it for a repository"
     return None
+
+
+def _plain(name: str) -> str:
+    """A file name as a case-insensitive file system may match it (no `re`: the hook's budget)."""
+    kept = "".join(c for c in name if not _ignorable(c)) if not name.isascii() else name
+    return kept.rstrip(". ").casefold()
+
+
+def _ignorable(c: str) -> bool:
+    code = ord(c)
+    return (
+        0x200B <= code <= 0x200F
+        or 0x202A <= code <= 0x202E
+        or 0x2060 <= code <= 0x206F
+        or code == 0xFEFF
+    )
 
 
 # -- the rules that need to know where: set by guard_rules.classify_bash for one command ----
