@@ -160,7 +160,18 @@ def test_nothing_is_written_beside_a_head(
 
 
 @pytest.mark.parametrize(
-    "name", ["evil/HEAD", "evil/head", "x/y/commondir", "gitdir", "sub/.GIT/config"]
+    "name",
+    [
+        "evil/HEAD",
+        "evil/head",
+        "evil/HEAD.",  # names as a case-insensitive file system may match them
+        "evil/HE\u200cAD",
+        "x/y/commondir",
+        "gitdir",
+        "sub/.GIT/config",
+        "sub/.git./config",
+        "GIT~1/config",
+    ],
 )
 def test_the_names_that_make_a_git_directory_are_denied_anywhere(project: Path, name: str) -> None:
     home, worktree = project.parent / "home", worktree_of(project)
