@@ -147,6 +147,7 @@ def judge_launcher(argv: list[str], command: str, session: Session, cwd: str) ->
     base = argv[0].rsplit("/", 1)[-1]
     words, options = _split(argv[1:])
     for name, value in options:
+        shell.check_clock()  # each resolves a path
         if name == "--state-dir" and not _inside(cwd, value, os.path.dirname(session.state_dir)):
             return Verdict(MUTATE, part, "names a state dir outside the project's .planner/")
         if name == "--non-interactive":

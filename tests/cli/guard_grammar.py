@@ -271,6 +271,10 @@ class Stress:
     def sequence(self, count: int) -> str:
         return "; ".join(self.g.command_list() for _ in range(min(count, 400)))
 
+    def own_options(self, count: int) -> str:  # the product's command: each option a path
+        option = self.r.choice(("--state-dir .planner/s1", "-o .planner/s1/x", "--json"))
+        return "plan status " + " ".join([option] * min(count, 4000))
+
     def words(self, count: int) -> str:
         return "ls " + " ".join("$x${y:-z}`echo w`" for _ in range(min(count, 3000)))
 
@@ -290,4 +294,5 @@ SHAPES = [
     Stress.shells,
     Stress.sequence,
     Stress.words,
+    Stress.own_options,
 ]
