@@ -97,8 +97,9 @@ UNKNOWN_TOOL_HINTS: dict[str, str] = {
     " worktree (`plan worktree`); after approval every tool runs",
 }
 MAX_WRAPPED = 100_000  # bytes of command that still fit one argv word of the sandbox wrapper
-# Seconds the guard may spend judging one call; past them it denies "too complex to judge"
-# (docs/design.md, "The guard": bounded, fail-closed time), far inside every client's timeout.
+# Seconds the guard may spend judging one call (CPU; wall-clock on an idle machine, at most 4x
+# on a busy one); past them it denies "too complex to judge" (docs/design.md, "The guard":
+# bounded, fail-closed time), far inside every client's hook timeout.
 BUDGET = 0.5
 MAX_PATH = 4096  # Linux's PATH_MAX: a longer path cannot be written, only slow to resolve
 LONG_PATH = "names a path longer than any file system takes, so the guard does not resolve it"
