@@ -161,7 +161,7 @@ def worst_case(root: Path, count: int) -> str:
     return (
         f"worst case over {count} generated inputs: judged in {seconds:.3f} s ({dialect},"
         f" {len(command):,} chars, {verdict}: {shown!r}…); through the hook process"
-        f" {process:.3f} s; {deadline} hit the 0.5 s deadline (target < 1 s)"
+        f" {process:.3f} s; {deadline} hit the deadline (0.5 s; target < 1 s)"
     )
 
 
