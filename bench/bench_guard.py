@@ -1,6 +1,9 @@
 """Guard hook speed as a ratio to `python -c pass` (target <= 1.8x: `import json` alone is
 ~1.55x, so the 1.5x first asked for cannot be met by any hook that reads JSON), measured in one
-run, with the sandbox wrapper's own start-up beside it and the time to judge a 1 MB command.
+run, with the sandbox wrapper's own start-up beside it, the time to judge a 1 MB command, the
+20-`cd` attack, and the worst-case judging time over generated inputs (the round-2 bash
+grammar and the attacker's shapes of tests/cli/guard_grammar.py; target < 1 s, the guard's
+own deadline denies past 0.5 s).
 
 Run: .venv/bin/python -m bench.bench_guard [--rounds N]
 The hook runs as hooks/hooks.json runs it (`python3 -S -I hooks/guard.py`, JSON on stdin) in a
@@ -106,6 +109,63 @@ def awk_program(root: Path) -> str:
     return f"78 KB awk program: judged in {time.perf_counter() - start:.2f} s (target < 1 s)"
 
 
+def cd_attack(root: Path) -> str:
+    """`cd d0/../e0; …; cd d19/../e19; echo PWNED > notes.txt` through the hook process, per
+    dialect (it once doubled the directories followed with every cd: minutes)."""
+    command = "; ".join(f"cd d{i}/../e{i}" for i in range(20)) + "; echo PWNED > notes.txt"
+    figures = []
+    for dialect, tool in (("claude", "Bash"), ("codex", "Bash"), ("gemini", "run_shell_command")):
+        payload = hook_input(root, tool, {"command": command})
+        start = time.perf_counter()
+        done = subprocess.run([*GUARD, "--dialect", dialect], input=payload, capture_output=True)
+        seconds = time.perf_counter() - start
+        verdict = "denied" if b"deny" in done.stdout else "NOT DENIED"
+        figures.append(f"{dialect} {seconds:.2f} s {verdict}")
+    return "20-cd attack: " + ", ".join(figures) + " (target < 1 s, denied)"
+
+
+def worst_case(root: Path, count: int) -> str:
+    """Every generated input judged by the guard's entry in-process (guard_hook.run, as the
+    hook runs it, without the interpreter's start-up), dialects in turn; the slowest is then
+    judged again through the hook process."""
+    sys.path.insert(0, str(REPO))
+    from hooks import guard_hook
+    from tests.cli.guard_grammar import Grammar, Stress
+
+    dialects = (("claude", "Bash"), ("codex", "Bash"), ("gemini", "run_shell_command"))
+    worst: tuple[float, str, str, str, float] = (0.0, "", "", "", 0.0)
+    deadline = 0
+    for seed in range(count):
+        command = Stress(seed).command() if seed % 2 else Grammar(seed).command_list()
+        dialect, tool = dialects[seed % 3]
+        payload = hook_input(root, tool, {"command": command})
+        start, cpu = time.perf_counter(), time.process_time()
+        out = guard_hook.run(payload, dialect)
+        seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+        deadline += "too complex to judge" in out
+        if seconds > worst[0]:
+            worst = (seconds, command, dialect, out, cpu)
+    seconds, command, dialect, out, cpu = worst
+    wrapped = "updatedInput" in out or "tool_input" in out
+    verdict = "denied" if "deny" in out else "sandboxed" if wrapped else "allowed"
+    verdict = "denied as too complex" if "too complex" in out else verdict
+    tool = "run_shell_command" if dialect == "gemini" else "Bash"
+    start = time.perf_counter()
+    subprocess.run(
+        [*GUARD, "--dialect", dialect],
+        input=hook_input(root, tool, {"command": command}),
+        capture_output=True,
+    )
+    process = time.perf_counter() - start
+    shown = command[:50].replace("\n", " ")
+    return (
+        f"worst case over {count} generated inputs: judged in {seconds:.3f} s, {cpu:.3f} s CPU"
+        f" ({dialect},"
+        f" {len(command):,} chars, {verdict}: {shown!r}…); through the hook process"
+        f" {process:.3f} s; {deadline} hit the deadline (0.5 s; target < 1 s)"
+    )
+
+
 def json_cost(count: int) -> str:
     """What `import json` alone costs the hook (the budget's largest item)."""
     runs = {"baseline": baseline(), "json": [sys.executable, "-S", "-I", "-c", "import json"]}
@@ -144,6 +204,11 @@ def main() -> int:
         startup = sandbox_startup(root, count) if shutil.which("bwrap") else "sandbox: no bwrap"
         big = one_megabyte(root)
         awk = awk_program(root)
+        for i in range(20):
+            (root / f"d{i}").mkdir()
+            (root / f"e{i}").mkdir()
+        cds = cd_attack(root)
+        worst = worst_case(root, max(30, count))
         json_line = json_cost(count)
     print(ratio_line("guard, parser path", main_ms["guard"], main_ms["baseline"], "<= 1.8x"))
     print("  " + ratio_line("+ sandbox wrap", wrap_ms["guard"], wrap_ms["baseline"], "<= 1.8x"))
@@ -152,6 +217,8 @@ def main() -> int:
     print(f"  {startup}")
     print(f"  {big}")
     print(f"  {awk}")
+    print(f"  {cds}")
+    print(f"  {worst}")
     print(f"  {json_line}")
     print(f"  {count} rounds ({audited} audit lines); {environment_note()}")
     return 0

@@ -33,6 +33,7 @@ from json import dumps, loads
 
 from hooks import hookstate
 from hooks.guard_tools import MUTATE, OK, PASS, UNKNOWN, Hint, Verdict, names
+from hooks.shell_lex import TooComplex, check_clock, start_clock, stop_clock
 from state.vocab import Dialect, GuardDecision
 
 TYPE_CHECKING = False
@@ -96,6 +97,14 @@ UNKNOWN_TOOL_HINTS: dict[str, str] = {
     " worktree (`plan worktree`); after approval every tool runs",
 }
 MAX_WRAPPED = 100_000  # bytes of command that still fit one argv word of the sandbox wrapper
+# Seconds the guard may spend judging one call (CPU; wall-clock on an idle machine, at most 4x
+# on a busy one); past them it denies "too complex to judge" (docs/design.md, "The guard":
+# bounded, fail-closed time), far inside every client's hook timeout.
+BUDGET = 0.5
+MAX_PATH = 4096  # Linux's PATH_MAX: a longer path cannot be written, only slow to resolve
+LONG_PATH = "names a path longer than any file system takes, so the guard does not resolve it"
+TOO_COMPLEX = "is too complex to judge in time, so it is denied; split it into smaller"
+TOO_COMPLEX += " commands, or put it in a script in the scratch worktree and run that"
 ASK, DENY, SANDBOXED = GuardDecision.ASK, GuardDecision.DENY, GuardDecision.SANDBOXED
 
 
@@ -138,9 +147,19 @@ def parse_dialect(argv: list[str]) -> Dialect:
     return Dialect(dialect)
 
 
-def run(raw: bytes, dialect: str = Dialect.CLAUDE, env: Env | None = None) -> str:
-    """The hook's whole job: stdin bytes in, the text for stdout out ("" lets the call pass)."""
-    env = os.environ if env is None else env
+def run(
+    raw: bytes, dialect: str = Dialect.CLAUDE, env: Env | None = None, budget: float = BUDGET
+) -> str:
+    """The hook's whole job: stdin bytes in, the text for stdout out ("" lets the call pass).
+    Judging a tool call that takes over `budget` seconds denies it as too complex."""
+    start_clock(budget)
+    try:
+        return _run(raw, dialect, os.environ if env is None else env)
+    finally:
+        stop_clock()
+
+
+def _run(raw: bytes, dialect: str, env: Env) -> str:
     try:
         hook = parse_hook(raw)
     except Malformed as e:
@@ -163,7 +182,10 @@ def run(raw: bytes, dialect: str = Dialect.CLAUDE, env: Env | None = None) -> st
     project = session.project  # what holds the store, whatever directory the harness named
     if dialect == Dialect.CODEX:
         env = {**env, "PLANNER_SANDBOX": "off"}  # Codex ignores updatedInput: layer 1 alone
-    verdict = judge_tool(tool, hook, cwd, session, project, env)
+    try:
+        verdict = judge_tool(tool, hook, cwd, session, project, env, dialect)
+    except TooComplex:
+        verdict = Verdict(MUTATE, target_of(hook)[:80], TOO_COMPLEX, DENY, Hint.WRITE)
     if verdict.decision is SANDBOXED:
         audit(session, tool, target_of(hook), SANDBOXED, "run in the read-only sandbox")
         return render_wrapped(dialect, hook, verdict.wrapped)
@@ -272,18 +294,30 @@ def planning_session(cwd: object, env: Env) -> Session | None:
 
 
 def judge_tool(
-    tool: str, hook: HookInput, cwd: str, session: Session, project: str, env: Env
+    tool: str,
+    hook: HookInput,
+    cwd: str,
+    session: Session,
+    project: str,
+    env: Env,
+    dialect: str = Dialect.CLAUDE,
 ) -> Verdict:
     tool_input = hook.get("tool_input", {})
     if tool == "Bash":
         command = tool_input.get("command", tool_input.get("cmd"))
         if not isinstance(command, str):
             return Verdict(MUTATE, "Bash", "has no command string, so the guard cannot check it")
-        return judge_bash(command, session, cwd, project, env)
+        # a call's own directory (Gemini's dir_path, a workdir), where the input carries it
+        workdir = tool_input.get("dir_path") or tool_input.get("workdir")
+        workdirs = (workdir,) if isinstance(workdir, str) and workdir else ()
+        anywhere = dialect == Dialect.CODEX
+        return judge_bash(command, session, cwd, project, env, workdirs, anywhere)
     if tool in FILE_TOOLS:
         path = tool_input.get(FILE_TOOLS[tool])
         if not isinstance(path, str) or not path:
             return Verdict(MUTATE, tool, "names no file, so the guard cannot check it")
+        if len(path) > MAX_PATH:
+            return Verdict(MUTATE, tool, LONG_PATH, hint=Hint.WRITE)
         return judge_write(tool, path, cwd, session, hook.get("permission_mode"))
     if tool in PATCH_TOOLS:
         return judge_patch(tool_input, cwd, session)
@@ -291,7 +325,19 @@ def judge_tool(
     return Verdict(MUTATE, tool, why, DENY, Hint.TOOLS)
 
 
-def judge_bash(command: str, session: Session, cwd: str, project: str, env: Env) -> Verdict:
+def judge_bash(
+    command: str,
+    session: Session,
+    cwd: str,
+    project: str,
+    env: Env,
+    workdirs: tuple[str, ...] = (),
+    anywhere: bool = False,
+) -> Verdict:
+    """A Bash call: the product's own chain, or layer 1 then the sandbox. `workdirs` are
+    directories the call says it runs in, beside `cwd`; with `anywhere` (codex: its hook input
+    may not show a call's workdir, observed in docs/design.md) git is judged as if it may run
+    in any directory of the worktree and the scratch dir."""
     if "plan" in command or "executor" in command:
         from hooks.guard_own import judge_own
 
@@ -310,6 +356,9 @@ def judge_bash(command: str, session: Session, cwd: str, project: str, env: Env)
     # repository planted in the worktree would be "the project" then)
     where = Where(cwd, project, session.worktree, env, lambda: sandbox_program(env) is not None)
     where.scratch = scratch_dir(session) + os.sep  # written there, like temp, in the sandbox
+    where.dirs.update(os.path.realpath(os.path.join(cwd, w)) for w in workdirs)
+    if anywhere:
+        where.anywhere = (session.worktree, scratch_dir(session))
     verdict = classify_bash(command, where=where)
     if verdict.level == MUTATE or (verdict.level == UNKNOWN and session.strict):
         return verdict
@@ -327,10 +376,10 @@ def judge_write(tool: str, path: str, cwd: str, session: Session, mode: object =
     except (ValueError, OSError):
         return Verdict(MUTATE, f"{tool} {path}", "names a path the guard cannot resolve")
     if target.startswith(root + os.sep) and os.path.isdir(root):
-        if ".git" in target[len(root) :].split(os.sep):
-            why = "writes git's own files in the worktree (they could make git run commands)"
-            return Verdict(MUTATE, f"{tool} {path}", why, hint=Hint.WRITE)
-        return PASS
+        from hooks.guard_places import git_files
+
+        why = git_files(root, target)  # `.git`, and a bare repository's layout, alike
+        return Verdict(MUTATE, f"{tool} {path}", why, hint=Hint.WRITE) if why else PASS
     if mode == "plan" and target.endswith(".md"):
         plans = os.path.realpath(os.path.expanduser("~/.claude/plans"))
         if target.startswith(plans + os.sep):
@@ -352,6 +401,9 @@ def judge_patch(tool_input: dict[str, object], cwd: str, session: Session) -> Ve
     if isinstance(workdir, str) and workdir:
         cwd = os.path.join(cwd, workdir)
     for path in files:
+        check_clock()
+        if len(path) > MAX_PATH:
+            return Verdict(MUTATE, "apply_patch", LONG_PATH, hint=Hint.WRITE)
         verdict = judge_write("apply_patch", path, cwd, session)
         if verdict.level != OK:
             return verdict

@@ -57,8 +57,10 @@ def judge_own(command: str, session: Session, cwd: str, env: Mapping[str, str]) 
         return _not_plain(own[0])
     assigned: set[str] = set()
     verdicts = []
+    launchers = {id(c) for c in own}  # not `cmd in own`: that is quadratic in the commands
     for cmd in found:
-        if cmd in own:
+        shell.check_clock()
+        if id(cmd) in launchers:
             if not is_launcher(cmd.argv[0], env) or not _plain(cmd, assigned):
                 return _not_plain(cmd)
             verdicts.append(judge_launcher(cmd.argv, command, session, cwd))
@@ -145,6 +147,7 @@ def judge_launcher(argv: list[str], command: str, session: Session, cwd: str) ->
     base = argv[0].rsplit("/", 1)[-1]
     words, options = _split(argv[1:])
     for name, value in options:
+        shell.check_clock()  # each resolves a path
         if name == "--state-dir" and not _inside(cwd, value, os.path.dirname(session.state_dir)):
             return Verdict(MUTATE, part, "names a state dir outside the project's .planner/")
         if name == "--non-interactive":

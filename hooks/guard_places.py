@@ -7,6 +7,9 @@ programs (`core.fsmonitor`): a directory planted in the worktree that holds `HEA
 is a bare repository to git. So git is read-only only where it finds the project's repository
 or the session's worktree. Resolving `cd` exactly would need the shell; instead every `cd`
 target is resolved against every directory reached so far, in any order (over-approximating).
+That set can double with every `cd` (`cd a/../b; cd c/../d; …`), so it is bounded: past
+MAX_PLACES directories or MAX_RESOLVES resolved paths the place is unknown (`lost`), and git
+in an unknown place is unknown too (sandboxed, or denied without a sandbox), never allowed.
 """
 
 from __future__ import annotations
@@ -14,12 +17,18 @@ from __future__ import annotations
 import os
 
 from hooks.guard_tools import MUTATE, PASS, UNKNOWN, Verdict, judge_git, judge_package, listed
+from hooks.shell import check_clock
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
-MAX_PLACES = 64
+MAX_PLACES = 16  # directories a command's `cd`s may reach before the place is unknown
+MAX_RESOLVES = 256  # paths resolved for one command's `cd`s before the place is unknown
+MAX_SCANNED = 20_000  # directories searched for planted repositories before giving up
+# What makes a directory a git directory to git (HEAD; a worktree's gitdir and commondir):
+# compared in lower case, as a case-insensitive file system (macOS) compares them
+GIT_DIR_FILES = ("head", "commondir", "gitdir")
 TEMP_ROOTS = ("/tmp", "/var/tmp", "/dev/shm")
 
 
@@ -38,11 +47,17 @@ class Where:
         self.env = env
         self.dirs = {os.path.realpath(cwd)}
         self.lost = ""  # why the guard no longer knows where commands run ("" while it does)
+        self.resolved = 0  # paths resolved for `cd` so far (bounded by MAX_RESOLVES)
         self.venv = ""  # a virtualenv under temp that the command activates
         self.scratch = ""  # the session's scratch dir (in the project, yet writable like temp)
-        self.repositories = {repository_of(project), repository_of(worktree)} - {None}
+        found = (repository_of(project), repository_of(worktree))
+        self.repositories = {repository for repository in found if repository is not None}
         self.project = (repository_of(project) or os.path.realpath(project)) + os.sep
         self._sandboxed: Callable[[], bool] | bool | None = sandboxed
+        # where git may run whatever the hook input says (codex: any directory of the worktree
+        # and the scratch dir, since its input does not carry a call's workdir for certain)
+        self.anywhere: tuple[str, ...] = ()
+        self._planted: str | None = None
         temps = [*TEMP_ROOTS, env.get("TMPDIR") or ""]
         self.temps = tuple(os.path.normpath(t) + os.sep for t in temps if t.startswith("/"))
 
@@ -52,7 +67,10 @@ class Where:
         return bool(self._sandboxed)
 
     def change_dir(self, target: str | None, known: bool = True) -> None:
-        """`cd target`: add where it leads from every directory reached so far."""
+        """`cd target`: add where it leads from every directory reached so far. Once the place
+        is unknown it stays so, at no further cost."""
+        if self.lost:
+            return
         if not known or target is None or target == "-":
             self.lost = "changes to a directory known only at run time"
             return
@@ -68,20 +86,32 @@ class Where:
         if not target.startswith("/") and self.env.get("CDPATH"):
             self.lost = "changes directory through CDPATH"
             return
-        reached = set()
+        reached = set(self.dirs)
         for here in self.dirs:
+            check_clock()
+            self.resolved += 2
+            if self.resolved > MAX_RESOLVES:
+                break
             joined = os.path.join(here, target)
             # bash's cd resolves `..` by the text (logically); the kernel, physically: both
             reached.add(os.path.realpath(os.path.normpath(joined)))
             reached.add(os.path.realpath(joined))
-        self.dirs |= reached
-        if len(self.dirs) > MAX_PLACES:
+            if len(reached) > MAX_PLACES:
+                break
+        if len(reached) > MAX_PLACES or self.resolved > MAX_RESOLVES:
             self.lost = "changes directory too many times to follow"
+            return
+        self.dirs = reached
 
     def foreign_repository(self) -> str | None:
         """Why git run here may use a repository other than the project's, else None."""
         if self.lost:
             return self.lost
+        if self.anywhere:
+            if self._planted is None:
+                self._planted = planted_repository(self.anywhere, self.repositories) or ""
+            if self._planted:
+                return self._planted
         for here in sorted(self.dirs):
             found = repository_of(here)
             if found is not None and found not in self.repositories:
@@ -112,6 +142,78 @@ def repository_of(path: str) -> str | None:
         if parent == here:
             return None
         here = parent
+
+
+def planted_repository(roots: tuple[str, ...], known: set[str]) -> str | None:
+    """Why git run somewhere under `roots` may take a directory there for a repository that is
+    not one of `known`: the first directory holding `.git` or a HEAD; None when there is none.
+    Links are not followed (a link's target outside is not the agent's to write)."""
+    stack = [os.path.realpath(root) for root in roots if os.path.isdir(root)]
+    scanned = 0
+    while stack:
+        here = stack.pop()
+        check_clock()
+        scanned += 1
+        if scanned > MAX_SCANNED:
+            return "may run in any directory of the worktree, too many to check for repositories"
+        try:
+            with os.scandir(here) as entries:
+                for entry in entries:
+                    name = entry.name
+                    # cheap first: only a name starting like .git or HEAD can be one
+                    git = name[:1] in ".hH" or not name.isascii()
+                    if git and _plain(name) in (".git", "head"):
+                        if here not in known:
+                            why = "may run in any directory of the worktree (its hook input"
+                            why += f" does not say which), and {here} holds {name}: git would"
+                            return why + " take it for a repository"
+                    elif entry.is_dir(follow_symlinks=False):
+                        stack.append(entry.path)
+        except OSError:
+            continue
+    return None
+
+
+def git_files(root: str, target: str) -> str | None:
+    """Why a file tool writing `target` (resolved, inside the worktree `root`) writes git's own
+    files, else None. Treated like `.git`, since git takes a directory holding HEAD (with
+    objects/ and refs/) for a bare repository and runs what its config names (fsmonitor):
+    - a path part named `.git`;
+    - a file named HEAD, commondir or gitdir, anywhere: what makes a directory a git dir;
+    - anything in or under a directory that holds a HEAD: its config, objects/, refs/, hooks/…
+    Names compare as a case-insensitive file system would (casefolded, without HFS+'s ignorable
+    code points and Windows' trailing dots and spaces, as state/validation/project_paths.py
+    compares stored paths). An ordinary `config` (src/config, config.py) is left
+    alone: only beside a HEAD is it a repository's config, and a HEAD is never written."""
+    parts = target[len(root) :].strip(os.sep).split(os.sep)
+    lowered = [_plain(part) for part in parts]
+    if ".git" in lowered or "git~1" in lowered:
+        return "writes git's own files in the worktree (they could make git run commands)"
+    if lowered[-1] in GIT_DIR_FILES:
+        return f"writes {parts[-1]}, which makes its directory a git repository to git"
+    here = root
+    for part in ["", *parts[:-1]]:
+        check_clock()
+        here = os.path.join(here, part) if part else here
+        if os.path.lexists(os.path.join(here, "HEAD")):
+            return f"writes inside {here}, which holds HEAD: git takes it for a repository"
+    return None
+
+
+def _plain(name: str) -> str:
+    """A file name as a case-insensitive file system may match it (no `re`: the hook's budget)."""
+    kept = "".join(c for c in name if not _ignorable(c)) if not name.isascii() else name
+    return kept.rstrip(". ").casefold()
+
+
+def _ignorable(c: str) -> bool:
+    code = ord(c)
+    return (
+        0x200B <= code <= 0x200F
+        or 0x202A <= code <= 0x202E
+        or 0x2060 <= code <= 0x206F
+        or code == 0xFEFF
+    )
 
 
 # -- the rules that need to know where: set by guard_rules.classify_bash for one command ----

@@ -111,6 +111,7 @@ def _classify(command: str, depth: int) -> Verdict:
     commands, error = shell.parse(command)
     worst = PASS
     for cmd in commands:
+        shell.check_clock()
         verdict = judge_command(cmd, depth)
         if verdict.level > worst.level:
             worst = verdict

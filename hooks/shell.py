@@ -7,14 +7,23 @@ $(…), here-docs or `|`.
 
 from __future__ import annotations
 
-from hooks.shell_lex import EXPANDS, GLOBS, SPLITS, Lexer, ParseError, is_name
+from hooks.shell_lex import (
+    EXPANDS,
+    GLOBS,
+    SPLITS,
+    Lexer,
+    ParseError,
+    TooComplex,
+    check_clock,
+    is_name,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from hooks.shell_lex import Token
 
 __all__ = ["ARITHMETIC", "EXPANDS", "GLOBS", "SPLITS", "Command", "ParseError", "Redirect"]
-__all__ += ["is_assignment", "parse", "structure"]
+__all__ += ["TooComplex", "check_clock", "is_assignment", "parse", "structure"]
 
 ARITHMETIC = "((arithmetic))"  # argv[0] of the pseudo-command noted for arithmetic on names
 
@@ -61,6 +70,8 @@ def parse(text: str) -> tuple[list[Command], str | None]:
         return found, str(e)
     except RecursionError:
         return found, "nested too deeply"
+    except TooComplex:
+        raise  # out of time: the whole call is denied, not judged on what was found so far
     except Exception as e:  # a parser bug must read as "cannot tell", never as a crash
         return found, f"internal error: {e.__class__.__name__}"
     return found, None
@@ -322,6 +333,7 @@ class _Parser(Lexer):
         self.found.append(Command([ARITHMETIC, text], [0, 0], [], []))
 
     def nested(self, text: str, expansions_only: bool = False) -> None:
+        check_clock()
         if self.depth + 1 > MAX_NESTING:
             raise ParseError("nested too deeply")
         inner = _Parser(text, self.found, self.depth + 1)
@@ -360,6 +372,8 @@ def structure(text: str) -> tuple[list[Command], list[str]] | None:
     parser = _Parser(text, found, 0)
     try:
         parser.parse_all()
+    except TooComplex:
+        raise
     except Exception:  # ParseError, RecursionError, or a parser bug: "cannot tell", never a crash
         return None
     return found, parser.ops

@@ -4,6 +4,8 @@ their quotes removed and flags saying what bash may still do to them, and here-d
 
 from __future__ import annotations
 
+from time import monotonic, process_time
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -26,6 +28,39 @@ _EOF = ("eof",)
 
 class ParseError(Exception):
     """The text is not a complete shell command (unterminated quote, stray `)`, …)."""
+
+
+class TooComplex(Exception):
+    """The guard's time budget ran out while judging: the call is denied "too complex to
+    judge" (docs/design.md, "The guard": bounded, fail-closed time). Never a ParseError: a
+    command that cannot be parsed is only unknown, one that cannot be judged in time is denied."""
+
+
+_DEADLINE = [float("inf")] * 3  # wall-clock soft and hard limits, CPU limit; none outside a call
+HARD = 4  # times the budget: the wall-clock limit on a machine too busy to give the guard CPU
+
+
+def start_clock(seconds: float) -> None:
+    """Judging from now on must end within `seconds` of CPU (of wall-clock time when the
+    machine is idle), and within HARD times that of wall-clock time whatever the load, or
+    check_clock raises TooComplex: far inside every client's hook timeout either way, while a
+    command that takes the guard 0.2 s is not denied because other processes took the CPU."""
+    now = monotonic()
+    _DEADLINE[:] = [now + seconds, process_time() + seconds, now + HARD * seconds]
+
+
+def stop_clock() -> None:
+    _DEADLINE[:] = [float("inf")] * 3
+
+
+def check_clock() -> None:
+    """Called in every loop whose count grows with the input (tokens, nested texts, the
+    commands judged, the directories `cd` reaches): each stretch between two calls is at most
+    one linear scan, so the deadline is overrun by at most that much. The CPU clock (a system
+    call) is read only once the wall-clock budget is spent."""
+    now = monotonic()
+    if now > _DEADLINE[0] and (now > _DEADLINE[2] or process_time() > _DEADLINE[1]):
+        raise TooComplex("too complex to judge in time")
 
 
 def is_name(name: str) -> bool:
@@ -107,6 +142,7 @@ class Lexer:
     # -- lexer -----------------------------------------------------------------------------
 
     def lex(self) -> Token:
+        check_clock()
         s, n = self.s, self.n
         while self.i < n:
             c = s[self.i]
@@ -275,6 +311,7 @@ class Lexer:
         raise ParseError("unterminated $'")
 
     def dollar(self, buf: list[str]) -> int:
+        check_clock()
         s, start = self.s, self.i
         nxt = s[start + 1 : start + 2]
         if nxt == "(":
@@ -397,19 +434,43 @@ class Lexer:
     def read_heredocs(self) -> None:
         """After a newline: the bodies of pending `<<EOF`s are skipped, their $(…) are not."""
         pending, self.heredocs = self.heredocs, []
-        s, n = self.s, self.n
         for delimiter, strip_tabs, quoted in pending:
-            body = []
-            while self.i < n:
-                end = s.find("\n", self.i)
-                end = n if end < 0 else end
-                line = s[self.i : end]
-                self.i = min(end + 1, n)
-                if (line.lstrip("\t") if strip_tabs else line) == delimiter:
-                    break
-                body.append(line)
+            check_clock()
+            start = self.i
+            end, self.i = _heredoc_end(self.s, start, delimiter, strip_tabs)
             if not quoted:
-                self.nested("\n".join(body), expansions_only=True)
+                self.nested(self.s[start:end], expansions_only=True)
+
+
+def _heredoc_end(s: str, start: int, delimiter: str, strip_tabs: bool) -> tuple[int, int]:
+    """(where the body ends, where the text after the here-doc starts) for a body from
+    `start`: up to the first line that is the delimiter (after leading tabs with `<<-`), else
+    the end. Searched with str.find, each character looked at once, not line by line in
+    Python: a 200,000-line diff fed to `plan` is read well inside the guard's deadline."""
+    n = len(s)
+    if "\n" in delimiter:
+        return n, n  # no line equals it: the rest of the text is the body
+    pos, line, seen = start, -1, start  # `line`: where the line holding `seen` starts
+    first = start  # where that line's text starts, after its leading tabs with `<<-`
+    while True:
+        check_clock()
+        j = s.find(delimiter, pos) if delimiter else s.find("\n", pos)
+        if j < 0:
+            return n, n
+        newline = s.rfind("\n", seen, j)
+        if newline >= 0 or line < 0:
+            line = newline + 1 if newline >= 0 else start
+            first = line
+            while strip_tabs and first < j and s[first] == "\t":
+                first += 1
+        seen = j
+        after = j + len(delimiter)
+        if (first == j or line == j) and (after == n or s[after] == "\n"):
+            return max(line - 1, start), min(after + 1, n)
+        seen = s.find("\n", j) if delimiter else j  # no later match on this line: the next
+        if seen < 0:
+            return n, n
+        pos = seen + 1
 
 
 def _evaluates(body: str) -> bool:

@@ -1,6 +1,7 @@
 """Layer 1 in the real Codex CLI (offline, ../shared/harness run-codex), where no sandbox
-runs: bash that evaluates a string as code, an indented apply_patch header, and git run in a
-repository planted in the worktree are all refused, and the project stays as it was.
+runs: bash that evaluates a string as code, an indented apply_patch header, a patch writing a
+bare repository's layout, and git run in a repository planted in the worktree are all
+refused, and the project stays as it was.
 """
 
 from __future__ import annotations
@@ -62,6 +63,11 @@ def test_codex_refuses_evaluated_strings_indented_headers_and_planted_repos(
     state = start_session(project)
     worktree = state / "worktree"
     worktree.mkdir(exist_ok=True)
+    # the layout as a sandboxed command of another client could leave it: apply_patch can no
+    # longer write it (a HEAD is git's own file, denied like .git; round 3)
+    (worktree / "evil" / "objects").mkdir(parents=True)
+    (worktree / "evil" / "refs").mkdir()
+    (worktree / "evil" / "HEAD").write_text("ref: refs/heads/main\n")
     guard = f"python3 -S -I {REPO}/hooks/guard.py --dialect codex"
     hooks = {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": guard}]}]}
     (tmp_path / "hooks.json").write_text(json.dumps({"hooks": hooks}))
@@ -83,11 +89,13 @@ def test_codex_refuses_evaluated_strings_indented_headers_and_planted_repos(
     s = json.loads((out / "summary.json").read_text())
     assert run.returncode == 0, s["stderr_tail"]
     reasons = [d["reason"] for d in s["hook_denials"]]
-    assert len(reasons) == 5, reasons
+    assert len(reasons) == 6, reasons
     assert "name or subscript" in reasons[0] and "name or subscript" in reasons[1]
     assert "subscript" in reasons[2]
     assert "scratch worktree" in reasons[3]
-    assert "repository" in reasons[4]
-    assert (worktree / "evil" / "config").exists()  # the planted repository is really there
+    assert "HEAD" in reasons[4]  # the layout's patch: nothing of it written
+    assert "repository" in reasons[5]
+    assert (worktree / "evil" / "HEAD").exists()  # the planted repository is really there
+    assert not (worktree / "evil" / "config").exists()
     assert (project / "README.md").read_text() == readme
     assert not (project / "X").exists()
