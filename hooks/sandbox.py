@@ -250,7 +250,7 @@ def bwrap_options(
     user: tuple[str, ...] | list[str] = (),
 ) -> list[str]:
     """Order matters, later mounts win: `/` read-only; a private /dev (read-only but its
-    devices and its own /dev/shm), /proc with /proc/sys read-only, and an empty tmpfs over
+    devices and its own /dev/shm), /proc read-only (/proc/sys too), and an empty tmpfs over
     each hidden root; `read_only` bound back into them; then `writable` (each with its `.git`
     read-only again: git finds its config there). An unprivileged user in a user namespace of
     its own (`user`, see user_options()), no capabilities (root inside cannot remount), own
@@ -262,8 +262,9 @@ def bwrap_options(
     roots = hidden_roots() if roots is None else roots
     options = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     # /proc/sys is the kernel's, not the sandbox's: with the caller's uid 0 outside, its files
-    # (core_pattern, …) open for writing even to an unprivileged user inside
-    options += ["--ro-bind", "/proc/sys", "/proc/sys"]
+    # (core_pattern, …) open for writing even to an unprivileged user inside; the rest of
+    # /proc too (PSI triggers, …); /dev/fd/N and /dev/stdout still reach the open files
+    options += ["--ro-bind", "/proc/sys", "/proc/sys", "--remount-ro", "/proc"]
     for root in roots:
         options += ["--tmpfs", root]
     if "/dev/shm" not in roots:
