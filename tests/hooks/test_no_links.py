@@ -83,7 +83,7 @@ def test_gemini_and_codex_file_tools_get_the_same_judgement(tree, project):
     assert decide(payload, "codex")[0] == DENY
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     parts=st.lists(st.sampled_from(["a", "b", "src", "deep", "c.py"]), min_size=1, max_size=5),
     link_at=st.integers(0, 5),
