@@ -190,8 +190,7 @@ def _make_private(repo: str, state_dir: str, base: str) -> str:
             # a link of the base commit is checked out as a file holding its target: the
             # worktree holds no link a file tool could be steered through (docs/design.md,
             # "The guard"); git diff and status read such files as the links they stand for
-            "\tsymlinks = false\n"
-            + ("[extensions]\n\tobjectformat = sha256\n" if sha256 else "")
+            "\tsymlinks = false\n" + ("[extensions]\n\tobjectformat = sha256\n" if sha256 else "")
         ),
         os.path.join("objects", "info", "alternates"): os.path.join(repo, "objects") + "\n",
     }

@@ -83,7 +83,9 @@ def test_gemini_and_codex_file_tools_get_the_same_judgement(tree, project):
     assert decide(payload, "codex")[0] == DENY
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
     parts=st.lists(st.sampled_from(["a", "b", "src", "deep", "c.py"]), min_size=1, max_size=5),
     link_at=st.integers(0, 5),
@@ -123,7 +125,7 @@ def test_the_sandbox_cannot_make_a_link_of_any_kind(env, tmp_path):
         "    except OSError as e:\n"
         "        print(e.errno)\n"
     )
-    script = f"cd {tree} && python3 -c \"{calls}\"; ln -s {project} x; ln a y; cp -a a z; ls"
+    script = f'cd {tree} && python3 -c "{calls}"; ln -s {project} x; ln a y; cp -a a z; ls'
     before = trees(project, tmp_path / "home")
     done = run_wrapped(wrap_in(project, script, env), project)
     assert done.stdout.split() == ["1", "1", "1", "1", "a", "z"], done.stdout + done.stderr

@@ -103,9 +103,7 @@ def test_what_is_writable_inside_is_exactly_the_worktree_scratch_and_private_tem
 
 @pytest.mark.slow
 @needs_bwrap
-def test_without_user_namespaces_the_same_places_and_the_status_says_so(
-    env, tmp_path, monkeypatch
-):
+def test_without_user_namespaces_the_same_places_and_the_status_says_so(env, tmp_path, monkeypatch):
     """Where no user namespace can be made (here: bwrap refuses the options), the sandbox
     still runs with no capabilities, /proc/sys read-only and its own hostname, what is
     writable is the same, and the status says the command runs as root (the caller's uid)."""

@@ -47,8 +47,10 @@ def opens_for_writing(path: str) -> bool:
 def own_process(path: str) -> bool:
     """/proc/<pid>, /proc/self, /proc/thread-self: the sandbox's own processes."""
     parts = path.split("/")
-    return len(parts) > 2 and parts[1] == "proc" and (
-        parts[2].isdigit() or parts[2] in ("self", "thread-self")
+    return (
+        len(parts) > 2
+        and parts[1] == "proc"
+        and (parts[2].isdigit() or parts[2] in ("self", "thread-self"))
     )
 
 
