@@ -355,9 +355,9 @@ def _inside(target: str, folder: str) -> tuple[str, str] | None:
     lies under `folder` as written or as resolved (above it nothing is agent-writable) and
     that root is not itself a link, else None."""
     for root in dict.fromkeys((os.path.normpath(folder), os.path.realpath(folder))):
-        if target.startswith(root + os.sep) and len(target) > len(root) + 1:
-            if not os.path.islink(root):
-                return root, target[len(root) + 1 :]
+        under = target.startswith(root + os.sep) and len(target) > len(root) + 1
+        if under and not os.path.islink(root):
+            return root, target[len(root) + 1 :]
     return None
 
 

@@ -94,10 +94,11 @@ def sandbox_program(env: Env | None = None) -> Program | None:
     if found is None:
         found = "fail"
         # Best first: the filter and an unprivileged user; each missing piece is a status note.
-        for user in (True, False):
+        for in_userns in (True, False):
             for filtered_by in (seccomp, None) if seccomp else (None,):
-                if probe_bwrap(path, filtered_by, user_options(path) if user else ()):
-                    found = ("seccomp" if filtered_by else "plain") + ("+user" if user else "")
+                if probe_bwrap(path, filtered_by, user_options(path) if in_userns else ()):
+                    found = "seccomp" if filtered_by else "plain"
+                    found += "+user" if in_userns else ""
                     break
             if found != "fail":
                 break

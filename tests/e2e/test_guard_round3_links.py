@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_gemini_sandbox import outside_the_session
 from tests.e2e.conftest import run_claude
 from tests.e2e.test_claude_guard import results
+from tests.e2e.test_gemini_sandbox import outside_the_session
 from tests.e2e.test_other_harnesses_guard import RUN_GEMINI, needs_gemini, start_session
 
 pytestmark = [
