@@ -38,7 +38,7 @@ NO_USERNS = (
     " namespaces are not available here (enable them: sysctl user.max_user_namespaces,"
     " kernel.unprivileged_userns_clone) for an unprivileged user inside"
 )
-PROBE_VERSION = 4  # part of the probe cache key: a changed probe or sandbox runs again
+PROBE_VERSION = 5  # part of the probe cache key: a changed probe or sandbox runs again
 INSIDE_ID = 1000  # the uid and gid a command runs as in the sandbox when the caller is root
 HIDDEN = ("/tmp", "/var/tmp", "/dev/shm", "/run")  # a private tmpfs each, inside the sandbox
 
@@ -94,28 +94,30 @@ def sandbox_program(env: Env | None = None) -> Program | None:
     if found is None:
         found = "fail"
         # Best first: the filter and an unprivileged user; each missing piece is a status note.
-        for in_userns in (True, False):
+        nested = _knows(path, "--disable-userns")
+        for user in (user_options(nested), ()):
             for filtered_by in (seccomp, None) if seccomp else (None,):
-                if probe_bwrap(path, filtered_by, user_options(path) if in_userns else ()):
+                if probe_bwrap(path, filtered_by, user):
                     found = "seccomp" if filtered_by else "plain"
-                    found += "+user" if in_userns else ""
+                    found += ("+user" + ("+nonest" if nested else "")) if user else ""
                     break
             if found != "fail":
                 break
         _write_atomically(cache, "\n".join([*lines[-3:], f"{key} {found}"]).encode())
     if found == "fail":
         return None
-    user = user_options(path) if found.endswith("+user") else ()
+    user = user_options("+nonest" in found) if "+user" in found else ()
     return ("bwrap", path, seccomp if found.startswith("seccomp") else None, user)
 
 
-def user_options(bwrap: str) -> tuple[str, ...]:
+def user_options(no_nesting: bool) -> tuple[str, ...]:
     """bwrap's options for a user namespace of the command's own, in which it is an
     unprivileged user (the caller's ids, or INSIDE_ID for root: as seen outside, what it
-    writes still belongs to the caller) and can make no further user namespace."""
+    writes still belongs to the caller) and, with `no_nesting` (bubblewrap 0.8+), can make
+    no further user namespace."""
     uid, gid = os.getuid() or INSIDE_ID, os.getgid() or INSIDE_ID
     options = ("--unshare-user", "--uid", str(uid), "--gid", str(gid))
-    return (*options, "--disable-userns") if _knows(bwrap, "--disable-userns") else options
+    return (*options, "--disable-userns") if no_nesting else options
 
 
 def _knows(bwrap: str, option: str) -> bool:

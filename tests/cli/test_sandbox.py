@@ -119,7 +119,7 @@ def test_the_probe_finds_bwrap_and_caches_its_answer(env, tmp_path, monkeypatch)
     assert program[0] == "bwrap" and program[2] == os.path.realpath(sys.executable)
     cache = tmp_path / "cache" / "planner" / "sandbox-probe"
     # the probe ran bwrap with the filter loaded, as an unprivileged user in a user namespace
-    assert cache.read_text().endswith(" seccomp+user") and "--unshare-user" in program[3]
+    assert " seccomp+user" in cache.read_text() and "--unshare-user" in program[3]
     other = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
     monkeypatch.setattr(sys, "executable", other)  # the launchers' venv and the hooks' python3
     assert sandbox.sandbox_program(env)[2] == os.path.realpath(other)
