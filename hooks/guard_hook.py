@@ -352,11 +352,12 @@ def judge_write(tool: str, path: str, cwd: str, session: Session, mode: object =
 
 def _inside(target: str, folder: str) -> tuple[str, str] | None:
     """(folder's root, the rest of `target` under it) when `target` (normalized, no `..`)
-    lies under `folder` as written or as resolved (above it nothing is agent-writable) and
-    that root is not itself a link, else None."""
+    lies under `folder` as written or as resolved (above it nothing is agent-writable), else
+    None; None too when `folder` itself is a link (its resolved form would be elsewhere)."""
+    if os.path.islink(os.path.normpath(folder)):
+        return None
     for root in dict.fromkeys((os.path.normpath(folder), os.path.realpath(folder))):
-        under = target.startswith(root + os.sep) and len(target) > len(root) + 1
-        if under and not os.path.islink(root):
+        if target.startswith(root + os.sep) and len(target) > len(root) + 1:
             return root, target[len(root) + 1 :]
     return None
 

@@ -55,6 +55,11 @@ def test_the_path_is_judged_as_given_not_as_resolved(tree, project):
     alias.symlink_to(tree)
     assert decide(write(alias / "a.py", project))[0] == DENY
     assert decide(write(f"{tree}//src/./new.py", project))[0] == ALLOW
+    # a worktree that is itself a link (planted by whatever means) opens nothing it names
+    tree.rename(project / "real-tree")
+    tree.symlink_to(project)
+    for path in (tree / "README.md", project / "README.md", project / "real-tree" / "a.py"):
+        assert decide(write(path, project))[0] == DENY, path
 
 
 def test_a_hard_link_a_fifo_or_a_device_is_not_a_plain_file(tree, project):
