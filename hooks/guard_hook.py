@@ -27,6 +27,7 @@ carries the patch in `tool_input.command`.
 from __future__ import annotations
 
 import os
+import stat
 import sys
 import time
 from json import dumps, loads
@@ -369,23 +370,66 @@ def judge_bash(
 
 
 def judge_write(tool: str, path: str, cwd: str, session: Session, mode: object = None) -> Verdict:
-    """File tools write only inside the session's scratch worktree (never its state)."""
+    """File tools write only inside the session's scratch worktree (never its state), judged
+    on the path as given, never resolved first: the client opens that path after the guard
+    answers, so a link on it could point elsewhere by then. No `..`, and no link anywhere
+    from the worktree down (nor can one appear: docs/design.md, "The guard")."""
+    part = f"{tool} {path}"
     try:
-        target = os.path.realpath(os.path.join(cwd, os.path.expanduser(path)))
-        root = os.path.realpath(session.worktree)
-    except (ValueError, OSError):
-        return Verdict(MUTATE, f"{tool} {path}", "names a path the guard cannot resolve")
-    if target.startswith(root + os.sep) and os.path.isdir(root):
+        given = os.path.join(cwd, os.path.expanduser(path))
+    except (ValueError, TypeError):
+        return Verdict(MUTATE, part, "names a path the guard cannot read")
+    if "\0" in given or os.pardir in given.split(os.sep):
+        why = "names `..` (or a NUL): file tools are judged on the path as given, so name the"
+        why += " file by its plain absolute path in the worktree"
+        return Verdict(MUTATE, part, why, hint=Hint.WRITE)
+    target = os.path.normpath(given)
+    inside = _inside(target, session.worktree)
+    if inside is not None and os.path.isdir(inside[0]):
         from hooks.guard_places import git_files
 
-        why = git_files(root, target)  # `.git`, and a bare repository's layout, alike
-        return Verdict(MUTATE, f"{tool} {path}", why, hint=Hint.WRITE) if why else PASS
+        # `.git`, and a bare repository's layout, alike; then no link on the path
+        why = git_files(inside[0], target) or _not_plain(*inside)
+        return PASS if not why else Verdict(MUTATE, part, why, hint=Hint.WRITE)
     if mode == "plan" and target.endswith(".md"):
-        plans = os.path.realpath(os.path.expanduser("~/.claude/plans"))
-        if target.startswith(plans + os.sep):
+        plans = _inside(target, os.path.expanduser("~/.claude/plans"))
+        if plans is not None and not _not_plain(*plans):
             return PASS  # Claude Code's own plan mode writes its plan file there
     why = "writes outside the session's scratch worktree"
-    return Verdict(MUTATE, f"{tool} {path}", why, hint=Hint.WRITE)
+    return Verdict(MUTATE, part, why, hint=Hint.WRITE)
+
+
+def _inside(target: str, folder: str) -> tuple[str, str] | None:
+    """(folder's root, the rest of `target` under it) when `target` (normalized, no `..`)
+    lies under `folder` as written or as resolved (above it nothing is agent-writable), else
+    None; None too when `folder` itself is a link (its resolved form would be elsewhere)."""
+    if os.path.islink(os.path.normpath(folder)):
+        return None
+    for root in dict.fromkeys((os.path.normpath(folder), os.path.realpath(folder))):
+        if target.startswith(root + os.sep) and len(target) > len(root) + 1:
+            return root, target[len(root) + 1 :]
+    return None
+
+
+def _not_plain(root: str, rest: str) -> str:
+    """Why writing `root`/`rest` could reach another file than the one named ("" if it
+    cannot): a link on any part of the path (lstat from the root down), or a target that is
+    not a plain file of its own (a FIFO, a device, a file with a second name)."""
+    here = root
+    for name in rest.split(os.sep):
+        here = os.path.join(here, name)
+        try:
+            info = os.lstat(here)
+        except OSError:
+            return ""  # not there (yet): what the client makes below it holds no link either
+        if stat.S_ISLNK(info.st_mode):
+            shown = here[len(root) + 1 :]
+            return f"has a link on its path ({shown}); file tools write only through plain dirs"
+    if not stat.S_ISREG(info.st_mode) and not stat.S_ISDIR(info.st_mode):
+        return "is not a plain file (a FIFO, socket or device)"
+    if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
+        return "is a file with another name (a hard link) that may lie outside the worktree"
+    return ""
 
 
 def judge_patch(tool_input: dict[str, object], cwd: str, session: Session) -> Verdict:

@@ -24,15 +24,22 @@ if TYPE_CHECKING:
         @property
         def state_dir(self) -> str: ...
 
-    # ("bwrap", path, the python that loads the filter or None) or ("sandbox-exec", path, None)
-    Program = tuple[str, str, str | None]
+    # ("bwrap", path, the python that loads the filter or None, the user namespace's options,
+    # empty where there is none) or ("sandbox-exec", path, None, ())
+    Program = tuple[str, str, str | None, tuple[str, ...]]
 
 NO_SANDBOX = "planning is guarded by command parsing only; install bubblewrap"
 NO_SECCOMP = (
     "shell commands run in a read-only sandbox, but AF_UNIX sockets are not filtered there"
     " (the seccomp filter did not load); a socket the sandbox can see is a way out"
 )
-PROBE_VERSION = 3  # part of the probe cache key: a changed probe or sandbox runs again
+NO_USERNS = (
+    "shell commands run in a read-only sandbox, but as root (without capabilities): user"
+    " namespaces are not available here (enable them: sysctl user.max_user_namespaces,"
+    " kernel.unprivileged_userns_clone) for an unprivileged user inside"
+)
+PROBE_VERSION = 5  # part of the probe cache key: a changed probe or sandbox runs again
+INSIDE_ID = 1000  # the uid and gid a command runs as in the sandbox when the caller is root
 HIDDEN = ("/tmp", "/var/tmp", "/dev/shm", "/run")  # a private tmpfs each, inside the sandbox
 
 
@@ -48,19 +55,20 @@ def find_program(name: str, env: Env | None = None) -> str | None:
 
 
 def sandbox_program(env: Env | None = None) -> Program | None:
-    """("bwrap", path, python) or ("sandbox-exec", path, None) when that sandbox runs here,
-    else None; `python` is the interpreter that loads the seccomp filter inside the sandbox
-    (this one), or None where the filter cannot load.
+    """("bwrap", path, python, user) or ("sandbox-exec", path, None, ()) when that sandbox
+    runs here, else None; `python` is the interpreter that loads the seccomp filter inside the
+    sandbox (this one), or None where the filter cannot load; `user` the options that make the
+    command an unprivileged user in a user namespace of its own, () where there are none.
 
-    The bwrap probe (one or two runs of `bwrap … true`, ~30 ms each) is cached per bwrap
-    binary and interpreter in the user's cache dir, which the sandbox keeps read-only.
+    The bwrap probe (up to four runs of `bwrap … true`, ~30 ms each) is cached per bwrap
+    binary, interpreter and uid in the user's cache dir, which the sandbox keeps read-only.
     """
     env = os.environ if env is None else env
     if env.get("PLANNER_SANDBOX") == "off":
         return None
     if sys.platform == "darwin":
         path = "/usr/bin/sandbox-exec"
-        return ("sandbox-exec", path, None) if os.path.exists(path) else None
+        return ("sandbox-exec", path, None, ()) if os.path.exists(path) else None
     path = find_program("bwrap", env)
     if path is None:
         return None
@@ -85,24 +93,55 @@ def sandbox_program(env: Env | None = None) -> Program | None:
     found = answers.get(key)
     if found is None:
         found = "fail"
-        if seccomp and probe_bwrap(path, seccomp):
-            found = "seccomp"
-        elif probe_bwrap(path, None):
-            found = "plain"
+        # Best first: the filter and an unprivileged user; each missing piece is a status note.
+        nested = _knows(path, "--disable-userns")
+        for user in (user_options(nested), ()):
+            for filtered_by in (seccomp, None) if seccomp else (None,):
+                if probe_bwrap(path, filtered_by, user):
+                    found = "seccomp" if filtered_by else "plain"
+                    found += ("+user" + ("+nonest" if nested else "")) if user else ""
+                    break
+            if found != "fail":
+                break
         _write_atomically(cache, "\n".join([*lines[-3:], f"{key} {found}"]).encode())
     if found == "fail":
         return None
-    return ("bwrap", path, seccomp if found == "seccomp" else None)
+    user = user_options("+nonest" in found) if "+user" in found else ()
+    return ("bwrap", path, seccomp if found.startswith("seccomp") else None, user)
 
 
-def probe_bwrap(path: str, python: str | None) -> bool:
-    """Whether bwrap can build the sandbox here (and `python` load the seccomp filter in it,
-    when given) and `/` really is read-only inside it."""
+def user_options(no_nesting: bool) -> tuple[str, ...]:
+    """bwrap's options for a user namespace of the command's own, in which it is an
+    unprivileged user (the caller's ids, or INSIDE_ID for root: as seen outside, what it
+    writes still belongs to the caller) and, with `no_nesting` (bubblewrap 0.8+), can make
+    no further user namespace."""
+    uid, gid = os.getuid() or INSIDE_ID, os.getgid() or INSIDE_ID
+    options = ("--unshare-user", "--uid", str(uid), "--gid", str(gid))
+    return (*options, "--disable-userns") if no_nesting else options
+
+
+def _knows(bwrap: str, option: str) -> bool:
+    """Whether this bwrap has `option` (bubblewrap 0.8 added --disable-userns)."""
     import subprocess
 
-    script = "touch /.planner-probe 2>/dev/null && exit 3; exit 0"
+    try:
+        done = subprocess.run([bwrap, "--help"], capture_output=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return option.encode() in done.stdout + done.stderr
+
+
+def probe_bwrap(path: str, python: str | None, user: tuple[str, ...] = ()) -> bool:
+    """Whether bwrap can build the sandbox here (as an unprivileged user in a user namespace
+    with `user`, and `python` loading the seccomp filter in it, when given) and `/` and
+    /proc/sys really are read-only inside it."""
+    import subprocess
+
+    script = "touch /.planner-probe 2>/dev/null && exit 3; [ -w /proc/sys/kernel ] && exit 4"
+    script += "; [ -w /proc/sys/kernel/hostname ] && exit 5"
+    script += "; [ $(id -u) = 0 ] && exit 6; exit 0" if user else "; exit 0"
     roots = hidden_roots()
-    options = bwrap_options([], _under(_loader_dirs(python), roots), roots=roots)
+    options = bwrap_options([], _under(_loader_dirs(python), roots), roots=roots, user=user)
     argv = [path, *options, "--", *filtered(python), "/bin/sh", "-c", script]
     try:
         done = subprocess.run(argv, capture_output=True, timeout=10, stdin=subprocess.DEVNULL)
@@ -116,7 +155,12 @@ def sandbox_note(env: Env | None = None) -> str:
     program = sandbox_program(env)
     if program is None:
         return NO_SANDBOX
-    return NO_SECCOMP if program[0] == "bwrap" and program[2] is None else ""
+    notes = []
+    if program[0] == "bwrap" and program[2] is None:
+        notes.append(NO_SECCOMP)
+    if program[0] == "bwrap" and not program[3] and os.getuid() == 0:
+        notes.append(NO_USERNS)  # a non-root caller runs unprivileged without one
+    return "; ".join(notes)
 
 
 # -- what the sandbox shares with the host ---------------------------------------------------
@@ -206,22 +250,29 @@ def bwrap_options(
     read_only: list[str],
     tmpdir: str | None = None,
     roots: list[str] | None = None,
+    user: tuple[str, ...] | list[str] = (),
 ) -> list[str]:
-    """Order matters, later mounts win: `/` read-only; a private /dev (its own /dev/shm),
-    /proc, and an empty tmpfs over each hidden root; `read_only` bound back into them; then
-    `writable` (each with its `.git` read-only again: git finds its config there). No
-    capabilities (root inside cannot remount), own PID, IPC and network namespaces (no ptrace
-    or shared memory of processes outside, no loopback: the review page where a person
-    approves is out of reach), a new terminal session (no TIOCSTI into the person's
-    terminal), and nothing left running when the command ends. (The seccomp filter is
-    loaded inside, by `filtered()`.)
+    """Order matters, later mounts win: `/` read-only; a private /dev (read-only but its
+    devices and its own /dev/shm), /proc read-only (/proc/sys too), and an empty tmpfs over
+    each hidden root; `read_only` bound back into them; then `writable` (each with its `.git`
+    read-only again: git finds its config there). An unprivileged user in a user namespace of
+    its own (`user`, see user_options()), no capabilities (root inside cannot remount), own
+    UTS, PID, IPC and network namespaces (no hostname of the host's, no ptrace or shared memory
+    of processes outside, no loopback: the review page where a person approves is out of
+    reach), a new terminal session (no TIOCSTI into the person's terminal), and nothing left
+    running when the command ends. (The seccomp filter is loaded inside, by `filtered()`.)
     """
     roots = hidden_roots() if roots is None else roots
     options = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    # /proc/sys is the kernel's, not the sandbox's: with the caller's uid 0 outside, its files
+    # (core_pattern, …) open for writing even to an unprivileged user inside; the rest of
+    # /proc too (PSI triggers, …); /dev/fd/N and /dev/stdout still reach the open files
+    options += ["--ro-bind", "/proc/sys", "/proc/sys", "--remount-ro", "/proc"]
     for root in roots:
         options += ["--tmpfs", root]
     if "/dev/shm" not in roots:
         options += ["--tmpfs", "/dev/shm"]
+    options += ["--remount-ro", "/dev"]
     for path in read_only:
         options += ["--ro-bind", path, path]
     for path in writable:
@@ -231,7 +282,8 @@ def bwrap_options(
             if os.path.lexists(dot_git):
                 options += ["--ro-bind", dot_git, dot_git]
     options += ["--setenv", "TMPDIR", tmpdir or "/tmp"]
-    options += ["--unshare-pid", "--unshare-ipc", "--unshare-net", "--new-session"]
+    options += [*user, "--unshare-uts", "--unshare-pid", "--unshare-ipc", "--unshare-net"]
+    options += ["--new-session"]
     options += ["--die-with-parent", "--cap-drop", "ALL"]
     return options
 
@@ -284,7 +336,7 @@ def wrap(command: str, session: Session, project: str, env: Env | None = None) -
         return " ".join(map(quote, argv))
     roots = hidden_roots()
     read_only = shown_read_only(session, os.path.realpath(project), env, roots)
-    options = bwrap_options(writable, read_only, scratch or None, roots)
+    options = bwrap_options(writable, read_only, scratch or None, roots, program[3])
     argv = [program[1], *options, "--", *filtered(program[2]), shell, "-c", script]
     return " ".join(map(quote, argv))
 
@@ -312,32 +364,44 @@ ARCHES = {  # uname machine -> (AUDIT_ARCH_*, socket, io_uring_setup, x32 bit or
     "x86_64": (0xC000003E, 41, 425, 0x40000000),
     "aarch64": (0xC00000B7, 198, 425, 0),
 }
+# uname machine -> what else fails with EPERM: what makes a link (symlink, symlinkat, link,
+# linkat: a link made in the worktree would change, after the guard looked, where a file tool
+# writes), and the kernel keyrings (add_key, request_key, keyctl: shared with the host user's)
+REFUSED = {
+    "x86_64": (88, 266, 86, 265, 248, 249, 250),
+    "aarch64": (36, 37, 217, 218, 219),
+}
 AF_UNIX = 1
 
 
 def seccomp_program(machine: str) -> bytes | None:
-    """The filter for this machine's arch, or None where it is not known: socket(AF_UNIX, …)
-    and io_uring_setup (whose rings can open sockets) fail with EPERM, socketpair stays
-    allowed; a syscall of any other ABI (i386, x32, arm32, where socketcall hides the family)
-    fails whatever it is."""
+    """The filter for this machine's arch, or None where it is not known: socket(AF_UNIX, …),
+    io_uring_setup (whose rings can open sockets and make links) and the calls in REFUSED fail
+    with EPERM, socketpair stays allowed; a syscall of any other ABI (i386, x32, arm32, where
+    socketcall hides the family) fails whatever it is."""
     import struct
 
     if machine not in ARCHES:
         return None
     arch, socket_nr, io_uring_nr, x32 = ARCHES[machine]
+    refused = (io_uring_nr, *REFUSED[machine])
+    n = len(refused)
+    eperm = 9 + n  # the row that refuses, jumped to from the rows before it
     code = [
         (LD_W_ABS, 0, 0, 4),  # 0: A = arch
         (JEQ_K, 1, 0, arch),  # 1: native ABI? to 3, else 2
         (RET_K, 0, 0, RET_EPERM),  # 2
         (LD_W_ABS, 0, 0, 0),  # 3: A = nr
-        (JGE_K, 5, 0, x32) if x32 else (JEQ_K, 0, 0, 0),  # 4: x32 ABI: to 10 (else a no-op)
-        (JEQ_K, 2, 0, socket_nr),  # 5: socket: to 8
-        (JEQ_K, 3, 0, io_uring_nr),  # 6: to 10
-        (RET_K, 0, 0, RET_ALLOW),  # 7
-        (LD_W_ABS, 0, 0, 16),  # 8: A = low 32 bits of args[0] (little-endian), the family
-        (JEQ_K, 0, 1, AF_UNIX),  # 9: AF_UNIX: to 10, else 11
-        (RET_K, 0, 0, RET_EPERM),  # 10
-        (RET_K, 0, 0, RET_ALLOW),  # 11
+        (JGE_K, eperm - 5, 0, x32) if x32 else (JEQ_K, 0, 0, 0),  # 4: x32 ABI (else a no-op)
+    ]
+    code += [(JEQ_K, eperm - 6 - i, 0, nr) for i, nr in enumerate(refused)]  # 5 … 4+n
+    code += [
+        (JEQ_K, 1, 0, socket_nr),  # 5+n: socket: to 7+n
+        (RET_K, 0, 0, RET_ALLOW),  # 6+n
+        (LD_W_ABS, 0, 0, 16),  # 7+n: A = low 32 bits of args[0] (little-endian), the family
+        (JEQ_K, 0, 1, AF_UNIX),  # 8+n: AF_UNIX: to 9+n, else 10+n
+        (RET_K, 0, 0, RET_EPERM),  # 9+n
+        (RET_K, 0, 0, RET_ALLOW),  # 10+n
     ]
     return b"".join(struct.pack("=HBBI", *row) for row in code)
 

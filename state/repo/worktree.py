@@ -135,6 +135,8 @@ def create(project: str, state_dir: str, base: str) -> tuple[str, bool]:
     repo = common_dir(project)
     admin = admin_dir(project, tree)
     if admin and os.path.isdir(tree) and _finished(admin):
+        if admin == private_dir(state_dir):
+            _no_links(admin, tree)  # a worktree made before links were written as files
         return tree, False
     if admin and admin != private_dir(state_dir):  # an older session's, unfinished: made anew
         _unregister(admin)
@@ -185,7 +187,10 @@ def _make_private(repo: str, state_dir: str, base: str) -> str:
             f"\trepositoryformatversion = {1 if sha256 else 0}\n"
             "\tbare = false\n"
             "\tlogallrefupdates = false\n"
-            + ("[extensions]\n\tobjectformat = sha256\n" if sha256 else "")
+            # a link of the base commit is checked out as a file holding its target: the
+            # worktree holds no link a file tool could be steered through (docs/design.md,
+            # "The guard"); git diff and status read such files as the links they stand for
+            "\tsymlinks = false\n" + ("[extensions]\n\tobjectformat = sha256\n" if sha256 else "")
         ),
         os.path.join("objects", "info", "alternates"): os.path.join(repo, "objects") + "\n",
     }
@@ -195,6 +200,26 @@ def _make_private(repo: str, state_dir: str, base: str) -> str:
     if os.path.isfile(os.path.join(repo, "shallow")):
         shutil.copyfile(os.path.join(repo, "shallow"), os.path.join(private, "shallow"))
     return private
+
+
+def _no_links(private: str, tree: str) -> None:
+    """An older worktree whose git dir checked links out as links: from now on git writes them
+    as files (core.symlinks false), and every link in the tree becomes the file git would
+    have written (its target as text). Once per worktree: the setting says it is done."""
+    config = os.path.join(private, "config")
+    with open(config, encoding="utf-8") as f:
+        if "symlinks = false" in f.read():
+            return
+    for folder, dirs, files in os.walk(tree):
+        links = [n for n in (*dirs, *files) if os.path.islink(os.path.join(folder, n))]
+        dirs[:] = [d for d in dirs if d not in links and not (folder == tree and d == ".git")]
+        for name in links:
+            path = os.path.join(folder, name)
+            journal.point("write", path)
+            with open(f"{path}.planner-link", "wb") as f:
+                f.write(os.fsencode(os.readlink(path)))
+            journal.replace(f"{path}.planner-link", path)  # the link goes in one rename
+    git(private, "config", "core.symlinks", "false", cwd=tree)
 
 
 def ready(project: str, tree: str) -> bool:

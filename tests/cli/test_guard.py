@@ -196,7 +196,9 @@ def test_relative_paths_resolve_against_the_hook_cwd(session, project):
 def test_dot_dot_tilde_and_symlink_escapes_are_denied(session, project, home):
     worktree = session / "worktree"
     assert decide(write(f"{worktree}/../../../src/app.py", project))[0] == DENY
-    assert decide(write(f"{worktree}/../worktree/ok.md", project))[0] == ALLOW
+    # judged on the path as given: a `..` is denied even where it would come back inside
+    decision, reason = decide(write(f"{worktree}/../worktree/ok.md", project))
+    assert decision == DENY and "as given" in reason
     outside = project / "src"
     outside.mkdir()
     (worktree / "link").symlink_to(outside)

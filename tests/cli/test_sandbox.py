@@ -118,7 +118,8 @@ def test_the_probe_finds_bwrap_and_caches_its_answer(env, tmp_path, monkeypatch)
     program = sandbox.sandbox_program(env)
     assert program[0] == "bwrap" and program[2] == os.path.realpath(sys.executable)
     cache = tmp_path / "cache" / "planner" / "sandbox-probe"
-    assert cache.read_text().endswith(" seccomp")  # the probe ran bwrap with the filter loaded
+    # the probe ran bwrap with the filter loaded, as an unprivileged user in a user namespace
+    assert " seccomp+user" in cache.read_text() and "--unshare-user" in program[3]
     other = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
     monkeypatch.setattr(sys, "executable", other)  # the launchers' venv and the hooks' python3
     assert sandbox.sandbox_program(env)[2] == os.path.realpath(other)
@@ -394,15 +395,18 @@ def test_item3_a_tmux_server_outside_is_out_of_reach(env, tmp_path):
 
 @needs_bwrap
 def test_item4_symlinks_planted_in_tmp_never_reach_the_host(env, tmp_path):
-    """The agent's /tmp is its own: what it plants there is gone, and the harness's own write
-    to /tmp after the command (Claude Code's `pwd -P >| /tmp/claude-XXXX-cwd`) follows nothing."""
+    """The agent's /tmp is its own: what it plants there is gone, links cannot be made at all
+    (round 3), and the harness's own write to /tmp after the command (Claude Code's `pwd -P
+    >| /tmp/claude-XXXX-cwd`) follows nothing."""
     project = make_project(tmp_path / "p")
     prefix = f"/tmp/planner-test-{os.getpid()}"
-    plant = f"for i in $(seq 200); do ln -s {project}/src/app.py {prefix}-$i-cwd; done"
-    plant += f"; ln -s {project}/README.md /var/tmp/planner-test-{os.getpid()}; ls {prefix}-7-cwd"
+    plant = f"for i in $(seq 200); do echo {project} > {prefix}-$i-cwd; done"
+    plant += f"; ln -s {project}/src/app.py {prefix}-link || echo refused; ls {prefix}-7-cwd"
+    plant += f"; ln -s {project}/README.md /var/tmp/planner-test-{os.getpid()} || echo refused"
     before = trees(project, tmp_path / "home")
     done = run_wrapped(wrap_in(project, plant, env), project)
-    assert done.returncode == 0 and done.stdout.strip() == f"{prefix}-7-cwd", done.stderr
+    assert done.stdout.split() == ["refused", f"{prefix}-7-cwd", "refused"], done.stderr
+    assert done.stderr.count("Operation not permitted") == 2
     assert not list(Path("/tmp").glob(f"planner-test-{os.getpid()}-*"))
     assert not Path(f"/var/tmp/planner-test-{os.getpid()}").exists()
     harness_file = Path(f"{prefix}-7-cwd")
@@ -544,16 +548,19 @@ def run_bpf(program: bytes, arch: int, nr: int, arg0: int) -> int:
 @given(
     machine=st.sampled_from(sorted(sandbox.ARCHES)),
     arch=st.sampled_from([0xC000003E, 0xC00000B7, 0x40000003, 0x40000028, 0]),
-    nr=st.one_of(st.integers(0, 0x7FFFFFFF), st.sampled_from([41, 53, 198, 199, 425, 102])),
+    nr=st.one_of(
+        st.integers(0, 0x7FFFFFFF),
+        st.sampled_from([41, 53, 198, 199, 425, 102, 86, 88, 265, 266, 36, 37, 250, 219]),
+    ),
     family=st.one_of(st.integers(0, 2**64 - 1), st.sampled_from([1, 2, 10, 16, 2**32 + 1])),
 )
-def test_the_filter_program_refuses_exactly_unix_sockets(machine, arch, nr, family):
+def test_the_filter_program_refuses_exactly_unix_sockets_links_and_keys(machine, arch, nr, family):
     native, socket_nr, io_uring_nr, x32 = sandbox.ARCHES[machine]
     verdict = run_bpf(sandbox.seccomp_program(machine), arch, nr, family)
     refused = (
         arch != native
         or (x32 and nr >= x32)
-        or nr == io_uring_nr
+        or nr in (io_uring_nr, *sandbox.REFUSED[machine])
         or (nr == socket_nr and family & 0xFFFFFFFF == 1)
     )
     assert verdict == (sandbox.RET_EPERM if refused else sandbox.RET_ALLOW)

@@ -75,9 +75,9 @@ def test_round_two_attacks_change_nothing(
     assert not list(project.glob("**/scheduled_tasks.json"))
     assert not (project / ".git" / "worktrees").exists()
 
-    # 4: the symlinks went to the sandbox's own /tmp (they were made there), never the host's.
-    assert not calls["Bash:Plant symlinks"]["is_error"]
-    assert "claude-planted7-cwd" in calls["Bash:Plant symlinks"]["text"]
+    # 4: no link is made in the sandbox at all (round 3), so none in the host's /tmp either.
+    planted = calls["Bash:Plant symlinks"]
+    assert planted["is_error"] and "PermissionError" in planted["text"], planted
     assert not glob.glob("/tmp/claude-planted*-cwd")
 
     # 5: nothing was planted in the plugin's environment; plan status ran clean.
