@@ -30,9 +30,11 @@ def worktree_command(state_dir: str | None, as_json: bool) -> None:
     if session["status"] in FINAL:  # a closed session's worktree was removed with it
         raise Refused(f"{store.dir}: the session is {session['status']}; it has no worktree")
     base = worktree.base_of(session, f"{store.path('session')}:base_commit")
+    project = session_project(store.dir)
+    worktree.check_present(project, base, f"{store.path('session')}:base_commit")
     # its own lock: a checkout may take longer than the session lock waits for
     with locked(os.path.join(store.dir, ".worktree.lock"), timeout=worktree.CREATE_TIMEOUT_S):
-        path, created = worktree.create(session_project(store.dir), store.dir, base)
+        path, created = worktree.create(project, store.dir, base)
     if as_json:
         dump({"path": path, "base_commit": base, "created": created})
         return

@@ -50,6 +50,7 @@ def change_capture(tx: Transaction, *, intent: list[str], file: list[str]) -> li
     project = session_project(tx.store.dir)
     base = wt.base_of(session, f"{tx.store.path('session')}:base_commit")
     tree = wt.path_of(tx.store.dir)
+    wt.check_present(project, base, f"{tx.store.path('session')}:base_commit")
     if not wt.admin_dir(project, tree):
         raise PreconditionFailed(f"{tree}: no worktree yet (fix: plan worktree)")
     if not wt.ready(project, tree):  # its missing files were never checked out, not deleted

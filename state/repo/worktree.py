@@ -97,6 +97,19 @@ def base_of(session: Session, where: str) -> str:
     return gitinfo.commit_id(base, where)
 
 
+def check_present(project: str, sha: str, where: str, what: str = "the base commit") -> None:
+    """PreconditionFailed when git no longer has commit `sha` (history rewritten and pruned): a
+    worktree of it would have a HEAD that does not resolve, and nothing can be read from it."""
+    from state.repo.session_git import missing_commits  # runs git: loaded when checked
+
+    if missing_commits(project, [sha]):
+        raise PreconditionFailed(
+            f"{where}: {what} {sha[:12]} is gone from git (history rewritten and pruned, e.g. "
+            "an amend or a rebase, then gc); nothing is read from it (fix: plan rebase, which "
+            "carries the plan onto HEAD)"
+        )
+
+
 def private_dir(state_dir: str) -> str:
     """`<session>/worktree.git`: the worktree's own git dir, beside it and outside it (the
     sandbox keeps it read-only while the worktree is writable)."""
