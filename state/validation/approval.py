@@ -70,7 +70,9 @@ def verify(
                 rule="no-approval",
             )
         ]
-    restore = "restore plan.json from history/ (plan history)"
+    # history/ is local (.planner/.gitignore): a clone has none, and then no check needs it
+    history = state_dir is not None and bool(Store(state_dir).history())
+    restore = "restore plan.json from git" + (" or from history/ (plan history)" if history else "")
     actual = plan_hash(plan)
     findings = []
     if actual != approval["sha256"]:
@@ -93,8 +95,8 @@ def verify(
             )
         )
     findings += _review_findings(session, approval)
-    hashes = None if state_dir is None else (lambda: revision_hashes(Store(state_dir)))
-    held = None if state_dir is None else (lambda rev: revision_hash(Store(state_dir), rev))
+    hashes = None if not history else (lambda: revision_hashes(Store(str(state_dir))))
+    held = None if not history else (lambda rev: revision_hash(Store(str(state_dir)), rev))
     findings += chain_findings(session, hashes, held)
     if state_dir is not None and render is not None:
         findings += _plan_md_findings(plan, state_dir, render)
