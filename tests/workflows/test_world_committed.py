@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.agent import Agent, Output
+from tests.agent import Output
 from tests.conftest import run
 from tests.workflows.test_amend import WAVE_V2, approved_plan, git, through_gates
 
@@ -74,3 +74,46 @@ def test_an_amended_plan_verifies_in_a_fresh_clone(project: Path, tmp_path: Path
     assert "restore session.json from git" in failed.stdout
     subprocess.run(["git", "checkout", "--", "."], cwd=clone, check=True)  # the fix it names
     assert run("plan", "verify", "--all", cwd=clone).returncode == 0
+
+
+def test_status_in_a_fresh_clone_lists_the_sessions(project: Path, tmp_path: Path) -> None:
+    from state.ops import session
+
+    first = session.create(str(project), "Add a farewell", {}, non_interactive=False)
+    second = session.create(str(project), "Add a wave", {}, non_interactive=False)
+    commit_as_the_readme_says(project)
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(project), str(clone)], check=True)
+    assert not (clone / ".planner" / "ACTIVE").exists()
+
+    listed = run("plan", "status", cwd=clone)
+    assert listed.returncode == 0, listed.stderr
+    for store in (first, second):
+        assert Path(store.dir).name in listed.stdout
+    assert "plan resume ID" in listed.stdout and "no session found" not in listed.stderr
+    doc = json.loads(run("plan", "status", "--json", cwd=clone).stdout)
+    assert doc["active"] is None and len(doc["sessions"]) == 2
+
+    # The fix it names makes progress: resume one, and status is that session's.
+    name = Path(second.dir).name
+    assert run("plan", "resume", name, cwd=clone).returncode == 0
+    resumed = run("plan", "status", cwd=clone)
+    assert resumed.returncode == 0 and f"session {name}:" in resumed.stdout
+
+    # Exactly one open session: shown, with how to make it active; nothing is written.
+    (clone / ".planner" / "ACTIVE").unlink()
+    assert (
+        run(
+            "plan", "cancel", "--state-dir", second.dir.replace(str(project), str(clone)), cwd=clone
+        ).returncode
+        == 0
+    )
+    only = run("plan", "status", cwd=clone)
+    assert only.returncode == 0 and f"session {Path(first.dir).name}:" in only.stdout
+    assert f"plan resume {Path(first.dir).name}" in only.stdout
+    assert not (clone / ".planner" / "ACTIVE").exists()
+
+
+def test_status_with_no_session_at_all_still_says_so(project: Path) -> None:
+    done = run("plan", "status", cwd=project)
+    assert done.returncode == 2 and "no session found" in done.stderr
