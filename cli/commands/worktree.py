@@ -14,6 +14,7 @@ from state.ops.lifecycle import FINAL
 from state.project import session_project
 from state.repo import worktree
 from state.storage.lock import locked
+from state.validation.amendments import committed
 
 
 @click.command("worktree", cls=PlanCommand)
@@ -32,12 +33,29 @@ def worktree_command(state_dir: str | None, as_json: bool) -> None:
     base = worktree.base_of(session, f"{store.path('session')}:base_commit")
     project = session_project(store.dir)
     worktree.check_present(project, base, f"{store.path('session')}:base_commit")
+    start, round_ = worktree.start(project, session, base)  # an amendment's: HEAD
+    if start != base:
+        worktree.check_present(project, start, f"{project}: HEAD", "HEAD")
+    failed: list[str] = []
     # its own lock: a checkout may take longer than the session lock waits for
     with locked(os.path.join(store.dir, ".worktree.lock"), timeout=worktree.CREATE_TIMEOUT_S):
-        path, created = worktree.create(project, store.dir, base)
+        path, created = worktree.create(project, store.dir, start, round_)
+        if created and round_:
+            execution = store.read_or_none("execution")
+            done = (
+                {r["id"] for r in execution["milestones"] if committed(r)} if execution else set()
+            )
+            failed = worktree.apply_pending(path, store.read("plan"), done)
+            worktree.mark(store.dir, round_)
     if as_json:
-        dump({"path": path, "base_commit": base, "created": created})
+        dump({"path": path, "base_commit": base, "start": start, "created": created})
         return
     out(path)
     if created:
-        tell(f"worktree of {base[:12]} created; edit there, then: plan change capture")
+        what = f"HEAD {start[:12]} (amendment round {round_})" if round_ else start[:12]
+        tell(f"worktree of {what} created; edit there, then: plan change capture")
+    if failed:
+        tell(
+            f"no longer apply on HEAD, left as HEAD has them: {', '.join(failed)} (capture "
+            "those files again for their intents)"
+        )

@@ -140,15 +140,26 @@ def _registered(project: str, tree: str) -> str | None:
     return None
 
 
-def create(project: str, state_dir: str, base: str) -> tuple[str, bool]:
+def create(project: str, state_dir: str, base: str, round_: int = 0) -> tuple[str, bool]:
     """(path, created): the worktree of `base` in the session, made once, with nothing written
     to the project's .git. A checkout that was not finished (`plan worktree` or git killed
-    midway) is discarded and made again, never handed out: see ready()."""
+    midway) is discarded and made again, never handed out: see ready(). `round_`: the open
+    amendment round it is made for (0: planning); a worktree made for another round is made
+    again (an amendment's starts from HEAD: see start())."""
     tree = path_of(state_dir)
     repo = common_dir(project)
     admin = admin_dir(project, tree)
     if admin and os.path.isdir(tree) and _finished(admin):
-        return tree, False
+        if made_for(admin) == round_:
+            return tree, False
+        # an earlier round's (its edits were captured, or not planned), or one whose pending
+        # diffs were not all written (killed midway): made again
+        if admin != private_dir(state_dir):
+            _unregister(admin)
+            _discard(tree, None)
+        else:
+            _discard(tree, admin)
+        admin = None
     if admin and admin != private_dir(state_dir):  # an older session's, unfinished: made anew
         _unregister(admin)
         _discard(tree, None)
@@ -178,6 +189,91 @@ def create(project: str, state_dir: str, base: str) -> tuple[str, bool]:
         ) from None
     git(private, "reset", "--hard", "-q", work_tree=tree, cwd=tree, die_with_parent=True)
     return tree, True
+
+
+ROUND_FILE = "planner-round"  # in the worktree's git dir: the amendment round it was made for
+
+
+def made_for(admin: str) -> int:
+    """The amendment round the worktree with git dir `admin` was made for (0: planning)."""
+    try:
+        with open(os.path.join(admin, ROUND_FILE), encoding="utf-8") as f:
+            text = f.read().strip()
+    except OSError:
+        return 0
+    return int(text) if text.isdigit() else -1  # garbled: never matches, so it is made again
+
+
+def mark(state_dir: str, round_: int) -> None:
+    """The worktree is complete for amendment round `round_` (HEAD and the pending diffs are
+    out): written last, so a worktree killed before it is made again."""
+    path = os.path.join(private_dir(state_dir), ROUND_FILE)
+    journal.point("write", path)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(f"{round_}\n")
+
+
+def start_of(project: str, tree: str) -> str | None:
+    """The commit the worktree was made from (its git dir's HEAD), checked as a commit id."""
+    admin = admin_dir(project, tree)
+    if admin is None:
+        return None
+    try:
+        with open(os.path.join(admin, "HEAD"), encoding="utf-8") as f:
+            head = f.read().strip()
+    except OSError:
+        return None
+    return head if gitinfo.is_commit_id(head) else None
+
+
+def start(project: str, session: Session, base: str) -> tuple[str, int]:
+    """(commit, round): what the session's worktree is made from. Planning: the base commit.
+    An open amendment round: HEAD, which holds the committed milestones and the execution's
+    fix commits, so what is tried there is the project as it now is (PRODUCT.md §17)."""
+    from state.validation.amendments import open_round  # the amendment's, when one is open
+
+    amendment = open_round(session)
+    if amendment is None:
+        return base, 0
+    head = gitinfo.head_commit(project)
+    return (head or base), amendment["round"]
+
+
+def pending_changes(plan: Plan, committed: set[str]) -> list[tuple[Milestone, CodeChange]]:
+    """The planned changes HEAD does not hold yet in an amendment: those of the milestones not
+    committed, in plan order (the committed ones are in HEAD)."""
+    return [(m, c) for m, c in ordered_changes(plan) if m["id"] not in committed]
+
+
+def apply_pending(tree: str, plan: Plan, committed: set[str]) -> list[str]:
+    """An amendment's new worktree: HEAD plus the planned diffs of the milestones not committed
+    yet, applied to its files in plan order; the changes that no longer apply (HEAD moved
+    under them) are named, and their files left as HEAD has them."""
+    from state.repo import unidiff  # compiles its patterns: not loaded with every session
+
+    texts: dict[str, str | None] = {}
+    failed: list[str] = []
+    for _, change in pending_changes(plan, committed):
+        path = change["file"]
+        if path not in texts:
+            texts[path] = read_tree_file(tree, path)
+        try:
+            text = texts[path]
+            for patch in unidiff.parse(change["diff"]):
+                text = unidiff.apply(patch, text)
+            texts[path] = text
+        except unidiff.DiffError:
+            failed.append(f"{change['id']} ({path})")
+    for path, text in texts.items():
+        full = os.path.join(tree, path)
+        if text is None:
+            if os.path.lexists(full):
+                os.unlink(full)
+            continue
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        with open(full, "wb") as f:
+            f.write(text.encode("utf-8", "surrogateescape"))
+    return failed
 
 
 def _make_private(repo: str, state_dir: str, base: str) -> str:

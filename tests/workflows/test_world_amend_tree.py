@@ -1,0 +1,51 @@
+"""An amendment's scratch worktree starts from HEAD (PRODUCT.md §17): the committed milestones
+and the commits made since (fixes) are there, so what is tried there is the project as it now
+is; the milestones not committed yet are there as planned; capture records only the new edits."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.workflows.test_amend import approved_plan, git
+
+
+@pytest.mark.slow
+def test_an_amendment_worktree_starts_from_head(project: Path) -> None:
+    agent, approved = approved_plan(project)
+    state = Path(json.loads(agent.plan("status", "--json").stdout)["state_dir"])
+    agent.step(approved.route())  # executor 1, 2, 3
+    agent.plan("exec", "apply", "M-001")
+    agent.plan("exec", "done", "M-001", "--evidence", "ran it", "--commit")
+    # a fix the execution needed, committed by the person: the amendment must see it
+    (project / "src" / "util.py").write_text("def fixed():\n    return True\n")
+    git(project, "add", "src/util.py")
+    git(project, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "fix")
+    head = git(project, "rev-parse", "HEAD").strip()
+    base = json.loads((state / "session.json").read_text())["base_commit"]
+    assert head != base
+
+    # planning's worktree, made before the amendment: the base commit
+    agent.plan("amend", "--reason", "wave twice", "--milestone", "M-002")
+    made = agent.plan("worktree")
+    tree = Path(made.stdout.strip())
+    assert "amendment round 1" in made.stderr and head[:12] in made.stderr
+    assert (tree / "src" / "util.py").exists()  # the fix commit is there
+    assert "farewell" in (tree / "src" / "app.py").read_text()  # M-001, committed
+    assert (tree / "src" / "wave.py").read_text() == "def wave():\n    return 'o/'\n"  # pending
+    assert git(tree, "rev-parse", "HEAD").strip() == head  # a HEAD that resolves
+    again = agent.plan("worktree")
+    assert again.stdout.strip() == str(tree) and "created" not in again.stderr
+
+    plan_before = json.loads((state / "plan.json").read_text())
+    farewell = [c for m in plan_before["milestones"] for c in m["code_changes"]][0]
+    (tree / "src" / "wave.py").write_text("def wave():\n    return 'o/ o/'\n")
+    captured = agent.plan("change", "capture")
+    assert "CC-002" in captured.stderr and "re-captured" in captured.stderr
+    plan_after = json.loads((state / "plan.json").read_text())
+    changes = {c["id"]: c for m in plan_after["milestones"] for c in m["code_changes"]}
+    assert changes["CC-001"] == farewell  # the committed milestone is untouched
+    assert "+    return 'o/ o/'" in changes["CC-002"]["diff"]
+    assert "util.py" not in captured.stderr  # HEAD's own files are not edits
