@@ -40,7 +40,7 @@ def test_an_amendment_worktree_starts_from_head(project: Path) -> None:
     assert again.stdout.strip() == str(tree) and "created" not in again.stderr
 
     plan_before = json.loads((state / "plan.json").read_text())
-    farewell = [c for m in plan_before["milestones"] for c in m["code_changes"]][0]
+    farewell = next(c for m in plan_before["milestones"] for c in m["code_changes"])
     (tree / "src" / "wave.py").write_text("def wave():\n    return 'o/ o/'\n")
     captured = agent.plan("change", "capture")
     assert "CC-002" in captured.stderr and "re-captured" in captured.stderr
