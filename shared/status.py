@@ -36,7 +36,7 @@ def session_status(store: Store) -> Status:
     relies on that are gone (history rewritten and pruned), named with the fix."""
     session = store.read("session")
     found = summary(session, store.dir, store.read_or_none("context"))
-    if session["status"] not in CLOSED:
+    if session["status"] not in CLOSED and (session["base_commit"] or store.exists("execution")):
         from state.errors import PreconditionFailed
         from state.repo import session_git  # runs git: only for an open session
 
