@@ -13,7 +13,6 @@ from typing import NotRequired, TypedDict
 from state.project import session_project
 from state.repo import git, gitinfo
 from state.repo.numbered import numbered
-from state.repo.session_git import missing_commits
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -180,8 +179,13 @@ def assemble(
     rows = {m["id"]: m for m in record["milestones"]} if record else {}
     tests = record["tests"] if record else []
     milestones: list[MilestoneResult] = []
-    every = [s for run in runs.values() for s in [run["commit"], *run["fix_commits"]] if s]
-    lost = set(missing_commits(root, every)) if every else set()
+    every = [
+        gitinfo.commit_id(s, "execution.json:commit")
+        for run in runs.values()
+        for s in [run["commit"], *run["fix_commits"]]
+        if s
+    ]
+    lost = set(git.missing_commits(root, every)) if every else set()
     for m in plan["milestones"]:
         run = runs.get(m["id"])
         shas = [s for s in [run["commit"], *run["fix_commits"]] if s] if run else []

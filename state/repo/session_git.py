@@ -64,27 +64,14 @@ def commits(store: Store) -> list[SessionCommit]:
     return found
 
 
-def missing_commits(root: str, shas: list[str]) -> list[str]:
-    """The commits of `shas` the repository at `root` does not have (history rewritten, then
-    pruned: an amend or a rebase, then `git gc --prune=now`), in one git call."""
-    wanted = list(dict.fromkeys(commit_id(s, "a session commit") for s in shas))
-    if not wanted:
-        return []
-    query = "".join(f"{sha}^{{commit}}\n" for sha in wanted).encode()
-    done = git.run(root, "cat-file", "--batch-check=%(objectname)", stdin=query)
-    answers = done.stdout.decode(errors="replace").splitlines()
-    if done.returncode or len(answers) != len(wanted):
-        return wanted  # git could not read the store at all: none can be relied on
-    return [sha for sha, line in zip(wanted, answers, strict=True) if line.endswith(" missing")]
-
-
 def gone(store: Store) -> list[SessionCommit]:
     """The session's commits (its base, its milestones' and fix commits) that git no longer
     has: what `plan status` names and `plan rebase` carries the plan past."""
     found = commits(store)
     if not found:
         return []
-    lost = set(missing_commits(session_project(store.dir), [c["commit"] for c in found]))
+    root = session_project(store.dir)
+    lost = set(git.missing_commits(root, [c["commit"] for c in found]))
     return [c for c in found if c["commit"] in lost]
 
 

@@ -100,7 +100,7 @@ def base_of(session: Session, where: str) -> str:
 def check_present(project: str, sha: str, where: str, what: str = "the base commit") -> None:
     """PreconditionFailed when git no longer has commit `sha` (history rewritten and pruned): a
     worktree of it would have a HEAD that does not resolve, and nothing can be read from it."""
-    from state.repo.session_git import missing_commits  # runs git: loaded when checked
+    from state.repo.git import missing_commits  # subprocess: loaded when git runs
 
     if missing_commits(project, [sha]):
         raise PreconditionFailed(
