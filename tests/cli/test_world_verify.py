@@ -145,3 +145,26 @@ def test_a_branch_rebased_in_result_review_can_still_be_sent_back(
     assert session["status"] == "design" and session["result_reviews"][-1]["verdict"] == (
         "changes_requested"
     )
+
+
+@pytest.mark.slow
+def test_the_result_page_shows_a_gone_commit_and_still_takes_the_verdict(
+    reviewing: Path, tmp_path: Path
+) -> None:
+    from starlette.testclient import TestClient
+
+    from cli.review_page.app import create_app
+    from tests.cli.test_result_page import CSRF, ORIGIN, PORT, TOKEN, post
+
+    project, state = copy_of(reviewing, tmp_path)
+    sha = milestone_commit(state)
+    git(project, "commit", "-q", "--amend", "-m", "M-001 farewell, reworded")
+    prune(project)
+    client = TestClient(create_app(str(state), TOKEN, CSRF, PORT), base_url=ORIGIN)
+    page = client.get(f"/?token={TOKEN}")
+    assert page.status_code == 200 and "commit gone from git" in page.text
+    assert sha[:12] in page.text
+    shown = page.headers["x-result-sha256"]
+    accepted = post(client, "/accept", {"sha256": shown, "by": "ann"})
+    assert accepted.status_code == 200, accepted.text
+    assert json.loads((state / "session.json").read_text())["status"] == "completed"
