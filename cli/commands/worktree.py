@@ -13,6 +13,7 @@ from state.errors import Refused
 from state.ops.lifecycle import FINAL
 from state.project import session_project
 from state.repo import worktree
+from state.repo.git import missing_commits
 from state.storage.lock import locked
 from state.validation.amendments import committed
 
@@ -39,6 +40,14 @@ def worktree_command(state_dir: str | None, as_json: bool) -> None:
     failed: list[str] = []
     # its own lock: a checkout may take longer than the session lock waits for
     with locked(os.path.join(store.dir, ".worktree.lock"), timeout=worktree.CREATE_TIMEOUT_S):
+        was = worktree.start_of(project, worktree.path_of(store.dir))
+        if round_ and was and was != start and missing_commits(project, [was]):
+            # an amendment's worktree whose HEAD git no longer has: never handed out
+            worktree.remove(project, store.dir)
+            tell(
+                f"the worktree started from {was[:12]}, which is gone from git (history "
+                "rewritten); made again from HEAD (edits not captured there are not kept)"
+            )
         path, created = worktree.create(project, store.dir, start, round_)
         if created and round_:
             execution = store.read_or_none("execution")

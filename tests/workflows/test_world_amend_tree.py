@@ -49,3 +49,16 @@ def test_an_amendment_worktree_starts_from_head(project: Path) -> None:
     assert changes["CC-001"] == farewell  # the committed milestone is untouched
     assert "+    return 'o/ o/'" in changes["CC-002"]["diff"]
     assert "util.py" not in captured.stderr  # HEAD's own files are not edits
+
+    # The person rewords the fix (HEAD) and prunes: the worktree's HEAD is gone, so it is
+    # made again from the new HEAD, never handed out with a HEAD that does not resolve.
+    git(project, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q",
+        "--amend", "-m", "fix, reworded")  # fmt: skip
+    git(project, "reflog", "expire", "--expire=now", "--all")
+    git(project, "gc", "-q", "--prune=now")
+    remade = agent.plan("worktree")
+    assert head[:12] in remade.stderr and "gone from git" in remade.stderr
+    new_head = git(project, "rev-parse", "HEAD").strip()
+    assert git(tree, "rev-parse", "HEAD").strip() == new_head
+    assert git(tree, "status", "--porcelain") == "?? src/wave.py\n"  # HEAD plus the plan
+    assert "nothing captured" in agent.plan("change", "capture").stderr
