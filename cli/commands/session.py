@@ -52,14 +52,14 @@ def status_command(state_dir: str | None, as_json: bool) -> None:
     if (
         state_dir is None
         and resolve_state_dir(strict=True) is None
-        and _status_without_active(as_json)
+        and status_without_active(as_json)
     ):
         return
     summary = with_guard(session_status(open_store(state_dir)))
     out(json.dumps(summary, indent=2) if as_json else text(summary))
 
 
-def _status_without_active(as_json: bool) -> bool:
+def status_without_active(as_json: bool) -> bool:
     """No session is active here (ACTIVE is local: a clone has none). One open session: its
     status, with how to make it active (nothing is written: ACTIVE is the person's choice).
     Several, or only closed ones: the list and `plan resume ID`. None at all: False (the

@@ -91,6 +91,7 @@ def test_status_in_a_fresh_clone_lists_the_sessions(project: Path, tmp_path: Pat
     for store in (first, second):
         assert Path(store.dir).name in listed.stdout
     assert "plan resume ID" in listed.stdout and "no session found" not in listed.stderr
+    assert run("planner", "status", cwd=clone).stdout == listed.stdout  # the same answer
     doc = json.loads(run("plan", "status", "--json", cwd=clone).stdout)
     assert doc["active"] is None and len(doc["sessions"]) == 2
 
