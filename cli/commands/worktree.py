@@ -3,24 +3,19 @@
 
 from __future__ import annotations
 
-import os
-
 import click
 
 from cli.base import PlanCommand, dump, open_store, out
 from cli.output import tell
 from state.errors import Refused
 from state.ops.lifecycle import FINAL
-from state.project import session_project
 from state.repo import worktree
-from state.repo.git import missing_commits
-from state.storage.lock import locked
-from state.validation.amendments import committed
 
 
 @click.command("worktree", cls=PlanCommand)
 def worktree_command(state_dir: str | None, as_json: bool) -> None:
-    """Create (once) a checkout of the base commit in the session and print its path.
+    """Create (once) a checkout of the base commit in the session and print its path (in an
+    amendment: of HEAD, with the planned diffs not committed yet).
 
     Edit files there with your file tools and run the tests there; then
     `plan change capture` records the edits as the plan's diffs. It is never committed,
@@ -31,33 +26,24 @@ def worktree_command(state_dir: str | None, as_json: bool) -> None:
     session = store.read("session")
     if session["status"] in FINAL:  # a closed session's worktree was removed with it
         raise Refused(f"{store.dir}: the session is {session['status']}; it has no worktree")
-    base = worktree.base_of(session, f"{store.path('session')}:base_commit")
-    project = session_project(store.dir)
-    worktree.check_present(project, base, f"{store.path('session')}:base_commit")
-    start, round_ = worktree.start(project, session, base)  # an amendment's: HEAD
-    if start != base:
-        worktree.check_present(project, start, f"{project}: HEAD", "HEAD")
-    failed: list[str] = []
-    # its own lock: a checkout may take longer than the session lock waits for
-    with locked(os.path.join(store.dir, ".worktree.lock"), timeout=worktree.CREATE_TIMEOUT_S):
-        was = worktree.start_of(project, worktree.path_of(store.dir))
-        if round_ and was and was != start and missing_commits(project, [was]):
-            # an amendment's worktree whose HEAD git no longer has: never handed out
-            worktree.remove(project, store.dir)
-            tell(
-                f"the worktree started from {was[:12]}, which is gone from git (history "
-                "rewritten); made again from HEAD (edits not captured there are not kept)"
-            )
-        path, created = worktree.create(project, store.dir, start, round_)
-        if created and round_:
-            execution = store.read_or_none("execution")
-            done = (
-                {r["id"] for r in execution["milestones"] if committed(r)} if execution else set()
-            )
-            failed = worktree.apply_pending(path, store.read("plan"), done)
-            worktree.mark(store.dir, round_)
+    made = worktree.ensure(store, session)
+    if made["gone"]:
+        tell(
+            f"the worktree started from {made['gone'][:12]}, which is gone from git (history "
+            "rewritten); made again from HEAD (edits not captured there are not kept)"
+        )
+    path, start, round_, created, failed = (
+        made["path"], made["start"], made["round"], made["created"], made["failed"]
+    )  # fmt: skip
     if as_json:
-        dump({"path": path, "base_commit": base, "start": start, "created": created})
+        dump(
+            {
+                "path": path,
+                "base_commit": session["base_commit"],
+                "start": start,
+                "created": created,
+            }
+        )
         return
     out(path)
     if created:

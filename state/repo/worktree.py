@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+from typing import TypedDict
 
 from state.errors import PreconditionFailed, UsageError
 from state.ops.lifecycle import FINAL
@@ -24,8 +25,27 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import subprocess
     from collections.abc import Callable, Iterable
+    from typing import Literal, Protocol
 
-    from state.storage.documents import CodeChange, CodeIntent, Milestone, Plan, Session
+    from state.storage.documents import (
+        CodeChange,
+        CodeIntent,
+        Execution,
+        Milestone,
+        Plan,
+        Session,
+    )
+
+    class Store(Protocol):
+        """What ensure() reads of a session's store (state/storage/store.Store has it; not
+        imported: the store loads this module for its recovery)."""
+
+        @property
+        def dir(self) -> str: ...
+        def path(self, name: str) -> str: ...
+        def read(self, name: Literal["plan"]) -> Plan: ...
+        def read_or_none(self, name: Literal["execution"]) -> Execution | None: ...
+
 
 CREATE_TIMEOUT_S = 600.0  # how long a second `plan worktree` waits for the first's checkout
 NO_GIT = (
@@ -239,6 +259,14 @@ def start(project: str, session: Session, base: str) -> tuple[str, int]:
     return (head or base), amendment["round"]
 
 
+def committed_ids(store: Store) -> set[str]:
+    """The milestones execution.json says are committed (HEAD holds their changes)."""
+    from state.validation.amendments import committed
+
+    execution = store.read_or_none("execution")
+    return {r["id"] for r in (execution["milestones"] if execution else []) if committed(r)}
+
+
 def pending_changes(plan: Plan, committed: set[str]) -> list[tuple[Milestone, CodeChange]]:
     """The planned changes HEAD does not hold yet in an amendment: those of the milestones not
     committed, in plan order (the committed ones are in HEAD)."""
@@ -274,6 +302,55 @@ def apply_pending(tree: str, plan: Plan, committed: set[str]) -> list[str]:
         with open(full, "wb") as f:
             f.write(text.encode("utf-8", "surrogateescape"))
     return failed
+
+
+class Made(TypedDict):
+    """What ensure() did: the worktree's path, the commit it started from, the amendment round
+    it is for (0: planning), whether it was made now, the planned changes that no longer apply
+    on HEAD, and the gone commit an earlier worktree started from (made again)."""
+
+    path: str
+    start: str
+    round: int
+    created: bool
+    failed: list[str]
+    gone: str | None
+
+
+def ensure(store: Store, session: Session) -> Made:
+    """The session's worktree, made if it is not there (`plan worktree`, planner steps 6 and 9):
+    of the base commit while planning; of HEAD plus the planned diffs not committed yet in an
+    amendment (the plan's, less the committed milestones'). A commit it would
+    start from that git no longer has is exit 3 naming it (planning) or, for an amendment's
+    earlier HEAD, a worktree made again: never one whose HEAD does not resolve."""
+    from state.repo.git import missing_commits  # subprocess: loaded when git runs
+
+    project, state_dir = session_project(store.dir), store.dir
+    where = f"{store.path('session')}:base_commit"
+    base = base_of(session, where)
+    check_present(project, base, where)
+    begin, round_ = start(project, session, base)
+    if begin != base:
+        check_present(project, begin, f"{project}: HEAD", "HEAD")
+    made: Made = {
+        "path": path_of(state_dir),
+        "start": begin,
+        "round": round_,
+        "created": False,
+        "failed": [],
+        "gone": None,
+    }
+    # its own lock: a checkout may take longer than the session lock waits for
+    with locked(os.path.join(state_dir, ".worktree.lock"), timeout=CREATE_TIMEOUT_S):
+        was = start_of(project, made["path"])
+        if round_ and was and was != begin and missing_commits(project, [was]):
+            remove(project, state_dir)
+            made["gone"] = was
+        made["path"], made["created"] = create(project, state_dir, begin, round_)
+        if made["created"] and round_:
+            made["failed"] = apply_pending(made["path"], store.read("plan"), committed_ids(store))
+            mark(state_dir, round_)
+    return made
 
 
 def _make_private(repo: str, state_dir: str, base: str) -> str:

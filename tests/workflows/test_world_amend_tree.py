@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.workflows.test_amend import approved_plan, git
+from tests.agent import Output
+from tests.workflows.helpers import judge_todo, review
+from tests.workflows.test_amend import approved_plan, git, to_review
 
 
 @pytest.mark.slow
@@ -27,17 +29,21 @@ def test_an_amendment_worktree_starts_from_head(project: Path) -> None:
     base = json.loads((state / "session.json").read_text())["base_commit"]
     assert head != base
 
-    # planning's worktree, made before the amendment: the base commit
-    agent.plan("amend", "--reason", "wave twice", "--milestone", "M-002")
+    # the amendment's step 6 makes its worktree (planning's, of the base commit, goes)
+    opened = agent.plan("amend", "--reason", "wave twice", "--milestone", "M-002")
+    out = agent.step(Output(opened.stderr).route())  # planner step 3, with the amendment
+    out = agent.step(to_review(out))  # 4
+    judge_todo(agent, out, "plan-design")
+    review(agent, "plan-design")
+    out = agent.step(out.route("pass"))  # 5, which prints 6
+    assert "PLANNER 6/11" in out.text and "STATE_DIR/worktree" in out.text
     made = agent.plan("worktree")
     tree = Path(made.stdout.strip())
-    assert "amendment round 1" in made.stderr and head[:12] in made.stderr
+    assert "created" not in made.stderr  # step 6 made it
     assert (tree / "src" / "util.py").exists()  # the fix commit is there
     assert "farewell" in (tree / "src" / "app.py").read_text()  # M-001, committed
     assert (tree / "src" / "wave.py").read_text() == "def wave():\n    return 'o/'\n"  # pending
     assert git(tree, "rev-parse", "HEAD").strip() == head  # a HEAD that resolves
-    again = agent.plan("worktree")
-    assert again.stdout.strip() == str(tree) and "created" not in again.stderr
 
     plan_before = json.loads((state / "plan.json").read_text())
     farewell = next(c for m in plan_before["milestones"] for c in m["code_changes"])
