@@ -3,6 +3,8 @@ what its commits did, the tests and deviations, then the reconcile table."""
 
 from __future__ import annotations
 
+from state.result_view import gone_commits
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from state.result_view import DiffLine, MilestoneResult, Result
@@ -26,6 +28,9 @@ def milestone_text(m: MilestoneResult) -> list[str]:
     if not m["commits"]:
         lines.append(" committed: nothing")
     for commit in m["commits"]:
+        if commit.get("gone"):
+            lines.append(f" commit gone: {commit['sha']} ({commit['subject']})")
+            continue
         lines.append(f" commit {commit['short']} {commit['subject']}")
         for f in commit["files"]:
             lines.append(f"  {f['path']}:")
@@ -61,6 +66,14 @@ def text(result: Result, session: Session) -> str:
         "",
     ]
     body: list[str] = []
+    lost = gone_commits(result)
+    if lost:
+        named = ", ".join(f"{mid} {sha[:12]}" for mid, sha in lost)
+        head.insert(
+            3,
+            f"commits gone from git: {named} (history rewritten and pruned; the planned diffs "
+            "are shown, the verdict still stands; fix: plan rebase)",
+        )
     for m in result["milestones"]:
         body += [*milestone_text(m), ""]
     body += ["reconcile:", *reconcile_rows(result)]

@@ -17,7 +17,7 @@ from cli.output import line
 from hooks import hookstate
 from shared import engine
 from shared.exits import run_main
-from shared.paths import open_session
+from shared.paths import open_session, resolve_state_dir
 from shared.status import current_routing, session_status
 from shared.workflow import Flags, workflow_named
 from skills.planner.roles import ROLES, role_prompt
@@ -159,7 +159,13 @@ def step_script(name: str) -> click.Group:
     @state_dir_option()
     @click.option("--json", "as_json", is_flag=True, help="One JSON object.")
     def status(state_dir: str | None, as_json: bool) -> int:
-        """Where the session stands and what to run next."""
+        """Where the session stands and what to run next (no session active here, as in a
+        fresh clone: the only open one, else the list; `plan status` says the same)."""
+        if state_dir is None and resolve_state_dir(strict=True) is None:
+            from cli.commands.session import status_without_active
+
+            if status_without_active(as_json):
+                return 0
         summary = hookstate.with_guard(session_status(open_session(state_dir)))
         line(json.dumps(summary, indent=2) if as_json else text(summary))
         return 0

@@ -9,7 +9,7 @@ import json
 from shared.workflow import Context, registered, route_argv, step_number, workflow_named
 from state.status_view import summary
 from state.storage.store import Store
-from state.vocab import ENDED, Document, WorkflowName
+from state.vocab import CLOSED, ENDED, Document, WorkflowName
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -32,7 +32,21 @@ def current_routing(store: Store, session: Session, tx: Transaction | None = Non
 
 
 def session_status(store: Store) -> Status:
-    return summary(store.read("session"), store.dir, store.read_or_none("context"))
+    """Where the session stands, and what git shows now that its record cannot: commits it
+    relies on that are gone (history rewritten and pruned), named with the fix."""
+    session = store.read("session")
+    found = summary(session, store.dir, store.read_or_none("context"))
+    if session["status"] not in CLOSED and (session["base_commit"] or store.exists("execution")):
+        from state.errors import PreconditionFailed
+        from state.repo import session_git  # runs git: only for an open session
+
+        try:
+            lost = session_git.gone(store)
+        except PreconditionFailed:  # not in a project, or a damaged record: the commands
+            return found  # that read it say so; status still answers
+        if lost:
+            found["problems"] = [session_git.gone_text(lost)]
+    return found
 
 
 def settle(tx: Transaction) -> None:

@@ -8,7 +8,7 @@ import hashlib
 import json
 import os
 import re
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 from state.project import session_project
 from state.repo import git, gitinfo
@@ -74,6 +74,7 @@ class CommitView(TypedDict):
     short: str
     subject: str
     files: list[FileDiff]
+    gone: NotRequired[bool]  # git no longer has it (history rewritten and pruned)
 
 
 class PlannedChange(TypedDict):
@@ -158,6 +159,14 @@ def commit_view(root: str, sha: str) -> CommitView:
     return {"sha": sha, "short": sha[:12], "subject": subject, "files": file_diffs(diff)}
 
 
+GONE = "commit gone from git (history rewritten and pruned; fix: plan rebase)"
+
+
+def gone_view(sha: str) -> CommitView:
+    """A milestone's commit git no longer has: named, with nothing to show of it."""
+    return {"sha": sha, "short": sha[:12], "subject": GONE, "files": [], "gone": True}
+
+
 def assemble(
     plan: Plan, execution: Execution | None, record: ReconcileRecord | None, root: str
 ) -> Result:
@@ -170,6 +179,13 @@ def assemble(
     rows = {m["id"]: m for m in record["milestones"]} if record else {}
     tests = record["tests"] if record else []
     milestones: list[MilestoneResult] = []
+    every = [
+        gitinfo.commit_id(s, "execution.json:commit")
+        for run in runs.values()
+        for s in [run["commit"], *run["fix_commits"]]
+        if s
+    ]
+    lost = set(git.missing_commits(root, every)) if every else set()
     for m in plan["milestones"]:
         run = runs.get(m["id"])
         shas = [s for s in [run["commit"], *run["fix_commits"]] if s] if run else []
@@ -182,7 +198,9 @@ def assemble(
                     {"id": c["id"], "file": c["file"], "lines": lines_of(c["diff"])}
                     for c in m["code_changes"]
                 ],
-                "commits": [commit_view(root, sha) for sha in shas],
+                "commits": [
+                    gone_view(sha) if sha in lost else commit_view(root, sha) for sha in shas
+                ],
                 "evidence": run["evidence"] if run else [],
                 "tests": [t for t in tests if t["milestone"] == m["id"]],
                 "deviations": [d for d in deviations if d["milestone"] == m["id"]],
@@ -201,6 +219,13 @@ def assemble(
     }
     result["sha256"] = result_hash(result)
     return result
+
+
+def gone_commits(result: Result) -> list[tuple[str, str]]:
+    """(milestone, commit) of each milestone commit git no longer has."""
+    return [
+        (m["id"], c["sha"]) for m in result["milestones"] for c in m["commits"] if c.get("gone")
+    ]
 
 
 def result_hash(result: Result) -> str:

@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # the hooks run on Python 3.8: types are for mypy only
         open_questions: list[object]
         qr: Mapping[str, object]
         guard: NotRequired[str]
+        problems: NotRequired[list[str]]  # what git shows now that the record does not
 
 
 ROUTING_PREFIXES = ("NEXT", "IF ", "DONE")
@@ -102,6 +103,7 @@ def text(s: Status) -> str:
     for phase, loop in s["qr"].items():
         if isinstance(loop, dict):
             lines.append(f"qr {phase}: iteration {loop.get('iteration')}, {loop.get('state')}")
+    lines += s.get("problems") or []
     lines.append(s["next"])
     if s.get("guard"):
         lines.append(f"guard: {s['guard']}")

@@ -10,14 +10,14 @@ import click
 
 from cli.base import TEXT, Operation, PlanCommand, dump, open_store, out
 from hooks.hookstate import with_guard
-from shared.paths import active_session_dir, planner_home, project_root
+from shared.paths import active_session_dir, planner_home, project_root, resolve_state_dir
 from shared.status import session_status
 from state import clock
 from state.errors import DamagedFile, Refused
 from state.ops import review_ops
 from state.status_view import text
 from state.storage.store import Store
-from state.vocab import ENDED
+from state.vocab import CLOSED, ENDED
 
 if TYPE_CHECKING:
     from state.validation.overlap import SeenFrom
@@ -47,9 +47,51 @@ class DamagedRow(TypedDict):
 
 @click.command("status", cls=PlanCommand)
 def status_command(state_dir: str | None, as_json: bool) -> None:
-    """Where the session stands and what to run next."""
+    """Where the session stands and what to run next. With no active session here (a fresh
+    clone: .planner/ACTIVE is local), the only open session, else the sessions to pick from."""
+    if (
+        state_dir is None
+        and resolve_state_dir(strict=True) is None
+        and status_without_active(as_json)
+    ):
+        return
     summary = with_guard(session_status(open_store(state_dir)))
     out(json.dumps(summary, indent=2) if as_json else text(summary))
+
+
+def status_without_active(as_json: bool) -> bool:
+    """No session is active here (ACTIVE is local: a clone has none). One open session: its
+    status, with how to make it active (nothing is written: ACTIVE is the person's choice).
+    Several, or only closed ones: the list and `plan resume ID`. None at all: False (the
+    caller's "no session found")."""
+    home = planner_home()
+    rows = [r for r in session_rows(home, None, overlaps=False) if "damaged" not in r]
+    if not rows:
+        return False
+    opened = [r for r in rows if r["status"] not in CLOSED]
+    if len(opened) == 1:
+        sid = opened[0]["session"]
+        summary = with_guard(session_status(open_store(os.path.join(home, sid))))
+        note = (
+            "no session is active here (.planner/ACTIVE is local); the only open one is "
+            f"shown (make it active: plan resume {sid})"
+        )
+        if as_json:
+            out(json.dumps({**summary, "active": False, "note": note}, indent=2))
+        else:
+            out(f"{note}\n{text(summary)}")
+        return True
+    pick = "make one active: plan resume ID (.planner/ACTIVE is local: a clone has none)"
+    if as_json:
+        listed = [
+            {k: r[k] for k in ("session", "status", "workflow", "step", "task")} for r in rows
+        ]
+        dump({"active": None, "sessions": listed, "next": pick})
+        return True
+    lines = [f"no session is active here; {len(rows)} session(s) in {home}:"]
+    lines += [f"  {r['session']}  {r['status']:<13} {r['task']}" for r in rows]
+    out("\n".join([*lines, pick]))
+    return True
 
 
 def age(stamp: str) -> str:
@@ -60,10 +102,14 @@ def age(stamp: str) -> str:
     return f"{seconds}s"
 
 
-def session_rows(home: str, active: str | None) -> list[SessionRow | DamagedRow]:
-    from state.validation.overlap import find  # `plan list` only: `plan status` shares this module
+def session_rows(
+    home: str, active: str | None, overlaps: bool = True
+) -> list[SessionRow | DamagedRow]:
+    found = None
+    if overlaps and os.path.isdir(home):
+        from state.validation.overlap import find  # `plan list` only: `plan status` shares this
 
-    found = find(os.path.dirname(home)) if os.path.isdir(home) else None
+        found = find(os.path.dirname(home))
     rows: list[SessionRow | DamagedRow] = []
     names = sorted(n for n in os.listdir(home) if n[:1] != ".") if os.path.isdir(home) else []
     for name in names:

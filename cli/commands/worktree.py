@@ -3,22 +3,19 @@
 
 from __future__ import annotations
 
-import os
-
 import click
 
 from cli.base import PlanCommand, dump, open_store, out
 from cli.output import tell
 from state.errors import Refused
 from state.ops.lifecycle import FINAL
-from state.project import session_project
 from state.repo import worktree
-from state.storage.lock import locked
 
 
 @click.command("worktree", cls=PlanCommand)
 def worktree_command(state_dir: str | None, as_json: bool) -> None:
-    """Create (once) a checkout of the base commit in the session and print its path.
+    """Create (once) a checkout of the base commit in the session and print its path (in an
+    amendment: of HEAD, with the planned diffs not committed yet).
 
     Edit files there with your file tools and run the tests there; then
     `plan change capture` records the edits as the plan's diffs. It is never committed,
@@ -29,13 +26,31 @@ def worktree_command(state_dir: str | None, as_json: bool) -> None:
     session = store.read("session")
     if session["status"] in FINAL:  # a closed session's worktree was removed with it
         raise Refused(f"{store.dir}: the session is {session['status']}; it has no worktree")
-    base = worktree.base_of(session, f"{store.path('session')}:base_commit")
-    # its own lock: a checkout may take longer than the session lock waits for
-    with locked(os.path.join(store.dir, ".worktree.lock"), timeout=worktree.CREATE_TIMEOUT_S):
-        path, created = worktree.create(session_project(store.dir), store.dir, base)
+    made = worktree.ensure(store, session)
+    if made["gone"]:
+        tell(
+            f"the worktree started from {made['gone'][:12]}, which is gone from git (history "
+            "rewritten); made again from HEAD (edits not captured there are not kept)"
+        )
+    path, start, round_, created, failed = (
+        made["path"], made["start"], made["round"], made["created"], made["failed"]
+    )  # fmt: skip
     if as_json:
-        dump({"path": path, "base_commit": base, "created": created})
+        dump(
+            {
+                "path": path,
+                "base_commit": session["base_commit"],
+                "start": start,
+                "created": created,
+            }
+        )
         return
     out(path)
     if created:
-        tell(f"worktree of {base[:12]} created; edit there, then: plan change capture")
+        what = f"HEAD {start[:12]} (amendment round {round_})" if round_ else start[:12]
+        tell(f"worktree of {what} created; edit there, then: plan change capture")
+    if failed:
+        tell(
+            f"no longer apply on HEAD, left as HEAD has them: {', '.join(failed)} (capture "
+            "those files again for their intents)"
+        )

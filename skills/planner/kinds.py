@@ -15,10 +15,8 @@ from state.errors import Finding, PlannerError
 from state.ops.choice_ops import pick, unpicked
 from state.ops.lifecycle import transition
 from state.ops.question_ops import assume, state_of
-from state.project import session_project
 from state.repo.scan import scan
 from state.storage.documents import Question  # a base class below: typing only, no cost
-from state.storage.lock import locked
 from state.storage.store import write_atomic
 from state.validation.amendments import approved_revision, open_round
 from state.validation.approval import approve, plan_hash
@@ -277,10 +275,7 @@ def ensure_worktree(ctx: Context) -> str:
     if ctx.session["approval"]:
         return shown
     try:
-        base = worktree.base_of(ctx.session, f"{ctx.store.path('session')}:base_commit")
-        lock = os.path.join(ctx.state_dir, ".worktree.lock")
-        with locked(lock, timeout=worktree.CREATE_TIMEOUT_S):
-            worktree.create(session_project(ctx.state_dir), ctx.state_dir, base)
+        worktree.ensure(ctx.store, ctx.session)
     except PlannerError as e:
         return f"(not made: {e.message}; then plan worktree)"
     return shown

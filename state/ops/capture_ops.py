@@ -16,6 +16,7 @@ from state.ops import plan_ops
 from state.project import session_project
 from state.repo import unidiff
 from state.repo import worktree as wt
+from state.validation.amendments import committed
 from state.validation.project_paths import check_diff, check_project_path
 
 TYPE_CHECKING = False
@@ -50,14 +51,31 @@ def change_capture(tx: Transaction, *, intent: list[str], file: list[str]) -> li
     project = session_project(tx.store.dir)
     base = wt.base_of(session, f"{tx.store.path('session')}:base_commit")
     tree = wt.path_of(tx.store.dir)
-    if not wt.admin_dir(project, tree):
+    wt.check_present(project, base, f"{tx.store.path('session')}:base_commit")
+    admin = wt.admin_dir(project, tree)
+    if not admin:
         raise PreconditionFailed(f"{tree}: no worktree yet (fix: plan worktree)")
     if not wt.ready(project, tree):  # its missing files were never checked out, not deleted
         raise PreconditionFailed(
             f"{tree}: the worktree's checkout did not finish (interrupted); nothing captured "
             "(fix: plan worktree, which makes it again)"
         )
-    capture = Capture(tx, plan, project, tree, wt.base_reader(project, base))
+    # An amendment's worktree starts from HEAD, which holds the committed milestones: their
+    # changes are not chained again, and the files are read at the commit it started from.
+    made_for, wanted = wt.made_for(admin), wt.start(project, session, base)[1]
+    if made_for != wanted:
+        raise PreconditionFailed(
+            f"{tree}: made for {'amendment round ' + str(made_for) if made_for else 'planning'}"
+            f", not {'amendment round ' + str(wanted) if wanted else 'planning'}; nothing "
+            "captured (fix: plan worktree, which makes it again)"
+        )
+    skip: set[str] = set()
+    if made_for:
+        base = wt.start_of(project, tree) or base
+        wt.check_present(project, base, tree, "the commit the worktree started from")
+        execution = tx.read("execution") if tx.store.exists("execution") else None
+        skip = {r["id"] for r in execution["milestones"] if committed(r)} if execution else set()
+    capture = Capture(tx, plan, project, tree, wt.base_reader(project, base), skip)
     files = [f for f in file if f]
     for path in files:
         check_project_path(project, path, "FILE", UsageError)
@@ -115,8 +133,10 @@ class Capture:
         project: str,
         tree: str,
         read_base: Callable[[Iterable[str]], dict[str, str | None]],
+        skip: set[str] | None = None,
     ) -> None:
         self.tx, self.plan, self.tree, self.project = tx, plan, tree, project
+        self.skip = skip or set()  # committed milestones: HEAD holds them (an amendment)
         self.repo = wt.common_dir(project)
         self.read_base = read_base
         self.created: list[str] = []
@@ -138,7 +158,7 @@ class Capture:
         """Every file capture records whose worktree text is not where its chain ends; its
         edits go to the intents on it that have no change yet (those of the first such
         milestone share one change), else to the last change on it."""
-        named = claims(self.plan)
+        named = self.claims()
         for path in dict.fromkeys(only or named):
             if only and path not in named:
                 raise UsageError(
@@ -163,8 +183,25 @@ class Capture:
                         f"{group[0]}, then: plan change capture --intent {other} {path}"
                     )
 
+    def claims(self) -> dict[str, list[str]]:
+        """claims(), less a committed milestone's intents in an amendment: they take no new
+        edit (a correction is a new milestone), and their files' edits are reported."""
+        named = claims(self.plan)
+        if not self.skip:
+            return named
+        owner = {i["id"]: m["id"] for m, i in wt.intent_order(self.plan)}
+        return {
+            p: kept
+            for p, ids in named.items()
+            if (kept := [i for i in ids if owner.get(i) not in self.skip])
+        }
+
     def chain(self, path: str) -> Chain:
-        return [(m, c) for m, c in wt.ordered_changes(self.plan) if c["file"] == path]
+        return [
+            (m, c)
+            for m, c in wt.ordered_changes(self.plan)
+            if c["file"] == path and m["id"] not in self.skip
+        ]
 
     def state_after(self, path: str, chain: Chain) -> str | None:
         text = self.read_base([path]).get(path)
@@ -256,7 +293,7 @@ class Capture:
         admin = wt.admin_dir(self.project, self.tree)
         if admin is None:
             return []
-        named = claims(self.plan)
+        named = self.claims()
         run = ("--no-optional-locks",)  # a read: git refreshes no index for it
         tracked = wt.git(
             admin,

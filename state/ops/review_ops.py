@@ -93,6 +93,28 @@ class StaleApproval(Refused):
     """The plan changed after the person saw it: the approval would bind content unseen."""
 
 
+class ChangedOutside(Refused):
+    """plan.json changed outside `plan` commands while in review: no approval binds it."""
+
+
+def changed_outside(tx: Transaction, session: Session) -> tuple[int, str, str] | None:
+    """(round, the hash recorded, the hash now) when plan.json is not the content the open
+    review round was opened with, or not the revision it names (an edit on disk: every
+    `plan` command refuses a plan in review); None when it is."""
+    rounds = session["reviews"]
+    current = rounds[-1] if rounds and rounds[-1]["verdict"] == "submitted" else None
+    shown = current["sha256"] if current else None
+    now = plan_hash(tx.read("plan"))
+    if current is None or not shown:
+        return None
+    if shown == now and current["revision"]:  # edited before step 11 opened the round?
+        from state.validation.amendments import revision_hash
+
+        held = revision_hash(tx.store, current["revision"])
+        shown = held or now  # a missing revision (history/ is local) proves nothing
+    return None if shown == now else (current["round"], shown, now)
+
+
 # The comment's head: ID, an optional LINE, the separator. The text is the rest, so a blank
 # text is refused, never read as a shorter head ("CC-004:3=" is not CC-004 saying "3=").
 COMMENT_HEAD = re.compile(r"\s*([A-Za-z]+-\d+)(?::(\d+))?\s*[:=]")
@@ -155,17 +177,26 @@ def review_approve(
     if by is not None and not by.strip():
         raise UsageError("by: may not be empty (who approves; leave it out for $USER)", field="by")
     session = in_review(tx)
+    edited = changed_outside(tx, session)
+    if edited:  # found before any approval: the page (409) and the CLI (exit 4) alike
+        n, shown, now = edited
+        raise ChangedOutside(
+            f"{tx.store.path('plan')}: changed outside plan commands since review round {n} "
+            f"showed it (sha256 {shown[:12]}…, now {now[:12]}…); nothing approved (see the "
+            f"edit: plan diff --review {n}; send it back to planning, where it is recorded as "
+            "its own revision and reviewed again: plan review reject --feedback TEXT)"
+        )
     expect_shown(tx, expect_sha256, "approve")
     by = by or os.environ.get("USER") or "user"
     approval = approve(tx, by)
-    if sign:
+    close_round(session, "approved", by=by, sha256=approval["sha256"])
+    if sign:  # after the round is closed: the signature covers every round's `by`
         # git and ssh/gpg by subprocess: loaded when asked, off the path of plan status
         from state.project import session_project
         from state.repo.signing import sign as sign_approval
 
         project = session_project(tx.store.dir)
-        approval["signature"] = sign_approval(project, session["id"], approval)
-    close_round(session, "approved", by=by, sha256=approval["sha256"])
+        approval["signature"] = sign_approval(project, session, approval)
     tx.tell(f"approved and frozen: sha256 {approval['sha256']} (by {by})")
     tx.next_route = routes.EXECUTE
 
@@ -196,6 +227,16 @@ def review_reject(
     check_text("by", by, NAME_MAX, field=True)
     session = in_review(tx)
     expect_shown(tx, expect_sha256, "request changes")
+    edited = changed_outside(tx, session)
+    if edited:  # recorded as its own revision, with the audit line saying so
+        tx.verdict = True  # the person's verdict: the one write a plan in review takes
+        tx.edit("plan")
+        tx.revise = True
+        tx.note(changed_outside_plan_commands={"shown": edited[1], "now": edited[2]})
+        tx.tell(
+            f"plan.json was changed outside plan commands after review round {edited[0]} "
+            "showed it: recorded as its own revision, to be reviewed again"
+        )
     words = (feedback or "").strip()
     comments = [check_comment(tx, parse_comment(c)) for c in comment]
     if draft:  # the review companion's draft (state/ops/drafts.py), plus what is given
@@ -211,7 +252,8 @@ def review_reject(
         by=by or None,
         feedback=words or None,
         comments=comments,
-        sha256=plan_hash(tx.read("plan")),  # frozen in review: the content the round showed
+        # frozen in review: the content the round showed (not an edit made on disk since)
+        sha256=edited[1] if edited else plan_hash(tx.read("plan")),
     )
     limit = session["config"]["max_rejects"]
     if session["rejects"] >= limit:

@@ -176,7 +176,8 @@ def new_context() -> Context:
 # session.json, context.json, qr-*.json, execution.json and plan.md.
 GITIGNORE = """\
 # Written by planner when the first session started: these files are local.
-# Commit plan.json, session.json, context.json, qr-*.json, execution.json and plan.md.
+# Commit plan.json, session.json, context.json, qr-*.json, execution.json and plan.md:
+# `plan verify` needs nothing else (history/ and audit.jsonl stay on this machine).
 ACTIVE
 .lock
 .worktree.lock

@@ -73,3 +73,17 @@ def output(where: str | None, *args: str) -> str:
         message = done.stderr.decode(errors="replace").strip() or "failed"
         raise PreconditionFailed(f"git {' '.join(args[:2])}: {message}")
     return done.stdout.decode(errors="replace")
+
+
+def missing_commits(root: str, shas: list[str]) -> list[str]:
+    """The commits of `shas` the repository at `root` does not have (history rewritten, then
+    pruned: an amend or a rebase, then `git gc --prune=now`), in one git call."""
+    wanted = list(dict.fromkeys(shas))  # commit ids, checked by the caller (values are data)
+    if not wanted:
+        return []
+    query = "".join(f"{sha}^{{commit}}\n" for sha in wanted).encode()
+    done = run(root, "cat-file", "--batch-check=%(objectname)", stdin=query)
+    answers = done.stdout.decode(errors="replace").splitlines()
+    if done.returncode or len(answers) != len(wanted):
+        return wanted  # git could not read the store at all: none can be relied on
+    return [sha for sha, line in zip(wanted, answers, strict=True) if line.endswith(" missing")]

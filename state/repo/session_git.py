@@ -64,6 +64,29 @@ def commits(store: Store) -> list[SessionCommit]:
     return found
 
 
+def gone(store: Store) -> list[SessionCommit]:
+    """The session's commits (its base, its milestones' and fix commits) that git no longer
+    has: what `plan status` names and `plan rebase` carries the plan past."""
+    found = commits(store)
+    if not found:
+        return []
+    root = session_project(store.dir)
+    lost = set(git.missing_commits(root, [c["commit"] for c in found]))
+    return [c for c in found if c["commit"] in lost]
+
+
+def gone_text(lost: list[SessionCommit]) -> str:
+    """One line naming the commits that are gone and the fix."""
+    named = ", ".join(
+        f"{c['commit'][:12]} ({'base' if c['kind'] == 'base' else c.get('milestone', '')})"
+        for c in lost
+    )
+    return (
+        f"commits the session relies on are gone from git (history rewritten and pruned): "
+        f"{named} (fix: plan rebase, which carries the plan onto HEAD)"
+    )
+
+
 def resolve(store: Store, name: str) -> str:
     """The session commit `name` names (a full id or a prefix of at least 7 hex digits);
     UsageError naming the ones there are otherwise."""

@@ -1,7 +1,8 @@
 """Signed approvals through git's own signing key: ssh and OpenPGP.
 
-What is signed is a canonical record of the approval: the session, who approved, when, and
-the approved sha256 (version 2). `plan verify` checks it with git's trust settings
+What is signed is a canonical record of the approval: the session, who approved, when, the
+approved sha256, and each review round up to it (its number, verdict, who gave it and the hash
+it saw: version 3; version 2 left the rounds out). `plan verify` checks it with git's trust settings
 (gpg.ssh.allowedSignersFile for ssh, the gpg keyring for OpenPGP) and names the signer.
 Version 1 records (the session and sha256 only, with the local key path) are still checked,
 and reported as covering less (docs/design.md, "Signed approvals").
@@ -20,35 +21,59 @@ from state.repo import git
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from state.storage.documents import Approval, Session, Signature
+    from state.storage.documents import Approval, Review, Session, Signature
 
 NAMESPACE = "planner"  # ssh-keygen -Y's namespace: a planner signature is not a git one
-VERSION = 2
+VERSION = 3
 WHERE = "session.json:approval.signature"
 
 
-def payload(session_id: str, approval: Approval, version: int = VERSION) -> bytes:
-    """What is signed: version 2 a canonical JSON record of session, by, at and sha256 (keys
-    sorted, no whitespace, UTF-8); version 1 named the session and the sha256 only."""
+def payload(
+    session_id: str,
+    approval: Approval,
+    version: int = VERSION,
+    rounds: list[Review] | None = None,
+) -> bytes:
+    """What is signed: a canonical JSON record (keys sorted, no whitespace, UTF-8) of session,
+    by, at and sha256, and from version 3 the review `rounds` up to the approval (round,
+    verdict, by, sha256 of each); version 1 named the session and the sha256 only."""
     if version == 1:
         return f"planner approval\nsession {session_id}\nsha256 {approval['sha256']}\n".encode()
-    record = {
+    record: dict[str, object] = {
         "at": approval["at"],
         "by": approval["by"],
         "session": session_id,
         "sha256": approval["sha256"],
     }
+    if version >= 3:
+        record["rounds"] = [
+            {"round": r["round"], "verdict": r["verdict"], "by": r["by"], "sha256": r["sha256"]}
+            for r in rounds or []
+        ]
     canonical = json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return f"planner approval v{VERSION}\n{canonical}\n".encode()
+    return f"planner approval v{version}\n{canonical}\n".encode()
+
+
+def signed_rounds(session: Session, approval: Approval) -> list[Review]:
+    """The review rounds a signature of `approval` covers: every round up to the last one that
+    approved its hash (the approval's own round), or all of them when none did."""
+    reviews = session["reviews"]
+    for index in range(len(reviews) - 1, -1, -1):
+        r = reviews[index]
+        if r["verdict"] == "approved" and r["sha256"] == approval["sha256"]:
+            return reviews[: index + 1]
+    return reviews
 
 
 def git_config(root: str, key: str) -> str:
     return git.run(root or None, "config", "--get", key).stdout.decode(errors="replace").strip()
 
 
-def sign(root: str, session_id: str, approval: Approval) -> Signature:
-    """The signature record for session.json's approval, made with user.signingkey: the
-    format, the version, the key's fingerprint (never its local path) and the signature."""
+def sign(root: str, session: Session, approval: Approval) -> Signature:
+    """The signature record for session.json's approval (its review round already closed),
+    made with user.signingkey: the format, the version, the key's fingerprint (never its local
+    path) and the signature."""
+    session_id = session["id"]
     key = git_config(root, "user.signingkey")
     fmt = git_config(root, "gpg.format") or "openpgp"
     if fmt not in ("ssh", "openpgp"):
@@ -58,7 +83,7 @@ def sign(root: str, session_id: str, approval: Approval) -> Signature:
             "--sign: no signing key: set it as git does "
             "(git config gpg.format ssh; git config user.signingkey ~/.ssh/id_ed25519.pub)"
         )
-    data = payload(session_id, approval)
+    data = payload(session_id, approval, VERSION, signed_rounds(session, approval))
     if fmt == "ssh":
         if key.startswith("key::"):
             raise UsageError("--sign: a literal key:: signing key needs ssh-agent; use a key file")
@@ -154,7 +179,7 @@ def check(
         return result
     result.format = record["format"]
     version = record["version"] or 1
-    data = payload(session["id"], approval, version)
+    data = payload(session["id"], approval, version, signed_rounds(session, approval))
     with tempfile.TemporaryDirectory() as tmp:
         signature = os.path.join(tmp, "approval.sig")
         with open(signature, "w", encoding="utf-8") as f:
@@ -172,6 +197,14 @@ def check(
             "not who approved or when",
             "re-approve with plan review approve --sign",
             "error" if required else "warning",
+        )
+    elif version == 2:
+        result.problem(
+            "signature-old-form",
+            "signed as version 2: the signature covers who approved, when and the sha256, not "
+            "who gave the earlier review rounds",
+            "re-approve with plan review approve --sign",
+            "warning",
         )
     if not any(matches(p, approval["by"]) for p in result.principals):
         result.problem(
@@ -233,8 +266,8 @@ def _check_ssh(root: str, data: bytes, signature: str, result: Checked) -> None:
     if done.returncode != 0:
         result.problem(
             "signature-invalid",
-            "the approval signature does not verify: the session, who approved, when, or the "
-            "approved sha256 changed after signing",
+            "the approval signature does not verify: the session, who approved, when, the "
+            "approved sha256, or who gave a review round changed after signing",
         )
         return
     result.principals = principals

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+from typing import TypedDict
 
 from state.errors import PreconditionFailed, UsageError
 from state.ops.lifecycle import FINAL
@@ -24,8 +25,27 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import subprocess
     from collections.abc import Callable, Iterable
+    from typing import Literal, Protocol
 
-    from state.storage.documents import CodeChange, CodeIntent, Milestone, Plan, Session
+    from state.storage.documents import (
+        CodeChange,
+        CodeIntent,
+        Execution,
+        Milestone,
+        Plan,
+        Session,
+    )
+
+    class Store(Protocol):
+        """What ensure() reads of a session's store (state/storage/store.Store has it; not
+        imported: the store loads this module for its recovery)."""
+
+        @property
+        def dir(self) -> str: ...
+        def path(self, name: str) -> str: ...
+        def read(self, name: Literal["plan"]) -> Plan: ...
+        def read_or_none(self, name: Literal["execution"]) -> Execution | None: ...
+
 
 CREATE_TIMEOUT_S = 600.0  # how long a second `plan worktree` waits for the first's checkout
 NO_GIT = (
@@ -97,6 +117,19 @@ def base_of(session: Session, where: str) -> str:
     return gitinfo.commit_id(base, where)
 
 
+def check_present(project: str, sha: str, where: str, what: str = "the base commit") -> None:
+    """PreconditionFailed when git no longer has commit `sha` (history rewritten and pruned): a
+    worktree of it would have a HEAD that does not resolve, and nothing can be read from it."""
+    from state.repo.git import missing_commits  # subprocess: loaded when git runs
+
+    if missing_commits(project, [sha]):
+        raise PreconditionFailed(
+            f"{where}: {what} {sha[:12]} is gone from git (history rewritten and pruned, e.g. "
+            "an amend or a rebase, then gc); nothing is read from it (fix: plan rebase, which "
+            "carries the plan onto HEAD)"
+        )
+
+
 def private_dir(state_dir: str) -> str:
     """`<session>/worktree.git`: the worktree's own git dir, beside it and outside it (the
     sandbox keeps it read-only while the worktree is writable)."""
@@ -127,17 +160,28 @@ def _registered(project: str, tree: str) -> str | None:
     return None
 
 
-def create(project: str, state_dir: str, base: str) -> tuple[str, bool]:
+def create(project: str, state_dir: str, base: str, round_: int = 0) -> tuple[str, bool]:
     """(path, created): the worktree of `base` in the session, made once, with nothing written
     to the project's .git. A checkout that was not finished (`plan worktree` or git killed
-    midway) is discarded and made again, never handed out: see ready()."""
+    midway) is discarded and made again, never handed out: see ready(). `round_`: the open
+    amendment round it is made for (0: planning); a worktree made for another round is made
+    again (an amendment's starts from HEAD: see start())."""
     tree = path_of(state_dir)
     repo = common_dir(project)
     admin = admin_dir(project, tree)
     if admin and os.path.isdir(tree) and _finished(admin):
-        if admin == private_dir(state_dir):
-            _no_links(admin, tree)  # a worktree made before links were written as files
-        return tree, False
+        if made_for(admin) == round_:
+            if admin == private_dir(state_dir):
+                _no_links(admin, tree)  # a worktree made before links were written as files
+            return tree, False
+        # an earlier round's (its edits were captured, or not planned), or one whose pending
+        # diffs were not all written (killed midway): made again
+        if admin != private_dir(state_dir):
+            _unregister(admin)
+            _discard(tree, None)
+        else:
+            _discard(tree, admin)
+        admin = None
     if admin and admin != private_dir(state_dir):  # an older session's, unfinished: made anew
         _unregister(admin)
         _discard(tree, None)
@@ -167,6 +211,148 @@ def create(project: str, state_dir: str, base: str) -> tuple[str, bool]:
         ) from None
     git(private, "reset", "--hard", "-q", work_tree=tree, cwd=tree, die_with_parent=True)
     return tree, True
+
+
+ROUND_FILE = "planner-round"  # in the worktree's git dir: the amendment round it was made for
+
+
+def made_for(admin: str) -> int:
+    """The amendment round the worktree with git dir `admin` was made for (0: planning)."""
+    try:
+        with open(os.path.join(admin, ROUND_FILE), encoding="utf-8") as f:
+            text = f.read().strip()
+    except OSError:
+        return 0
+    return int(text) if text.isdigit() else -1  # garbled: never matches, so it is made again
+
+
+def mark(state_dir: str, round_: int) -> None:
+    """The worktree is complete for amendment round `round_` (HEAD and the pending diffs are
+    out): written last, so a worktree killed before it is made again."""
+    path = os.path.join(private_dir(state_dir), ROUND_FILE)
+    journal.point("write", path)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(f"{round_}\n")
+
+
+def start_of(project: str, tree: str) -> str | None:
+    """The commit the worktree was made from (its git dir's HEAD), checked as a commit id."""
+    admin = admin_dir(project, tree)
+    if admin is None:
+        return None
+    try:
+        with open(os.path.join(admin, "HEAD"), encoding="utf-8") as f:
+            head = f.read().strip()
+    except OSError:
+        return None
+    return head if gitinfo.is_commit_id(head) else None
+
+
+def start(project: str, session: Session, base: str) -> tuple[str, int]:
+    """(commit, round): what the session's worktree is made from. Planning: the base commit.
+    An open amendment round: HEAD, which holds the committed milestones and the execution's
+    fix commits, so what is tried there is the project as it now is (PRODUCT.md §17)."""
+    from state.validation.amendments import open_round  # the amendment's, when one is open
+
+    amendment = open_round(session)
+    if amendment is None:
+        return base, 0
+    head = gitinfo.head_commit(project)
+    return (head or base), amendment["round"]
+
+
+def committed_ids(store: Store) -> set[str]:
+    """The milestones execution.json says are committed (HEAD holds their changes)."""
+    from state.validation.amendments import committed
+
+    execution = store.read_or_none("execution")
+    return {r["id"] for r in (execution["milestones"] if execution else []) if committed(r)}
+
+
+def pending_changes(plan: Plan, committed: set[str]) -> list[tuple[Milestone, CodeChange]]:
+    """The planned changes HEAD does not hold yet in an amendment: those of the milestones not
+    committed, in plan order (the committed ones are in HEAD)."""
+    return [(m, c) for m, c in ordered_changes(plan) if m["id"] not in committed]
+
+
+def apply_pending(tree: str, plan: Plan, committed: set[str]) -> list[str]:
+    """An amendment's new worktree: HEAD plus the planned diffs of the milestones not committed
+    yet, applied to its files in plan order; the changes that no longer apply (HEAD moved
+    under them) are named, and their files left as HEAD has them."""
+    from state.repo import unidiff  # compiles its patterns: not loaded with every session
+
+    texts: dict[str, str | None] = {}
+    failed: list[str] = []
+    for _, change in pending_changes(plan, committed):
+        path = change["file"]
+        if path not in texts:
+            texts[path] = read_tree_file(tree, path)
+        try:
+            text = texts[path]
+            for patch in unidiff.parse(change["diff"]):
+                text = unidiff.apply(patch, text)
+            texts[path] = text
+        except unidiff.DiffError:
+            failed.append(f"{change['id']} ({path})")
+    for path, text in texts.items():
+        full = os.path.join(tree, path)
+        if text is None:
+            if os.path.lexists(full):
+                os.unlink(full)
+            continue
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        with open(full, "wb") as f:
+            f.write(text.encode("utf-8", "surrogateescape"))
+    return failed
+
+
+class Made(TypedDict):
+    """What ensure() did: the worktree's path, the commit it started from, the amendment round
+    it is for (0: planning), whether it was made now, the planned changes that no longer apply
+    on HEAD, and the gone commit an earlier worktree started from (made again)."""
+
+    path: str
+    start: str
+    round: int
+    created: bool
+    failed: list[str]
+    gone: str | None
+
+
+def ensure(store: Store, session: Session) -> Made:
+    """The session's worktree, made if it is not there (`plan worktree`, planner steps 6 and 9):
+    of the base commit while planning; of HEAD plus the planned diffs not committed yet in an
+    amendment (the plan's, less the committed milestones'). A commit it would
+    start from that git no longer has is exit 3 naming it (planning) or, for an amendment's
+    earlier HEAD, a worktree made again: never one whose HEAD does not resolve."""
+    from state.repo.git import missing_commits  # subprocess: loaded when git runs
+
+    project, state_dir = session_project(store.dir), store.dir
+    where = f"{store.path('session')}:base_commit"
+    base = base_of(session, where)
+    check_present(project, base, where)
+    begin, round_ = start(project, session, base)
+    if begin != base:
+        check_present(project, begin, f"{project}: HEAD", "HEAD")
+    made: Made = {
+        "path": path_of(state_dir),
+        "start": begin,
+        "round": round_,
+        "created": False,
+        "failed": [],
+        "gone": None,
+    }
+    # its own lock: a checkout may take longer than the session lock waits for
+    with locked(os.path.join(state_dir, ".worktree.lock"), timeout=CREATE_TIMEOUT_S):
+        was = start_of(project, made["path"])
+        if round_ and was and was != begin and missing_commits(project, [was]):
+            remove(project, state_dir)
+            made["gone"] = was
+        made["path"], made["created"] = create(project, state_dir, begin, round_)
+        if made["created"] and round_:
+            made["failed"] = apply_pending(made["path"], store.read("plan"), committed_ids(store))
+            mark(state_dir, round_)
+    return made
 
 
 def _make_private(repo: str, state_dir: str, base: str) -> str:

@@ -368,6 +368,7 @@ class Transaction(DocumentReader):
         self.project: tuple[str, dict[str, bytes | None]] | None = None  # project files, too
         self.verdict = False  # records the verdict on a plan in review: may write its freeze
         self.asks = False  # adds or answers the executor's questions: may write context.json
+        self.revise = False  # record plan.json as a revision even if its bytes are unchanged
 
     def __enter__(self) -> Transaction:
         self.lock.__enter__()
@@ -494,6 +495,8 @@ class Transaction(DocumentReader):
             self._validate(changed)
             # Validation filled in missing defaults: write the document as it will be read back.
             changed = {n: d for n in changed if (d := dumps(self.docs[n])) != self.original.get(n)}
+        if self.revise and "plan" in self.docs and "plan" not in changed:
+            changed["plan"] = dumps(self.docs["plan"])  # an edit made outside plan commands
         if not changed and not self.files and not self.project:
             return
         self._check_freeze()

@@ -30,6 +30,11 @@ CONTEXT_GROUPS: tuple[
 ] = ("decision_log", "rejected_alternatives", "constraints", "known_risks", "choices")
 # A decision already there may only be superseded (by a new one), never rewritten.
 SUPERSEDE_FIELDS = ("superseded_by", "superseded_reason")
+# history/ is local (.planner/.gitignore leaves it out): a fix about it names no git file.
+HISTORY_FIX = (
+    "history/ is this machine's record, not committed: restore it from a copy, or move "
+    "history/ aside (verify checks the approvals without it)"
+)
 
 
 def runs_by_id(execution: Execution | None) -> dict[str, MilestoneRun]:
@@ -133,16 +138,22 @@ def chain_findings(
     revision_hash: Callable[[str], str | None] | None = None,
 ) -> list[Finding]:
     """The chain of approvals: each amendment amends the approval before it (the first, the
-    original one), each re-approval is the approval of a revision in history/, and the
-    session's approval is the last link; the approved review rounds say the same, and the
-    revision each approved round saw still holds the content it approved."""
+    original one), and the session's approval is the last link; the approved review rounds
+    say the same. session.json alone carries it (the hash of each approved content), so it
+    verifies in a clone. Where history/ is present (the machine the session was made on;
+    the callers pass the two readers only then), each re-approval is also the approval of a
+    revision in it, and the revision each approved round saw still holds that content."""
     rounds = session["amendments"]
     if not rounds:
         return []
     findings: list[Finding] = []
+    fix = "restore session.json from git" + (
+        ""
+        if session.get("status") in ("completed", "cancelled", "failed")
+        else ", or cancel the session"
+    )
 
     def broken(where: str, message: str, rule: str = "amendment-chain") -> None:
-        fix = "restore session.json from git, or cancel the session"
         findings.append(Finding(f"session.json:{where}", message, fix, rule=rule))
 
     approved_rounds = [r["sha256"] for r in session["reviews"] if r["verdict"] == "approved"]
@@ -198,7 +209,7 @@ def chain_findings(
                             if held
                             else f"{rev} is missing or damaged"
                         ),
-                        "restore history/ from git, or cancel the session",
+                        HISTORY_FIX,
                         rule="amendment-hash",
                     )
                 )

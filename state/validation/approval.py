@@ -70,7 +70,9 @@ def verify(
                 rule="no-approval",
             )
         ]
-    restore = "restore plan.json from history/ (plan history)"
+    # history/ is local (.planner/.gitignore): a clone has none, and then no check needs it
+    history = state_dir is not None and bool(Store(state_dir).history())
+    restore = "restore plan.json from git" + (" or from history/ (plan history)" if history else "")
     actual = plan_hash(plan)
     findings = []
     if actual != approval["sha256"]:
@@ -93,8 +95,8 @@ def verify(
             )
         )
     findings += _review_findings(session, approval)
-    hashes = None if state_dir is None else (lambda: revision_hashes(Store(state_dir)))
-    held = None if state_dir is None else (lambda rev: revision_hash(Store(state_dir), rev))
+    hashes = None if not history else (lambda: revision_hashes(Store(str(state_dir))))
+    held = None if not history else (lambda rev: revision_hash(Store(str(state_dir)), rev))
     findings += chain_findings(session, hashes, held)
     if state_dir is not None and render is not None:
         findings += _plan_md_findings(plan, state_dir, render)
@@ -118,6 +120,16 @@ def _review_findings(session: Session, approval: Approval) -> list[Finding]:
                 rule="review-mismatch",
             )
         ]
+    if last["by"] != approval["by"]:
+        return [
+            Finding(
+                "session.json:approval.by",
+                f"the approval says it was given by {approval['by']!r}, review round "
+                f"{last['round']} by {last['by']!r}: session.json changed outside plan commands",
+                "restore session.json from git",
+                rule="review-mismatch",
+            )
+        ]
     return []
 
 
@@ -133,12 +145,16 @@ def _plan_md_findings(plan: Plan, state_dir: str, render: Callable[[Plan], str])
     except (OSError, UnicodeDecodeError) as e:
         return [Finding("plan.md", f"cannot be read ({e})", rule="damaged-file")]
     if text not in (render(plan), render({**plan, "frozen_at": None})):
-        message = "does not match plan.json (plan.md is rendered from it, never edited)"
+        message = (
+            "does not match plan.json and session.json (plan.md is rendered from them, never "
+            "edited): one of the three changed outside plan commands"
+        )
         return [
             Finding(
                 "plan.md",
                 message,
-                "restore plan.md from git (or re-approve)",
+                "restore the one that changed from git (git diff names it; another finding "
+                "may name plan.json or session.json)",
                 rule="plan-md-mismatch",
                 line_no=_first_difference(text, render(plan)),
             )

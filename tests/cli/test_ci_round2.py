@@ -263,7 +263,7 @@ def test_a_signature_covers_who_and_when_and_names_the_signer(
     text = (directory / "session.json").read_text()
     assert str(key) not in text and "keys" not in text  # no local key path is stored
     record = json.loads(text)["approval"]["signature"]
-    assert record["version"] == 2 and record["fingerprint"].startswith("SHA256:")
+    assert record["version"] == 3 and record["fingerprint"].startswith("SHA256:")
     assert record.get("key", "") == ""  # the old field, empty
     plan = Plan(project)
     done = plan("verify", ".planner/s", "--require-signature", "--require-signer-match")
