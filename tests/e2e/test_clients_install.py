@@ -21,8 +21,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -96,16 +94,6 @@ GEMINI_WALK = walk_editing_at_step_3(
 def codex_binary() -> Path | None:
     found = sorted(Path(CACHE, "codex", "node_modules").glob("@openai/codex-*/vendor/*/bin/codex"))
     return found[0] if found else None
-
-
-@pytest.fixture
-def outside_tmp() -> Iterator[Path]:
-    """A TMPDIR outside /tmp: Codex's sandbox then leaves the scratch HOME read-only."""
-    where = Path(tempfile.mkdtemp(prefix="planner-e2e-", dir="/var/tmp"))
-    try:
-        yield where
-    finally:
-        shutil.rmtree(where, ignore_errors=True)
 
 
 def codex_shim(tmp_path: Path, python: str, *install_args: str) -> Path:
