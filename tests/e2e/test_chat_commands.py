@@ -174,9 +174,30 @@ def gemini_installing_shim(tmp_path: Path) -> Path:
 
 @needs_gemini
 @pytest.mark.skipif(gemini_bundle() is None, reason="no Gemini CLI bundle in the harness cache")
-def test_gemini_cli_commands_plan_status_and_cancel(
+def test_gemini_cli_commands_status_cancel_and_plan(
     project: Path, tmp_path: Path, isolated_path: str
 ) -> None:
+    """Gemini CLI's `-p` prepends SessionStart's context to the prompt, and a prompt that does
+    not start with `/` is not a command: with `-p` the commands are typed before a session
+    exists (interactive sessions show the context apart). The guard's refusal of the agent's
+    cancel, once a session is active, is the last run."""
+    s, sent = gemini_command(
+        tmp_path, isolated_path, "/planner:status", [{"bash": "planner status"}], "status"
+    )
+    installed = (tmp_path / "status" / "extension-install.log").read_text()
+    assert "installed" in installed and "no tests, no .venv" in installed, installed
+    assert "Run `planner status` and show the person its output as printed" in sent
+    [(_, text)] = results(s)
+    assert "no session found" in text, text  # the status view's answer, from the launcher
+
+    cancel = "plan cancel --reason 'not needed any more'"
+    s, sent = gemini_command(
+        tmp_path, isolated_path, "/planner:cancel not needed any more", [{"bash": cancel}], "cancel"
+    )
+    assert "Reason: not needed any more" in sent and "the person's act" in sent
+    [(command, text)] = results(s)
+    assert command == cancel and "no session" in text, text
+
     s, sent = gemini_command(
         tmp_path,
         isolated_path,
@@ -184,27 +205,14 @@ def test_gemini_cli_commands_plan_status_and_cancel(
         [{"bash": f"planner --step 1 --task '{TASK}'", "description": "Start the plan"}],
         "plan",
     )
-    installed = (tmp_path / "plan" / "extension-install.log").read_text()
-    assert "installed" in installed and "no tests, no .venv" in installed, installed
     assert f"Plan this change with planner before changing any code: {TASK}" in sent
     [(_, text)] = results(s)
     assert "PLANNER 1/11" in text and not text.startswith("Exit code"), text
     state = Path(text.split("STATE_DIR=", 1)[1].split()[0])
 
-    s, sent = gemini_command(
-        tmp_path, isolated_path, "/planner:status", [{"bash": "planner status"}], "status"
-    )
-    assert "Run `planner status` and show the person its output as printed" in sent
-    [(_, text)] = results(s)
-    assert f"STATE_DIR={state}" in text and not text.startswith("Exit code"), text
-
-    cancel = "plan cancel --reason 'not needed any more'"
-    s, sent = gemini_command(
-        tmp_path, isolated_path, "/planner:cancel not needed any more", [{"bash": cancel}], "cancel"
-    )
-    assert "Reason: not needed any more" in sent and "the person's act" in sent
+    s, _ = gemini_command(tmp_path, isolated_path, "Cancel it.", [{"bash": cancel}], "refused")
     [denial] = s["hook_denials"]
-    assert "person" in denial["reason"], denial
+    assert "person's decision" in denial["reason"], denial
     assert status_of(state) == "discovery"
 
 
