@@ -238,8 +238,10 @@ def test_codex_skill_verbs_status_plan_and_cancel(
             tmp_path, scenario, shim, outside_tmp, isolated_path, PYTHON, out=f"run{i}"
         )
         assert rc == 0 and s["ok"], (rc, s["stderr_tail"])
-        skill = "\n".join(map(str, s["skill_messages"]))
-        assert "When invoked with a word (`$planner status` in Codex)" in skill, skill[:500]
+        assert [m["name"] for m in s["skill_messages"]] == ["planner"], s["skill_messages"]
+        sent = model_inputs(tmp_path / f"run{i}")  # the skill's whole body, then the prompt
+        assert "When invoked with a word (`$planner status` in Codex)" in sent
+        assert json.dumps(prompt)[1:-1] in sent
         got.append((s, results(s)))
 
     [(_, started)] = got[0][1]
