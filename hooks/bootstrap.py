@@ -389,6 +389,12 @@ def run(launcher: str, args: list[str]) -> int:
             except OSError as e:
                 say(name, f"cannot run PLANNER_PYTHON={chosen} ({e.strerror})")
                 return 2
+        if name == "plan" and args[:1] == ["mcp"] and current(data_dir()) is None:
+            # A client's first session: answer it now, not after the build (hooks/mcp_wait.py).
+            sys.path.insert(0, ROOT)
+            from hooks import mcp_wait
+
+            return mcp_wait.serve(args)
         env = ensure(name)
     except Failure as e:
         say(name, f"cannot create its Python environment: {e.what}; fix: {e.fix}")
@@ -455,7 +461,6 @@ def session_start() -> int:
     to the agent's shell (CLAUDE_ENV_FILE), where Claude Code does not set CLAUDE_PLUGIN_DATA.
     """
     import shlex
-    import subprocess
 
     try:
         if os.environ.get("PLANNER_PYTHON"):
@@ -470,24 +475,34 @@ def session_start() -> int:
                 f.write(f"export PLANNER_DATA_DIR={shlex.quote(data)}\n")
         if current(data):
             return 0
-        wanted()  # a plugin folder it cannot read is reported here, not in the log
-        os.makedirs(data, exist_ok=True)
-        log_path = os.path.join(data, "bootstrap.log")
-        with open(log_path, "a", encoding="utf-8") as log:
-            subprocess.Popen(
-                [sys.executable, "-S", "-I", os.path.realpath(__file__), "ensure"],
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=log,
-                start_new_session=True,
-                env={**os.environ, "PLANNER_DATA_DIR": data},
-            )
+        log_path = start_build(data)
         say("planner", f"creating its Python environment in the background (log: {log_path})")
     except Failure as e:  # fail open: the first launcher tries again and reports
         say("planner", f"SessionStart did not start the environment build: {e.what}; continuing")
     except Exception as e:
         say("planner", f"SessionStart did not start the environment build ({e!r}); continuing")
     return 0
+
+
+def start_build(data: str) -> str:
+    """Start making the environment in `data` in the background, in a session of its own (a
+    hook's or a server's end does not kill it; one already under way is waited for, not
+    repeated: `ensure` takes the lock); the log's path."""
+    import subprocess
+
+    wanted()  # a plugin folder it cannot read is reported here, not in the log
+    os.makedirs(data, exist_ok=True)
+    log_path = os.path.join(data, "bootstrap.log")
+    with open(log_path, "a", encoding="utf-8") as log:
+        subprocess.Popen(
+            [sys.executable, "-S", "-I", os.path.realpath(__file__), "ensure"],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+            env={**os.environ, "PLANNER_DATA_DIR": data},
+        )
+    return log_path
 
 
 def main(argv: list[str]) -> int:

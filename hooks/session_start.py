@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 HEADER = "planner: an active session (run the NEXT command to continue; `plan status` for more)"
 # In review the next act is the person's verdict, which the guard refuses to the agent: the
 # header says whose it is and where they give it, not "run the NEXT command".
-VERDICT = {
+VERDICT: dict[str, tuple[str, str, str]] = {
     S.REVIEW: ("the plan", "review approve", "review reject --feedback '<what must change>'"),
     S.RESULT_REVIEW: (
         "the result",
@@ -40,10 +40,11 @@ VERDICT = {
 }
 
 
-def header(status: object) -> str:
-    if status not in VERDICT:
+def header(status: str) -> str:
+    verdict = VERDICT.get(status)
+    if verdict is None:
         return HEADER
-    what, yes, no = VERDICT[status]
+    what, yes, no = verdict
     return (
         f"planner: an active session awaits the person's verdict on {what}; it is theirs, not"
         f" yours. Ask them to give it in their terminal (`plan {yes}` or `plan {no}`) or on"
