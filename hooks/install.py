@@ -165,6 +165,32 @@ def link(target: str, path: str) -> str:
     return "linked"
 
 
+def companion(config: str) -> str:
+    """The review companion (`plan mcp`) as `[mcp_servers.planner]` in Codex's config.toml,
+    added when that table is missing (one of the person's own is kept); what happened."""
+    import tomllib
+
+    try:
+        with open(config, encoding="utf-8") as f:
+            text = f.read()
+    except FileNotFoundError:
+        text = ""
+    try:
+        servers = tomllib.loads(text).get("mcp_servers", {})
+    except tomllib.TOMLDecodeError as e:
+        return f"mcp     {config}: not changed, it does not parse ({e}); the companion is not set"
+    if isinstance(servers, dict) and "planner" in servers:
+        return f"mcp     {config}: [mcp_servers.planner] (there already: kept)"
+    table = (
+        "\n[mcp_servers.planner]  # planner's review companion (hooks/install.py)\n"
+        f"command = {json.dumps(os.path.join(ROOT, 'bin', 'plan'))}\n"
+        'args = ["mcp"]\n'
+    )
+    before = text + "\n" if text and not text.endswith("\n") else text
+    write_if_changed(config, before + table if before else table.lstrip("\n"))
+    return f"mcp     {config}: [mcp_servers.planner], the review companion (written)"
+
+
 def install_codex(codex_home: str, bin_dir: str, build: bool, say: Callable[[str], None]) -> int:
     skill = os.path.join(codex_home, "skills", "planner", "SKILL.md")
     if os.path.islink(skill):
@@ -199,6 +225,8 @@ def install_codex(codex_home: str, bin_dir: str, build: bool, say: Callable[[str
         say(f"command {where} -> {ROOT}/bin/{name} ({made})")
     if not on_path:
         say(f"note    {bin_dir} is not on PATH: add it in your shell's profile (bash -lc reads it)")
+
+    say(companion(os.path.join(codex_home, "config.toml")))
 
     if build:
         say("environment: making it now (the first time takes a while)…")

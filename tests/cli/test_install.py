@@ -150,3 +150,35 @@ def test_the_chat_commands_say_the_same_in_claude_code_and_gemini_cli() -> None:
         [description] = [ln for ln in front.splitlines() if ln.startswith("description: ")]
         assert description.removeprefix("description: ") == toml["description"]
         assert body.strip() == toml["prompt"].replace("{{args}}", "$ARGUMENTS").strip()
+
+
+def test_codex_install_adds_the_companion_to_config_toml_once(tmp_path: Path) -> None:
+    import tomllib
+
+    config = tmp_path / ".codex" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text('model = "gpt-5.5"\n[mcp_servers.other]\ncommand = "x"')
+    assert install(tmp_path).returncode == 0
+    written = tomllib.loads(config.read_text())
+    assert written["model"] == "gpt-5.5" and written["mcp_servers"]["other"] == {"command": "x"}
+    assert written["mcp_servers"]["planner"] == {
+        "command": str(REPO / "bin" / "plan"),
+        "args": ["mcp"],
+    }
+    text = config.read_text()
+    again = install(tmp_path)
+    assert "[mcp_servers.planner] (there already: kept)" in again.stdout
+    assert config.read_text() == text
+    config.write_text("not = [toml")
+    broken = install(tmp_path)
+    assert broken.returncode == 0 and "does not parse" in broken.stdout
+    assert config.read_text() == "not = [toml"
+
+
+def test_the_gemini_extension_declares_the_companion() -> None:
+    extension = json.loads((REPO / "gemini-extension.json").read_text())
+    claude = json.loads((REPO / ".mcp.json").read_text())["mcpServers"]["planner"]
+    assert extension["mcpServers"]["planner"] == {
+        "command": claude["command"].replace("${CLAUDE_PLUGIN_ROOT}", "${extensionPath}"),
+        "args": ["mcp"],
+    }
