@@ -22,9 +22,9 @@ import pytest
 
 from tests.e2e.conftest import run_claude
 from tests.e2e.test_clients_install import (
-    clean_copy,
     codex_shim,
     gemini_bundle,
+    gemini_shims,
     results,
     run_client,
     run_codex,
@@ -141,35 +141,9 @@ def gemini_command(
 
 
 def gemini_installing_shim(tmp_path: Path) -> Path:
-    """GEMINI_BIN whose `extensions link D` runs `python3 D/hooks/install.py gemini` (the
-    README's line) in the run's HOME; `gemini` on PATH is the real Gemini CLI."""
+    """GEMINI_BIN whose `extensions link` runs the README's install lines (made once)."""
     shim = tmp_path / "gemini.mjs"
-    if shim.exists():
-        return shim
-    bundle = gemini_bundle()
-    assert bundle is not None
-    clean_copy(tmp_path)
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    node = shutil.which("node")
-    assert node
-    gemini = bin_dir / "gemini"
-    gemini.write_text(f'#!/bin/sh\nexec {node} {bundle} "$@"\n')
-    gemini.chmod(0o755)
-    for name in ("planner", "executor", "plan"):  # ~/.local/bin, where install.py links them
-        launcher = bin_dir / name
-        launcher.write_text(f'#!/bin/sh\nexec "$HOME/.local/bin/{name}" "$@"\n')
-        launcher.chmod(0o755)
-    shim.write_text(
-        "import { execFileSync } from 'node:child_process';\n"
-        "if (process.argv[2] === 'extensions' && process.argv[3] === 'link') {\n"
-        "  execFileSync('python3', [process.argv[4] + '/hooks/install.py', 'gemini'],"
-        " { stdio: 'inherit' });\n"
-        "  process.exit(0);\n"
-        "}\n"
-        f"await import({json.dumps(bundle.as_uri())});\n"
-    )
-    return shim
+    return shim if shim.exists() else gemini_shims(tmp_path)
 
 
 @needs_gemini
