@@ -38,7 +38,7 @@ from contextlib import contextmanager
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
     from typing import IO, TypedDict
 
     class Wanted(TypedDict):
@@ -394,7 +394,10 @@ def run(launcher: str, args: list[str]) -> int:
             sys.path.insert(0, ROOT)
             from hooks import mcp_wait
 
-            return mcp_wait.serve(args)
+            data = data_dir()
+            return mcp_wait.serve(
+                args, data, lambda: current(data), lambda: start_build(data), build_failed(data)
+            )
         env = ensure(name)
     except Failure as e:
         say(name, f"cannot create its Python environment: {e.what}; fix: {e.fix}")
@@ -482,6 +485,18 @@ def session_start() -> int:
     except Exception as e:
         say("planner", f"SessionStart did not start the environment build ({e!r}); continuing")
     return 0
+
+
+def build_failed(data: str) -> Callable[[float], str]:
+    """Why a build in `data` failed since a time (venv.failed), "" if none did."""
+
+    def failed(since: float) -> str:
+        path = os.path.join(data, FAILED)
+        if os.path.exists(path) and os.path.getmtime(path) >= since:
+            return last_failure(path, data).what
+        return ""
+
+    return failed
 
 
 def start_build(data: str) -> str:

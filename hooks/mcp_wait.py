@@ -22,10 +22,9 @@ import sys
 import threading
 import time
 
-from hooks import bootstrap
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import IO, Any
 
 TOOL = "companion_status"
@@ -36,13 +35,20 @@ POLL_S = 1.0
 class Relay:
     """The stand-in, then the pipe to the real server."""
 
-    def __init__(self, args: list[str], out: IO[str]) -> None:
-        self.args, self.out = args, out
+    def __init__(
+        self,
+        args: list[str],
+        out: IO[str],
+        data: str,
+        ready: Callable[[], str | None],
+        failed: Callable[[float], str],
+    ) -> None:
+        self.args, self.out, self.data = args, out, data
+        self.ready, self.failed = ready, failed
         self.lock = threading.Lock()  # one writer on stdout; the switch to the real server
         self.child: subprocess.Popen[str] | None = None
         self.initialize: dict[str, Any] = {}
         self.greeted = threading.Event()  # the client's initialize has come
-        self.data = bootstrap.data_dir()
         self.log = os.path.join(self.data, "bootstrap.log")
         self.started = time.time()
         self.failure = ""
@@ -110,13 +116,12 @@ class Relay:
 
     def watch(self) -> None:
         """Wait for the environment (or its failure), then switch to the real server."""
-        failed = os.path.join(self.data, bootstrap.FAILED)
         while True:
-            env = bootstrap.current(self.data)
+            env = self.ready()
             if env:
                 break
-            if os.path.exists(failed) and os.path.getmtime(failed) >= self.started:
-                self.failure = bootstrap.last_failure(failed, self.data).what
+            self.failure = self.failed(self.started)
+            if self.failure:
                 return
             time.sleep(POLL_S)
         plan = os.path.join(env, "bin", "plan")
@@ -148,11 +153,19 @@ class Relay:
                 self.out.flush()
 
 
-def serve(args: list[str]) -> int:
-    """Run the stand-in on stdin/stdout until the client closes stdin."""
-    relay = Relay(args, sys.stdout)
+def serve(
+    args: list[str],
+    data: str,
+    ready: Callable[[], str | None],
+    start: Callable[[], object],
+    failed: Callable[[float], str],
+) -> int:
+    """Run the stand-in on stdin/stdout until the client closes stdin: `ready()` is the
+    environment once made, `start()` starts making it, `failed(t)` why a build failed since
+    t ("" if none did) (hooks/bootstrap.py gives them, and this file imports nothing of it)."""
+    relay = Relay(args, sys.stdout, data, ready, failed)
     try:
-        bootstrap.start_build(relay.data)
+        start()
     except Exception as e:  # say it through the tool, as the launcher would on stderr
         relay.failure = f"{e}"
     threading.Thread(target=relay.watch, daemon=True).start()
