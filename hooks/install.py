@@ -306,18 +306,16 @@ def main(argv: list[str]) -> int:
     home = os.path.expanduser("~")
     codex_home = os.environ.get("CODEX_HOME") or os.path.join(home, ".codex")
     bin_dir, build = os.path.join(home, ".local", "bin"), True
+    takes_value = {"codex": ("--codex-home", "--bin-dir"), "gemini": ("--bin-dir",)}[client]
     args = argv[1:]
     while args:
         flag = args.pop(0)
-        if (
-            flag in ("--codex-home", "--bin-dir")
-            and args
-            and (client, flag) != ("gemini", "--codex-home")
-        ):
+        if flag in takes_value and args:
             value = os.path.abspath(os.path.expanduser(args.pop(0)))
-            codex_home, bin_dir = (
-                (value, bin_dir) if flag == "--codex-home" else (codex_home, value)
-            )
+            if flag == "--codex-home":
+                codex_home = value
+            else:
+                bin_dir = value
         elif flag == "--no-build" and client == "codex":
             build = False
         else:
