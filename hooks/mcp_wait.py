@@ -139,9 +139,9 @@ class Relay:
             replay = {**self.initialize, "id": REPLAYED}
             child.stdin.write(json.dumps(replay) + "\n")
             child.stdin.flush()
-            for line in child.stdout:  # wait for its answer, which is ours alone
-                if json.loads(line).get("id") == REPLAYED:
-                    break
+            if not answered(child.stdout):
+                self.failure = f"{plan} {' '.join(self.args)} exited as it started (its stderr)"
+                return
             initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
             child.stdin.write(json.dumps(initialized) + "\n")
             child.stdin.flush()
@@ -151,6 +151,19 @@ class Relay:
             with self.lock:
                 self.out.write(line)
                 self.out.flush()
+        os._exit(child.wait())  # the real server ended: so does its relay, as the client sees
+
+
+def answered(lines: IO[str]) -> bool:
+    """Whether the real server answered the replayed initialize (read up to that answer)."""
+    for line in lines:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(message, dict) and message.get("id") == REPLAYED:
+            return "result" in message
+    return False
 
 
 def serve(
@@ -169,9 +182,12 @@ def serve(
     except Exception as e:  # say it through the tool, as the launcher would on stderr
         relay.failure = f"{e}"
     threading.Thread(target=relay.watch, daemon=True).start()
-    for line in sys.stdin:
-        if line.strip():
-            relay.from_client(line)
+    try:
+        for line in sys.stdin:
+            if line.strip():
+                relay.from_client(line)
+    except OSError:  # the real server's stdin closed: it is gone (watch() ends the process)
+        pass
     if relay.child is not None:
         relay.child.terminate()
     return 0
