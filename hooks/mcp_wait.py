@@ -52,6 +52,7 @@ class Relay:
         self.log = os.path.join(self.data, "bootstrap.log")
         self.started = time.time()
         self.failure = ""
+        self.closing = False  # the client closed stdin: the relay ends the real server
 
     def send(self, message: dict[str, Any]) -> None:
         self.out.write(json.dumps(message) + "\n")
@@ -151,7 +152,9 @@ class Relay:
             with self.lock:
                 self.out.write(line)
                 self.out.flush()
-        os._exit(child.wait())  # the real server ended: so does its relay, as the client sees
+        code = child.wait()
+        if not self.closing:  # the real server ended by itself: so does its relay
+            os._exit(code)
 
 
 def answered(lines: IO[str]) -> bool:
@@ -188,6 +191,8 @@ def serve(
                 relay.from_client(line)
     except OSError:  # the real server's stdin closed: it is gone (watch() ends the process)
         pass
+    relay.closing = True
     if relay.child is not None:
         relay.child.terminate()
+        relay.child.wait()
     return 0
