@@ -38,7 +38,7 @@ from contextlib import contextmanager
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
     from typing import IO, TypedDict
 
     class Wanted(TypedDict):
@@ -389,6 +389,15 @@ def run(launcher: str, args: list[str]) -> int:
             except OSError as e:
                 say(name, f"cannot run PLANNER_PYTHON={chosen} ({e.strerror})")
                 return 2
+        if name == "plan" and args[:1] == ["mcp"] and current(data_dir()) is None:
+            # A client's first session: answer it now, not after the build (hooks/mcp_wait.py).
+            sys.path.insert(0, ROOT)
+            from hooks import mcp_wait
+
+            data = data_dir()
+            return mcp_wait.serve(
+                args, data, lambda: current(data), lambda: start_build(data), build_failed(data)
+            )
         env = ensure(name)
     except Failure as e:
         say(name, f"cannot create its Python environment: {e.what}; fix: {e.fix}")
@@ -455,7 +464,6 @@ def session_start() -> int:
     to the agent's shell (CLAUDE_ENV_FILE), where Claude Code does not set CLAUDE_PLUGIN_DATA.
     """
     import shlex
-    import subprocess
 
     try:
         if os.environ.get("PLANNER_PYTHON"):
@@ -470,24 +478,46 @@ def session_start() -> int:
                 f.write(f"export PLANNER_DATA_DIR={shlex.quote(data)}\n")
         if current(data):
             return 0
-        wanted()  # a plugin folder it cannot read is reported here, not in the log
-        os.makedirs(data, exist_ok=True)
-        log_path = os.path.join(data, "bootstrap.log")
-        with open(log_path, "a", encoding="utf-8") as log:
-            subprocess.Popen(
-                [sys.executable, "-S", "-I", os.path.realpath(__file__), "ensure"],
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=log,
-                start_new_session=True,
-                env={**os.environ, "PLANNER_DATA_DIR": data},
-            )
+        log_path = start_build(data)
         say("planner", f"creating its Python environment in the background (log: {log_path})")
     except Failure as e:  # fail open: the first launcher tries again and reports
         say("planner", f"SessionStart did not start the environment build: {e.what}; continuing")
     except Exception as e:
         say("planner", f"SessionStart did not start the environment build ({e!r}); continuing")
     return 0
+
+
+def build_failed(data: str) -> Callable[[float], str]:
+    """Why a build in `data` failed since a time (venv.failed), "" if none did."""
+
+    def failed(since: float) -> str:
+        path = os.path.join(data, FAILED)
+        if os.path.exists(path) and os.path.getmtime(path) >= since:
+            return last_failure(path, data).what
+        return ""
+
+    return failed
+
+
+def start_build(data: str) -> str:
+    """Start making the environment in `data` in the background, in a session of its own (a
+    hook's or a server's end does not kill it; one already under way is waited for, not
+    repeated: `ensure` takes the lock); the log's path."""
+    import subprocess
+
+    wanted()  # a plugin folder it cannot read is reported here, not in the log
+    os.makedirs(data, exist_ok=True)
+    log_path = os.path.join(data, "bootstrap.log")
+    with open(log_path, "a", encoding="utf-8") as log:
+        subprocess.Popen(
+            [sys.executable, "-S", "-I", os.path.realpath(__file__), "ensure"],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+            env={**os.environ, "PLANNER_DATA_DIR": data},
+        )
+    return log_path
 
 
 def main(argv: list[str]) -> int:

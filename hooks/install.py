@@ -1,6 +1,6 @@
-"""Install planner into Codex CLI: `python3 /path/to/planner/hooks/install.py codex`.
+"""Install planner into Codex CLI or Gemini CLI: `python3 /path/to/planner/hooks/install.py
+codex|gemini` (Claude Code installs the plugin from this folder by itself).
 
-Claude Code installs the plugin and Gemini CLI the extension from this folder by themselves.
 Codex 0.169 could install it as a plugin, but would then run hooks/hooks.json, whose guard
 speaks Claude Code's dialect (an "ask" Codex ignores: the call would run) and whose
 SessionStart claims a sandbox Codex does not have. So this writes what Codex reads, for the
@@ -17,6 +17,15 @@ user:
   planner's own entries are replaced, so running it again changes nothing.
 - `~/.local/bin/{planner,executor,plan}` (`--bin-dir`): links to the launchers.
 - the Python environment, made now (`--no-build` skips it): a terminal has the network.
+
+Gemini CLI: `gemini extensions install` copies a folder whole (build outputs such as a
+`.venv` included) and reads the extension's hooks only from hooks/hooks.json, which is Claude
+Code's (Claude Code loads that file whatever plugin.json says, and `claude plugin validate
+--strict` refuses Gemini CLI's BeforeTool in it). So `install.py gemini` stages the product's
+own files (PRODUCT) in a temporary folder, with hooks/gemini-hooks.json as its
+hooks/hooks.json, installs that with `gemini extensions install --consent` (replacing an
+earlier install) and links the launchers into ~/.local/bin (`--bin-dir`); run it again after
+an update.
 
 Standard library only, like the hooks; it prints each thing it wrote. Codex runs a new hook
 only once the person has trusted it (/hooks in Codex): until then nothing is guarded, and the
@@ -48,6 +57,16 @@ if TYPE_CHECKING:
 
 ROOT = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 LAUNCHERS = ("planner", "executor", "plan")
+# What the Gemini CLI extension is made of: the product, no tests, caches or environments.
+PRODUCT = ("bin", "cli", "commands", "hooks", "shared", "skills", "state")
+PRODUCT_FILES = (
+    os.path.join(".claude-plugin", "plugin.json"),  # bootstrap.py reads its version
+    "gemini-extension.json",
+    "pyproject.toml",
+    "README.md",
+    "LICENSE",
+    "SKILL.md",
+)
 # A hook command that holds one of these is planner's (of any clone): replaced on install.
 # The hooks lived under cli/ before: an older install's entries are replaced too.
 OURS = (
@@ -146,6 +165,32 @@ def link(target: str, path: str) -> str:
     return "linked"
 
 
+def companion(config: str) -> str:
+    """The review companion (`plan mcp`) as `[mcp_servers.planner]` in Codex's config.toml,
+    added when that table is missing (one of the person's own is kept); what happened."""
+    import tomllib
+
+    try:
+        with open(config, encoding="utf-8") as f:
+            text = f.read()
+    except FileNotFoundError:
+        text = ""
+    try:
+        servers = tomllib.loads(text).get("mcp_servers", {})
+    except tomllib.TOMLDecodeError as e:
+        return f"mcp     {config}: not changed, it does not parse ({e}); the companion is not set"
+    if isinstance(servers, dict) and "planner" in servers:
+        return f"mcp     {config}: [mcp_servers.planner] (there already: kept)"
+    table = (
+        "\n[mcp_servers.planner]  # planner's review companion (hooks/install.py)\n"
+        f"command = {json.dumps(os.path.join(ROOT, 'bin', 'plan'))}\n"
+        'args = ["mcp"]\n'
+    )
+    before = text + "\n" if text and not text.endswith("\n") else text
+    write_if_changed(config, before + table if before else table.lstrip("\n"))
+    return f"mcp     {config}: [mcp_servers.planner], the review companion (written)"
+
+
 def install_codex(codex_home: str, bin_dir: str, build: bool, say: Callable[[str], None]) -> int:
     skill = os.path.join(codex_home, "skills", "planner", "SKILL.md")
     if os.path.islink(skill):
@@ -181,6 +226,8 @@ def install_codex(codex_home: str, bin_dir: str, build: bool, say: Callable[[str
     if not on_path:
         say(f"note    {bin_dir} is not on PATH: add it in your shell's profile (bash -lc reads it)")
 
+    say(companion(os.path.join(codex_home, "config.toml")))
+
     if build:
         say("environment: making it now (the first time takes a while)…")
         built = subprocess.run(
@@ -193,28 +240,83 @@ def install_codex(codex_home: str, bin_dir: str, build: bool, say: Callable[[str
     return 0
 
 
-USAGE = "usage: install.py codex [--codex-home DIR] [--bin-dir DIR] [--no-build]"
+def stage_extension(dest: str) -> None:
+    """The Gemini CLI extension in `dest`: the product's files, Gemini CLI's hooks."""
+    import shutil
+
+    junk = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
+    for name in PRODUCT:
+        shutil.copytree(os.path.join(ROOT, name), os.path.join(dest, name), ignore=junk)
+    for name in PRODUCT_FILES:
+        os.makedirs(os.path.dirname(os.path.join(dest, name)), exist_ok=True)
+        shutil.copy2(os.path.join(ROOT, name), os.path.join(dest, name))
+    shutil.copy2(
+        os.path.join(ROOT, "hooks", "gemini-hooks.json"), os.path.join(dest, "hooks", "hooks.json")
+    )
+
+
+def install_gemini(bin_dir: str, say: Callable[[str], None]) -> int:
+    import shutil
+    import tempfile
+
+    gemini = shutil.which("gemini")
+    if gemini is None:
+        say("gemini is not on PATH: install Gemini CLI (npm install -g @google/gemini-cli) first")
+        return 3
+    extension = os.path.join(os.path.expanduser("~"), ".gemini", "extensions", "planner")
+    with tempfile.TemporaryDirectory(prefix="planner-extension-") as tmp:
+        staged = os.path.join(tmp, "planner")
+        stage_extension(staged)
+        say(f"staged  {staged}: {', '.join(PRODUCT)} and the manifests (no tests, no .venv)")
+        if os.path.isdir(extension):
+            gone = subprocess.run([gemini, "extensions", "uninstall", "planner"], check=False)
+            say(f"removed the earlier install {extension} (exit {gone.returncode})")
+        done = subprocess.run([gemini, "extensions", "install", staged, "--consent"], check=False)
+        if done.returncode != 0:
+            say(f"gemini extensions install failed (exit {done.returncode}; above: why)")
+            return 3
+    say(f"installed {extension}")
+    for name in LAUNCHERS:
+        where = os.path.join(bin_dir, name)
+        made = link(os.path.join(extension, "bin", name), where)
+        say(f"command {where} -> {extension}/bin/{name} ({made})")
+    on_path = os.path.realpath(bin_dir) in {
+        os.path.realpath(p) for p in os.environ.get("PATH", "").split(os.pathsep) if p
+    }
+    if not on_path:
+        say(f"note    {bin_dir} is not on PATH: add it in your shell's profile")
+    say("The first session makes the Python environment (SessionStart, in the background).")
+    return 0
+
+
+USAGE = (
+    "usage: install.py codex [--codex-home DIR] [--bin-dir DIR] [--no-build]\n"
+    "       install.py gemini [--bin-dir DIR]"
+)
 
 
 def main(argv: list[str]) -> int:
     def say(line: str) -> None:
         print(line, flush=True)
 
-    if not argv or argv[0] != "codex":
-        print(USAGE + "\n(Claude Code: the plugin; Gemini CLI: gemini extensions install)")
+    if not argv or argv[0] not in ("codex", "gemini"):
+        print(USAGE + "\n(Claude Code: the plugin, claude plugin install)")
         return 2
+    client = argv[0]
     home = os.path.expanduser("~")
     codex_home = os.environ.get("CODEX_HOME") or os.path.join(home, ".codex")
     bin_dir, build = os.path.join(home, ".local", "bin"), True
+    takes_value = {"codex": ("--codex-home", "--bin-dir"), "gemini": ("--bin-dir",)}[client]
     args = argv[1:]
     while args:
         flag = args.pop(0)
-        if flag in ("--codex-home", "--bin-dir") and args:
+        if flag in takes_value and args:
             value = os.path.abspath(os.path.expanduser(args.pop(0)))
-            codex_home, bin_dir = (
-                (value, bin_dir) if flag == "--codex-home" else (codex_home, value)
-            )
-        elif flag == "--no-build":
+            if flag == "--codex-home":
+                codex_home = value
+            else:
+                bin_dir = value
+        elif flag == "--no-build" and client == "codex":
             build = False
         else:
             print(USAGE, file=sys.stderr)
@@ -222,6 +324,8 @@ def main(argv: list[str]) -> int:
     if sys.version_info < (3, 11):  # noqa: UP036 (it must say so on an old Python)
         print("planner needs Python 3.11 or newer as python3", file=sys.stderr)
         return 2
+    if client == "gemini":
+        return install_gemini(bin_dir, say)
     return install_codex(codex_home, bin_dir, build, say)
 
 

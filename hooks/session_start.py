@@ -21,12 +21,36 @@ if __name__ == "__main__" and not __package__:
 
 from hooks import hookstate
 from state.vocab import CLOSED, Dialect
+from state.vocab import SessionStatus as S
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
 HEADER = "planner: an active session (run the NEXT command to continue; `plan status` for more)"
+# In review the next act is the person's verdict, which the guard refuses to the agent: the
+# header says whose it is and where they give it, not "run the NEXT command".
+VERDICT: dict[str, tuple[str, str, str]] = {
+    S.REVIEW: ("the plan", "review approve", "review reject --feedback '<what must change>'"),
+    S.RESULT_REVIEW: (
+        "the result",
+        "result accept",
+        "result request-changes --feedback '<what must change>'",
+    ),
+}
+
+
+def header(status: str) -> str:
+    verdict = VERDICT.get(status)
+    if verdict is None:
+        return HEADER
+    what, yes, no = verdict
+    return (
+        f"planner: an active session awaits the person's verdict on {what}; it is theirs, not"
+        f" yours. Ask them to give it in their terminal (`plan {yes}` or `plan {no}`) or on"
+        " the review page (`plan review open`); once they have, `planner status` says what"
+        " comes next"
+    )
 
 
 def hook_cwd(raw: bytes) -> str | None:
@@ -50,7 +74,7 @@ def report(cwd: str | None, dialect: str = Dialect.CLAUDE) -> str:
         return f"planner: the active session {os.path.dirname(str(e))} cannot be read: {e}"
     if session is None or session.status in CLOSED:
         return ""
-    return f"{HEADER}\n{hookstate.status_text(session, dialect)}"
+    return f"{header(session.status)}\n{hookstate.status_text(session, dialect)}"
 
 
 def render(text: str, dialect: str) -> str:
@@ -96,7 +120,8 @@ def launchers_note(dialect: str, env: Mapping[str, str] | None = None) -> str:
     return (
         f"planner: the commands planner, executor and plan are not on PATH: run them as"
         f" {bin_dir}/planner (and so on), and ask the person to run once:"
-        f" ln -s {bin_dir}/planner {bin_dir}/executor {bin_dir}/plan ~/.local/bin/"
+        f" mkdir -p ~/.local/bin && ln -s {bin_dir}/planner {bin_dir}/executor {bin_dir}/plan"
+        " ~/.local/bin/"
     )
 
 

@@ -148,3 +148,24 @@ def test_gemini_and_codex_are_told_where_the_launchers_are_when_path_lacks_them(
     assert hook(project).stdout == ""  # Claude Code puts bin/ on PATH itself
     on_path = {"PATH": f"{REPO / 'bin'}:/usr/bin:/bin"}
     assert hook(project, None, "--dialect", "codex", env=on_path).stdout == ""
+
+
+def test_in_review_the_verdict_is_named_as_the_person_s_and_where_they_give_it(
+    project: Path,
+) -> None:
+    """The guard refuses `plan review approve` to the agent: during review (and result review)
+    the header names the person's verdict, not "run the NEXT command"."""
+    state = start(project)
+    session = json.loads((state / "session.json").read_text())
+    for status, verdict in (("review", "plan review approve"), ("result_review", "result accept")):
+        (state / "session.json").write_text(json.dumps({**session, "status": status}))
+        out = hook(project).stdout
+        first = out.splitlines()[0]
+        assert "the person's verdict" in first and "not yours" in first, first
+        assert verdict in first and "`plan review open`" in first, first
+        assert "run the NEXT command" not in out
+        gemini = json.loads(hook(project, None, "--dialect", "gemini").stdout)
+        text = gemini["hookSpecificOutput"]["additionalContext"]
+        assert "<" not in text and "\u2039what must change\u203a" in text
+    (state / "session.json").write_text(json.dumps(session))
+    assert hook(project).stdout.startswith("planner: an active session (run the NEXT command")

@@ -12,6 +12,8 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -99,6 +101,16 @@ def clean_env(path: str, **extra: str) -> dict[str, str]:
     env["PATH"] = path
     env.update(extra)
     return env
+
+
+@pytest.fixture
+def outside_tmp() -> Iterator[Path]:
+    """A TMPDIR outside /tmp: Codex's sandbox then leaves the scratch HOME read-only."""
+    where = Path(tempfile.mkdtemp(prefix="planner-e2e-", dir="/var/tmp"))
+    try:
+        yield where
+    finally:
+        shutil.rmtree(where, ignore_errors=True)
 
 
 # -- the real Claude Code --------------------------------------------------------------------

@@ -431,3 +431,60 @@ def test_a_waiter_finding_a_failed_build_says_why_in_one_line(
     else:
         assert "venv.failed" in line
     assert not (data / "venv").exists()
+
+
+def test_plan_mcp_without_an_environment_answers_at_once_and_says_why_it_cannot_start(
+    tmp_path: Path, isolated_path: str
+) -> None:
+    """A client's first session (hooks/mcp_wait.py): `plan mcp` answers initialize and
+    tools/list while no environment exists, with one tool saying it is being made; a build
+    that fails (here: an empty package index) is what that tool then answers."""
+    import queue
+    import threading
+
+    data = tmp_path / "data"
+    empty = tmp_path / "index"
+    empty.mkdir()
+    env = clean_env(
+        isolated_path,
+        PLANNER_DATA_DIR=str(data),
+        PIP_NO_INDEX="1",
+        PIP_FIND_LINKS=str(empty),
+        UV_OFFLINE="1",
+    )
+    server = subprocess.Popen(
+        [str(REPO / "bin" / "plan"), "mcp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    assert server.stdin is not None and server.stdout is not None
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(ln) for ln in server.stdout], daemon=True).start()
+
+    def ask(ident: int, method: str, params: dict | None = None) -> dict:
+        message = {"jsonrpc": "2.0", "id": ident, "method": method, "params": params or {}}
+        server.stdin.write(json.dumps(message) + "\n")
+        server.stdin.flush()
+        return json.loads(lines.get(timeout=60))
+
+    try:
+        hello = ask(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {}})
+        assert not (data / "venv").exists()  # answered before any environment exists
+        assert hello["result"]["capabilities"]["tools"] == {"listChanged": True}
+        [tool] = ask(2, "tools/list")["result"]["tools"]
+        assert tool["name"] == "companion_status"
+        assert "being made" in tool["description"] and str(data) in tool["description"]
+        for attempt in range(300):
+            answer = ask(3 + attempt, "tools/call", {"name": "companion_status", "arguments": {}})
+            if answer["result"]["isError"]:
+                break
+            time.sleep(1)
+        text = answer["result"]["content"][0]["text"]
+        assert text.startswith("planner's review companion cannot start: pip install failed")
+        assert not (data / "venv").exists()
+    finally:
+        server.stdin.close()
+        server.wait(timeout=30)
+    assert server.returncode == 0

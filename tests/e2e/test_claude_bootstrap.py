@@ -75,3 +75,60 @@ def test_a_quick_plan_to_frozen_in_the_environment_the_plugin_makes(
     made = json.loads((data / "venv" / "planner-env.json").read_text())
     assert made["plugin_version"] and (data / "venv" / "bin" / "planner").exists()
     assert (data / "bootstrap.log").read_text().count("\n== ") == 1
+
+
+SERVER = "mcp__plugin_planner_planner__"  # Claude Code's names for the plugin's server's tools
+
+
+def test_the_companion_attaches_in_the_first_session_and_its_tools_follow_the_build(
+    harness: Path,
+    claude_bin: str,
+    project: Path,
+    isolated_path: str,
+    tmp_path: Path,
+    wheelhouse: Path,
+) -> None:
+    """Nothing installed: `plan mcp` answers Claude Code at once (its connect timeout is 30 s,
+    the build takes longer) with one tool saying the environment is being made; once the
+    build is done the companion's own tools replace it in the same session."""
+    scenario = {
+        "prompt": "Is the review companion there?",
+        "turns": [
+            {"tool": "ToolSearch", "input": {"query": "planner companion", "max_results": 30}},
+            {"tool": f"{SERVER}companion_status", "input": {}},
+            # A launcher waits for the build the session started (its lock), then runs.
+            {"bash": "plan --help >/dev/null && echo built", "timeout": 600000},
+            {"bash": "for i in 1 2 3 4 5; do sleep 1; done; echo waited", "timeout": 60000},
+            {"tool": "ToolSearch", "input": {"query": "planner session status", "max_results": 30}},
+            {"tool": f"{SERVER}list_sessions", "input": {}},
+            {"text": "The companion is attached."},
+        ],
+    }
+    rc, s = run_claude(
+        tmp_path,
+        scenario,
+        "--path",
+        isolated_path,
+        "--env",
+        "PIP_NO_INDEX=1",
+        "--env",
+        f"PIP_FIND_LINKS={wheelhouse}",
+        "--allow",
+        SERVER.rstrip("_"),
+        "--keep-home",
+        timeout=600,
+    )
+    assert rc == 0 and s["ok"], (rc, s["stderr_tail"], s["requests"])
+    results = {r["tool_use_id"]: r for r in s["tool_results"]}
+    answered = [(c["name"], results[c["id"]]) for c in s["tool_calls"] if c["id"] in results]
+    by_tool = dict(answered)
+    waiting = by_tool[f"{SERVER}companion_status"]
+    assert not waiting["is_error"], waiting
+    assert "its Python environment is being made" in waiting["text"], waiting
+    built = next(r for name, r in answered if name == "Bash")
+    assert built["text"].strip().endswith("built"), built
+    sessions = by_tool[f"{SERVER}list_sessions"]
+    assert not sessions["is_error"], sessions  # the real companion's tool, same session
+    assert "No such tool" not in sessions["text"]
+    stderr = (tmp_path / "out" / "stderr.txt").read_text()
+    assert "timed out" not in stderr, stderr[-2000:]

@@ -1,10 +1,12 @@
 """Codex CLI and Gemini CLI from their own install, on a fresh HOME (offline, ../shared/harness).
 
-Codex: `python3 hooks/install.py codex`, run in the harness's scratch HOME just before Codex
-starts (a CODEX_BIN shim), with TMPDIR outside /tmp so that HOME is read-only inside Codex's
-sandbox, as a real one is. Gemini CLI: `gemini extensions install <a clean copy of this
-folder>` (a GEMINI_BIN shim turns the harness's `extensions link` into `install`, which copies
-the folder into the scratch HOME as a person's install does).
+Each runs the README's own install lines, word for word, in the harness's scratch HOME (the
+clone's URL replaced by a git repository of this checkout's files): `git clone … ~/src/planner`
+then `python3 ~/src/planner/hooks/install.py codex|gemini`. Codex: just before Codex starts (a
+CODEX_BIN shim), with TMPDIR outside /tmp so that HOME is read-only inside Codex's sandbox, as
+a real one is. Gemini CLI: in place of the harness's `extensions link` (a GEMINI_BIN shim);
+`install.py gemini` calls the real `gemini extensions install`. The launchers are where the
+install links them, ~/.local/bin of that HOME.
 
 In each: one skill per name, the environment built (by the install command, or by the
 SessionStart hook outside Codex's sandbox), a quick plan walked to frozen by its routing lines,
@@ -18,11 +20,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -98,14 +99,51 @@ def codex_binary() -> Path | None:
     return found[0] if found else None
 
 
-@pytest.fixture
-def outside_tmp() -> Iterator[Path]:
-    """A TMPDIR outside /tmp: Codex's sandbox then leaves the scratch HOME read-only."""
-    where = Path(tempfile.mkdtemp(prefix="planner-e2e-", dir="/var/tmp"))
-    try:
-        yield where
-    finally:
-        shutil.rmtree(where, ignore_errors=True)
+def readme_install(section: str, source: Path) -> str:
+    """The README's install lines of `section` ("Codex CLI", "Gemini CLI") as one shell
+    command, the clone's URL replaced by `source`."""
+    readme = (REPO / "README.md").read_text()
+    part = readme.split(f"\n## {section}\n", 1)[1].split("\n## ", 1)[0]
+    block = part.split("```sh\n", 1)[1].split("```", 1)[0]
+    lines = [ln for ln in block.splitlines() if ln.strip() and not ln.startswith("#")]
+    assert lines[0] == "git clone https://github.com/planner-dev/planner ~/src/planner", lines
+    return " && ".join(lines).replace("https://github.com/planner-dev/planner", str(source))
+
+
+def git_source(tmp_path: Path) -> Path:
+    """This checkout's files (as they are now) as a git repository to clone."""
+    source = clean_copy(tmp_path)
+    for args in (("init", "-q", "-b", "main"), ("add", "-A"), ("commit", "-qm", "planner")):
+        subprocess.run(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=source, check=True
+        )
+    return source
+
+
+def home_launchers(tmp_path: Path) -> None:
+    """tmp_path/bin (on the run's PATH): the launchers where the install links them."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    for name in ("planner", "executor", "plan"):
+        launcher = bin_dir / name
+        launcher.write_text(f'#!/bin/sh\nexec "$HOME/.local/bin/{name}" "$@"\n')
+        launcher.chmod(0o755)
+
+
+def codex_readme_shim(tmp_path: Path) -> Path:
+    """CODEX_BIN: the README's install lines in the run's own HOME, then the real Codex."""
+    real = codex_binary()
+    assert real is not None
+    home_launchers(tmp_path)
+    install = shlex.quote(readme_install("Codex CLI", git_source(tmp_path)))
+    shim = tmp_path / "codex"
+    shim.write_text(
+        "#!/bin/sh\n"
+        f'if [ "$1" = exec ]; then sh -c {install} >{tmp_path}/install.out 2>&1 || exit 3; fi\n'
+        f'exec {real} "$@"\n'
+    )
+    shim.chmod(0o755)
+    return shim
 
 
 def codex_shim(tmp_path: Path, python: str, *install_args: str) -> Path:
@@ -185,7 +223,7 @@ def test_codex_from_its_install_command_walks_a_quick_plan(
 ) -> None:
     python = shutil.which("python3", path=isolated_path)
     assert python
-    shim = codex_shim(tmp_path, python)
+    shim = codex_readme_shim(tmp_path)
     readme = (project / "README.md").read_text()
     scenario = {
         "prompt": "Add a farewell(name) function to src/app.py. Plan it first, quickly.",
@@ -235,6 +273,9 @@ def test_codex_from_its_install_command_walks_a_quick_plan(
 
     # Before approval SessionStart had nothing to say (no session yet); after it, a new
     # Codex session is told the plan is approved, with no guard line and no sandbox claim.
+    (tmp_path / "bin" / "planner").unlink()  # the launchers as codex_shim links them
+    for name in ("executor", "plan"):
+        (tmp_path / "bin" / name).unlink()
     shim = codex_shim(tmp_path, python, "--no-build")  # nothing runs: no environment needed
     rc, after = run_codex(
         tmp_path, {"turns": [{"text": "ok"}]}, shim, outside_tmp, isolated_path,
@@ -315,23 +356,25 @@ def clean_copy(tmp_path: Path) -> Path:
 
 
 def gemini_shims(tmp_path: Path) -> Path:
-    """GEMINI_BIN, whose `extensions link` is `extensions install`, and the launchers as a
-    person links them: ~/.gemini/extensions/planner/bin/* on PATH (here: of the run's HOME)."""
+    """GEMINI_BIN, whose `extensions link` runs the README's install lines instead (in the
+    run's HOME; `install.py gemini` calls the real Gemini CLI, `gemini` on PATH)."""
     bundle = gemini_bundle()
-    assert bundle is not None
+    node = shutil.which("node")
+    assert bundle is not None and node
+    home_launchers(tmp_path)
+    gemini = tmp_path / "bin" / "gemini"
+    gemini.write_text(f'#!/bin/sh\nexec {node} {bundle} "$@"\n')
+    gemini.chmod(0o755)
+    install = readme_install("Gemini CLI", git_source(tmp_path))
     shim = tmp_path / "gemini.mjs"
     shim.write_text(
-        "// the harness links an extension; a person installs it (a copy in ~/.gemini)\n"
-        "if (process.argv[2] === 'extensions' && process.argv[3] === 'link')\n"
-        "  process.argv[3] = 'install';\n"
+        "import { execFileSync } from 'node:child_process';\n"
+        "if (process.argv[2] === 'extensions' && process.argv[3] === 'link') {\n"
+        f"  execFileSync('sh', ['-c', {json.dumps(install)}], {{ stdio: 'inherit' }});\n"
+        "  process.exit(0);\n"
+        "}\n"
         f"await import({json.dumps(bundle.as_uri())});\n"
     )
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    for name in ("planner", "executor", "plan"):
-        launcher = bin_dir / name
-        launcher.write_text(f'#!/bin/sh\nexec "$HOME/.gemini/extensions/planner/bin/{name}" "$@"\n')
-        launcher.chmod(0o755)
     return shim
 
 
@@ -354,8 +397,8 @@ def test_gemini_from_extensions_install_walks_a_quick_plan(
     isolated_path: str,
     wheelhouse: Path,
 ) -> None:
-    extension = clean_copy(tmp_path)
     gemini_shims(tmp_path)
+    extension = tmp_path / "planner"  # what the harness would link: replaced by the install
     (tmp_path / "settings.json").write_text(json.dumps({"model": {"disableLoopDetection": True}}))
     # One data dir for the three runs (each has its own HOME, and so its own copy).
     data = f"PLANNER_DATA_DIR={tmp_path / 'data'}"
@@ -397,9 +440,9 @@ def test_gemini_from_extensions_install_walks_a_quick_plan(
     assert "person's decision" in reasons[1] and "the person runs it" not in reasons[1]
     assert not (project / "NOTES.md").exists()
     assert (project / "README.md").read_text() == readme
-    # Gemini CLI skips Claude Code's event in the shared hooks/hooks.json, with a warning.
-    skipped = [n for n in s["stderr_notes"] if "Invalid hook event" in n]
-    assert all('"PreToolUse"' in n for n in skipped), skipped
+    # The extension's hooks/hooks.json is Gemini CLI's own: no event it skips.
+    assert not [n for n in s["stderr_notes"] if "Invalid hook event" in n], s["stderr_notes"]
+    assert "no tests, no .venv" in install_log, install_log
     state = Path(results_[1][1].split("STATE_DIR=")[1].split()[0])
 
     # Before approval: the status says planning is read-only and shell commands are sandboxed
