@@ -108,3 +108,22 @@ def changed_files(root: str, base: str, where: str = "base_commit") -> list[str]
         ).splitlines()
         files += run_git(root, "ls-files", "--others", "--exclude-standard").splitlines()
     return sorted({f for f in files if f and not f.startswith(".planner/")})
+
+
+def resolves(root: str, sha: str) -> bool:
+    """Whether commit `sha` (checked: a commit id) is still in the repository at root: a
+    history rewritten and pruned (amend, rebase, `git gc --prune=now`) drops it."""
+    from state.repo import git
+
+    done = git.run(
+        root, "cat-file", "-e", "--end-of-options", f"{commit_id(sha, 'commit')}^{{commit}}"
+    )
+    return done.returncode == 0
+
+
+def contains(root: str, sha: str, head: str = "HEAD") -> bool:
+    """Whether commit `sha` is `head` or one of its ancestors."""
+    from state.repo import git
+
+    done = git.run(root, "merge-base", "--is-ancestor", "--end-of-options", sha, head)
+    return done.returncode == 0
