@@ -48,8 +48,11 @@ def exec_apply(tx: Transaction, *, id: str) -> None:
         tx.tell(f"{id}: already committed as {sha[:12]} (in HEAD); nothing to do")
         return
     milestone, mine, found, results = planned_results(tx, id, project, base)
-    run["dirty_at_apply"] = _dirty(project, milestone, found, results)
     changed = [p for p, text in results.items() if text != found[p]]
+    if not changed and run["applied_at"]:
+        tx.tell(f"{id}: already applied at {run['applied_at']} (its files hold it); nothing to do")
+        return
+    run["dirty_at_apply"] = _dirty(project, milestone, found, results)
     root = os.path.realpath(project)
     for path in changed:
         text = results[path]
@@ -408,7 +411,9 @@ def exec_commit(
             f"(fix: git switch <branch>, then rerun; or plan exec commit {id} "
             "--allow-detached)"
         )
-    fix = made is not None  # the milestone has its commit: what changed since is a fix
+    recorded = run["commit"] if run["commit"] and gitinfo.contains(project, run["commit"]) else None
+    own = made[0] if made else recorded
+    fix = own is not None  # the milestone has its commit: what changed since is a fix
     paths = _milestone_paths(milestone, project)
     tracked = wt.git(repo, "ls-files", "-z", "--", *paths, work_tree=project, cwd=project)
     known = set(tracked.decode("utf-8", "surrogateescape").split("\0"))
@@ -421,33 +426,33 @@ def exec_commit(
             f"their own first, or rerun with plan exec commit {id} --include-uncommitted)"
         )
     index = _index_entries(repo, project, keep)
-    committed = False
+    if keep:
+        wt.git(repo, "add", "-A", "--", *keep, work_tree=project, cwd=project)
+    done: list[str] = []
     try:
-        committed = _stage_and_commit(
-            tx, repo, project, milestone, made, keep, base, run, execution, session
-        )
-    finally:
-        if not committed and keep:  # a refusal leaves the index as it found it
+        _commit_staged(tx, repo, project, milestone, own, keep, base, run, execution, done)
+    except BaseException:
+        if keep and not done:  # a refusal leaves the index as it found it
             _restore_index(repo, project, keep, index)
+        raise
 
 
-def _stage_and_commit(
+def _commit_staged(
     tx: Transaction,
     repo: str,
     project: str,
     milestone: Milestone,
-    made: tuple[str, list[str]] | None,
+    own: str | None,
     keep: list[str],
     base: str | None,
     run: MilestoneRun,
     execution: Execution,
-    session: Session,
-) -> bool:
-    """Stage the milestone's files and commit them; True once git made the commit. Nothing
-    staged: recorded as committed earlier (by its trailer, or by the person, by content)."""
-    id, fix = milestone["id"], made is not None
-    if keep:
-        wt.git(repo, "add", "-A", "--", *keep, work_tree=project, cwd=project)
+    done: list[str],
+) -> None:
+    """Commit the milestone's staged files (`done` gets the commit once git made it), as a fix
+    when it has its commit (`own`). Nothing staged: committed earlier (`own`), or by the
+    person, recognised by content and recorded."""
+    id, fix, session = milestone["id"], own is not None, tx.read("session")
     staged = (
         wt.git(
             repo,
@@ -463,9 +468,9 @@ def _stage_and_commit(
         if keep
         else b""
     )
-    if not staged.strip(b"\0") and made:
-        tx.tell(f"{id}: already committed as {made[0][:12]}; nothing else to do")
-        return False
+    if not staged.strip(b"\0") and own:
+        tx.tell(f"{id}: already committed as {own[:12]}; nothing else to do")
+        return
     if not staged.strip(b"\0"):
         by_hand = _committed_by_hand(tx, repo, project, id, base, execution, session, keep)
         if by_hand is None:
@@ -481,7 +486,7 @@ def _stage_and_commit(
             f"{id}: committed by hand as {sha[:12]} {subject} (its files in HEAD hold its "
             "planned diffs); recorded as its commit"
         )
-        return False
+        return
     carried = [d for d in execution["deviations"] if d["milestone"] == id and not d["commit"]]
     trailers = [
         f"{SESSION_TRAILER}: {session['id']}",
@@ -490,12 +495,12 @@ def _stage_and_commit(
     ]
     message = commit_message(milestone, carried, fix) + "\n" + "\n".join(trailers) + "\n"
     wt.git(repo, "commit", "-q", "-m", message, "--", *keep, work_tree=project, cwd=project)
+    done.append(id)
     sha = wt.git(repo, "rev-parse", "HEAD", work_tree=project, cwd=project).decode().strip()
     if not fix:
         run["commit"] = None  # the milestone's commit, even when an older one left HEAD's history
     _recorded(run, execution, sha, [d["id"] for d in carried])
     tx.tell(f"{id}: committed {sha[:12]} {message.splitlines()[0]}")
-    return True
 
 
 def _committed_by_hand(
