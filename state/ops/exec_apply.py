@@ -43,6 +43,7 @@ def exec_apply(tx: Transaction, *, id: str) -> None:
     project = session_project(tx.store.dir)
     refuse_underway(project)
     base = require_base(tx, project)
+    require_commits(tx, gitinfo_dir(project), project, id)
     sha = run["commit"]
     if sha and gitinfo.resolves(project, sha) and gitinfo.contains(project, sha):
         tx.tell(f"{id}: already committed as {sha[:12]} (in HEAD); nothing to do")
@@ -157,7 +158,34 @@ def require_base(tx: Transaction, project: str) -> str | None:
             sha = gitinfo.commit_id(sha, os.path.join(tx.store.dir, where))
             if not gitinfo.resolves(project, sha):
                 raise PreconditionFailed(gone(sha, f"the base commit ({where})"))
+            if not gitinfo.contains(project, sha):
+                raise PreconditionFailed(
+                    f"the base commit ({where}) {sha[:12]} is not in HEAD's history (the "
+                    "branch was rebased, reset or switched) (fix: switch back to the branch "
+                    "the plan is on; or plan rebase, which carries the plan onto HEAD)"
+                )
     return session["base_commit"]
+
+
+def require_commits(
+    tx: Transaction, repo: str, project: str, id: str
+) -> tuple[str, list[str]] | None:
+    """The milestone's commit found by its trailers in HEAD's history since the base (or None),
+    after checking its recorded commits: one gone, or rewritten as another HEAD holds, is exit
+    3 naming it and `plan rebase`."""
+    run = run_of(tx, id)
+    session, execution = tx.read("session"), tx.read("execution")
+    for sha in (run["commit"], *run["fix_commits"]):
+        if sha and not gitinfo.resolves(project, sha):
+            raise PreconditionFailed(gone(sha, f"{id}'s commit (execution.json)"))
+    made = _made_commit(repo, project, session, execution, id)
+    old = run["commit"]
+    if made and old and made[0] != old and not gitinfo.contains(project, old):
+        raise PreconditionFailed(
+            f"{id}'s commit {old[:12]} is not in HEAD's history, which holds {made[0][:12]} "
+            "for it (rewritten by an amend or a rebase) (fix: plan rebase, which records it)"
+        )
+    return made
 
 
 def gone(sha: str, what: str) -> str:
@@ -397,10 +425,7 @@ def exec_commit(
     refuse_underway(project)
     base = require_base(tx, project)
     execution = tx.read("execution")
-    for sha in (run["commit"], *run["fix_commits"]):
-        if sha and not gitinfo.resolves(project, sha):
-            raise PreconditionFailed(gone(sha, f"{id}'s commit (execution.json)"))
-    made = _made_commit(repo, project, session, execution, id)
+    made = require_commits(tx, repo, project, id)
     if made and made[0] not in (run["commit"], *run["fix_commits"]):
         _recorded(run, execution, *made)
         tx.tell(f"{id}: committed earlier as {made[0][:12]} (found by its trailer); recorded")
@@ -525,7 +550,10 @@ def _committed_by_hand(
     limit = [f"^{gitinfo.commit_id(since, 'execution.json:base_commit')}"] if since else []
     args = ("log", "-1", "--format=%H %s", "HEAD", *limit, "--", *keep)
     line = wt.git(repo, *args, work_tree=project, cwd=project).decode(errors="replace").strip()
-    sha, _, subject = line.partition(" ")
+    if not line:  # the base holds it already (a rewritten commit `plan rebase` moved past)
+        args = ("log", "-1", "--format=%H %s", "HEAD", "--", *keep)
+        line = wt.git(repo, *args, work_tree=project, cwd=project).decode(errors="replace")
+    sha, _, subject = line.strip().partition(" ")
     return (sha, subject) if gitinfo.is_commit_id(sha) else None
 
 

@@ -116,7 +116,6 @@ def _remap(
         if not new:
             dropped.append(run["id"])
             run["commit"], run["fix_commits"], run["applied_at"] = None, [], None
-            run["status"] = "in_progress" if run["status"] == "done" else run["status"]
             continue
         pairs = dict(zip(old, new, strict=False))
         remapped.update({o: n for o, n in pairs.items() if o != n})

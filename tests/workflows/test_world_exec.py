@@ -20,6 +20,7 @@ import pytest
 from state.repo import contention
 from tests.cli.test_exec_refusals import executing
 from tests.conftest import Plan, git
+from tests.plans import FAREWELL_DIFF, README_DIFF
 
 DONE = ("exec", "done", "M-001", "--commit")
 NOTE = "Call farewell(name) to say goodbye."
@@ -278,3 +279,147 @@ def test_a_stale_lock_says_so_and_how_to_check(
     assert seen(project) == before
     os.unlink(lock)
     plan(*DONE)
+
+
+# ---------------------------------------------------------------- plan rebase
+
+TWO = [
+    {"op": "milestone add", "args": {"name": "Docs", "file": ["README.md"], "acceptance": ["ok"]}},
+    {"op": "intent add", "args": {"milestone": "$1", "file": "README.md", "behavior": "docs"}},
+    {"op": "change add", "args": {"intent": "$2", "file": "README.md", "diff": README_DIFF}},
+    {"op": "milestone add", "args": {"name": "Bye", "file": ["src/app.py"], "acceptance": ["ok"]}},
+    {"op": "intent add", "args": {"milestone": "$4", "file": "src/app.py", "behavior": "bye"}},
+    {"op": "change add", "args": {"intent": "$5", "file": "src/app.py", "diff": FAREWELL_DIFF}},
+]
+
+
+def executing_two(project: Path) -> Path:
+    """An executing session with M-001 (README.md) and M-002 (src/app.py)."""
+    from state.ops import session
+    from state.storage import schema
+
+    store = session.create(str(project), "Two", {}, non_interactive=True)
+    Plan(project)("apply", "-", "--state-dir", store.dir, input=json.dumps(TWO))
+    with store.transaction("test") as tx:
+        tx.edit("session")["status"] = "executing"
+        runs = [
+            {**schema.defaults("execution", "MilestoneRun"), "id": m["id"]}
+            for m in tx.read("plan")["milestones"]
+        ]
+        base = tx.read("session")["base_commit"]
+        tx.edit_or_create(
+            "execution", {**schema.defaults("execution"), "base_commit": base, "milestones": runs}
+        )
+    return Path(store.dir)
+
+
+def upstream(project: Path) -> str:
+    """A commit on another branch from the first commit, touching neither planned file: what
+    the person rebases their branch onto."""
+    git(project, "switch", "-qc", "upstream", "main~1")
+    (project / "LICENSE").write_text("MIT\n")
+    git(project, "add", "LICENSE")
+    git(project, "commit", "-qm", "license")
+    git(project, "switch", "-q", "main")
+    return "upstream"
+
+
+def prune(project: Path) -> None:
+    git(project, "reflog", "expire", "--expire=now", "--all")
+    git(project, "gc", "-q", "--prune=now")
+
+
+def test_a_branch_rebased_under_an_execution_is_carried_by_plan_rebase(project: Path) -> None:
+    state = executing_two(project)
+    plan = Plan(project)
+    plan("exec", "apply", "M-001")
+    plan(*DONE)
+    old = runs(state)["M-001"]["commit"]
+    git(project, "rebase", "-q", upstream(project))
+    git(project, "branch", "-qD", "upstream")
+    prune(project)
+    new = git(project, "log", "-1", "--format=%H", "--grep=M-001").strip()
+    assert new and new != old
+    before, record = seen(project), (state / "execution.json").read_bytes()
+    for args in (("exec", "apply", "M-001"), ("exec", "commit", "M-001")):
+        done = plan(*args, code=3)
+        assert old[:12] in done.stderr and "plan rebase" in done.stderr
+    assert (seen(project), (state / "execution.json").read_bytes()) == (before, record)
+    done = plan("rebase")
+    assert f"commit {old[:12]} rewritten as {new[:12]}" in done.stderr
+    assert "every planned diff not yet committed applies" in done.stderr
+    assert seen(project) == before  # rebase records; it changes no file of the project
+    record = runs(state)
+    assert record["M-001"]["commit"] == new
+    base = json.loads((state / "execution.json").read_text())["base_commit"]
+    assert base == git(project, "rev-parse", f"{new}^").strip()  # the upstream commit
+    assert json.loads((state / "session.json").read_text())["base_commit"] == base
+    assert any(a.get("rebased_onto") == base for a in audit(state))
+    plan("exec", "apply", "M-002")
+    plan("exec", "done", "M-002", "--commit")
+    assert committed_files(project) == ["src/app.py"]
+    assert "already committed" in plan("exec", "apply", "M-001").stderr
+    again = plan("rebase")  # nothing moved since: the same base, nothing rewritten
+    assert "rewritten" not in again.stderr
+
+
+def test_a_milestone_commit_reworded_and_pruned_is_found_again(project: Path) -> None:
+    state = executing_two(project)
+    plan = Plan(project)
+    plan("exec", "apply", "M-001")
+    plan(*DONE)
+    old = runs(state)["M-001"]["commit"]
+    message = git(project, "log", "-1", "--format=%B")
+    git(project, "commit", "--amend", "-qm", message.replace("M-001 Docs", "M-001 Docs, reworded"))
+    prune(project)
+    done = plan("exec", "commit", "M-001", code=3)
+    assert old[:12] in done.stderr and "plan rebase" in done.stderr
+    plan("rebase")
+    assert runs(state)["M-001"]["commit"] == git(project, "rev-parse", "HEAD").strip()
+    assert "nothing else to do" in plan("exec", "commit", "M-001").stderr
+
+
+def test_a_commit_reworded_without_its_trailers_is_recognised_by_content(project: Path) -> None:
+    state = executing_two(project)
+    plan = Plan(project)
+    plan("exec", "apply", "M-001")
+    plan(*DONE)
+    git(project, "commit", "--amend", "-qm", "docs, in my words")
+    prune(project)
+    done = plan("rebase")
+    assert "M-001: its commit is not in HEAD's history any more" in done.stderr
+    fix = "plan exec apply M-001, then plan exec commit M-001"
+    assert fix in done.stderr
+    plan("exec", "apply", "M-001")
+    done = plan("exec", "commit", "M-001")
+    mine = git(project, "rev-parse", "HEAD").strip()
+    assert f"committed by hand as {mine[:12]}" in done.stderr
+    assert runs(state)["M-001"]["commit"] == mine
+
+
+def test_a_planned_diff_that_no_longer_applies_is_named_with_the_amendment(
+    project: Path,
+) -> None:
+    state = executing_two(project)
+    plan = Plan(project)
+    (project / "src" / "app.py").write_text("def greet(name):\n    return 'yo ' + name\n")
+    git(project, "commit", "-qam", "greet differently")
+    done = plan("rebase")
+    assert "M-002 CC-002: its planned diff no longer applies to the new base" in done.stderr
+    assert "plan amend --reason 'carry onto HEAD' --milestone M-002" in done.stderr
+    session = json.loads((state / "session.json").read_text())
+    assert session["base_commit"] == git(project, "rev-parse", "HEAD").strip()
+    assert session["status"] == "executing"  # the approved plan is not changed by rebase
+    plan("exec", "apply", "M-001")  # what still applies goes on
+
+
+def test_plan_rebase_refuses_what_it_cannot_carry(project: Path) -> None:
+    state = executing_two(project)
+    plan = Plan(project)
+    conflicted_merge(project)
+    before = (state / "session.json").read_bytes(), seen(project)
+    assert "a merge is in progress" in plan("rebase", code=3).stderr
+    assert ((state / "session.json").read_bytes(), seen(project)) == before
+    git(project, "merge", "--abort")
+    plan("cancel", "--reason", "done with it")
+    assert "nothing to rebase" in plan("rebase", code=4).stderr
