@@ -55,6 +55,7 @@ def committed_files(project: Path, sha: str = "HEAD") -> list[str]:
 # ---------------------------------------------------------------- case 1: the base is gone
 
 
+@pytest.mark.slow
 def test_a_base_commit_amended_and_pruned_is_exit_3_naming_it_and_plan_rebase(
     project: Path,
 ) -> None:
@@ -139,6 +140,7 @@ def test_a_rebase_cherry_pick_or_revert_in_progress_is_refused(
     assert seen(project) == before
 
 
+@pytest.mark.slow
 def test_a_refused_commit_puts_the_index_back_and_keeps_the_persons_staging(
     project: Path,
 ) -> None:
@@ -329,6 +331,7 @@ def prune(project: Path) -> None:
     git(project, "gc", "-q", "--prune=now")
 
 
+@pytest.mark.slow
 def test_a_branch_rebased_under_an_execution_is_carried_by_plan_rebase(project: Path) -> None:
     state = executing_two(project)
     plan = Plan(project)
