@@ -157,7 +157,7 @@ def require_base(tx: Transaction, project: str) -> str | None:
         if sha is not None:
             sha = gitinfo.commit_id(sha, os.path.join(tx.store.dir, where))
             if not gitinfo.resolves(project, sha):
-                raise PreconditionFailed(gone(sha, f"the base commit ({where})"))
+                raise PreconditionFailed(gitinfo.gone(sha, f"the base commit ({where})"))
             if not gitinfo.contains(project, sha):
                 raise PreconditionFailed(
                     f"the base commit ({where}) {sha[:12]} is not in HEAD's history (the "
@@ -177,7 +177,7 @@ def require_commits(
     session, execution = tx.read("session"), tx.read("execution")
     for sha in (run["commit"], *run["fix_commits"]):
         if sha and not gitinfo.resolves(project, sha):
-            raise PreconditionFailed(gone(sha, f"{id}'s commit (execution.json)"))
+            raise PreconditionFailed(gitinfo.gone(sha, f"{id}'s commit (execution.json)"))
     made = _made_commit(repo, project, session, execution, id)
     old = run["commit"]
     if made and old and made[0] != old and not gitinfo.contains(project, old):
@@ -186,14 +186,6 @@ def require_commits(
             "for it (rewritten by an amend or a rebase) (fix: plan rebase, which records it)"
         )
     return made
-
-
-def gone(sha: str, what: str) -> str:
-    """The message for a commit the session relies on that the repository no longer has."""
-    return (
-        f"{what} {sha[:12]} is no longer in the repository (history rewritten: amend, rebase or "
-        "reset, then pruned) (fix: plan rebase, which carries the plan onto HEAD, then rerun)"
-    )
 
 
 def refuse_underway(project: str) -> None:
