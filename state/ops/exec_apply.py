@@ -513,7 +513,11 @@ def _commit_staged(
     message = commit_message(milestone, carried, fix) + "\n" + "\n".join(trailers) + "\n"
     wt.git(repo, "commit", "-q", "-m", message, "--", *keep, work_tree=project, cwd=project)
     done.append(id)
-    sha = wt.git(repo, "rev-parse", "HEAD", work_tree=project, cwd=project).decode().strip()
+    # its own commit by its trailers: HEAD may already be another git's commit on top of it
+    ours = _made_commit(repo, project, session, execution, id)
+    sha = ours[0] if ours else ""
+    if not ours:
+        sha = wt.git(repo, "rev-parse", "HEAD", work_tree=project, cwd=project).decode().strip()
     if not fix:
         run["commit"] = None  # the milestone's commit, even when an older one left HEAD's history
     _recorded(run, execution, sha, [d["id"] for d in carried])

@@ -1,5 +1,6 @@
 """The person's git, at the moment the product acts (docs/design.md, "The world moves"):
-another git holding a lock is waited out for a bound, then named with its holder; a merge,
+another git holding a lock (or moving HEAD under a commit) is waited out for a bound, then
+named with its holder; a merge,
 rebase, cherry-pick, revert or bisect left half done is named with the command that ends it.
 
 Read from the files git keeps, without a subprocess: the git dir's marker files, and /proc
@@ -17,10 +18,20 @@ LOCK_POLL_S = 0.05
 _LOCKED = re.compile(r"Unable to create '([^']+\.lock)': File exists")
 
 
+_RACED = re.compile(r"cannot lock ref '([^']+)': is at [0-9a-f]+ but expected [0-9a-f]+")
+
+
 def lock_of(stderr: bytes) -> str | None:
     """The lock file git could not take (its words: "Unable to create '….lock': File exists"),
     or None when git failed for another reason."""
     found = _LOCKED.search(stderr.decode(errors="replace"))
+    return found.group(1) if found else None
+
+
+def raced(stderr: bytes) -> str | None:
+    """The ref another git moved while this one committed ("cannot lock ref 'HEAD': is at …
+    but expected …": this one's commit was made on the old HEAD and not recorded), or None."""
+    found = _RACED.search(stderr.decode(errors="replace"))
     return found.group(1) if found else None
 
 
@@ -59,6 +70,14 @@ def _command(pid: str) -> str:
     except OSError:
         return "?"
     return " ".join(w.decode(errors="replace") for w in words if w)[:80] or "?"
+
+
+def moved(ref: str, waited: float) -> str:
+    """Why the command stops after another git kept moving `ref` under it."""
+    return (
+        f"{ref}: another git process kept moving it while this one committed; retried for "
+        f"{waited:.0f} s (fix: rerun once the other git is done); nothing was changed"
+    )
 
 
 def held(lock: str, waited: float) -> str:

@@ -43,9 +43,9 @@ def run(
     """git `args` in `where` (the project root, or with `git_dir` an explicit repository);
     with `die_with_parent`, git is killed when planner is (plan worktree's checkout).
 
-    A git that could not take a lock another git holds (it changed nothing) runs again until
-    it can, for a bound; then PreconditionFailed names the lock and its holder
-    (state/repo/contention.py)."""
+    A git that could not take a lock another git holds, or whose commit lost the race for
+    HEAD to another git's (it changed nothing), runs again until it can, for a bound; then
+    PreconditionFailed names the lock and its holder (state/repo/contention.py)."""
     started = None
     while True:
         done = _run(
@@ -57,12 +57,14 @@ def run(
             die_with_parent=die_with_parent,
         )
         lock = contention.lock_of(done.stderr) if done.returncode else None
-        if lock is None:
+        ref = contention.raced(done.stderr) if done.returncode and not lock else None
+        if lock is None and ref is None:
             return done
         started = time.monotonic() if started is None else started
         waited = time.monotonic() - started
         if waited >= contention.LOCK_WAIT_S:
-            raise PreconditionFailed(f"git {' '.join(args[:2])}: {contention.held(lock, waited)}")
+            why = contention.held(lock, waited) if lock else contention.moved(str(ref), waited)
+            raise PreconditionFailed(f"git {' '.join(args[:2])}: {why}")
         time.sleep(contention.LOCK_POLL_S)
 
 

@@ -20,6 +20,7 @@ import pytest
 from state.repo import contention
 from tests.cli.test_exec_refusals import executing
 from tests.conftest import Plan, git
+from tests.conftest import run as run_plan_script
 from tests.plans import FAREWELL_DIFF, README_DIFF
 
 DONE = ("exec", "done", "M-001", "--commit")
@@ -426,3 +427,87 @@ def test_plan_rebase_refuses_what_it_cannot_carry(project: Path) -> None:
     git(project, "merge", "--abort")
     plan("cancel", "--reason", "done with it")
     assert "nothing to rebase" in plan("rebase", code=4).stderr
+
+
+def test_plan_rebase_while_planning_moves_the_base_and_the_worktree_on_request(
+    project: Path, session_dir: Path
+) -> None:
+    plan = Plan(project)
+    tree = Path(plan("worktree").stdout.strip())
+    (project / "LICENSE").write_text("MIT\n")
+    git(project, "add", "LICENSE")
+    git(project, "commit", "-qm", "license")
+    head = git(project, "rev-parse", "HEAD").strip()
+    done = plan("rebase", code=3)
+    assert "--drop-worktree" in done.stderr and "plan change capture" in done.stderr
+    assert tree.is_dir()
+    plan("rebase", "--drop-worktree")
+    assert not tree.exists()
+    assert json.loads((session_dir / "session.json").read_text())["base_commit"] == head
+    again = Path(plan("worktree").stdout.strip())
+    assert (again / "LICENSE").read_text() == "MIT\n"  # made again from the new base
+
+
+ONLY_APP = TWO[3:]
+ONLY_APP[1] = {**ONLY_APP[1], "args": {**ONLY_APP[1]["args"], "milestone": "$1"}}
+ONLY_APP[2] = {**ONLY_APP[2], "args": {**ONLY_APP[2]["args"], "intent": "$2"}}
+
+
+@pytest.mark.slow
+def test_two_sessions_commit_at_once_while_an_editor_polls_git_status(project: Path) -> None:
+    """Each session's commit waits out the other's (and the editor's) index.lock: both land."""
+    from state.ops import session
+    from state.storage import schema
+
+    first = executing(project)
+    store = session.create(str(project), "Bye", {}, non_interactive=True)
+    Plan(project)("apply", "-", "--state-dir", store.dir, input=json.dumps(ONLY_APP))
+    with store.transaction("test") as tx:
+        tx.edit("session")["status"] = "executing"
+        run = {**schema.defaults("execution", "MilestoneRun"), "id": "M-001"}
+        base = tx.read("session")["base_commit"]
+        tx.edit_or_create(
+            "execution", {**schema.defaults("execution"), "base_commit": base, "milestones": [run]}
+        )
+    second = Path(store.dir)
+    plan = Plan(project, process=True)
+    for state in (first, second):
+        plan("exec", "apply", "M-001", "--state-dir", str(state))
+    stop = threading.Event()
+
+    def editor() -> None:  # its `git status` refreshes the index, under index.lock
+        while not stop.is_set():
+            subprocess.run(["git", "update-index", "-q", "--refresh"], cwd=project)
+
+    polling = [threading.Thread(target=editor) for _ in range(3)]
+    for t in polling:
+        t.start()
+    results: dict[Path, subprocess.CompletedProcess[str]] = {}
+
+    def commit(state: Path) -> None:
+        results[state] = run_plan(project, *DONE, "--state-dir", str(state))
+
+    try:
+        both = [threading.Thread(target=commit, args=(s,)) for s in (first, second)]
+        for t in both:
+            t.start()
+        for t in both:
+            t.join()
+    finally:
+        stop.set()
+        for t in polling:
+            t.join()
+    for state, done in results.items():
+        assert done.returncode == 0, (state, done.stderr)
+        assert "Traceback" not in done.stderr
+    subjects = git(project, "log", "--format=%s").splitlines()
+    assert {"M-001 Docs: CI-001", "M-001 Bye: CI-001"} <= set(subjects)
+    assert git(project, "status", "--porcelain", "--untracked-files=no") == ""
+    assert runs(first)["M-001"]["commit"] != runs(second)["M-001"]["commit"], (
+        [d.stderr for d in results.values()],
+        git(project, "log", "--stat", "--format=%H %s"),
+    )
+
+
+def run_plan(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return run_plan_script("plan", *args, cwd=project)
