@@ -51,6 +51,7 @@ COMMANDS = {
     "apply": "apply",
     "worktree": "worktree",
     "amend": "amend",
+    "rebase": "rebase",
     "mcp": "companion",
 }
 

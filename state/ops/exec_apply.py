@@ -13,7 +13,7 @@ from state.errors import PreconditionFailed, UsageError
 from state.ops import plan_ops
 from state.ops.exec_ops import run_of
 from state.project import session_project
-from state.repo import gitinfo, unidiff
+from state.repo import contention, gitinfo, unidiff
 from state.repo import worktree as wt
 from state.validation.project_paths import check_milestone
 
@@ -33,18 +33,63 @@ if TYPE_CHECKING:
 
 def exec_apply(tx: Transaction, *, id: str) -> None:
     """Apply a milestone's planned diffs to the project, in the session's transaction: the
-    files land with execution.json or not at all; on a conflict nothing is written."""
+    files land with execution.json or not at all; on a conflict nothing is written.
+
+    Whether it is applied is decided from what the repository shows now, not from the record
+    (docs/design.md, "The world moves"): its commit in HEAD's history is "already committed";
+    files that hold its planned diffs are "already applied"; files the person undid since
+    (git stash, git checkout -- .) are applied again."""
     run = run_of(tx, id)
-    if run["applied_at"]:
-        tx.tell(f"{id}: already applied at {run['applied_at']}; nothing to do")
-        return
-    plan, session = tx.read("plan"), tx.read("session")
     project = session_project(tx.store.dir)
+    refuse_underway(project)
+    base = require_base(tx, project)
+    require_commits(tx, gitinfo_dir(project), project, id)
+    sha = run["commit"]
+    if sha and gitinfo.resolves(project, sha) and gitinfo.contains(project, sha):
+        tx.tell(f"{id}: already committed as {sha[:12]} (in HEAD); nothing to do")
+        return
+    milestone, mine, found, results = planned_results(tx, id, project, base)
+    changed = [p for p, text in results.items() if text != found[p]]
+    if not changed and run["applied_at"]:
+        tx.tell(f"{id}: already applied at {run['applied_at']} (its files hold it); nothing to do")
+        return
+    run["dirty_at_apply"] = _dirty(project, milestone, found, results)
+    root = os.path.realpath(project)
+    for path in changed:
+        text = results[path]
+        data = None if text is None else text.encode("utf-8", "surrogateescape")
+        tx.put_project(root, _destination(project, path, deleting=text is None), data)
+    was = run["applied_at"]
+    run["status"] = "in_progress" if changed or run["status"] == "pending" else run["status"]
+    run["started_at"] = run["started_at"] or clock.now()
+    run["applied_at"] = clock.now()
+    if not changed:
+        tx.tell(f"{id}: already applied (its files hold its planned diffs); recorded")
+        return
+    if was:
+        tx.note(applied_again=id, applied_before=was)
+        tx.tell(
+            f"{id}: applied again: its files no longer held its planned diffs (applied at "
+            f"{was}, undone since)"
+        )
+    tx.tell(f"{id}: applied {len(mine)} planned diff(s) to {', '.join(changed)}")
+
+
+def planned_results(
+    tx: Transaction, id: str, project: str, base: str | None
+) -> tuple[Milestone, list[CodeChange], dict[str, str | None], dict[str, str | None]]:
+    """(milestone, its planned changes, its files as they are, its files as the plan makes them
+    from what they are): exact, "already applied", or three-way against the planned ancestor.
+    PreconditionFailed on a conflict or an unsafe path; nothing is written."""
+    plan = tx.read("plan")
     milestone = plan_ops.find(plan, id, "M")
     check_milestone(project, milestone)
     pairs = wt.ordered_changes(plan)
     mine = [c for m, c in pairs if m["id"] == id]
-    before = _planned_before(plan, session, project, pairs, id)
+    before = _planned_before(plan, base, project, pairs, id)
+    held = _held(tx, project, mine, before)
+    if held is not None:  # the files are what the plan makes of them: applied
+        return milestone, mine, held, dict(held)
     results: dict[str, str | None] = {}
     found: dict[str, str | None] = {}  # the files as they were
     for change in mine:
@@ -60,6 +105,7 @@ def exec_apply(tx: Transaction, *, id: str) -> None:
                 if name not in found:
                     found[name] = _current(tx, project, name)
             now = results[path] if path in results else found[patch.old_path or path]
+            planned: str | None = None
             try:
                 planned = unidiff.apply(patch, before[path]) if path in before else None
             except unidiff.DiffError:
@@ -69,20 +115,91 @@ def exec_apply(tx: Transaction, *, id: str) -> None:
                 results[patch.old_path] = None
             if path in before:
                 before[path] = planned
-    run["dirty_at_apply"] = _dirty(project, milestone, found, results)
-    changed = [p for p, text in results.items() if text != found[p]]
-    root = os.path.realpath(project)
-    for path in changed:
-        text = results[path]
-        data = None if text is None else text.encode("utf-8", "surrogateescape")
-        tx.put_project(root, _destination(project, path, deleting=text is None), data)
-    run["status"] = "in_progress"
-    run["started_at"] = run["started_at"] or clock.now()
-    run["applied_at"] = clock.now()
-    if not changed:
-        tx.tell(f"{id}: already applied (its files hold its planned diffs); recorded")
-        return
-    tx.tell(f"{id}: applied {len(mine)} planned diff(s) to {', '.join(changed)}")
+    return milestone, mine, found, results
+
+
+def _held(
+    tx: Transaction, project: str, mine: list[CodeChange], before: dict[str, str | None]
+) -> dict[str, str | None] | None:
+    """The milestone's files as they are, when every one holds exactly what its planned diffs
+    make of the planned ancestor (applied, by the product or by hand); else None."""
+    after = dict(before)
+    try:
+        for change in mine:
+            for patch in unidiff.parse(change["diff"]):
+                path = patch.new_path or patch.old_path or ""
+                for name in dict.fromkeys((path, patch.old_path or path)):
+                    if name not in after or unidiff.unsafe(name, project):
+                        return None
+                after[path] = unidiff.apply(patch, after[path])
+                if patch.old_path and patch.old_path != path:
+                    after[patch.old_path] = None
+    except unidiff.DiffError:
+        return None
+    touched = {p: after[p] for p in after if after[p] != before.get(p) or p not in before}
+    if not touched:
+        return None
+    now = {p: _current(tx, project, p) for p in touched}
+    return now if now == touched else None
+
+
+def require_base(tx: Transaction, project: str) -> str | None:
+    """The commit planning started from (the planned diffs' ancestor), after checking that it
+    and the one the execution started from are still in the repository: one gone (history
+    rewritten and pruned) is exit 3 naming it and `plan rebase`."""
+    session = tx.read("session")
+    execution = tx.read("execution") if tx.store.exists("execution") else None
+    found = {
+        "session.json:base_commit": session["base_commit"],
+        "execution.json:base_commit": execution["base_commit"] if execution else None,
+    }
+    for where, sha in found.items():
+        if sha is not None:
+            sha = gitinfo.commit_id(sha, os.path.join(tx.store.dir, where))
+            if not gitinfo.resolves(project, sha):
+                raise PreconditionFailed(gitinfo.gone(sha, f"the base commit ({where})"))
+            if not gitinfo.contains(project, sha):
+                raise PreconditionFailed(
+                    f"the base commit ({where}) {sha[:12]} is not in HEAD's history (the "
+                    "branch was rebased, reset or switched) (fix: switch back to the branch "
+                    "the plan is on; or plan rebase, which carries the plan onto HEAD)"
+                )
+    return session["base_commit"]
+
+
+def require_commits(
+    tx: Transaction, repo: str, project: str, id: str
+) -> tuple[str, list[str]] | None:
+    """The milestone's commit found by its trailers in HEAD's history since the base (or None),
+    after checking its recorded commits: one gone, or rewritten as another HEAD holds, is exit
+    3 naming it and `plan rebase`."""
+    run = run_of(tx, id)
+    session, execution = tx.read("session"), tx.read("execution")
+    for sha in (run["commit"], *run["fix_commits"]):
+        if sha and not gitinfo.resolves(project, sha):
+            raise PreconditionFailed(gitinfo.gone(sha, f"{id}'s commit (execution.json)"))
+    made = _made_commit(repo, project, session, execution, id)
+    old = run["commit"]
+    if made and old and made[0] != old and not gitinfo.contains(project, old):
+        raise PreconditionFailed(
+            f"{id}'s commit {old[:12]} is not in HEAD's history, which holds {made[0][:12]} "
+            "for it (rewritten by an amend or a rebase) (fix: plan rebase, which records it)"
+        )
+    return made
+
+
+def refuse_underway(project: str) -> None:
+    """Exit 3 before anything changes while a merge, rebase, am, cherry-pick, revert or bisect
+    is half done in the project: its files and index belong to that operation."""
+    git_dir = gitinfo.git_dir(project)
+    found = contention.underway(git_dir) if git_dir else None
+    if found:
+        marker, what, fix = found
+        raise PreconditionFailed(
+            f"{project}: {what} is in progress ({marker}), and its commit would take this "
+            f"milestone's files (fix: finish or abort it: {fix}; then rerun); "
+            "nothing was changed"
+        )
 
 
 def _current(tx: Transaction, project: str, path: str) -> str | None:
@@ -133,27 +250,37 @@ def _dirty(
 
 def _planned_before(
     plan: Plan,
-    session: Session,
+    base: str | None,
     project: str,
     pairs: list[tuple[Milestone, CodeChange]],
     milestone: str,
 ) -> dict[str, str | None]:
-    """Files as the plan left them before `milestone`: the three-way merge's common ancestor."""
-    base = session["base_commit"]
+    """Files as the plan left them before `milestone`: the three-way merge's common ancestor.
+    `base` is the checked commit the execution started from (after `plan rebase`, one that
+    may hold earlier milestones already: a change found applied there is skipped)."""
     if not base or not pairs:
         return {}
     paths = [c["file"] for _, c in pairs]
-    files = wt.base_reader(project, wt.base_of(session, "session.json:base_commit"))(paths)
+    files = wt.base_reader(project, base)(paths)
     for m, c in pairs:
         if m["id"] == milestone:
             break
         try:
             for patch in unidiff.parse(c["diff"]):
                 name = patch.new_path or patch.old_path or ""
-                files[name] = unidiff.apply(patch, files.get(name))
+                files[name] = _forward(patch, files.get(name))
         except unidiff.DiffError:
             files.pop(c["file"], None)  # no ancestor for it: exact application only
     return files
+
+
+def _forward(patch: unidiff.FilePatch, text: str | None) -> str | None:
+    """`text` after `patch`, or `text` itself where it holds the patch already."""
+    try:
+        return unidiff.apply(patch, text)
+    except unidiff.DiffError:
+        unidiff.apply(unidiff.reverse(patch), text)  # DiffError again: neither
+        return text
 
 
 def _apply_one(
@@ -287,8 +414,10 @@ def exec_commit(
     project = session_project(tx.store.dir)
     check_milestone(project, milestone)
     repo = gitinfo_dir(project)
+    refuse_underway(project)
+    base = require_base(tx, project)
     execution = tx.read("execution")
-    made = _made_commit(repo, project, session, execution, id)
+    made = require_commits(tx, repo, project, id)
     if made and made[0] not in (run["commit"], *run["fix_commits"]):
         _recorded(run, execution, *made)
         tx.tell(f"{id}: committed earlier as {made[0][:12]} (found by its trailer); recorded")
@@ -299,7 +428,9 @@ def exec_commit(
             f"(fix: git switch <branch>, then rerun; or plan exec commit {id} "
             "--allow-detached)"
         )
-    fix = made is not None  # the milestone has its commit: what changed since is a fix
+    recorded = run["commit"] if run["commit"] and gitinfo.contains(project, run["commit"]) else None
+    own = made[0] if made else recorded
+    fix = own is not None  # the milestone has its commit: what changed since is a fix
     paths = _milestone_paths(milestone, project)
     tracked = wt.git(repo, "ls-files", "-z", "--", *paths, work_tree=project, cwd=project)
     known = set(tracked.decode("utf-8", "surrogateescape").split("\0"))
@@ -311,8 +442,34 @@ def exec_commit(
             f"plan exec apply {id}; they would go into its commit (fix: commit them on "
             f"their own first, or rerun with plan exec commit {id} --include-uncommitted)"
         )
+    index = _index_entries(repo, project, keep)
     if keep:
         wt.git(repo, "add", "-A", "--", *keep, work_tree=project, cwd=project)
+    done: list[str] = []
+    try:
+        _commit_staged(tx, repo, project, milestone, own, keep, base, run, execution, done)
+    except BaseException:
+        if keep and not done:  # a refusal leaves the index as it found it
+            _restore_index(repo, project, keep, index)
+        raise
+
+
+def _commit_staged(
+    tx: Transaction,
+    repo: str,
+    project: str,
+    milestone: Milestone,
+    own: str | None,
+    keep: list[str],
+    base: str | None,
+    run: MilestoneRun,
+    execution: Execution,
+    done: list[str],
+) -> None:
+    """Commit the milestone's staged files (`done` gets the commit once git made it), as a fix
+    when it has its commit (`own`). Nothing staged: committed earlier (`own`), or by the
+    person, recognised by content and recorded."""
+    id, fix, session = milestone["id"], own is not None, tx.read("session")
     staged = (
         wt.git(
             repo,
@@ -328,13 +485,25 @@ def exec_commit(
         if keep
         else b""
     )
-    if not staged.strip(b"\0") and made:
-        tx.tell(f"{id}: already committed as {made[0][:12]}; nothing else to do")
+    if not staged.strip(b"\0") and own:
+        tx.tell(f"{id}: already committed as {own[:12]}; nothing else to do")
         return
     if not staged.strip(b"\0"):
-        raise PreconditionFailed(
-            f"{id}: nothing to commit in its files (fix: plan exec apply {id})"
+        by_hand = _committed_by_hand(tx, repo, project, id, base, execution, session, keep)
+        if by_hand is None:
+            raise PreconditionFailed(
+                f"{id}: nothing to commit in its files, and HEAD does not hold its planned "
+                f"diffs (fix: plan exec apply {id})"
+            )
+        sha, subject = by_hand
+        run["commit"] = None
+        _recorded(run, execution, sha, [])
+        tx.note(recognised_commit=sha, milestone=id, by="content")
+        tx.tell(
+            f"{id}: committed by hand as {sha[:12]} {subject} (its files in HEAD hold its "
+            "planned diffs); recorded as its commit"
         )
+        return
     carried = [d for d in execution["deviations"] if d["milestone"] == id and not d["commit"]]
     trailers = [
         f"{SESSION_TRAILER}: {session['id']}",
@@ -343,11 +512,68 @@ def exec_commit(
     ]
     message = commit_message(milestone, carried, fix) + "\n" + "\n".join(trailers) + "\n"
     wt.git(repo, "commit", "-q", "-m", message, "--", *keep, work_tree=project, cwd=project)
-    sha = wt.git(repo, "rev-parse", "HEAD", work_tree=project, cwd=project).decode().strip()
+    done.append(id)
+    # its own commit by its trailers: HEAD may already be another git's commit on top of it
+    ours = _made_commit(repo, project, session, execution, id)
+    sha = ours[0] if ours else ""
+    if not ours:
+        sha = wt.git(repo, "rev-parse", "HEAD", work_tree=project, cwd=project).decode().strip()
     if not fix:
         run["commit"] = None  # the milestone's commit, even when an older one left HEAD's history
     _recorded(run, execution, sha, [d["id"] for d in carried])
     tx.tell(f"{id}: committed {sha[:12]} {message.splitlines()[0]}")
+
+
+def _committed_by_hand(
+    tx: Transaction,
+    repo: str,
+    project: str,
+    id: str,
+    base: str | None,
+    execution: Execution,
+    session: Session,
+    keep: list[str],
+) -> tuple[str, str] | None:
+    """(sha, subject) of the newest commit since the base that touched the milestone's files,
+    when its files, which match HEAD (nothing staged), hold its planned diffs; else None."""
+    try:
+        _, _, found, results = planned_results(tx, id, project, base)
+    except PreconditionFailed:
+        return None
+    if any(results[p] != found[p] for p in results) or not keep:
+        return None
+    since = execution["base_commit"] or session["base_commit"]
+    limit = [f"^{gitinfo.commit_id(since, 'execution.json:base_commit')}"] if since else []
+    args = ("log", "-1", "--format=%H %s", "HEAD", *limit, "--", *keep)
+    line = wt.git(repo, *args, work_tree=project, cwd=project).decode(errors="replace").strip()
+    if not line:  # the base holds it already (a rewritten commit `plan rebase` moved past)
+        args = ("log", "-1", "--format=%H %s", "HEAD", "--", *keep)
+        line = wt.git(repo, *args, work_tree=project, cwd=project).decode(errors="replace")
+    sha, _, subject = line.strip().partition(" ")
+    return (sha, subject) if gitinfo.is_commit_id(sha) else None
+
+
+def _index_entries(repo: str, project: str, paths: list[str]) -> bytes:
+    """The index's entries for `paths` (git ls-files -s -z), to put back on a refusal."""
+    if not paths:
+        return b""
+    return wt.git(repo, "ls-files", "-s", "-z", "--", *paths, work_tree=project, cwd=project)
+
+
+def _restore_index(repo: str, project: str, paths: list[str], entries: bytes) -> None:
+    """The index's entries for `paths` as `entries` recorded them: staged by the refused
+    command are unstaged, the person's own staging kept (git update-index --index-info)."""
+    kept = [e for e in entries.split(b"\0") if e]
+    known = {e.partition(b"\t")[2] for e in kept}
+    zeros = b"0" * len(gitinfo.head_commit(project) or "0" * 40)
+    listed = wt.git(repo, "ls-files", "-z", "--", *paths, work_tree=project, cwd=project)
+    drop = [p for p in listed.split(b"\0") if p and p not in known]
+    feed = b"".join(b"0 " + zeros + b"\t" + p + b"\0" for p in drop)
+    feed += b"".join(e + b"\0" for e in kept)
+    if feed:
+        wt.git(
+            repo, "update-index", "-z", "--index-info", stdin=feed, work_tree=project, cwd=project
+        )
 
 
 def _recorded(run: MilestoneRun, execution: Execution, sha: str, deviations: list[str]) -> None:

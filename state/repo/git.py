@@ -12,8 +12,10 @@ from __future__ import annotations
 import contextlib
 import os
 import subprocess
+import time
 
 from state.errors import PreconditionFailed
+from state.repo import contention
 from state.storage import journal
 
 HARDENED = ("-c", "core.fsmonitor=", "-c", "core.hooksPath=/dev/null", "-c", "core.pager=cat")
@@ -39,7 +41,41 @@ def run(
     die_with_parent: bool = False,
 ) -> subprocess.CompletedProcess[bytes]:
     """git `args` in `where` (the project root, or with `git_dir` an explicit repository);
-    with `die_with_parent`, git is killed when planner is (plan worktree's checkout)."""
+    with `die_with_parent`, git is killed when planner is (plan worktree's checkout).
+
+    A git that could not take a lock another git holds, or whose commit lost the race for
+    HEAD to another git's (it changed nothing), runs again until it can, for a bound; then
+    PreconditionFailed names the lock and its holder (state/repo/contention.py)."""
+    started = None
+    while True:
+        done = _run(
+            where,
+            *args,
+            git_dir=git_dir,
+            work_tree=work_tree,
+            stdin=stdin,
+            die_with_parent=die_with_parent,
+        )
+        lock = contention.lock_of(done.stderr) if done.returncode else None
+        ref = contention.raced(done.stderr) if done.returncode and not lock else None
+        if lock is None and ref is None:
+            return done
+        started = time.monotonic() if started is None else started
+        waited = time.monotonic() - started
+        if waited >= contention.LOCK_WAIT_S:
+            why = contention.held(lock, waited) if lock else contention.moved(str(ref), waited)
+            raise PreconditionFailed(f"git {' '.join(args[:2])}: {why}")
+        time.sleep(contention.LOCK_POLL_S)
+
+
+def _run(
+    where: str | None,
+    *args: str,
+    git_dir: str | None = None,
+    work_tree: str | None = None,
+    stdin: bytes | None = None,
+    die_with_parent: bool = False,
+) -> subprocess.CompletedProcess[bytes]:
     argv = ["git", *([f"--git-dir={git_dir}"] if git_dir else [])]
     argv += [f"--work-tree={work_tree}"] if work_tree else []
     journal.point("git", " ".join(args[:2]))  # a crash point (tests/crashpoints.py)

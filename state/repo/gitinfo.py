@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-from state.errors import DamagedFile
+from state.errors import DamagedFile, PreconditionFailed
 
 
 def _git_dir(root: str) -> str | None:
@@ -103,8 +103,40 @@ def changed_files(root: str, base: str, where: str = "base_commit") -> list[str]
         lines = run_git(root, "status", "--porcelain", "-uall", "--no-renames", "-z").split("\0")
         files = [line[3:] for line in lines if len(line) > 3]
     else:
-        files = run_git(
-            root, "diff", "--name-only", "--no-renames", "--end-of-options", base, "--"
-        ).splitlines()
+        try:
+            files = run_git(
+                root, "diff", "--name-only", "--no-renames", "--end-of-options", base, "--"
+            ).splitlines()
+        except PreconditionFailed:
+            if not resolves(root, base):
+                raise PreconditionFailed(gone(base, f"the base commit ({where})")) from None
+            raise
         files += run_git(root, "ls-files", "--others", "--exclude-standard").splitlines()
     return sorted({f for f in files if f and not f.startswith(".planner/")})
+
+
+def resolves(root: str, sha: str) -> bool:
+    """Whether commit `sha` (checked: a commit id) is still in the repository at root: a
+    history rewritten and pruned (amend, rebase, `git gc --prune=now`) drops it."""
+    from state.repo import git
+
+    done = git.run(
+        root, "cat-file", "-e", "--end-of-options", f"{commit_id(sha, 'commit')}^{{commit}}"
+    )
+    return done.returncode == 0
+
+
+def contains(root: str, sha: str, head: str = "HEAD") -> bool:
+    """Whether commit `sha` is `head` or one of its ancestors."""
+    from state.repo import git
+
+    done = git.run(root, "merge-base", "--is-ancestor", "--end-of-options", sha, head)
+    return done.returncode == 0
+
+
+def gone(sha: str, what: str) -> str:
+    """The message for a commit the session relies on that the repository no longer has."""
+    return (
+        f"{what} {sha[:12]} is no longer in the repository (history rewritten: amend, rebase or "
+        "reset, then pruned) (fix: plan rebase, which carries the plan onto HEAD, then rerun)"
+    )

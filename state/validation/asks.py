@@ -235,7 +235,8 @@ def detect(tx: Transaction, milestone: str) -> list[str]:
     manifests = [p for p in touched if is_manifest(p)]
     if manifests:
         pairs = wt.ordered_changes(plan)
-        intended = _planned_before(plan, session, project, pairs, "")  # every planned diff
+        start = session["base_commit"]
+        intended = _planned_before(plan, start, project, pairs, "")  # every planned diff
         last = commits[-1]
         for path in manifests:
             now = wt.run(repo, "show", f"{last}:{path}", work_tree=project, cwd=project)

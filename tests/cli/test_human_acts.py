@@ -34,6 +34,7 @@ AGENT_OPERATIONS = {
     *("question add", "question answer", "question import", "risk add", "risk set"),
     "tradeoff add",
     "amend",  # not the person's act: they re-approve the amended plan anyway
+    "rebase",  # changes no planned diff: where one must change, it names an amendment
 }
 ARGS = {"review approve": {"by": "agent"}, "qr accept": {"phase": "design", "by": "a"}}
 
