@@ -124,6 +124,35 @@ def test_the_review_server_stops_after_an_approval_with_the_executor_line(
 
 
 @pytest.mark.slow
+def test_the_review_server_stops_cleanly_with_the_page_still_open(project: Path) -> None:
+    """The page open in a browser holds /events; after the verdict the server stops without
+    a word of its own: the rework step's prompt is all it prints."""
+    import http.client
+    from urllib.parse import urlsplit
+
+    agent, _ = to_review(project)
+    page = subprocess.Popen(
+        ["plan", "review", "open", "--no-browser", "--wait"], cwd=agent.project, env=agent.env,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert page.stdout is not None
+    url = urlsplit(page.stdout.readline().strip())
+    browser = http.client.HTTPConnection("127.0.0.1", url.port, timeout=60)
+    browser.request("GET", f"/events?{url.query}")
+    events = browser.getresponse()
+    assert events.readline() == b"retry: 1000\n"  # the stream is open
+    agent.plan("review", "reject", "--comment", "M-001: smaller")
+    printed, errors = page.communicate(timeout=60)
+    browser.close()
+    assert page.returncode == 0, errors
+    for word in ("Traceback", "CancelledError", "graceful shutdown"):
+        assert word not in printed and word not in errors, errors
+    rework = Output(printed)
+    assert rework.header.startswith("PLANNER 3/11")
+    assert printed.splitlines()[-1].startswith("IF FAIL: planner --step 5 ")  # its last line
+
+
+@pytest.mark.slow
 def test_a_page_without_wait_keeps_serving(project: Path) -> None:
     agent, out = to_review(project)
     page = _serve(agent)
