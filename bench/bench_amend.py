@@ -44,6 +44,10 @@ WAVE_MILESTONE = [
         "op": "intent add",
         "args": {"milestone": "$1", "file": "src/app.py", "function": "wave", "behavior": "wave"},
     },
+    {  # the new milestone's own review item, as the rework's prompt asks
+        "op": "qr add",
+        "args": {"phase": "plan-design", "scope": "$1", "check": "sound", "status": "PASS"},
+    },
 ]
 
 

@@ -95,11 +95,18 @@ def failed_round(
 OPEN_ITEM = re.compile(r'"op": "qr set", "args": \{"id": "(qa-\d+)", "phase": "([\w-]+)"')
 
 
+NEW_ITEM = re.compile(r'"op": "qr add", "args": \{"phase": "([\w-]+)", "scope": "(M-\d+)"')
+
+
 def rechecks(out: Output) -> list[dict[str, Any]]:
-    """The re-checks a prompt names (what the rework after a rejection asks to judge again)."""
+    """The re-checks a prompt names (what the rework after a rejection asks to judge again),
+    and the items it asks for on milestones no item judged yet."""
     return [
         {"op": "qr set", "args": {"id": i, "phase": phase, "status": "PASS"}}
         for i, phase in OPEN_ITEM.findall(out.text)
+    ] + [
+        {"op": "qr add", "args": {"phase": phase, "scope": m, "check": "judged", "status": "PASS"}}
+        for phase, m in NEW_ITEM.findall(out.text)
     ]
 
 

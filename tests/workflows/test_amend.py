@@ -275,3 +275,50 @@ def test_step_3_waits_only_for_later_waves_with_work_left(
     from skills.executor.kinds import Implement
 
     assert Implement().current(Documents(waves, done)) == expected  # type: ignore[arg-type]
+
+
+def test_an_amendment_reviews_only_what_it_changed(project: Path) -> None:
+    """The review items on record stand, but those on a milestone the amendment reopens; a
+    phase-wide PASS judged before does not stand for a milestone it did not judge (the one
+    reopened, the one added): the rework's prompt asks for their own items and the gate
+    refuses without them."""
+    agent, _ = approved_plan(project)
+    state = Path(json.loads(agent.plan("status", "--json").stdout)["state_dir"])
+
+    def reviewer_items(phase: str) -> list[dict[str, Any]]:
+        items = json.loads((state / f"qr-{phase}.json").read_text())["items"]
+        return [i for i in items if i["source"] == "reviewer"]
+
+    opened = agent.plan("amend", "--reason", "bow too", "--milestone", "M-002")
+    for phase in ("plan-design", "plan-code", "plan-docs"):
+        whole = reviewer_items(phase)
+        assert {i["status"] for i in whole} == {"PASS"}  # nothing reopened
+        assert all(i["milestones"] == ["M-001"] for i in whole)  # no longer M-002's
+    out = agent.step(Output(opened.stderr).route())  # 3
+    assert '"scope": "$K"' in out.text and "for each milestone you add" in out.text
+    agent.apply(
+        [
+            {"op": "milestone add", "args": {"name": "Bow", "file": ["src/bow.py"],
+                                             "acceptance": ["bow() bows"]}},
+            {"op": "intent add", "args": {"milestone": "$1", "file": "src/bow.py",
+                                          "behavior": "bow"}},
+        ]
+    )  # fmt: skip
+    refused = agent.shell(out.route("pass"), code=3)
+    for mid in ("M-002", "M-003"):
+        assert f"{mid}: no review item judged it" in refused.stderr
+        assert f"plan qr add --phase plan-design --scope {mid}" in refused.stderr
+    assert "M-001: no review item" not in refused.stderr  # its PASS stands
+    again = agent.step(f"planner --step 3 --state-dir '{state}'")
+    new_items = re.findall(r'"op": "qr add", "args": \{"phase": "plan-design", "scope": "(M-\d+)"',
+                           again.text)  # fmt: skip
+    assert new_items == ["M-002", "M-003"]
+    judged = [
+        {"op": "qr add", "args": {"phase": "plan-design", "scope": m, "check": "sound",
+                                  "status": "PASS"}}
+        for m in new_items
+    ]  # fmt: skip
+    agent.apply(judged)
+    code = agent.step(out.route("pass"))  # 5 passes, which prints 6
+    assert code.header.startswith("PLANNER 6/11")
+    assert '"scope": "M-003"' in code.text and '"scope": "M-001"' not in code.text

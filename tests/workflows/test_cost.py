@@ -125,8 +125,9 @@ def test_unchanged_reviews_keep_their_pass_and_earlier_phases_keep_their_loops(
     assert loops(out)["plan-code"]["state"] == "complete"
     assert loops(out)["plan-docs"]["state"] == "initial"
     assert report(out, "plan-code") == code_before  # every code item keeps its PASS
-    docs = report(out, "plan-docs")
-    assert [i["status"] for i in docs.values() if i["source"] == "reviewer"] == ["TODO"]
+    docs = [i for i in report(out, "plan-docs").values() if i["source"] == "reviewer"]
+    assert [(i["scope"], i["status"]) for i in docs] == [("*", "PASS"), ("CC-002", "TODO")]
+    assert "comment (review round 1)" in docs[1]["check"]  # the person's comment, to judge
 
 
 def test_a_code_rejection_reopens_only_the_items_whose_scope_changes(project: Path) -> None:
@@ -135,7 +136,9 @@ def test_a_code_rejection_reopens_only_the_items_whose_scope_changes(project: Pa
     code = report(out, "plan-code")
     on_file = next(i for i in code.values() if i["scope"] == "src/app.py")
     whole = next(i for i in code.values() if i["scope"] == "*" and i["source"] == "reviewer")
-    assert on_file["status"] == "PASS" and whole["status"] == "TODO"
+    assert on_file["status"] == "PASS" and whole["status"] == "PASS"  # nothing changed yet
+    comment = next(i for i in code.values() if i["scope"] == "CC-001")
+    assert comment["status"] == "TODO"  # the person's comment, judged in the rework
     assert loops(out)["plan-design"]["state"] == "complete"
     agent.plan("intent", "set", "CI-001", "--behavior", "Return f'bye {name}'")
     assert report(out, "plan-code")[on_file["id"]]["status"] == "TODO"  # its scope changed
