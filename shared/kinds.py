@@ -80,10 +80,6 @@ class Execute(Kind):
             "review_command": f"{ctx.workflow.name} --step {ctx.step.number + 1}",
         }
 
-    def starts_phase(self, ctx: Context) -> bool:
-        """Whether this arrival starts the phase's work (the user's words are shown whole)."""
-        return True
-
     def rechecking(self, ctx: Context) -> bool:
         """Whether the reviewer judged this phase before and its loop is open again: a failed
         gate's fix round, or the rework a rejection reopened."""
@@ -126,6 +122,8 @@ class Review(Kind):
 
 class Gate(Kind):
     """Checks the verdict against qr-{phase}.json and moves the loop on, back, or to the user."""
+
+    shows_words = False
 
     def needs_verdict(self, ctx: Context) -> bool:
         return True

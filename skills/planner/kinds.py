@@ -171,6 +171,8 @@ def rework_step(ctx: Context) -> Step:
 class Init(Kind):
     """Step 1: the session was just created (see steps.start()); say where it lives."""
 
+    shows_words = False
+
     def arrive(self, ctx: Context, tx: Transaction) -> None:
         if ctx.policy:
             tx.note(policy=ctx.policy, interactive=False)  # the policy is on record
@@ -215,6 +217,8 @@ def overlaps(ctx: Context) -> Overlaps:
 
 class Discovery(Kind):
     """Step 2: the scan, the task spec, and questions; it repeats until enough are answered."""
+
+    shows_words = False
 
     def arrive(self, ctx: Context, tx: Transaction) -> None:
         if not ctx.doc("context")["gathered"]["scanned_at"]:
@@ -329,6 +333,8 @@ class FinalGateVariables(GateVariables, AmendedSince):
 class FinalGate(Gate):
     """Step 11: the docs gate; on pass the plan must be valid, then the user reviews it (or,
     non-interactively, it is approved as "auto") and it is frozen."""
+
+    shows_words = True
 
     def needs_verdict(self, ctx: Context) -> bool:
         return not quick(ctx)  # quick depth comes from step 5, with no docs review

@@ -144,7 +144,7 @@ def test_a_code_rejection_reopens_only_the_items_whose_scope_changes(project: Pa
     assert report(out, "plan-code")[on_file["id"]]["status"] == "TODO"  # its scope changed
 
 
-def test_the_users_words_whole_where_a_phase_starts_and_when_they_change(project: Path) -> None:
+def test_the_users_words_whole_once_and_when_they_change(project: Path) -> None:
     agent, design = interactive(project)
     assert "The user's words (hold to them):" in design.text and "the app" in design.text
     agent.apply(DESIGN)
@@ -161,8 +161,15 @@ def test_the_users_words_whole_where_a_phase_starts_and_when_they_change(project
         json.loads(agent.plan("show", "--answers", "--json").stdout)["answers"][0]["id"] == "Q-001"
     )
     review(agent, "plan-design")
-    code = agent.step(qr.route("pass"))  # 6: a phase starts, whole again
-    assert code.header.startswith("PLANNER 6/11") and "the user" in code.text
+    code = agent.step(qr.route("pass"))  # 6: whole, as no arrival showed the change (re-renders
+    assert code.header.startswith("PLANNER 6/11") and "the user" in code.text  # record nothing)
+    add_farewell_change(agent, state_of(code))
+    code_qr = agent.step(code.route())  # 7: a phase's review, the words unchanged since 6
+    assert "The user's words (Q-001) unchanged since step 6: plan show --answers" in code_qr.text
+    review(agent, "plan-code")
+    docs = agent.step(code_qr.route("pass"))  # 9: a phase starts, the words unchanged: one line
+    assert docs.header.startswith("PLANNER 9/11") and "the user" not in docs.text
+    assert "The user's words (Q-001) unchanged since step 6: plan show --answers" in docs.text
 
 
 def test_a_gate_prints_the_next_step_and_json_keeps_one_object(project: Path) -> None:
