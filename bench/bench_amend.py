@@ -36,8 +36,7 @@ WAVE_MILESTONE = [
         "args": {
             "name": "Wave",
             "file": ["src/app.py"],
-            "acceptance": ["wave() == 'o/'"],
-            "depends": ["M-001"],  # its diff builds on farewell()'s in src/app.py
+            "acceptance": ["wave() == 'o/'"],  # after M-001 (committed, same file) by itself
         },
     },
     {

@@ -322,3 +322,27 @@ def test_an_amendment_reviews_only_what_it_changed(project: Path) -> None:
     code = agent.step(out.route("pass"))  # 5 passes, which prints 6
     assert code.header.startswith("PLANNER 6/11")
     assert '"scope": "M-003"' in code.text and '"scope": "M-001"' not in code.text
+
+
+def test_an_amendment_orders_a_new_milestone_after_a_committed_one_on_its_file(
+    project: Path,
+) -> None:
+    agent, approved = approved_plan(project)
+    agent.step(approved.route())  # executor 1, 2, 3
+    agent.plan("exec", "apply", "M-001")
+    agent.plan("exec", "done", "M-001", "--evidence", "ran it", "--commit")
+    agent.plan("amend", "--reason", "kinder")
+    later = {"name": "Kinder", "file": ["src/app.py"], "acceptance": ["kinder"]}
+    intent = {"milestone": "$1", "file": "src/app.py", "function": "farewell", "behavior": "k"}
+    done = agent.shell(
+        "plan apply -",
+        input=json.dumps(
+            [{"op": "milestone add", "args": later}, {"op": "intent add", "args": intent}]
+        ),
+    )
+    assert "M-003 comes after M-001 (committed; both change src/app.py)" in done.stderr
+    state = Path(json.loads(agent.plan("status", "--json").stdout)["state_dir"])
+    plan = json.loads((state / "plan.json").read_text())
+    assert plan["milestones"][-1]["depends_on"] == ["M-001"]  # ordered by itself
+    validated = agent.plan("validate", "--phase", "design")
+    assert "same-file-same-wave" not in validated.stdout + validated.stderr
