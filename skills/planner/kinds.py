@@ -290,6 +290,19 @@ def ensure_worktree(ctx: Context) -> str:
     return shown
 
 
+class DesignVariables(ExecuteVariables):
+    known_constraints: list[str]
+
+
+class DesignExecute(Execute):
+    """Step 3: the design; discovery's constraints are shown, for the design to add only new
+    ones (plan.md lists both once: shared/plan_md.loose_constraints)."""
+
+    def context(self, ctx: Context) -> DesignVariables:
+        found = ctx.doc_or_none("context")
+        return {**super().context(ctx), "known_constraints": found["constraints"] if found else []}
+
+
 class DocsExecute(WorktreeExecute):
     """Step 9: the technical writer documents each milestone; plan.md is rendered on arrival."""
 

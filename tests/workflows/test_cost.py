@@ -220,3 +220,15 @@ def test_a_choice_answer_takes_option_and_rationale() -> None:
     assert reason(" because it is simpler") == "it is simpler"
     assert reason(": keeps it small") == "keeps it small"
     assert reason("") == ""
+
+
+def test_design_shows_discoverys_constraints_and_plan_md_lists_each_once(project: Path) -> None:
+    agent, out = start(project)
+    agent.plan("context", "add", "constraints", "Runs on Python 3.8")
+    design = agent.step(f"planner --step 3 --state-dir '{state_of(out)}'")  # a re-render
+    assert '"constraint add" only new ones' in design.text
+    assert "  - Runs on Python 3.8" in design.text
+    constraint = {"type": "technical", "description": "Runs on Python 3.8", "source": "user"}
+    agent.apply([*DESIGN, {"op": "constraint add", "args": constraint}])
+    plan_md = agent.plan("render").stdout
+    assert plan_md.count("Runs on Python 3.8") == 1 and "**C-001** technical" in plan_md
