@@ -341,6 +341,7 @@ class FinalGateVariables(GateVariables, AmendedSince):
     in_review: bool
     round: int
     rejects: int
+    summary: list[str]
 
 
 class FinalGate(Gate):
@@ -394,15 +395,19 @@ class FinalGate(Gate):
         return super().outcome(ctx)
 
     def context(self, ctx: Context) -> FinalGateVariables:
+        from shared.plan_md import summary  # jinja2: the prompt's rendering needs it anyway
+
         approval = ctx.session["approval"]
+        in_review = ctx.session["status"] == "review"
         return {
             **super().context(ctx),
             "approval": approval,
             "quick": quick(ctx),
             "short_sha": approval["sha256"][:12] if approval else "",
-            "in_review": ctx.session["status"] == "review",
+            "in_review": in_review,
             "round": len(ctx.session["reviews"]),
             "rejects": ctx.session["rejects"],
+            "summary": summary(ctx.doc("plan")) if in_review else [],
             **amended_since(ctx),
         }
 

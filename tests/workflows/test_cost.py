@@ -232,3 +232,15 @@ def test_design_shows_discoverys_constraints_and_plan_md_lists_each_once(project
     agent.apply([*DESIGN, {"op": "constraint add", "args": constraint}])
     plan_md = agent.plan("render").stdout
     assert plan_md.count("Runs on Python 3.8") == 1 and "**C-001** technical" in plan_md
+
+
+def test_step_11_summarises_the_plan_for_the_person(project: Path) -> None:
+    from tests.cli.review_helpers import to_review
+
+    agent, out = to_review(project)
+    summary = agent.plan("render", "--summary").stdout
+    assert summary.splitlines()[0].startswith(("Farewell: ", "The plan: "))
+    assert "  M-001 " in summary and "src/app.py +" in summary
+    assert summary in out.text  # the step shows the same lines
+    assert len(summary) < 1000 and "@@" not in summary  # no diff
+    assert "plan render" not in out.text.split("Review round 1")[1].split("Both verdicts")[0]
