@@ -87,7 +87,7 @@ def amendment_round(agent: Agent, person: Person, tree: Path) -> tuple[int, int]
     """The round, measured: returns the transcript index where execution starts and the
     file-tool edits the agent made."""
     opened = agent.plan("amend", "--reason", "the person wants a wave() too")
-    out = agent.step(Output(opened.stderr).route())  # 3, the rework of the design
+    out = Output(opened.stdout)  # which prints 3, the rework of the design
     agent.apply([*WAVE_MILESTONE, *rechecks(out)])  # the new milestone, re-checked
     out = agent.step(out.route("pass"))  # 5, which prints 6
     edit(tree / "src" / "app.py", WAVE)

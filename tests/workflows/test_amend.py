@@ -105,6 +105,7 @@ def test_an_amendment_round_from_approval_to_the_commits(project: Path) -> None:
     assert "M-001 is committed: a correction is a new milestone" in refused.stderr
     opened = agent.plan("amend", "--reason", "wave twice; bow too", "--milestone", "M-002")
     assert "amendment round 1 opened, reopening M-002" in opened.stderr
+    assert opened.stdout.startswith("planner step 3 follows (run here: do not run it again).")
     session = json.loads((state / "session.json").read_text())
     assert session["status"] == "design" and session["approval"] is None
     [amendment] = session["amendments"]
@@ -136,7 +137,7 @@ def test_an_amendment_round_from_approval_to_the_commits(project: Path) -> None:
         {"op": "intent add", "args": {"milestone": "$1", "file": "src/bow.py", "behavior": "bow"}},
         {"op": "milestone set", "args": {"id": "M-002", "name": "Wave twice"}},
     ]
-    out = agent.step(Output(opened.stderr).route())  # planner step 3, with the amendment
+    out = Output(opened.stdout)  # planner step 3, with the amendment
     assert out.header.startswith("PLANNER 3/11")
     assert "Amendment round 1: wave twice; bow too" in out.text
     agent.apply(bow)
@@ -224,8 +225,7 @@ def test_a_non_interactive_amendment_is_re_approved_by_policy(project: Path) -> 
     agent.step(out.route())  # executor 1, 2, 3
     agent.plan("exec", "apply", "M-001")
     agent.plan("exec", "done", "M-001", "--evidence", "e", "--commit")
-    opened = Output(agent.plan("amend", "--reason", "wave too").stderr)
-    out = agent.step(opened.route())  # 3
+    out = Output(agent.plan("amend", "--reason", "wave too").stdout)  # which prints 3
     agent.apply(wave_milestone("$1"))
     out = through_gates(
         agent, out, lambda state: add_change(agent, state, "CI-002", "src/wave.py", WAVE_V1)
@@ -294,7 +294,7 @@ def test_an_amendment_reviews_only_what_it_changed(project: Path) -> None:
         whole = reviewer_items(phase)
         assert {i["status"] for i in whole} == {"PASS"}  # nothing reopened
         assert all(i["milestones"] == ["M-001"] for i in whole)  # no longer M-002's
-    out = agent.step(Output(opened.stderr).route())  # 3
+    out = Output(opened.stdout)  # 3
     assert '"scope": "$K"' in out.text and "for each milestone you add" in out.text
     agent.apply(
         [
