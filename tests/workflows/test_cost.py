@@ -244,3 +244,29 @@ def test_step_11_summarises_the_plan_for_the_person(project: Path) -> None:
     assert summary in out.text  # the step shows the same lines
     assert len(summary) < 1000 and "@@" not in summary  # no diff
     assert "plan render" not in out.text.split("Review round 1")[1].split("Both verdicts")[0]
+
+
+def test_questions_asked_in_the_chat_are_imported_with_their_answers(project: Path) -> None:
+    (project / "pyproject.toml").write_text("[tool.planner]\nquestions_min = 2\n")
+    agent = Agent(project, env={})
+    out = agent.step("planner --step 1 --task 'Add a farewell'")
+    asked = [
+        {"category": "scope", "kind": "choice", "text": "Where?", "why": "w",
+         "options": ["app", "cli"], "recommended": 1, "answer": "2, but only for admins"},
+        {"category": "scope", "kind": "text", "text": "Who says it?", "why": "w",
+         "answer": "the app"},
+    ]  # fmt: skip
+    wrong = [{**asked[0], "text": "Else?", "answer": "3"}]
+    refused = agent.shell("plan apply -", input=json.dumps(
+        [{"op": "question import", "args": {"source": wrong}}]), code=2)  # fmt: skip
+    assert "3 is not an option number" in refused.stderr
+    agent.apply(
+        [
+            {"op": "context set", "args": {"goal": "say goodbye"}},
+            {"op": "question import", "args": {"source": asked}},
+        ]
+    )
+    shown = agent.plan("show", "--answers").stdout
+    assert "Q-001 Where? -> cli" in shown and "only for admins" in shown
+    assert "Q-002 Who says it? -> the app" in shown and "Else?" not in shown
+    assert agent.step(out.route()).header.startswith("PLANNER 3/11")  # nothing left to ask
