@@ -127,8 +127,9 @@ def main() -> None:
     )
     for name, entries, edited in parts:
         commands, characters = cost(entries)
+        targets = " (targets <= 10 and <= 12,000)" if name == "amendment round" else ""
         print(
-            f"{name}: {commands} commands, {characters:,} characters; "
+            f"{name}: {commands} commands, {characters:,} characters{targets}; "
             f"plus {edited} file-tool edits, not counted as commands"
         )
     if args.verbose:

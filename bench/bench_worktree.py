@@ -240,7 +240,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         agent, planning, edits = walk(make_project(Path(tmp) / "project"))
     for name, entries, limits, edited in (
-        ("planning", agent.transcript[:planning], (30, 25_000), edits[0]),
+        ("planning", agent.transcript[:planning], (25, 18_000), edits[0]),  # round 3
         ("execution", agent.transcript[planning:], (14, 12_000), edits[1]),
     ):
         commands, characters = cost(entries)
