@@ -68,7 +68,7 @@ class Execute(Kind):
             ]
             plan = ctx.doc_or_none("plan")
             if plan is not None and (ctx.step.phase or "").startswith("plan-"):
-                unjudged = qr_ops.unjudged(plan, items(ctx))
+                unjudged = qr_ops.unjudged(plan, items(ctx), ctx.step.phase or "")
         rounds = ctx.session["amendments"]
         return {
             "iteration": state["iteration"],

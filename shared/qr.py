@@ -132,7 +132,7 @@ def refuse_pass(
                 f"{m}: no review item judged it (added or reopened after the phase-wide ones)",
                 f"plan qr add --phase {phase} --scope {m} --check C --status PASS|FAIL",
             )
-            for m in unjudged(plan, report["items"])
+            for m in unjudged(plan, report["items"], phase)
         ]
     return found
 

@@ -205,12 +205,12 @@ def milestones_of(plan: Plan, scope: str) -> set[str]:
     return found
 
 
-def unjudged(plan: Plan, items: list[QRItem]) -> list[str]:
+def unjudged(plan: Plan, items: list[QRItem], phase: str = "") -> list[str]:
     """The milestones no reviewer item of a phase judged: none names them (by id, an item in
     them, or a file of theirs) and no phase-wide PASS was given while they were in the plan
     (a milestone an amendment added or reopened after it). An open phase-wide item judges
     what the plan holds once it passes; one passed before items recorded their milestones
-    counts for every milestone."""
+    counts for every milestone. The code phase judges no documentation-only milestone."""
     covered: set[str] = set()
     for item in items:
         if item["source"] != "reviewer":
@@ -220,7 +220,10 @@ def unjudged(plan: Plan, items: list[QRItem]) -> list[str]:
             covered |= {m["id"] for m in plan["milestones"]} if judged is None else set(judged)
         else:
             covered |= milestones_of(plan, item["scope"])
-    return [m["id"] for m in plan["milestones"] if m["id"] not in covered]
+    skipped = {m["id"] for m in plan["milestones"] if m["is_documentation_only"]}
+    if phase != "plan-code":
+        skipped = set()
+    return [m["id"] for m in plan["milestones"] if m["id"] not in covered | skipped]
 
 
 def scope_hash(plan: Plan, scope: str, phase: Phase | None = None) -> str | None:
