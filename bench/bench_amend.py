@@ -36,13 +36,16 @@ WAVE_MILESTONE = [
         "args": {
             "name": "Wave",
             "file": ["src/app.py"],
-            "acceptance": ["wave() == 'o/'"],
-            "depends": ["M-001"],  # its diff builds on farewell()'s in src/app.py
+            "acceptance": ["wave() == 'o/'"],  # after M-001 (committed, same file) by itself
         },
     },
     {
         "op": "intent add",
         "args": {"milestone": "$1", "file": "src/app.py", "function": "wave", "behavior": "wave"},
+    },
+    {  # the new milestone's own review item, as the rework's prompt asks
+        "op": "qr add",
+        "args": {"phase": "plan-design", "scope": "$1", "check": "sound", "status": "PASS"},
     },
 ]
 
@@ -84,7 +87,7 @@ def amendment_round(agent: Agent, person: Person, tree: Path) -> tuple[int, int]
     """The round, measured: returns the transcript index where execution starts and the
     file-tool edits the agent made."""
     opened = agent.plan("amend", "--reason", "the person wants a wave() too")
-    out = agent.step(Output(opened.stderr).route())  # 3, the rework of the design
+    out = Output(opened.stdout)  # which prints 3, the rework of the design
     agent.apply([*WAVE_MILESTONE, *rechecks(out)])  # the new milestone, re-checked
     out = agent.step(out.route("pass"))  # 5, which prints 6
     edit(tree / "src" / "app.py", WAVE)
@@ -124,8 +127,9 @@ def main() -> None:
     )
     for name, entries, edited in parts:
         commands, characters = cost(entries)
+        targets = " (targets <= 10 and <= 12,000)" if name == "amendment round" else ""
         print(
-            f"{name}: {commands} commands, {characters:,} characters; "
+            f"{name}: {commands} commands, {characters:,} characters{targets}; "
             f"plus {edited} file-tool edits, not counted as commands"
         )
     if args.verbose:

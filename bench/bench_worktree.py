@@ -1,15 +1,15 @@
 """What an agent pays: a scripted agent walks both
 workflows in a real git project using only what the steps print: 2 milestones, 4 intents on
-3 files (one is README); 3 questions imported and answered at step 2; one design choice
-added and picked; in each planning phase (design, code, docs) a FAIL item, the gate's
-IF FAIL route, the fix in fix mode, the re-check and the passing gate; then the review: the
-agent serves the review page and waits, the person rejects with one comment on the README
-diff, the agent follows the routing to the rework, re-judges what the prompts list as open,
-and waits again for the approval; then the executor (apply, tests, done --ran, commit per
-milestone) and the result review (the page served again, the person accepts). Every command
-(steps, `plan`, the tests the agent runs) counts, and the characters of all its
-stdout+stderr; the agent's file-tool edits in the worktree are counted apart, and so are
-the person's clicks on the page.
+3 files (one is README); 3 questions asked in the chat and imported with their answers at
+step 2; one design choice asked, then added and picked in the design's call; in each
+planning phase (design, code, docs) a FAIL item, the gate's IF FAIL route, the fix in fix
+mode, the re-check and the passing gate; then the review: the agent serves the review page
+and waits, the person rejects with one comment on the README diff, the agent follows the
+routing to the rework, re-judges what the prompts list as open, and waits again for the
+approval; then the executor (apply, tests, done --ran, commit per milestone) and the result
+review (the page served again, the person accepts). Every command (steps, `plan`, the tests
+the agent runs) counts, and the characters of all its stdout+stderr; the agent's file-tool
+edits in the worktree are counted apart, and so are the person's clicks on the page.
 
     python -m bench.bench_worktree [--verbose]   (--verbose prints the transcript)
 """
@@ -36,7 +36,7 @@ from tests.sample import (
 )
 from tests.sample import TWO_MILESTONES as DESIGN
 
-COMMENT = "CC-004:1: credit ann for the idea"  # the person's comment on the README diff
+COMMENT = "CC-003:1: credit ann for the idea"  # the person's comment on the README diff
 
 
 def make_project(root: Path) -> Path:
@@ -95,11 +95,18 @@ def failed_round(
 OPEN_ITEM = re.compile(r'"op": "qr set", "args": \{"id": "(qa-\d+)", "phase": "([\w-]+)"')
 
 
+NEW_ITEM = re.compile(r'"op": "qr add", "args": \{"phase": "([\w-]+)", "scope": "(M-\d+)"')
+
+
 def rechecks(out: Output) -> list[dict[str, Any]]:
-    """The re-checks a prompt names (what the rework after a rejection asks to judge again)."""
+    """The re-checks a prompt names (what the rework after a rejection asks to judge again),
+    and the items it asks for on milestones no item judged yet."""
     return [
         {"op": "qr set", "args": {"id": i, "phase": phase, "status": "PASS"}}
         for i, phase in OPEN_ITEM.findall(out.text)
+    ] + [
+        {"op": "qr add", "args": {"phase": phase, "scope": m, "check": "judged", "status": "PASS"}}
+        for phase, m in NEW_ITEM.findall(out.text)
     ]
 
 
@@ -145,33 +152,35 @@ def walk(project: Path) -> tuple[Agent, int, list[int]]:
         edit(path, text)
 
     out = agent.step("planner --step 1 --task 'Add a farewell'")  # prints step 2 too
-    questions = agent.apply(  # the goal and the questions in one call, as step 2 shows
+    answered = [{**q, "answer": "1"} for q in QUESTIONS]  # asked in the chat first
+    agent.apply(  # the goal and the questions with the user's answers, in one call
         [
             {"op": "context set", "args": {"goal": "Users can say goodbye"}},
-            {"op": "question import", "args": {"source": QUESTIONS}},
+            {"op": "question import", "args": {"source": answered}},
         ]
     )
-    answers = [{"op": "question answer", "args": {"id": q, "text": "1"}} for q in questions]
-    agent.apply(answers)  # the user's answers, in one call
     out = agent.step(out.route())  # 3
     options = [
         {"name": name, "description": name, "recommended": rec}
         for name, rec in (("inline", True), ("helper", False))
     ]
     choice = {"op": "choice add", "args": {"topic": "Where farewell lives", "option_json": options}}
-    created = agent.apply([*DESIGN, choice])  # the design and the choice in one call
-    agent.plan("choice", "pick", created[-3], "OPT-A", "--rationale", "Simplest")
+    k = len(DESIGN) + 1  # the user picked before it was recorded: the pick in the same call
+    pick = {
+        "op": "choice pick",
+        "args": {"id": f"${k}", "option": "OPT-A", "rationale": "Simplest"},
+    }
+    agent.apply([*DESIGN, choice, pick])  # the design, the choice and the pick in one call
     out = agent.step(out.route())  # 4
     overview = {"op": "overview set", "args": {"approach": "Add farewell() next to greet()"}}
     out = failed_round(agent, out, "plan-design", lambda recheck: agent.apply([overview, *recheck]))
     shown = re.findall(r"captured edits\): (.+)$", out.text, re.M)[-1]
     tree = Path(shown.replace("STATE_DIR", out.state_dir, 1))
     change(tree / "src" / "app.py", FAREWELL)
-    agent.plan("change", "capture", "--intent", "CI-001")
     change(tree / "src" / "app.py", WAVE)
     change(tree / "tests" / "test_app.py", TEST)
     agent.shell(f"cd '{tree}' && python3 tests/test_app.py")
-    agent.plan("change", "capture")
+    agent.plan("change", "capture")  # one change on src/app.py for its two intents
     out = agent.step(out.route())  # 7
 
     def capture_and_recheck(
@@ -231,7 +240,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         agent, planning, edits = walk(make_project(Path(tmp) / "project"))
     for name, entries, limits, edited in (
-        ("planning", agent.transcript[:planning], (30, 25_000), edits[0]),
+        ("planning", agent.transcript[:planning], (25, 18_000), edits[0]),  # round 3
         ("execution", agent.transcript[planning:], (14, 12_000), edits[1]),
     ):
         commands, characters = cost(entries)

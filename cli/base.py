@@ -115,8 +115,23 @@ class Operation(PlanCommand):
         changed = [] if tx.created else changed_ids(ctx, args)
         if not (tx.created or changed or tx.told):  # every change says what, in one line
             tell(f"plan {operation_name(ctx)}: recorded")
+        step = tx.next_argv if self.runs_next and not ctx.params["as_json"] else None
+        if step and step[:2] == ["planner", "--step"] and step[2].isdigit():
+            emit_ids(tx.created, False, None, changed)
+            # the step engine loads here only: the one step the operation leads to runs in
+            # the same call, as a gate prints the step it leads to
+            from shared import engine
+            from shared.workflow import workflow_named
+
+            out(f"planner step {step[2]} follows (run here: do not run it again).")
+            engine.run(workflow_named("planner"), int(step[2]), {"state_dir": store.dir}, store)
+            return 0
         emit_ids(tx.created, ctx.params["as_json"], tx.next_argv, changed)
         return 0
+
+    runs_next = False
+    """Whether the planner step the operation routes to runs in the same call (`plan amend`:
+    the rework's first step) instead of being named on a NEXT line."""
 
     def run(self, tx: Transaction, args: dict[str, object]) -> list[str]:
         """The command's operation on converted arguments; the ids it created."""

@@ -1,5 +1,6 @@
 """The result as terminal text (`plan result show`): per milestone the planned diff, then
-what its commits did, the tests and deviations, then the reconcile table."""
+what its commits did (only where they differ from the plan), the tests and deviations, then
+the reconcile table."""
 
 from __future__ import annotations
 
@@ -20,11 +21,25 @@ def diff_text(lines: list[DiffLine]) -> list[str]:
     return shown
 
 
+BODY = ("add", "del", "ctx")
+
+
+def body(lines: list[DiffLine]) -> list[tuple[int | None, int | None, str, str]]:
+    """What a diff changes, numbered (its headers and hunk lines left out): two diffs with
+    the same body show the same lines under the same numbers."""
+    return [(x["old"], x["new"], x["kind"], x["text"]) for x in lines if x["kind"] in BODY]
+
+
 def milestone_text(m: MilestoneResult) -> list[str]:
+    """A milestone's planned diffs, then its commits: a commit's file whose diff is a planned
+    one, line for line, is named by it ("= CC-001"), not printed again."""
     lines = [f"{m['id']} {m['name']} ({m['status']})"]
+    planned: dict[tuple[str, str], list[str]] = {}
     for change in m["planned"]:
         lines.append(f" planned {change['id']} {change['file']}:")
         lines += diff_text(change["lines"])
+        key = (change["file"], repr(body(change["lines"])))
+        planned.setdefault(key, []).append(change["id"])
     if not m["commits"]:
         lines.append(" committed: nothing")
     for commit in m["commits"]:
@@ -33,6 +48,10 @@ def milestone_text(m: MilestoneResult) -> list[str]:
             continue
         lines.append(f" commit {commit['short']} {commit['subject']}")
         for f in commit["files"]:
+            same = planned.get((f["path"], repr(body(f["lines"]))))
+            if same:
+                lines.append(f"  {f['path']}: = {', '.join(same)} (as planned, numbered above)")
+                continue
             lines.append(f"  {f['path']}:")
             lines += diff_text(f["lines"])
     for t in m["tests"]:

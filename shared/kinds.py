@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, TypedDict
 from shared import qr
 from shared.routing import Routing, command
 from shared.workflow import Context, Kind
+from state.ops import qr_ops
 from state.storage.store import report_name
 
 if TYPE_CHECKING:
@@ -30,6 +31,8 @@ class ExecuteVariables(TypedDict):
     fix_items: list[QRItem]
     recheck: bool
     recheck_items: list[QRItem]
+    unjudged: list[str]
+    amending: bool
     review_command: str
 
 
@@ -58,22 +61,24 @@ class Execute(Kind):
         fix = []
         if state["state"] in ("retry", "escalated"):
             fix = [i for i in items(ctx) if i["status"] == "FAIL"]
-        recheck = []
+        recheck, unjudged = [], []
         if self.rechecking(ctx):
             recheck = [
                 i for i in items(ctx) if i["source"] == "reviewer" and i["status"] in qr.OPEN
             ]
+            plan = ctx.doc_or_none("plan")
+            if plan is not None and (ctx.step.phase or "").startswith("plan-"):
+                unjudged = qr_ops.unjudged(plan, items(ctx), ctx.step.phase or "")
+        rounds = ctx.session["amendments"]
         return {
             "iteration": state["iteration"],
             "fix_items": fix,
             "recheck": self.rechecking(ctx),
             "recheck_items": recheck,
+            "unjudged": unjudged,
+            "amending": bool(rounds) and rounds[-1]["approved"] is None,
             "review_command": f"{ctx.workflow.name} --step {ctx.step.number + 1}",
         }
-
-    def starts_phase(self, ctx: Context) -> bool:
-        """Whether this arrival starts the phase's work (the user's words are shown whole)."""
-        return True
 
     def rechecking(self, ctx: Context) -> bool:
         """Whether the reviewer judged this phase before and its loop is open again: a failed
@@ -117,6 +122,8 @@ class Review(Kind):
 
 class Gate(Kind):
     """Checks the verdict against qr-{phase}.json and moves the loop on, back, or to the user."""
+
+    shows_words = False
 
     def needs_verdict(self, ctx: Context) -> bool:
         return True

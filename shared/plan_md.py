@@ -71,6 +71,34 @@ def render_plan(
     return render("plan.md.j2", variables, [TEMPLATES]).strip() + "\n"
 
 
+def summary(plan: Plan) -> list[str]:
+    """The plan in a few lines, for the agent to tell the person what they approve (step 11,
+    `plan render --summary`): the approach, the decisions in force and the choices picked,
+    each milestone in apply order with its files' +/- lines and what accepts it, the risks."""
+    overview = plan["overview"]
+    ctx = plan["planning_context"]
+    lines = [f"{overview['title'] or 'The plan'}: {overview['approach'] or overview['problem']}"]
+    by_choice = {c["decision_ref"] for c in ctx["choices"]}
+    lines += [
+        f"  {d['id']} {d['decision']}"
+        for d in ctx["decision_log"]
+        if not d["superseded_by"] and d["id"] not in by_choice
+    ]
+    for c in ctx["choices"]:
+        picked = next((o["name"] for o in c["options"] if o["id"] == c["picked"]), "not picked")
+        lines.append(f"  {c['id']} {c['topic']}: {picked}")
+    for m in in_apply_order(plan):
+        files = {}
+        for change in m["code_changes"]:
+            files[change["file"]] = diff_counts(change["diff"])
+        changed = ", ".join(f"{f} {n}" for f, n in files.items()) or ", ".join(m["files"])
+        lines.append(f"  {m['id']} {m['name']}: {changed or 'no files'}")
+        if m["acceptance_criteria"]:
+            lines.append(f"    accepts: {'; '.join(m['acceptance_criteria'])}")
+    lines += [f"  {r['id']} risk: {r['risk']} ({r['mitigation']})" for r in ctx["known_risks"]]
+    return lines
+
+
 def diff_counts(diff: str) -> str:
     """ "+3 -1": the lines a unified diff adds and removes."""
     lines = diff.splitlines()

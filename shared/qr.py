@@ -11,11 +11,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from state.errors import Finding, PreconditionFailed
-from state.ops.qr_ops import add_item, open_report
+from state.ops.qr_ops import add_item, open_report, unjudged
 from state.storage.store import report_name
 
 if TYPE_CHECKING:
-    from state.storage.documents import QRItem, QRLoop, QRReport, Session
+    from state.storage.documents import Plan, QRItem, QRLoop, QRReport, Session
     from state.storage.store import Transaction
 
 OPEN = ("FAIL", "TODO")
@@ -89,8 +89,15 @@ def open_items(report: QRReport, iteration: int) -> list[QRItem]:
     return [i for i in report["items"] if i["severity"] in blocking and i["status"] in OPEN]
 
 
-def refuse_pass(report: QRReport | None, phase: str, loop: QRLoop, fail_argv: str) -> list[Finding]:
-    """Why the gate may not pass, as findings with the command that fixes each."""
+def refuse_pass(
+    report: QRReport | None,
+    phase: str,
+    loop: QRLoop,
+    fail_argv: str,
+    plan: Plan | None = None,
+) -> list[Finding]:
+    """Why the gate may not pass, as findings with the command that fixes each; in a planning
+    phase, also each milestone no reviewer item judged (`plan`: qr_ops.unjudged)."""
     name = f"{report_name(phase)}.json"
     if report is None:
         return [
@@ -118,6 +125,15 @@ def refuse_pass(report: QRReport | None, phase: str, loop: QRLoop, fail_argv: st
                 f"plan qr add --phase {phase} --check C, then plan qr set",
             )
         )
+    elif plan is not None and phase.startswith("plan-"):
+        found += [
+            Finding(
+                name,
+                f"{m}: no review item judged it (added or reopened after the phase-wide ones)",
+                f"plan qr add --phase {phase} --scope {m} --check C --status PASS|FAIL",
+            )
+            for m in unjudged(plan, report["items"], phase)
+        ]
     return found
 
 
@@ -158,7 +174,7 @@ def judge(
     report = tx.read_or_none(report_name(phase))
     loop = loop_of(session, phase)
     if verdict == "pass":
-        problems = refuse_pass(report, phase, loop, fail_argv)
+        problems = refuse_pass(report, phase, loop, fail_argv, tx.read_or_none("plan"))
         if problems:
             raise PreconditionFailed(f"{phase} gate: cannot pass", problems)
         if loop["state"] != "accepted":  # a pass after acceptance stays marked as such

@@ -1,5 +1,5 @@
-"""The user's words in the prompts (answers and review feedback): whole where a phase starts
-and where they changed since the step that last showed them, elsewhere named in one line
+"""The user's words in the prompts (answers and review feedback): whole once in a session and
+where they changed since the step that last showed them, elsewhere named in one line
 (docs/design.md, "The user's words once")."""
 
 from __future__ import annotations
@@ -48,19 +48,18 @@ def words_digest(words: Words) -> str:
 
 
 def words_in_full(ctx: Context, step_kind: Kind, words: Words) -> bool:
-    """Whether this step shows the user's words whole: where a phase starts (a step of kind
-    Execute), where they changed since the step that showed them last, and again on that step;
-    elsewhere one line names them (docs/design.md, "The user's words once")."""
-    execute = isinstance(step_kind, Execute)
-    if isinstance(step_kind, Execute) and not fixing(ctx) and step_kind.starts_phase(ctx):
-        return True
+    """Whether this step shows the user's words whole: the first step that has any, then
+    wherever they changed since the step that showed them last, and again on that step (not
+    an execute step's fix round); elsewhere one line names them (docs/design.md, "The user's
+    words once")."""
     where, _, digest = (ctx.session["words_shown"] or "::").rpartition(":")
-    here = where == f"{ctx.workflow.name}:{ctx.step.number}" and not execute
+    again = not (isinstance(step_kind, Execute) and fixing(ctx))
+    here = where == f"{ctx.workflow.name}:{ctx.step.number}" and again
     return digest != words_digest(words) or here
 
 
 def fixing(ctx: Context) -> bool:
-    """Whether an execute step is back in fix mode (not where its phase starts)."""
+    """Whether an execute step is back in fix mode (its words were shown on its first run)."""
     return loop_of(ctx.session, ctx.step.phase or "")["state"] in ("retry", "escalated")
 
 
@@ -84,7 +83,6 @@ def words_line(ctx: Context, words: Words) -> str:
 def note_words(ctx: Context, step_kind: Kind, session: Session) -> None:
     """On arrival: remember that this step shows the user's words whole, and which words."""
     words = user_words(session, ctx.doc_or_none("context"))
-    if (words["answers"] or words["feedback"] or words["amendments"]) and words_in_full(
-        ctx, step_kind, words
-    ):
+    said = words["answers"] or words["feedback"] or words["amendments"]
+    if said and step_kind.shows_words and words_in_full(ctx, step_kind, words):
         session["words_shown"] = f"{ctx.workflow.name}:{ctx.step.number}:{words_digest(words)}"

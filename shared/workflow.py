@@ -230,6 +230,10 @@ class Context:
 class Kind:
     """The base every step kind extends; the defaults suit a step that only prints a prompt."""
 
+    shows_words = True
+    """Whether the step's prompt shows the user's words (its template includes _user.j2):
+    only such a step counts as having shown them whole (shared/words.py)."""
+
     def needs_verdict(self, ctx: Context) -> bool:
         """Whether the step is run with --qr-status pass|fail."""
         return False

@@ -8,7 +8,11 @@ from cli.base import TEXT, Operation
 from state.ops import amend_ops
 
 
-@click.command("amend", cls=Operation, op=amend_ops.plan_amend)
+class Amend(Operation):
+    runs_next = True  # the rework's first step follows in the same call
+
+
+@click.command("amend", cls=Amend, op=amend_ops.plan_amend)
 @click.option("--reason", required=True, type=TEXT, help="Why the approved plan must change.")
 @click.option(
     "--milestone",
@@ -19,4 +23,5 @@ from state.ops import amend_ops
 def amend_command() -> None:
     """Open an amendment round on an approved, executing or result-review plan: new milestones
     and the named ones not yet committed become editable, the planner reworks them through its
-    gates, and the person re-approves (committed milestones stay done)."""
+    gates, and the person re-approves (committed milestones stay done). The rework's first
+    step follows in the same call (with --json: its NEXT line only)."""

@@ -150,13 +150,27 @@ def outline(plan: Plan) -> str:
 @click.command("render", cls=PlanCommand)
 @click.option("-o", "--output", metavar="FILE", help="Write plan.md here instead of to stdout.")
 @click.option("--full", is_flag=True, help="Every diff whole, as the person's plan.md has them.")
-def render_command(output: str | None, full: bool, state_dir: str | None, as_json: bool) -> None:
+@click.option(
+    "--summary",
+    is_flag=True,
+    help="A few lines: approach, decisions, milestones with their files and acceptance, risks.",
+)
+def render_command(
+    output: str | None, full: bool, summary: bool, state_dir: str | None, as_json: bool
+) -> None:
     """plan.md, rendered from plan.json: compact (each diff summarised by file, +/- lines and
-    intent) unless --full; STATE_DIR/plan.md, the one a person approves, is always whole."""
+    intent) unless --full, or in a few lines with --summary; STATE_DIR/plan.md, the one a
+    person approves, is always whole."""
     from shared.plan_md import for_session  # jinja2 (~40 ms): only plan render pays it
+    from shared.plan_md import summary as summary_of
 
+    if full and summary:
+        raise UsageError("--full and --summary: give one")
     store = open_store(state_dir)
-    text = for_session(store.read_or_none, compact=not full)(store.read("plan"))
+    if summary:
+        text = "\n".join(summary_of(store.read("plan"))) + "\n"
+    else:
+        text = for_session(store.read_or_none, compact=not full)(store.read("plan"))
     if output:  # while planning only inside the session (state/outputs.py)
         write_render(store, output, text)
     else:

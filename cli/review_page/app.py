@@ -12,6 +12,7 @@ import asyncio
 import hmac
 import json
 import os
+import threading
 
 from markdown_it import MarkdownIt
 from markupsafe import Markup
@@ -164,8 +165,12 @@ def record_verdict(store: Store, name: str, act: Callable[[Transaction], None]) 
     return tx
 
 
-def create_app(state_dir: str, token: str, csrf: str, port: int) -> Starlette:
-    """The app for one session and one run's secrets."""
+def create_app(
+    state_dir: str, token: str, csrf: str, port: int, stopping: threading.Event | None = None
+) -> Starlette:
+    """The app for one session and one run's secrets. Once `stopping` is set (the server is
+    about to exit), open event streams end, so the server stops without cancelling them."""
+    stopping = stopping or threading.Event()
     workflows.register_all()  # a verdict records the routing it leads to, as the CLI's does
     store = open_session(state_dir)  # the same store as the CLI's: settled on every commit
     templates = Jinja2Templates(directory=os.path.join(HERE, "templates"))
@@ -203,8 +208,10 @@ def create_app(state_dir: str, token: str, csrf: str, port: int) -> Starlette:
             seen = view.signature(store)
             quiet = 0.0
             yield "retry: 1000\n\n"
-            while not await request.is_disconnected():
+            while not stopping.is_set() and not await request.is_disconnected():
                 await asyncio.sleep(POLL_SECONDS)
+                if stopping.is_set():
+                    return  # the server exits: the browser reconnects to the next one
                 now = view.signature(store)
                 if now != seen:
                     seen, quiet = now, 0.0

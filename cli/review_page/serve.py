@@ -3,6 +3,7 @@ block until the person decides, then give the routing line for their verdict."""
 
 from __future__ import annotations
 
+import logging
 import secrets
 import socket
 import sys
@@ -12,7 +13,7 @@ import webbrowser
 
 import uvicorn
 
-from cli.review_page.app import create_app
+from cli.review_page.app import POLL_SECONDS, create_app
 from shared.status import current_routing
 from shared.workflow import route_argv
 from state.errors import PreconditionFailed, Refused
@@ -61,7 +62,8 @@ def open_page(
     port = sock.getsockname()[1]
     token, csrf = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
     url = f"http://{HOST}:{port}/?token={token}"
-    app = create_app(store.dir, token, csrf, port)
+    stopping = threading.Event()
+    app = create_app(store.dir, token, csrf, port, stopping)
     say(url)
     until = "the verdict (then it stops)" if wait else "Ctrl-C"
     sys.stderr.write(
@@ -86,7 +88,7 @@ def open_page(
                 decided.append(wait_for_verdict(store, 0, stop=lambda: server.should_exit))
             except BaseException as e:  # handed to the caller below
                 decided.append(e)
-            server.should_exit = True  # the page answered the person's request first
+            stop(server, stopping, verbose)  # the page answered the person's request first
 
         threading.Thread(target=watch, daemon=True).start()
     server.run(sockets=[sock])
@@ -95,6 +97,17 @@ def open_page(
     if isinstance(decided[0], BaseException):
         raise decided[0]
     return decided[0]
+
+
+def stop(server: uvicorn.Server, stopping: threading.Event, verbose: bool) -> None:
+    """Stop serving after the verdict: open event streams end first (they poll `stopping`),
+    so nothing is cancelled; unless `verbose`, the server says nothing while it shuts down
+    (a browser that holds a connection open still costs no traceback in the agent's output)."""
+    stopping.set()
+    if not verbose:
+        logging.getLogger("uvicorn.error").setLevel(logging.CRITICAL)
+    time.sleep(2 * POLL_SECONDS)  # the streams see the flag at their next poll
+    server.should_exit = True
 
 
 def open_round(store: Store) -> Session:

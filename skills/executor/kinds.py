@@ -112,6 +112,8 @@ def review_findings(docs: bool) -> Requirement:
 class ExecInit(Kind):
     """Step 1: the plan is frozen and approved as is; record the base commit and any drift."""
 
+    shows_words = False
+
     def chains(self, ctx: Context) -> bool:
         return True  # loading follows in the same call
 
@@ -182,6 +184,8 @@ def stale_diffs(plan: Plan, project: str) -> list[str]:
 class Load(Kind):
     """Step 2: read the plan; the waves, and the diffs step 1 found no longer apply."""
 
+    shows_words = False
+
     def chains(self, ctx: Context) -> bool:
         return True  # the first wave follows in the same call
 
@@ -233,12 +237,6 @@ class Implement(Execute):
     def routing(self, ctx: Context) -> Routing:
         _, _, later = self.current(ctx)
         return Routing(next=ctx.argv(3)) if later else super().routing(ctx)
-
-    def starts_phase(self, ctx: Context) -> bool:
-        """The first wave shows the user's words whole; later waves name them in one line."""
-        number, _, _ = self.current(ctx)
-        waves = ctx.doc("plan")["milestone_dependencies"]["waves"]
-        return not waves or number in (0, waves[0]["wave"])
 
 
 class ImplReview(Review):
@@ -378,6 +376,8 @@ class Reconcile(Kind):
     """Step 9: reconcile.json from git and execution.json; an interactive session waits for
     the person's review of the result (result_review), a non-interactive one is completed,
     accepted by policy on record."""
+
+    shows_words = False
 
     def arrive(self, ctx: Context, tx: Transaction) -> None:
         facts = record(ctx)

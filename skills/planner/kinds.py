@@ -169,6 +169,8 @@ def rework_step(ctx: Context) -> Step:
 class Init(Kind):
     """Step 1: the session was just created (see steps.start()); say where it lives."""
 
+    shows_words = False
+
     def arrive(self, ctx: Context, tx: Transaction) -> None:
         if ctx.policy:
             tx.note(policy=ctx.policy, interactive=False)  # the policy is on record
@@ -213,6 +215,8 @@ def overlaps(ctx: Context) -> Overlaps:
 
 class Discovery(Kind):
     """Step 2: the scan, the task spec, and questions; it repeats until enough are answered."""
+
+    shows_words = False
 
     def arrive(self, ctx: Context, tx: Transaction) -> None:
         if not ctx.doc("context")["gathered"]["scanned_at"]:
@@ -281,6 +285,19 @@ def ensure_worktree(ctx: Context) -> str:
     return shown
 
 
+class DesignVariables(ExecuteVariables):
+    known_constraints: list[str]
+
+
+class DesignExecute(Execute):
+    """Step 3: the design; discovery's constraints are shown, for the design to add only new
+    ones (plan.md lists both once: shared/plan_md.loose_constraints)."""
+
+    def context(self, ctx: Context) -> DesignVariables:
+        found = ctx.doc_or_none("context")
+        return {**super().context(ctx), "known_constraints": found["constraints"] if found else []}
+
+
 class DocsExecute(WorktreeExecute):
     """Step 9: the technical writer documents each milestone; plan.md is rendered on arrival."""
 
@@ -319,11 +336,14 @@ class FinalGateVariables(GateVariables, AmendedSince):
     in_review: bool
     round: int
     rejects: int
+    summary: list[str]
 
 
 class FinalGate(Gate):
     """Step 11: the docs gate; on pass the plan must be valid, then the user reviews it (or,
     non-interactively, it is approved as "auto") and it is frozen."""
+
+    shows_words = True
 
     def needs_verdict(self, ctx: Context) -> bool:
         return not quick(ctx)  # quick depth comes from step 5, with no docs review
@@ -370,15 +390,19 @@ class FinalGate(Gate):
         return super().outcome(ctx)
 
     def context(self, ctx: Context) -> FinalGateVariables:
+        from shared.plan_md import summary  # jinja2: the prompt's rendering needs it anyway
+
         approval = ctx.session["approval"]
+        in_review = ctx.session["status"] == "review"
         return {
             **super().context(ctx),
             "approval": approval,
             "quick": quick(ctx),
             "short_sha": approval["sha256"][:12] if approval else "",
-            "in_review": ctx.session["status"] == "review",
+            "in_review": in_review,
             "round": len(ctx.session["reviews"]),
             "rejects": ctx.session["rejects"],
+            "summary": summary(ctx.doc("plan")) if in_review else [],
             **amended_since(ctx),
         }
 

@@ -10,10 +10,11 @@ import os
 
 from shared import config, engine
 from shared.engine import SHARED_TEMPLATES
-from shared.kinds import Execute, Gate, Review
+from shared.kinds import Gate, Review
 from shared.paths import project_root
 from shared.workflow import Flags, Step, Workflow
 from skills.planner.kinds import (
+    DesignExecute,
     Discovery,
     DocsExecute,
     FinalGate,
@@ -46,7 +47,7 @@ STEPS = (
     #    n   name                   kind         template                        role
     Step(1,  "plan-init",           Init,        "01-plan-init.j2",              status="discovery"),
     Step(2,  "context-verify",      Discovery,   "02-context-verify.j2",         status="discovery"),
-    Step(3,  "plan-design-execute", Execute,     "03-plan-design-execute.j2",    role="architect",
+    Step(3,  "plan-design-execute", DesignExecute, "03-plan-design-execute.j2",  role="architect",
          phase="plan-design", status="design", requires=(goal, questions),
          on_arrive=(answer_by_policy,)),
     Step(4,  "plan-design-qr",      Review,      "04-plan-design-qr.j2",         role="quality-reviewer",

@@ -64,7 +64,7 @@ def open_amendment(
     session.update({"approval": None, "updated_at": record["opened_at"]})
     tx.move_to = routes.AMEND
     tx.edit("plan")["frozen_at"] = None
-    _reopen_loops(tx, session)
+    _reopen_loops(tx, session, reopened)
     _reset_runs(tx, reopened)
     tx.note(
         amendment=record["round"], reason=record["reason"], milestones=reopened, from_status=status
@@ -108,10 +108,11 @@ def _reopenable(tx: Transaction, status: str, milestones: Sequence[str]) -> list
     return reopened
 
 
-def _reopen_loops(tx: Transaction, session: Session) -> None:
+def _reopen_loops(tx: Transaction, session: Session, reopened: list[str]) -> None:
     """The planning reviews run again from design (state/ops/review_ops.reopen_reviews: PASS
-    verdicts on unchanged items stand), and so do the executor's, which judge the new work."""
-    reopen_reviews(tx, session, "plan-design")
+    verdicts stand but on the reopened milestones; new and reopened milestones need items of
+    their own), and so do the executor's, which judge the new work."""
+    reopen_reviews(tx, session, "plan-design", reopened, reopened)
     for phase in IMPL_PHASES:
         if phase in session["qr"]:
             session["qr"][phase].update({"state": "initial", "iteration": 1, "gate": []})

@@ -423,8 +423,31 @@ def milestone_add(
         delegated_to=delegated_to,
     )
     items.append(item)
+    after_committed(tx, plan, item)
     refresh_waves(plan)
     return [item["id"]]
+
+
+def after_committed(tx: Transaction, plan: Plan, milestone: Milestone) -> None:
+    """In an amendment, a milestone that changes a file a committed milestone changed comes
+    after it (depends_on): its diffs build on that commit, and it is never in its wave."""
+    from state.validation.amendments import committed, runs_by_id
+
+    execution = tx.read_or_none("execution")
+    runs = runs_by_id(execution)
+    if not runs or committed(runs.get(milestone["id"], {})):
+        return
+    files = waves.changed_files(milestone)
+    for other in plan["milestones"]:
+        both = sorted(files & waves.changed_files(other))
+        if other["id"] == milestone["id"] or other["id"] in milestone["depends_on"] or not both:
+            continue
+        if committed(runs.get(other["id"], {})):
+            milestone["depends_on"].append(other["id"])
+            tx.tell(
+                f"{milestone['id']} comes after {other['id']} (committed; both change "
+                f"{', '.join(both)})"
+            )
 
 
 # `milestone set --add-X T / --remove-X N`: (option name, what it is)
@@ -556,6 +579,8 @@ def intent_add(
         "params": dict(param),  # the caller parsed KEY=VALUE
     }
     m["code_intents"].append(item)
+    after_committed(tx, plan, m)
+    refresh_waves(plan)
     return [item["id"]]
 
 

@@ -101,6 +101,7 @@ def add_item(
             "source": source,
             "iteration": report["iteration"],
             "judged": None,
+            "milestones": None,
         }
     )
     return item_id
@@ -120,7 +121,7 @@ def qr_add(
     check_verdict("qr add", status, finding)
     report = open_report(tx, phase)
     item_id = add_item(report, check, scope or "*", severity)
-    judge(tx, report["items"][-1], status, finding)
+    judge(tx, report["items"][-1], status, finding, phase)
     return [item_id]
 
 
@@ -129,13 +130,18 @@ def check_verdict(command: str, status: Verdict, finding: str | None) -> None:
         raise UsageError(f"{command}: --status FAIL needs --finding saying what is wrong")
 
 
-def judge(tx: Transaction, item: QRItem, status: Verdict, finding: str | None) -> None:
+def judge(
+    tx: Transaction, item: QRItem, status: Verdict, finding: str | None, phase: Phase
+) -> None:
     """Record a verdict; a PASS remembers the hash of what its scope holds now."""
     item["status"] = status
     if finding is not None:
         item["finding"] = finding
     plan = tx.read_or_none("plan")
-    item["judged"] = scope_hash(plan, item["scope"]) if status == "PASS" and plan else None
+    passed = status == "PASS" and plan is not None
+    item["judged"] = scope_hash(plan, item["scope"], phase) if plan and passed else None
+    whole = plan and passed and item["scope"].strip() in ("", "*")
+    item["milestones"] = [m["id"] for m in plan["milestones"]] if plan and whole else None
 
 
 def qr_set(tx: Transaction, *, id: str, phase: Phase, status: Verdict, finding: str | None) -> None:
@@ -146,7 +152,7 @@ def qr_set(tx: Transaction, *, id: str, phase: Phase, status: Verdict, finding: 
         raise UsageError(f"{tx.store.path(name)}: not found (record items with plan qr add)")
     for item in tx.edit(name)["items"]:
         if item["id"] == id:
-            judge(tx, item, status, finding)
+            judge(tx, item, status, finding, phase)
             return
     raise UsageError(f"{tx.store.path(name)}: no item {id}")
 
@@ -154,37 +160,74 @@ def qr_set(tx: Transaction, *, id: str, phase: Phase, status: Verdict, finding: 
 # --- a PASS goes back to TODO when what it judged changes ---------------------------------
 
 
-def scope_content(plan: Plan, scope: str) -> list[object] | None:
+def scope_content(plan: Plan, scope: str, phase: Phase | None = None) -> list[object] | None:
     """What a review item's scope holds in the plan, or None when it is not tracked ("*",
     an unknown id or file). An id: the item, and for an intent its changes too (a milestone
-    holds its intents, changes and docs). A file: every intent and change on it."""
+    holds its intents, changes and docs). A file: every intent and change on it. The design's
+    items judged no diff: for them, a milestone without its changes and an intent alone."""
     scope = scope.strip()
     if scope in ("", "*"):
         return None
     milestones = plan["milestones"]
+    design = phase == "plan-design"
     if scope.split("-", 1)[0] in ("DL", "RA", "C", "R", "D", "M", "CI", "CC"):
         try:
             item = find(plan, scope)
         except UsageError:
             return None
+        if design and scope.startswith("M-"):
+            return [{k: v for k, v in item.items() if k not in ("code_changes", "documentation")}]
         changes = [
             c
             for m in milestones
             for c in m["code_changes"]
-            if scope in (c["intent_ref"], *c["shared_intents"])
+            if scope in (c["intent_ref"], *c["shared_intents"]) and not design
         ]
         return [item, *changes]
     on_file: list[object] = [
         x
         for m in milestones
-        for x in (*m["code_intents"], *m["code_changes"])
+        for x in (*m["code_intents"], *([] if design else m["code_changes"]))
         if x["file"] == scope
     ]
     return on_file or None
 
 
-def scope_hash(plan: Plan, scope: str) -> str | None:
-    content = scope_content(plan, scope)
+def milestones_of(plan: Plan, scope: str) -> set[str]:
+    """The milestones a review item's scope is in: a milestone, its intents and changes, or
+    a file its intents or changes are on (none for "*" or what the plan does not hold)."""
+    scope = scope.strip()
+    found = set()
+    for m in plan["milestones"]:
+        inside = (*m["code_intents"], *m["code_changes"])
+        if scope == m["id"] or any(scope in (x["id"], x["file"]) for x in inside):
+            found.add(m["id"])
+    return found
+
+
+def unjudged(plan: Plan, items: list[QRItem], phase: str = "") -> list[str]:
+    """The milestones no reviewer item of a phase judged: none names them (by id, an item in
+    them, or a file of theirs) and no phase-wide PASS was given while they were in the plan
+    (a milestone an amendment added or reopened after it). An open phase-wide item judges
+    what the plan holds once it passes; one passed before items recorded their milestones
+    counts for every milestone. The code phase judges no documentation-only milestone."""
+    covered: set[str] = set()
+    for item in items:
+        if item["source"] != "reviewer":
+            continue
+        if item["scope"].strip() in ("", "*"):
+            judged = item.get("milestones") if item["status"] == "PASS" else None
+            covered |= {m["id"] for m in plan["milestones"]} if judged is None else set(judged)
+        else:
+            covered |= milestones_of(plan, item["scope"])
+    skipped = {m["id"] for m in plan["milestones"] if m["is_documentation_only"]}
+    if phase != "plan-code":
+        skipped = set()
+    return [m["id"] for m in plan["milestones"] if m["id"] not in covered | skipped]
+
+
+def scope_hash(plan: Plan, scope: str, phase: Phase | None = None) -> str | None:
+    content = scope_content(plan, scope, phase)
     if content is None:
         return None
     canonical = json.dumps(content, sort_keys=True, ensure_ascii=False).encode()
@@ -206,13 +249,13 @@ def reopen_changed(tx: Transaction) -> None:
             for item in tx.read(name)["items"]
             if item["status"] == "PASS"
             and item["judged"]
-            and scope_hash(plan, item["scope"]) != item["judged"]
+            and scope_hash(plan, item["scope"], phase) != item["judged"]
         ]
         if not stale:
             continue
         items = {i["id"]: i for i in tx.edit(name)["items"]}
         for item in stale:
-            items[item["id"]].update({"status": "TODO", "judged": None})
+            items[item["id"]].update({"status": "TODO", "judged": None, "milestones": None})
             tx.tell(
                 f"{item['id']} ({phase}) is TODO again: {item['scope']} changed after it passed"
             )

@@ -239,21 +239,34 @@ def items_of(data: Any, key: str, what: str) -> list[Any]:
 
 
 def question_import(tx: Transaction, *, source: str) -> list[str]:
-    """Add the questions an LLM wrote as JSON (a list, or {"questions": [...]}, fenced or not)."""
-    questions = []
+    """Add the questions an LLM wrote as JSON (a list, or {"questions": [...]}, fenced or not);
+    a question the person has answered already (asked in the chat first) may carry its
+    "answer", recorded as `question answer` records it."""
+    questions, answers = [], []
     for n, raw in enumerate(
         items_of(extract_json(source, "question import"), "questions", "question import")
     ):
         where = f"questions[{n}]"
         if not isinstance(raw, dict):
             raise UsageError(f"{where}: expected an object, got {type(raw).__name__}")
-        unknown = set(raw) - set(FIELDS) - {"id"}  # an id the LLM made up is ignored
+        unknown = set(raw) - set(FIELDS) - {"id", "answer"}  # an id the LLM made up is ignored
         if unknown:
             raise UsageError(
-                f"{where}: unknown key {sorted(unknown)[0]!r} (keys: {', '.join(FIELDS)})"
+                f"{where}: unknown key {sorted(unknown)[0]!r} (keys: {', '.join(FIELDS)}, answer)"
             )
-        questions.append(make_question(where, **{k: v for k, v in raw.items() if k != "id"}))
-    return record(tx, questions, "questions")
+        answer = raw.get("answer")
+        if answer is not None and not isinstance(answer, (str, int)):
+            raise UsageError(f"{where}.answer: expected text, got {type(answer).__name__}")
+        answers.append(None if answer is None else str(answer))
+        fields = {k: v for k, v in raw.items() if k not in ("id", "answer")}
+        questions.append(make_question(where, **fields))
+    ids = record(tx, questions, "questions")
+    for q, answer in zip(questions, answers, strict=True):
+        if answer is not None:
+            check_text("the answer", answer, ANSWER_MAX)
+            text, condition = normal_answer(q, answer)
+            set_answer(q, text, condition=condition)
+    return ids
 
 
 def find_question(context: Context, qid: str) -> Question:

@@ -15,7 +15,7 @@ from state import clock, routes
 from state.errors import Refused, UsageError
 from state.ops.lifecycle import transition
 from state.ops.plan_ops import find
-from state.ops.qr_ops import scope_content
+from state.ops.qr_ops import add_item, open_report
 from state.repo.numbered import new_lines, spans
 from state.storage.store import report_name
 from state.validation.approval import approve, plan_hash
@@ -31,6 +31,7 @@ from state.validation.limits import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Literal
 
     from state.storage.documents import Plan, Review, ReviewComment, Session
@@ -265,8 +266,10 @@ def review_reject(
         )
         return
     transition(session, "design")
-    phase = rejected_phase(tx.read("plan"), session["reviews"][-1])
-    reopen_reviews(tx, session, phase)
+    rejected = session["reviews"][-1]
+    phase = rejected_phase(tx.read("plan"), rejected)
+    reopen_reviews(tx, session, phase, [c["anchor"] for c in rejected["comments"]])
+    recheck_the_words(tx, rejected)
     tx.tell(f"rejected (round {session['reviews'][-1]['round']}): back to {phase}")
     tx.routed = True  # the step the workflow's table names for that phase (shared/status.py)
 
@@ -345,12 +348,24 @@ def rejected_phase(plan: Plan, round_: Review) -> Phase:
     return min(phases, key=PLANNING_PHASES.index)
 
 
-def reopen_reviews(tx: Transaction, session: Session, phase: Phase = "plan-design") -> None:
-    """After a rejection the reviews from `phase` on run again: their loops restart; a
-    reviewer's PASS on the whole phase (scope *) is judged again, one on an item or a file
-    keeps its verdict until that content changes (qr_ops.reopen_changed). Earlier phases,
-    which the rework does not revisit, keep everything."""
+def reopen_reviews(
+    tx: Transaction,
+    session: Session,
+    phase: Phase = "plan-design",
+    subjects: Sequence[str] = (),
+    reopened: Sequence[str] = (),
+) -> None:
+    """After a rejection or an amendment the reviews from `phase` on run again: their loops
+    restart, and a reviewer's PASS stands unless its subject is one the verdict named
+    (`subjects`: the ids the person's comments are on, or the milestones an amendment
+    reopens). An item on such an id, on its intent or change or on its milestone goes back
+    to TODO; a phase-wide PASS no longer stands for the milestones an amendment
+    `reopened`: they need items of their own, as new milestones do (qr_ops.unjudged). What
+    the rework changes reopens the items that judged it (qr_ops.reopen_changed). Earlier
+    phases keep everything."""
     plan = tx.read("plan")
+    named = related(plan, subjects)
+    milestones = {m["id"] for m in plan["milestones"]}
     for later in PLANNING_PHASES[PLANNING_PHASES.index(phase) :]:
         if later in session["qr"]:
             session["qr"][later]["state"] = "initial"
@@ -358,9 +373,45 @@ def reopen_reviews(tx: Transaction, session: Session, phase: Phase = "plan-desig
         if tx.read_or_none(name) is None:
             continue
         for item in tx.edit(name)["items"]:
-            tracked = item["judged"] and scope_content(plan, item["scope"]) is not None
-            if item["source"] == "reviewer" and item["status"] == "PASS" and not tracked:
+            if item["source"] != "reviewer" or item["status"] != "PASS":
+                continue
+            if item["scope"].strip() in ("", "*"):
+                judged = item.get("milestones")
+                kept = sorted(milestones) if judged is None else judged
+                item["milestones"] = [m for m in kept if m not in reopened]
+            elif item["scope"].strip() in named:
                 item.update({"status": "TODO", "judged": None})
+
+
+def related(plan: Plan, subjects: Sequence[str]) -> set[str]:
+    """The ids a verdict on `subjects` concerns: each subject; for an intent or a change, its
+    partner and its milestone; for a milestone, its intents and changes. (An item on a file
+    goes back to TODO once what the file holds changes: qr_ops.reopen_changed.)"""
+    found: set[str] = set()
+    for subject in subjects:
+        found.add(subject)
+        for m in plan["milestones"]:
+            if subject == m["id"]:
+                found |= {x["id"] for x in (*m["code_intents"], *m["code_changes"])}
+            for c in m["code_changes"]:
+                if subject in (c["id"], c["intent_ref"]):
+                    found |= {c["id"], c["intent_ref"], m["id"]}
+            if any(subject == i["id"] for i in m["code_intents"]):
+                found.add(m["id"])
+    return found
+
+
+def recheck_the_words(tx: Transaction, round_: Review) -> None:
+    """A review item for each thing the person said, in the phase it touches, for the rework
+    to judge: one on each comment's item, one on the words not anchored to any (the design)."""
+    plan = tx.read("plan")
+    said = f"review round {round_['round']}"
+    for c in round_["comments"]:
+        report = open_report(tx, anchor_phase(plan, c["anchor"]))
+        add_item(report, f"the person's comment ({said}) is addressed", c["anchor"], "MUST")
+    if round_["feedback"]:
+        report = open_report(tx, "plan-design")
+        add_item(report, f"the person's feedback ({said}) is addressed", "*", "MUST")
 
 
 def cancel(tx: Transaction, *, reason: str | None) -> None:

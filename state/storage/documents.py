@@ -228,6 +228,7 @@ class QRItem(TypedDict):
     source: Literal["validator", "reviewer"]
     iteration: int
     judged: str | None
+    milestones: list[str] | None
 
 
 class Acceptance(TypedDict):

@@ -9,7 +9,7 @@ import re
 
 from state.errors import Finding
 from state.repo import unidiff, worktree
-from state.validation.waves import compute_waves, find_cycle
+from state.validation.waves import changed_files, compute_waves, find_cycle
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -409,7 +409,7 @@ def same_file_same_wave(plan: Plan) -> list[Finding]:
         last: dict[str, str] = {}  # file -> the wave's latest milestone so far that changes it
         for later in wave["milestones"]:
             pairs: dict[str, list[str]] = {}  # earlier milestone -> the files both change
-            for path in sorted(_changed_files(by_id[later])):
+            for path in sorted(changed_files(by_id[later])):
                 if path in last:
                     pairs.setdefault(last[path], []).append(path)
                 last[path] = later
@@ -426,13 +426,6 @@ def same_file_same_wave(plan: Plan) -> list[Finding]:
                     )
                 )
     return found
-
-
-def _changed_files(milestone: Milestone) -> set[str]:
-    """The files a milestone changes: named, intended or with a planned diff (test files it
-    only runs are not among them)."""
-    files = set(milestone["files"]) | {i["file"] for i in milestone["code_intents"]}
-    return (files | {c["file"] for c in milestone["code_changes"]}) - {""}
 
 
 def _excerpt(text: str) -> str:

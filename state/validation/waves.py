@@ -33,6 +33,13 @@ def find_cycle(depends: dict[str, list[str]]) -> list[str]:
     return []
 
 
+def changed_files(milestone: Milestone) -> set[str]:
+    """The files a milestone changes: named, intended or with a planned diff (test files it
+    only runs are not among them)."""
+    files = set(milestone["files"]) | {i["file"] for i in milestone["code_intents"]}
+    return (files | {c["file"] for c in milestone["code_changes"]}) - {""}
+
+
 def compute_waves(milestones: list[Milestone]) -> list[Wave]:
     """Kahn's layering, plan order within a wave; milestones in a cycle are left out."""
     order = {m["id"]: i for i, m in enumerate(milestones)}

@@ -65,7 +65,8 @@ def test_show_puts_the_planned_diff_beside_the_commit(reviewing: Path, tmp_path:
     assert f"commit {head[:12]} M-001 Farewell" in text
     planned, committed = text.split(" planned CC-001 src/app.py:")[1].split(" commit ")[:2]
     assert "      4 +def farewell(name):" in planned
-    assert "      4 +def farewell(name):" in committed
+    assert "src/app.py: = CC-001 (as planned, numbered above)" in committed  # not again
+    assert "+def farewell(name):" not in committed
     assert "test src/app.py: ran" in text and "evidence: farewell works" in text
     assert "deviation DV-001: kept greet as it was" in text
     assert "M-001      done         1/1" in text  # the reconcile table
@@ -244,3 +245,22 @@ def test_a_plan_review_comment_without_text_is_refused(written: str) -> None:
         "line": 3,
         "text": "off by one",
     }
+
+
+def test_result_text_prints_a_commit_only_where_it_differs_from_the_plan() -> None:
+    from cli.result_text import milestone_text
+    from state.result_view import lines_of
+
+    planned = "--- a/f.py\n+++ b/f.py\n@@ -1 +1,2 @@\n x\n+y\n"
+    other = "--- a/f.py\n+++ b/f.py\n@@ -1 +1,2 @@\n x\n+z\n"
+    milestone = {
+        "id": "M-001", "name": "N", "status": "done", "evidence": [], "tests": [],
+        "deviations": [], "reconcile": None,
+        "planned": [{"id": "CC-001", "file": "f.py", "lines": lines_of(planned)}],
+    }  # fmt: skip
+    for diff, shown in ((planned, False), (other, True)):
+        files = [{"path": "f.py", "lines": lines_of(diff)}]
+        commit = {"sha": "a" * 40, "short": "a" * 12, "subject": "M-001 N", "files": files}
+        text = "\n".join(milestone_text({**milestone, "commits": [commit]}))  # type: ignore[typeddict-item]
+        assert ("f.py: = CC-001" in text) is not shown
+        assert ("+z" in text) is shown and text.count("+y") == 1

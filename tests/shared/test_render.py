@@ -115,3 +115,21 @@ def test_missing_templates_are_template_errors(tmp_path):
     directory = write_templates(tmp_path, {})
     with pytest.raises(TemplateError, match=r"^nope\.j2: template nope\.j2 not found$"):
         render("nope.j2", {}, [directory])
+
+
+def test_a_step_counts_as_showing_the_words_exactly_when_its_template_shows_them() -> None:
+    """shared/words.py notes where the user's words were shown whole: only a kind whose
+    template includes _user.j2 may claim it, or a later step names words no prompt showed."""
+    from skills.executor.steps import EXECUTOR
+    from skills.planner.steps import PLANNER
+
+    for workflow in (PLANNER, EXECUTOR):
+        for step in workflow.steps:
+            [source] = [
+                os.path.join(d, step.template)
+                for d in workflow.templates
+                if os.path.exists(os.path.join(d, step.template))
+            ]
+            with open(source, encoding="utf-8") as f:
+                includes = '"_user.j2"' in f.read()
+            assert step.kind.shows_words == includes, (workflow.name, step.number)

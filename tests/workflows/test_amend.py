@@ -105,6 +105,7 @@ def test_an_amendment_round_from_approval_to_the_commits(project: Path) -> None:
     assert "M-001 is committed: a correction is a new milestone" in refused.stderr
     opened = agent.plan("amend", "--reason", "wave twice; bow too", "--milestone", "M-002")
     assert "amendment round 1 opened, reopening M-002" in opened.stderr
+    assert opened.stdout.startswith("planner step 3 follows (run here: do not run it again).")
     session = json.loads((state / "session.json").read_text())
     assert session["status"] == "design" and session["approval"] is None
     [amendment] = session["amendments"]
@@ -136,7 +137,7 @@ def test_an_amendment_round_from_approval_to_the_commits(project: Path) -> None:
         {"op": "intent add", "args": {"milestone": "$1", "file": "src/bow.py", "behavior": "bow"}},
         {"op": "milestone set", "args": {"id": "M-002", "name": "Wave twice"}},
     ]
-    out = agent.step(Output(opened.stderr).route())  # planner step 3, with the amendment
+    out = Output(opened.stdout)  # planner step 3, with the amendment
     assert out.header.startswith("PLANNER 3/11")
     assert "Amendment round 1: wave twice; bow too" in out.text
     agent.apply(bow)
@@ -224,8 +225,7 @@ def test_a_non_interactive_amendment_is_re_approved_by_policy(project: Path) -> 
     agent.step(out.route())  # executor 1, 2, 3
     agent.plan("exec", "apply", "M-001")
     agent.plan("exec", "done", "M-001", "--evidence", "e", "--commit")
-    opened = Output(agent.plan("amend", "--reason", "wave too").stderr)
-    out = agent.step(opened.route())  # 3
+    out = Output(agent.plan("amend", "--reason", "wave too").stdout)  # which prints 3
     agent.apply(wave_milestone("$1"))
     out = through_gates(
         agent, out, lambda state: add_change(agent, state, "CI-002", "src/wave.py", WAVE_V1)
@@ -275,3 +275,74 @@ def test_step_3_waits_only_for_later_waves_with_work_left(
     from skills.executor.kinds import Implement
 
     assert Implement().current(Documents(waves, done)) == expected  # type: ignore[arg-type]
+
+
+def test_an_amendment_reviews_only_what_it_changed(project: Path) -> None:
+    """The review items on record stand, but those on a milestone the amendment reopens; a
+    phase-wide PASS judged before does not stand for a milestone it did not judge (the one
+    reopened, the one added): the rework's prompt asks for their own items and the gate
+    refuses without them."""
+    agent, _ = approved_plan(project)
+    state = Path(json.loads(agent.plan("status", "--json").stdout)["state_dir"])
+
+    def reviewer_items(phase: str) -> list[dict[str, Any]]:
+        items = json.loads((state / f"qr-{phase}.json").read_text())["items"]
+        return [i for i in items if i["source"] == "reviewer"]
+
+    opened = agent.plan("amend", "--reason", "bow too", "--milestone", "M-002")
+    for phase in ("plan-design", "plan-code", "plan-docs"):
+        whole = reviewer_items(phase)
+        assert {i["status"] for i in whole} == {"PASS"}  # nothing reopened
+        assert all(i["milestones"] == ["M-001"] for i in whole)  # no longer M-002's
+    out = Output(opened.stdout)  # 3
+    assert '"scope": "$K"' in out.text and "for each milestone you add" in out.text
+    agent.apply(
+        [
+            {"op": "milestone add", "args": {"name": "Bow", "file": ["src/bow.py"],
+                                             "acceptance": ["bow() bows"]}},
+            {"op": "intent add", "args": {"milestone": "$1", "file": "src/bow.py",
+                                          "behavior": "bow"}},
+        ]
+    )  # fmt: skip
+    refused = agent.shell(out.route("pass"), code=3)
+    for mid in ("M-002", "M-003"):
+        assert f"{mid}: no review item judged it" in refused.stderr
+        assert f"plan qr add --phase plan-design --scope {mid}" in refused.stderr
+    assert "M-001: no review item" not in refused.stderr  # its PASS stands
+    again = agent.step(f"planner --step 3 --state-dir '{state}'")
+    new_items = re.findall(r'"op": "qr add", "args": \{"phase": "plan-design", "scope": "(M-\d+)"',
+                           again.text)  # fmt: skip
+    assert new_items == ["M-002", "M-003"]
+    judged = [
+        {"op": "qr add", "args": {"phase": "plan-design", "scope": m, "check": "sound",
+                                  "status": "PASS"}}
+        for m in new_items
+    ]  # fmt: skip
+    agent.apply(judged)
+    code = agent.step(out.route("pass"))  # 5 passes, which prints 6
+    assert code.header.startswith("PLANNER 6/11")
+    assert '"scope": "M-003"' in code.text and '"scope": "M-001"' not in code.text
+
+
+def test_an_amendment_orders_a_new_milestone_after_a_committed_one_on_its_file(
+    project: Path,
+) -> None:
+    agent, approved = approved_plan(project)
+    agent.step(approved.route())  # executor 1, 2, 3
+    agent.plan("exec", "apply", "M-001")
+    agent.plan("exec", "done", "M-001", "--evidence", "ran it", "--commit")
+    agent.plan("amend", "--reason", "kinder")
+    later = {"name": "Kinder", "file": ["src/app.py"], "acceptance": ["kinder"]}
+    intent = {"milestone": "$1", "file": "src/app.py", "function": "farewell", "behavior": "k"}
+    done = agent.shell(
+        "plan apply -",
+        input=json.dumps(
+            [{"op": "milestone add", "args": later}, {"op": "intent add", "args": intent}]
+        ),
+    )
+    assert "M-003 comes after M-001 (committed; both change src/app.py)" in done.stderr
+    state = Path(json.loads(agent.plan("status", "--json").stdout)["state_dir"])
+    plan = json.loads((state / "plan.json").read_text())
+    assert plan["milestones"][-1]["depends_on"] == ["M-001"]  # ordered by itself
+    validated = agent.plan("validate", "--phase", "design")
+    assert "same-file-same-wave" not in validated.stdout + validated.stderr

@@ -134,7 +134,7 @@ def test_the_living_plan_from_approval_to_the_accepted_result(project: Path) -> 
     agent.plan("exec", "done", "M-001", "--evidence", "ran it", "--commit")
     assert "M-002" in wave.text
     opened = agent.plan("amend", "--reason", "wave twice; bow too", "--milestone", "M-002")
-    out = agent.step(Output(opened.stderr).route())  # planner 3, with the amendment
+    out = Output(opened.stdout)  # planner 3, with the amendment
     assert out.header.startswith("PLANNER 3/11") and "Amendment round 1" in out.text
     agent.apply(
         [

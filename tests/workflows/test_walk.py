@@ -124,6 +124,35 @@ def test_the_review_server_stops_after_an_approval_with_the_executor_line(
 
 
 @pytest.mark.slow
+def test_the_review_server_stops_cleanly_with_the_page_still_open(project: Path) -> None:
+    """The page open in a browser holds /events; after the verdict the server stops without
+    a word of its own: the rework step's prompt is all it prints."""
+    import http.client
+    from urllib.parse import urlsplit
+
+    agent, _ = to_review(project)
+    page = subprocess.Popen(
+        ["plan", "review", "open", "--no-browser", "--wait"], cwd=agent.project, env=agent.env,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert page.stdout is not None
+    url = urlsplit(page.stdout.readline().strip())
+    browser = http.client.HTTPConnection("127.0.0.1", url.port, timeout=60)
+    browser.request("GET", f"/events?{url.query}")
+    events = browser.getresponse()
+    assert events.readline() == b"retry: 1000\n"  # the stream is open
+    agent.plan("review", "reject", "--comment", "M-001: smaller")
+    printed, errors = page.communicate(timeout=60)
+    browser.close()
+    assert page.returncode == 0, errors
+    for word in ("Traceback", "CancelledError", "graceful shutdown"):
+        assert word not in printed and word not in errors, errors
+    rework = Output(printed)
+    assert rework.header.startswith("PLANNER 3/11")
+    assert printed.splitlines()[-1].startswith("IF FAIL: planner --step 5 ")  # its last line
+
+
+@pytest.mark.slow
 def test_a_page_without_wait_keeps_serving(project: Path) -> None:
     agent, out = to_review(project)
     page = _serve(agent)
@@ -244,7 +273,7 @@ def test_the_design_batch_takes_the_choice_with_options_as_json(project: Path) -
     assert shown["options"][1]["cons"] == ["more"]
 
 
-def test_the_users_words_whole_at_the_first_wave_then_one_line(project: Path) -> None:
+def test_the_users_words_once_in_a_session_then_one_line(project: Path) -> None:
     from tests.workflows.test_cost import README_DIFF, interactive
 
     agent, out = interactive(project)  # Q-001 answered "the app"
@@ -272,9 +301,10 @@ def test_the_users_words_whole_at_the_first_wave_then_one_line(project: Path) ->
     out = agent.step(out.route("pass"))  # 11
     approved = agent.shell(f"{out.if_pass} --by ann")
     wave_1 = agent.step(approved.stderr.split("NEXT: ", 1)[1].strip())  # executor 1, 2, 3
-    assert "Wave 1" in wave_1.text and "Q-001 Who says it? -> the app" in wave_1.text
+    line = "The user's words (Q-001) unchanged since planner step 3: plan show --answers"
+    assert "Wave 1" in wave_1.text and "the app" not in wave_1.text and line in wave_1.text
     agent.plan("exec", "apply", "M-001")
     agent.plan("exec", "done", "M-001", "--evidence", "e", "--commit")
     wave_2 = agent.step(wave_1.route())
     assert "Wave 2" in wave_2.text and "the app" not in wave_2.text
-    assert "The user's words (Q-001) unchanged since step 3: plan show --answers" in wave_2.text
+    assert line in wave_2.text
