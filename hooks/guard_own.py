@@ -32,6 +32,8 @@ FEEDERS = ("cat", "echo", "printf")
 READ_REDIRECTS = ("<", "<<", "<<-", "<<<")
 CHAIN_OPS = frozenset(("|", "\n", ";", "&&", "||"))
 PERSON = "is the person's decision"
+AGENT_PLACE = ".planner"  # sessions' worktrees and scratch dirs: the agent writes there
+MAX_CDS = 4  # every prefix of the `cd`s counts: 2**MAX_CDS places at most
 ASK, DENY = GuardDecision.ASK, GuardDecision.DENY
 
 
@@ -55,6 +57,9 @@ def judge_own(command: str, session: Session, cwd: str, env: Mapping[str, str]) 
         return None
     if not set(ops) <= CHAIN_OPS:
         return _not_plain(own[0])
+    elsewhere = _agent_place(found, session, cwd)
+    if elsewhere is not None:
+        return elsewhere
     assigned: set[str] = set()
     verdicts = []
     launchers = {id(c) for c in own}  # not `cmd in own`: that is quadratic in the commands
@@ -74,6 +79,33 @@ def judge_own(command: str, session: Session, cwd: str, env: Mapping[str, str]) 
         return worst
     alone = "run it as one command, alone"
     return Verdict(MUTATE, worst.part, worst.why + ", run alone", DENY, alone)
+
+
+def _agent_place(found: list[Command], session: Session, cwd: str) -> Verdict | None:
+    """A denial when the chain may run a launcher in a directory inside a `.planner/` (a
+    session's worktree or scratch dir: the agent writes there, so a repository there is the
+    agent's, and its config would run with the person's rights; docs/design.md,
+    "Agent-written data is never code"): the hook's cwd, or any directory its `cd`s may
+    reach (a `cd` may fail, so every prefix counts). More than MAX_CDS `cd`s: not plain."""
+    places = {cwd}
+    cds = [c for c in found if c.argv and c.argv[0] == "cd"]
+    if len(cds) > MAX_CDS:
+        return _not_plain(cds[0])
+    for cd in cds:
+        target = cd.argv[1] if len(cd.argv) > 1 else "~"
+        if target == "-":
+            return _not_plain(cd)
+        places |= {os.path.join(p, os.path.expanduser(target)) for p in places}
+    for place in places:
+        try:
+            real = os.path.realpath(place)
+        except (ValueError, OSError):
+            return _not_plain(found[0])
+        if AGENT_PLACE in real.split(os.sep):
+            project = os.path.dirname(os.path.dirname(session.state_dir))
+            why = f"runs the product in {real}, inside .planner/ where the agent writes"
+            return Verdict(MUTATE, place, why, DENY, f"run it from the project: cd {project}")
+    return None
 
 
 def _not_plain(cmd: Command) -> Verdict:

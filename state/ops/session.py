@@ -203,6 +203,7 @@ ACTIVE
 staging/
 .*.building/
 audit.jsonl
+guard.heard
 history/
 drafts.json
 */worktree/
