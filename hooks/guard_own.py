@@ -180,8 +180,9 @@ def judge_launcher(argv: list[str], command: str, session: Session, cwd: str) ->
     words, options = _split(argv[1:])
     for name, value in options:
         shell.check_clock()  # each resolves a path
-        if name == "--state-dir" and not _inside(cwd, value, os.path.dirname(session.state_dir)):
-            return Verdict(MUTATE, part, "names a state dir outside the project's .planner/")
+        if name == "--state-dir" and not _a_session_of(cwd, value, session):
+            why = "names a state dir that is not a session in the project's .planner/"
+            return Verdict(MUTATE, part, why)
         if name == "--non-interactive":
             why = PERSON + " (non-interactive approves by itself)"
             return Verdict(MUTATE, part, why, ASK, Hint.PERSON)
@@ -214,6 +215,20 @@ def _split(args: list[str]) -> tuple[list[str], list[tuple[str, str]]]:
             words.append(arg)
         i += 1
     return words, options
+
+
+def _a_session_of(cwd: str, path: str, session: Session) -> bool:
+    """Whether `path` is a session directory of the project's own `.planner/` (or a file in
+    one), never a `.planner/` the agent built inside a worktree or scratch dir."""
+    home = os.path.dirname(session.state_dir)
+    if not _inside(cwd, path, home):
+        return False
+    try:
+        real = os.path.realpath(os.path.join(cwd, os.path.expanduser(path)))
+    except (ValueError, OSError):
+        return False
+    below = real[len(os.path.realpath(home)) :].split(os.sep)
+    return AGENT_PLACE not in below and "worktree" not in below[2:3] and "scratch" not in below[2:3]
 
 
 def _inside(cwd: str, path: str, folder: str) -> bool:

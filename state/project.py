@@ -62,4 +62,5 @@ def session_project(state_dir: str) -> str:
             f"{session}: the session is not inside a project's .planner/ (a git work tree's "
             "<root>/.planner/<id>/); it applies only into the project that holds it"
         )
+    refuse_agent_written(project)  # a "session" inside another session's worktree
     return project

@@ -52,6 +52,9 @@ PLACES = [
     "cd /nowhere || true; cd .planner/s1/worktree && plan status",  # if the first cd fails
     "cd {state} && cd worktree && plan show",
     "cd .planner && plan status",
+    "plan status --state-dir .planner/s1/worktree/sub/.planner/x",
+    "plan status --state-dir {state}/scratch/repo/.planner/x",
+    "plan context scan --state-dir .planner/s1/worktree",
 ]
 
 
@@ -62,7 +65,9 @@ def test_own_commands_in_a_place_the_agent_writes_are_denied(project: Path, comm
     (state / "scratch" / "repo").mkdir(parents=True)
     decision, reason = decide(bash(command.format(state=state), project))
     assert decision == DENY, reason
-    if "one `plan` command per call" not in reason:
+    if "--state-dir" in command:
+        assert "not a session in the project's .planner/" in reason
+    elif "one `plan` command per call" not in reason:
         assert "inside .planner/ where the agent writes" in reason and f"cd {project}" in reason
 
 

@@ -9,6 +9,7 @@ and after, and the marker the planted program would write must not exist."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import stat
 from pathlib import Path
@@ -52,7 +53,7 @@ def planted_repository(where: Path, marker: Path, filters: bool = True) -> None:
     git_cmd(where, "add", "a.txt")
     git_cmd(where, "commit", "-qm", "first")
     script = program(where.parent / f"{where.name}-evil.sh", marker)
-    drivers = [("filter.x.clean", str(script)), ("filter.x.required", "true")]
+    drivers = [("filter.x.clean", str(script)), ("filter.x.smudge", str(script))]
     for key, value in (
         *(drivers if filters else []),
         ("diff.x.textconv", str(script)),
@@ -102,6 +103,36 @@ def test_a_repository_planted_in_the_worktree_is_never_a_project(
         assert (snapshot(project, skip=sub.parent), snapshot(home)) == before
     status = run("plan", "status", "--json", cwd=project, env=env)
     assert '"status": "discovery"' in status.stdout  # the real session was not cancelled
+
+
+def test_a_session_planted_in_the_worktree_never_makes_its_repository_the_project(
+    project: Path, home: Path, tmp_path: Path
+) -> None:
+    """A copy of the real session put in `<worktree>/sub/.planner/fake`, named with
+    --state-dir from the project: the session's project would be sub/, the agent's."""
+    import shutil
+
+    env = {"HOME": str(home)}
+    started = run("planner", "--step", "1", "--task", "Add a farewell", cwd=project, env=env)
+    state = Path(started.stdout.split("STATE_DIR=", 1)[1].split()[0])
+    marker = tmp_path / "MARKER"
+    sub = state / "worktree" / "sub"
+    planted_repository(sub, marker)
+    fake = sub / ".planner" / "fake"
+    shutil.copytree(state, fake, ignore=shutil.ignore_patterns("worktree", "scratch"))
+    session = json.loads((fake / "session.json").read_text())  # the agent's own base commit
+    session["base_commit"] = git_cmd(sub, "rev-parse", "HEAD").strip()
+    (fake / "session.json").write_text(json.dumps(session))
+    before = (snapshot(project, skip=sub.parent), snapshot(home))
+    for argv in (
+        ["plan", "context", "scan", "--json", "--state-dir", str(fake)],
+        ["plan", "worktree", "--state-dir", str(fake)],
+        ["plan", "change", "capture", "--state-dir", str(fake)],
+    ):
+        done = run(argv[0], *argv[1:], cwd=project, env=env)
+        assert done.returncode != 0 and "Traceback" not in done.stderr, (argv, done.stderr)
+    assert not marker.exists()
+    assert (snapshot(project, skip=sub.parent), snapshot(home)) == before
 
 
 def test_git_runs_nothing_the_repository_configures(tmp_path: Path) -> None:
