@@ -57,7 +57,7 @@ def judge_own(command: str, session: Session, cwd: str, env: Mapping[str, str]) 
         return None
     if not set(ops) <= CHAIN_OPS:
         return _not_plain(own[0])
-    elsewhere = _agent_place(found, session, cwd)
+    elsewhere = _agent_place(found, ops, session, cwd)
     if elsewhere is not None:
         return elsewhere
     assigned: set[str] = set()
@@ -81,22 +81,36 @@ def judge_own(command: str, session: Session, cwd: str, env: Mapping[str, str]) 
     return Verdict(MUTATE, worst.part, worst.why + ", run alone", DENY, alone)
 
 
-def _agent_place(found: list[Command], session: Session, cwd: str) -> Verdict | None:
+def _agent_place(
+    found: list[Command], ops: list[str], session: Session, cwd: str
+) -> Verdict | None:
     """A denial when the chain may run a launcher in a directory inside a `.planner/` (a
     session's worktree or scratch dir: the agent writes there, so a repository there is the
     agent's, and its config would run with the person's rights; docs/design.md,
-    "Agent-written data is never code"): the hook's cwd, or any directory its `cd`s may
-    reach (a `cd` may fail, so every prefix counts). More than MAX_CDS `cd`s: not plain."""
-    places = {cwd}
+    "Agent-written data is never code"): the hook's cwd, or a directory its `cd`s lead to.
+    A `cd` may fail: `cd DIR && plan …` runs plan only in DIR, `cd DIR; plan …` in either
+    (where substitutions hide the order, every prefix of the `cd`s counts). More than
+    MAX_CDS `cd`s: not plain."""
     cds = [c for c in found if c.argv and c.argv[0] == "cd"]
-    if len(cds) > MAX_CDS:
+    if len(cds) > MAX_CDS or any(len(c.argv) > 1 and c.argv[1] == "-" for c in cds):
         return _not_plain(cds[0])
-    for cd in cds:
-        target = cd.argv[1] if len(cd.argv) > 1 else "~"
-        if target == "-":
-            return _not_plain(cd)
-        places |= {os.path.join(p, os.path.expanduser(target)) for p in places}
-    for place in places:
+    states = {(cwd, True)}  # (where the shell is, whether the last command succeeded)
+    ordered = len(ops) == len(found) - 1
+    where: set[str] = set()  # where a launcher may run
+    for i, cmd in enumerate(found):
+        op = ops[i - 1] if ordered and i else ";"
+        run = {s for s in states if op not in ("&&", "||") or s[1] == (op == "&&")}
+        if cmd in cds:
+            target = os.path.expanduser(cmd.argv[1] if len(cmd.argv) > 1 else "~")
+            moved = {(os.path.join(d, target), True) for d, _ in run}
+            states = (states - run) | moved | {(d, False) for d, _ in run}
+        else:
+            if cmd.argv and cmd.argv[0].rsplit("/", 1)[-1] in LAUNCHERS:
+                where |= {d for d, _ in run}
+            states = (states - run) | {(d, ok) for d, _ in run for ok in (True, False)}
+        if not ordered:
+            states = {(d, ok) for d, _ in states for ok in (True, False)}
+    for place in where:
         try:
             real = os.path.realpath(place)
         except (ValueError, OSError):

@@ -77,6 +77,18 @@ def test_own_commands_from_a_hook_cwd_inside_the_worktree_are_denied(project: Pa
     assert decision == DENY and "where the agent writes" in reason
 
 
+def test_from_the_worktree_a_cd_to_the_project_that_must_succeed_runs_them(project: Path):
+    """`cd DIR && plan …` runs plan only in DIR; with `;` or `||` it may run where it was."""
+    state = make_session(project, "s1")
+    inside = state / "worktree"
+    assert decide(bash(f"cd {project} && plan status", inside))[0] == ALLOW
+    assert decide(bash(f"cd {inside} && cd {project} && plan status", project))[0] == ALLOW
+    assert decide(bash(f"cd {project}; plan status", inside))[0] == DENY
+    assert decide(bash(f"cd {project} || plan status", inside))[0] == DENY
+    assert decide(bash(f"cd {inside}; cd {project} && plan status", project))[0] == ALLOW
+    assert decide(bash(f"cd {inside} && plan status; cd {project}", project))[0] == DENY
+
+
 def test_own_commands_elsewhere_in_the_project_still_run(project: Path):
     make_session(project, "s1")
     assert decide(bash("cd sub && plan status", project))[0] == ALLOW
