@@ -98,6 +98,7 @@ def _agent_place(
     ordered = len(ops) == len(found) - 1
     where: set[str] = set()  # where a launcher may run
     for i, cmd in enumerate(found):
+        shell.check_clock()
         op = ops[i - 1] if ordered and i else ";"
         run = {s for s in states if op not in ("&&", "||") or s[1] == (op == "&&")}
         if cmd in cds:
