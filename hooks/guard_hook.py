@@ -179,6 +179,7 @@ def _run(raw: bytes, dialect: str, env: Env) -> str:
         return render(dialect, DENY, reason)
     if session is None or not session.planning:
         return ""
+    hookstate.leave_trace(session)  # `planner status` then says the guard is heard
     cwd = hook.get("cwd", project)
     project = session.project  # what holds the store, whatever directory the harness named
     if dialect == Dialect.CODEX:

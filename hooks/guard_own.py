@@ -32,6 +32,8 @@ FEEDERS = ("cat", "echo", "printf")
 READ_REDIRECTS = ("<", "<<", "<<-", "<<<")
 CHAIN_OPS = frozenset(("|", "\n", ";", "&&", "||"))
 PERSON = "is the person's decision"
+AGENT_PLACE = ".planner"  # sessions' worktrees and scratch dirs: the agent writes there
+MAX_CDS = 4  # every prefix of the `cd`s counts: 2**MAX_CDS places at most
 ASK, DENY = GuardDecision.ASK, GuardDecision.DENY
 
 
@@ -55,6 +57,9 @@ def judge_own(command: str, session: Session, cwd: str, env: Mapping[str, str]) 
         return None
     if not set(ops) <= CHAIN_OPS:
         return _not_plain(own[0])
+    elsewhere = _agent_place(found, ops, session, cwd)
+    if elsewhere is not None:
+        return elsewhere
     assigned: set[str] = set()
     verdicts = []
     launchers = {id(c) for c in own}  # not `cmd in own`: that is quadratic in the commands
@@ -74,6 +79,48 @@ def judge_own(command: str, session: Session, cwd: str, env: Mapping[str, str]) 
         return worst
     alone = "run it as one command, alone"
     return Verdict(MUTATE, worst.part, worst.why + ", run alone", DENY, alone)
+
+
+def _agent_place(
+    found: list[Command], ops: list[str], session: Session, cwd: str
+) -> Verdict | None:
+    """A denial when the chain may run a launcher in a directory inside a `.planner/` (a
+    session's worktree or scratch dir: the agent writes there, so a repository there is the
+    agent's, and its config would run with the person's rights; docs/design.md,
+    "Agent-written data is never code"): the hook's cwd, or a directory its `cd`s lead to.
+    A `cd` may fail: `cd DIR && plan …` runs plan only in DIR, `cd DIR; plan …` in either
+    (where substitutions hide the order, every prefix of the `cd`s counts). More than
+    MAX_CDS `cd`s: not plain."""
+    cds = [c for c in found if c.argv and c.argv[0] == "cd"]
+    if len(cds) > MAX_CDS or any(len(c.argv) > 1 and c.argv[1] == "-" for c in cds):
+        return _not_plain(cds[0])
+    states = {(cwd, True)}  # (where the shell is, whether the last command succeeded)
+    ordered = len(ops) == len(found) - 1
+    where: set[str] = set()  # where a launcher may run
+    for i, cmd in enumerate(found):
+        shell.check_clock()
+        op = ops[i - 1] if ordered and i else ";"
+        run = {s for s in states if op not in ("&&", "||") or s[1] == (op == "&&")}
+        if cmd in cds:
+            target = os.path.expanduser(cmd.argv[1] if len(cmd.argv) > 1 else "~")
+            moved = {(os.path.join(d, target), True) for d, _ in run}
+            states = (states - run) | moved | {(d, False) for d, _ in run}
+        else:
+            if cmd.argv and cmd.argv[0].rsplit("/", 1)[-1] in LAUNCHERS:
+                where |= {d for d, _ in run}
+            states = (states - run) | {(d, ok) for d, _ in run for ok in (True, False)}
+        if not ordered:
+            states = {(d, ok) for d, _ in states for ok in (True, False)}
+    for place in where:
+        try:
+            real = os.path.realpath(place)
+        except (ValueError, OSError):
+            return _not_plain(found[0])
+        if AGENT_PLACE in real.split(os.sep):
+            project = os.path.dirname(os.path.dirname(session.state_dir))
+            why = f"runs the product in {real}, inside .planner/ where the agent writes"
+            return Verdict(MUTATE, place, why, DENY, f"run it from the project: cd {project}")
+    return None
 
 
 def _not_plain(cmd: Command) -> Verdict:
@@ -148,8 +195,9 @@ def judge_launcher(argv: list[str], command: str, session: Session, cwd: str) ->
     words, options = _split(argv[1:])
     for name, value in options:
         shell.check_clock()  # each resolves a path
-        if name == "--state-dir" and not _inside(cwd, value, os.path.dirname(session.state_dir)):
-            return Verdict(MUTATE, part, "names a state dir outside the project's .planner/")
+        if name == "--state-dir" and not _a_session_of(cwd, value, session):
+            why = "names a state dir that is not a session in the project's .planner/"
+            return Verdict(MUTATE, part, why)
         if name == "--non-interactive":
             why = PERSON + " (non-interactive approves by itself)"
             return Verdict(MUTATE, part, why, ASK, Hint.PERSON)
@@ -182,6 +230,20 @@ def _split(args: list[str]) -> tuple[list[str], list[tuple[str, str]]]:
             words.append(arg)
         i += 1
     return words, options
+
+
+def _a_session_of(cwd: str, path: str, session: Session) -> bool:
+    """Whether `path` is a session directory of the project's own `.planner/` (or a file in
+    one), never a `.planner/` the agent built inside a worktree or scratch dir."""
+    home = os.path.dirname(session.state_dir)
+    if not _inside(cwd, path, home):
+        return False
+    try:
+        real = os.path.realpath(os.path.join(cwd, os.path.expanduser(path)))
+    except (ValueError, OSError):
+        return False
+    below = real[len(os.path.realpath(home)) :].split(os.sep)
+    return AGENT_PLACE not in below and "worktree" not in below[2:3] and "scratch" not in below[2:3]
 
 
 def _inside(cwd: str, path: str, folder: str) -> bool:

@@ -22,6 +22,10 @@ if TYPE_CHECKING:
 # planning.
 PROJECT_ENV = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR")
 MAX_SESSION_BYTES = 4 << 20
+# Left in the session's directory by the guard's first call for it (the directory is made
+# with the session, so a trace there was left after it was created); outside the worktree and
+# the scratch dir, the only places of the session the agent can write while planning.
+TRACE = "guard.heard"
 
 
 class DamagedSession(Exception):
@@ -56,6 +60,23 @@ class Session:
         """The project that holds the session's store (`<project>/.planner/<id>`), whatever
         directory the harness names: what the sandbox keeps read-only."""
         return os.path.dirname(os.path.dirname(self.state_dir))
+
+
+def leave_trace(session: Session) -> None:
+    """Mark that the guard has been heard for `session` (one stat once it exists)."""
+    path = os.path.join(session.state_dir, TRACE)
+    if os.path.exists(path):
+        return
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    except OSError:
+        return  # no trace: the status then says the guard is not heard, the safe side
+    os.close(fd)
+
+
+def heard(state_dir: str) -> bool:
+    """Whether the guard has been called for the session since it was created."""
+    return os.path.exists(os.path.join(state_dir, TRACE))
 
 
 def project_dir(hook_cwd: object, env: Mapping[str, str] | None = None) -> str:
@@ -184,13 +205,28 @@ def client_dialect(env: Mapping[str, str] | None = None) -> Dialect:
     return Dialect.CODEX if codex else Dialect.CLAUDE
 
 
+NOT_GUARDED = "planning is NOT guarded: no call of planner's guard has been heard for this"
+NOT_GUARDED += " session, so nothing stops a write to the project; "
+UNHEARD = {
+    Dialect.CODEX: "Codex runs planner's hooks only once the person trusts them: run /hooks"
+    " in Codex and trust planner's hooks, then restart the session",
+    Dialect.CLAUDE: "planner's hooks are not running: the plugin (Claude Code: /plugin) or"
+    " the extension (Gemini CLI: gemini extensions list) must be installed and enabled, then"
+    " restart the session",
+}
+
+
 def with_guard(summary: Status, dialect: str | None = None) -> Status:
-    """The status record with the guard's line while planning, true for the client: the
-    sandbox where commands run in it, else what parsing alone does. Without a dialect
-    (`plan status`), the client the command runs under."""
+    """The status record with the guard's line while planning, true for the client: NOT
+    guarded where no guard call has been heard for the session, else the sandbox where
+    commands run in it, else what parsing alone does. Without a dialect (`plan status`), the
+    client the command runs under."""
     if summary["status"] in SETTLED:
         return summary
     dialect = dialect or client_dialect()
+    if not heard(summary["state_dir"]):
+        what = UNHEARD[Dialect.CODEX if dialect == Dialect.CODEX else Dialect.CLAUDE]
+        return {**summary, "guard": NOT_GUARDED + what}
     if dialect == Dialect.CODEX:
         return {**summary, "guard": f"{CODEX_GUARD} ({summary['state_dir']}/worktree)"}
     from hooks.sandbox import sandbox_note  # only when a status is printed, not on every hook

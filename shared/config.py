@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from state.errors import UsageError
+from state.errors import PreconditionFailed, UsageError
 from state.storage import schema
 
 TYPE_CHECKING = False
@@ -81,3 +81,34 @@ def load(root: str) -> Config:
         "guard": config["guard"],
         "commit": config["commit"],
     }
+
+
+def policy(root: str, settings: Config, flag: bool) -> str | None:
+    """Why nobody will be asked in a new session, or None when the person is asked: the
+    person's explicit choice only, `--non-interactive` (which the guard asks the person
+    about) or `interactive = false` in a committed configuration file, unchanged since, so
+    an agent cannot make its own plan approve itself by editing it (docs/design.md, "Who
+    approves"). `CI` in the environment is no such choice."""
+    if flag:
+        return "--non-interactive on step 1"
+    if settings["interactive"]:
+        return None
+    where = next(w for w, table in reversed(_tables(root)) if "interactive" in table)
+    path = where.rpartition(" [")[0]
+    relative = os.path.relpath(path, root)
+    if not _committed(root, relative):
+        raise PreconditionFailed(
+            f"{path}: interactive = false counts only when committed, unchanged (fix: commit"
+            f" it with git add {relative} && git commit, or run planner --step 1"
+            " --non-interactive yourself)"
+        )
+    return f"interactive = false in {relative} (committed)"
+
+
+def _committed(root: str, relative: str) -> bool:
+    """Whether `relative` is tracked by git and unchanged from HEAD, in index and on disk."""
+    from state.repo import git  # a subprocess: only a configuration that asks for it
+
+    done = git.run(root, "status", "--porcelain", "--ignored", "--", relative)
+    listed = git.run(root, "ls-files", "--error-unmatch", "--", relative)
+    return done.returncode == 0 and not done.stdout.strip() and listed.returncode == 0

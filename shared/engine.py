@@ -169,6 +169,11 @@ def _decide_in(
         need = "needs --qr-status pass|fail" if verdict is None else "takes no --qr-status"
         raise UsageError(f"--qr-status: {workflow.name} step {number} ({step.name}) {need}")
     _check_approved(tx)
+    if flags.get("non_interactive") and not ctx.non_interactive:
+        raise Refused(
+            f"--non-interactive: {session['id']} is interactive, and a session's mode is fixed"
+            " when it is created (start a new one with planner --step 1 --non-interactive)"
+        )
     if flags.get("new_session"):
         how = EngineMode.ARRIVE
     elif _gate_done(step_kind, ctx, verdict) or _passed_by_chain(step_kind, ctx):

@@ -8,7 +8,6 @@ any table; a row names its kind, requirements, actions and skip rules as objects
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TypedDict, overload
@@ -209,12 +208,15 @@ class Context:
 
     @property
     def policy(self) -> str:
-        """Why nobody is asked, or "" when the session is interactive."""
-        if self.flags.get("non_interactive") or self.session["non_interactive"]:
+        """Why nobody is asked, or "" when the session is interactive: the mode recorded when
+        the session was created, never the environment (`CI`) or a later step's flags
+        (docs/design.md, "Who approves")."""
+        recorded = self.session.get("policy")
+        if recorded:
+            return recorded
+        if self.session["non_interactive"]:  # a session made before `policy` was recorded
             return "--non-interactive"
-        if not self.config["interactive"]:
-            return "interactive = false in the configuration"
-        return "CI is set" if os.environ.get("CI") else ""
+        return "" if self.config["interactive"] else "interactive = false in the configuration"
 
     @property
     def non_interactive(self) -> bool:

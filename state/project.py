@@ -8,13 +8,34 @@ from __future__ import annotations
 
 import os
 
-from state.errors import PreconditionFailed
+from state.errors import PreconditionFailed, Refused
+
+PLANNER_DIR = ".planner"
 
 
 def project_root(cwd: str | None = None) -> str:
-    """The git root above cwd (a `.git` entry, directory or file), else cwd itself."""
+    """The git root above cwd (a `.git` entry, directory or file), else cwd itself; never a
+    repository inside a `.planner/` (Refused, exit 4)."""
     start = os.path.abspath(cwd or os.getcwd())
-    return git_root(start) or start
+    root = git_root(start)
+    if root is None:
+        return start
+    refuse_agent_written(root)
+    return root
+
+
+def refuse_agent_written(root: str) -> None:
+    """Refused when `root` is inside a `.planner/`: a session's worktree and scratch dir are
+    written by the agent while it plans, so a repository there is the agent's, and its config
+    (filters, fsmonitor, hooks) would run outside the sandbox with the person's rights
+    (docs/design.md, "Agent-written data is never code")."""
+    parts = os.path.realpath(root).split(os.sep)
+    if PLANNER_DIR in parts:
+        inside = os.sep.join(parts[: parts.index(PLANNER_DIR) + 1])
+        raise Refused(
+            f"{root}: inside {inside}/, where the agent writes; planner never takes a"
+            " repository there for a project (run it from the project's own directory)"
+        )
 
 
 def git_root(start: str) -> str | None:
@@ -41,4 +62,5 @@ def session_project(state_dir: str) -> str:
             f"{session}: the session is not inside a project's .planner/ (a git work tree's "
             "<root>/.planner/<id>/); it applies only into the project that holds it"
         )
+    refuse_agent_written(project)  # a "session" inside another session's worktree
     return project

@@ -41,7 +41,7 @@ def run(
 ) -> subprocess.CompletedProcess[str]:
     """One of the package's console scripts, in the project, as a real process."""
     full = {k: v for k, v in os.environ.items() if k not in DROP}
-    full.update(GIT_ID, CI="1", **(env or {}))
+    full.update(GIT_ID, **(env or {}))
     return subprocess.run(
         [str(BIN / argv[0]), *argv[1:]],
         cwd=root,
@@ -57,7 +57,7 @@ def here(root: Path, argv: list[str]) -> subprocess.CompletedProcess[str]:
     """`run` without a fault, in this process (tests/inprocess.py): the recovery and the retry
     after a kill need no process of their own, only the killed run does."""
     full = {k: v for k, v in os.environ.items() if k not in DROP}
-    full.update(GIT_ID, CI="1")
+    full.update(GIT_ID)
     return run_script(argv[0], *argv[1:], cwd=root, environ=full)
 
 
@@ -65,7 +65,7 @@ def ok(root: Path, argv: list[str], stdin: str | None = None) -> str:
     """A setup command, which must exit 0, in this process (tests/inprocess.py; no fault is
     injected in it): its stdout."""
     full = {k: v for k, v in os.environ.items() if k not in DROP}
-    full.update(GIT_ID, CI="1")
+    full.update(GIT_ID)
     done = run_script(argv[0], *argv[1:], cwd=root, environ=full, input=stdin)
     assert done.returncode == 0, (argv, done.stdout, done.stderr)
     return done.stdout

@@ -90,8 +90,9 @@ def start(workflow: Workflow, flags: Flags) -> int:
         root,
         task.strip(),
         settings,
-        non_interactive=bool(flags.get("non_interactive")),
+        non_interactive=False,
         activate=False,
+        policy=config.policy(root, settings, bool(flags.get("non_interactive"))),
     )
     try:
         code = engine.run(workflow, 1, {**flags, "new_session": True}, store=store)

@@ -35,9 +35,16 @@ def new_plan_id() -> str:
 
 
 def create(
-    root: str, task: str, config: Config, non_interactive: bool, activate: bool = True
+    root: str,
+    task: str,
+    config: Config,
+    non_interactive: bool,
+    activate: bool = True,
+    policy: str | None = None,
 ) -> Store:
     """Make .planner/<id>/ with session.json, plan.json and context.json; make it ACTIVE.
+    The session's mode is fixed here: non-interactive with `policy` (why nobody is asked) or
+    `non_interactive`, else the person is asked (docs/design.md, "Who approves").
 
     The directory is built under a hidden temp name and renamed into place: a failure or a
     kill leaves no half-made session (only a hidden temp directory, removed on the next one).
@@ -59,7 +66,8 @@ def create(
         stamp = clock.now()
         with Store(building).transaction("session create") as tx:
             tx.create(
-                "session", new_session(session_id, task, stamp, root, config, non_interactive)
+                "session",
+                new_session(session_id, task, stamp, root, config, non_interactive, policy),
             )
             tx.create("plan", new_plan(stamp))
             tx.create("context", new_context())
@@ -92,8 +100,16 @@ def discard(store: Store) -> None:
 # The first documents, every field spelled: mypy holds them to documents.py, and
 # tests/state/test_new_session.py holds their values to the models' defaults.
 def new_session(
-    session_id: str, task: str, stamp: str, root: str, config: Config, non_interactive: bool
+    session_id: str,
+    task: str,
+    stamp: str,
+    root: str,
+    config: Config,
+    non_interactive: bool,
+    policy: str | None = None,
 ) -> Session:
+    if non_interactive and policy is None:
+        policy = "--non-interactive on step 1"
     return {
         "schema_version": 1,
         "id": session_id,
@@ -108,7 +124,8 @@ def new_session(
         "reached": {},
         "next_command": None,
         "routing": {},
-        "non_interactive": non_interactive,
+        "non_interactive": policy is not None,
+        "policy": policy,
         "config": config,
         "qr": {},
         "rejects": 0,
@@ -187,6 +204,7 @@ ACTIVE
 staging/
 .*.building/
 audit.jsonl
+guard.heard
 history/
 drafts.json
 */worktree/

@@ -3,8 +3,14 @@ names, with nothing inherited that could point git elsewhere or make it run a pr
 
 No GIT_* variable passes but the committer's identity (git exports GIT_DIR and GIT_WORK_TREE
 while it runs hooks, and the product ships a pre-commit hook); discovery never climbs above
-the project's root; no fsmonitor, hooks or pager. Values that come from state files are
-passed after `--end-of-options` by the callers.
+the project's root. Nothing a repository's configuration names runs (docs/design.md,
+"Agent-written data is never code"): no fsmonitor, hooks or pager, no repository git would
+take for bare without being told (`safe.bareRepository=explicit`), no external diff or
+textconv where a command prints patches, and no submodule entered (a nested repository's
+own config, written by the agent in the worktree, would name filters and diff drivers);
+filters and diff drivers come only from the configuration of the repository the caller
+names. `-c` settings reach every git that git starts (GIT_CONFIG_PARAMETERS). Values that
+come from state files are passed after `--end-of-options` by the callers.
 """
 
 from __future__ import annotations
@@ -18,7 +24,15 @@ from state.errors import PreconditionFailed
 from state.repo import contention
 from state.storage import journal
 
-HARDENED = ("-c", "core.fsmonitor=", "-c", "core.hooksPath=/dev/null", "-c", "core.pager=cat")
+HARDENED = (
+    "--no-pager",
+    *("-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "core.pager=cat"),
+    *("-c", "safe.bareRepository=explicit", "-c", "diff.external="),
+    *("-c", "submodule.recurse=false", "-c", "diff.ignoreSubmodules=all"),
+    *("-c", "status.submoduleSummary=false"),
+)
+PATCHES = ("diff", "show", "log", "format-patch")  # commands that can print patches
+NO_DRIVERS = ("--no-ext-diff", "--no-textconv")
 IDENTITY = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL")
 
 
@@ -79,6 +93,8 @@ def _run(
     argv = ["git", *([f"--git-dir={git_dir}"] if git_dir else [])]
     argv += [f"--work-tree={work_tree}"] if work_tree else []
     journal.point("git", " ".join(args[:2]))  # a crash point (tests/crashpoints.py)
+    if args and args[0] in PATCHES:
+        args = (args[0], *NO_DRIVERS, *args[1:])
     try:
         return subprocess.run(
             [*argv, *HARDENED, *args],

@@ -352,6 +352,7 @@ class Session(TypedDict):
     next_command: str | None
     routing: dict[str, list[str]]
     non_interactive: bool
+    policy: str | None
     config: Config
     qr: dict[str, QRLoop]
     rejects: int

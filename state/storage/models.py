@@ -627,7 +627,10 @@ class Session(Strict):
     routing: dict[str, list[str]] = {}
     """argv of the last routing, for `planner next`."""
     non_interactive: bool = False
-    """True when no user answers questions."""
+    """True when no user answers questions (fixed when the session is created)."""
+    policy: str | None = None
+    """Why nobody is asked, fixed when the session was created: "--non-interactive on step 1"
+    or "interactive = false in FILE" (committed); None: the person is asked and approves."""
     config: Config = Config()
     """The effective settings."""
     qr: dict[str, QRLoop] = {}

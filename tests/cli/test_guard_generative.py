@@ -76,14 +76,14 @@ def template(tmp_path_factory) -> Path:
 
 
 def snapshot(root: Path) -> dict:
-    """Every file's type, mode and content (links by target), but git's index, which
-    `git status` refreshes without changing anything a person sees."""
+    """Every file's type, mode and content (links by target), but git's index, which `git
+    status` refreshes without changing anything a person sees, and the guard's own records."""
     found = {}
     for here, dirs, files in os.walk(root):
         for name in sorted(dirs + files):
             full = os.path.join(here, name)
             rel = os.path.relpath(full, root)
-            if rel in (".git/index", ".planner/s1/audit.jsonl"):
+            if rel in (".git/index", ".planner/s1/audit.jsonl", ".planner/s1/guard.heard"):
                 continue
             info = os.lstat(full)
             if os.path.islink(full):

@@ -164,7 +164,7 @@ def test_a_non_interactive_session_is_accepted_by_policy(tmp_path: Path):
     from tests.cli.result_helpers import execute
 
     project = init_project(tmp_path / "project")
-    agent, out = to_approval(project)  # CI=1: nobody is asked
+    agent, out = to_approval(project)  # non-interactive: nobody is asked
     out = execute(agent, out)
     assert out.done and "accepted by policy" in out.text
     record = session(Path(out.state_dir))

@@ -58,6 +58,7 @@ def make_project(root: Path) -> Path:
     subprocess.run([*git, "add", "."], cwd=root, check=True)
     subprocess.run([*git, "commit", "-qm", "base"], cwd=root, check=True)
     make_session(root, "s1")
+    (root / ".planner" / "s1" / hookstate.TRACE).touch()  # the guard was heard (as it runs here)
     return root
 
 
@@ -67,7 +68,7 @@ def snapshot(root: Path) -> dict:
         rel = str(path.relative_to(root))
         if rel.startswith((".planner/s1/worktree/", ".planner/s1/scratch")):
             continue
-        if rel == ".planner/s1/audit.jsonl":
+        if rel in (".planner/s1/audit.jsonl", ".planner/s1/guard.heard"):  # the guard's own
             continue
         info = path.lstat()
         body = path.read_bytes() if path.is_file() and not path.is_symlink() else b""

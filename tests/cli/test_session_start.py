@@ -38,6 +38,21 @@ def start(project: Path) -> Path:
     return Path(done.stdout.split("STATE_DIR=", 1)[1].split()[0])
 
 
+def guard_call(project: Path, dialect: str = "claude") -> None:
+    """One tool call through the real guard, as hooks/hooks.json runs it: it leaves the
+    session's trace (the status then says the guard is heard)."""
+    payload = {"tool_name": "Bash", "tool_input": {"command": "ls"}, "cwd": str(project)}
+    done = subprocess.run(
+        [sys.executable, "-S", "-I", str(REPO / "hooks" / "guard.py"), "--dialect", dialect],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin"},
+    )
+    assert done.returncode == 0, done.stderr
+
+
 def test_no_session_prints_nothing(project: Path) -> None:
     assert hook(project).stdout == ""
     on_path = {"PATH": f"{REPO / 'bin'}:/usr/bin:/bin"}
@@ -101,6 +116,7 @@ def test_gemini_gets_the_text_as_json_context(project: Path) -> None:
 def test_the_guard_line_is_true_for_each_client(project: Path) -> None:
     """Codex runs no rewritten command: its status never claims a sandbox."""
     state = start(project)
+    guard_call(project, "codex")
     codex = hook(project, None, "--dialect", "codex").stdout
     assert "command parsing only (Codex runs no rewritten command" in codex
     assert "sandbox except" not in codex and f"{state}/worktree" in codex
@@ -131,6 +147,7 @@ def test_gemini_context_holds_no_angle_brackets_to_escape() -> None:
 def test_plan_status_inside_codex_claims_no_sandbox(project: Path) -> None:
     """Codex gives its commands CODEX_THREAD_ID: `plan status` there has Codex's guard line."""
     start(project)
+    guard_call(project, "codex")
     inside = run("plan", "status", cwd=project, env={"CODEX_THREAD_ID": "t-1"}).stdout
     assert "command parsing only (Codex runs no rewritten command" in inside
     assert "Codex" not in run("plan", "status", cwd=project).stdout

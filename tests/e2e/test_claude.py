@@ -192,7 +192,7 @@ def test_planning_is_read_only_until_the_plan_is_approved(
     skill = s["tool_calls"][0]
     assert skill["name"] == "Skill" and skill["input"]["skill"] == "planner:planner"
     steps = bash_results(s)
-    assert steps[1][0] == "planner --step 1 --task 'Add a farewell'"
+    assert steps[1][0] == "planner --step 1 --task 'Add a farewell' --non-interactive"
     state = Path(steps[1][1]["text"].split("STATE_DIR=")[1].split()[0])
     assert state.parent == project / ".planner"
 

@@ -56,7 +56,7 @@ def test_a_quick_plan_to_frozen_in_the_environment_the_plugin_makes(
         for c in s["tool_calls"]
         if c["name"] == "Bash" and c["id"] in results
     ]
-    assert steps[0][0] == "planner --step 1 --task 'Add a farewell' --depth quick"
+    assert steps[0][0] == "planner --step 1 --task 'Add a farewell' --depth quick --non-interactive"
     # The first step waited for the build the hook started (its progress is on stderr,
     # which the Bash tool shows before the step's own output).
     print(steps[0][1][:600])

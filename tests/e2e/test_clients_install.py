@@ -41,7 +41,7 @@ from tests.e2e.test_other_harnesses_guard import (
 pytestmark = pytest.mark.client
 
 QUICK = json.loads((SCENARIOS / "quick_plan.json").read_text())["turns"][0]["follow"]["on"]
-TASK = "planner --step 1 --task 'Add a farewell' --depth quick"
+TASK = "planner --step 1 --task 'Add a farewell' --depth quick --non-interactive"
 WALK = {
     "follow": {
         # Step 1 (the TASK turn) printed step 2's prompt too; running step 2 again re-renders it.

@@ -67,9 +67,9 @@ def review(agent: Agent, phase: str, verdict: str = "PASS", finding: str | None 
 
 
 def test_planner_then_executor_following_the_printed_routing(project: Path) -> None:
-    agent = Agent(project, env={"CI": "1"}, process=True)
+    agent = Agent(project, process=True)
     walk = Walk(agent)
-    out = walk.go("planner --step 1 --task 'Add a farewell'")  # which prints 2
+    out = walk.go("planner --step 1 --task 'Add a farewell' --non-interactive")  # which prints 2
     assert "PLANNER 1/11 plan-init" in out.text and out.header == "PLANNER 2/11 context-verify"
     state = Path(out.state_dir)
     assert state.parent == project / ".planner"

@@ -24,9 +24,9 @@ def says(out: Output, *commands: str) -> None:
 
 
 def test_plan_from_worktree_edits_then_apply_and_commit(project: Path) -> None:
-    agent = Agent(project, env={"CI": "1", **IDENTITY}, process=True)
+    agent = Agent(project, env=IDENTITY, process=True)
     base = git(project, "rev-parse", "HEAD").strip()
-    out = agent.step("planner --step 1 --task 'Add a farewell'")
+    out = agent.step("planner --step 1 --task 'Add a farewell' --non-interactive")
     state = Path(out.state_dir)  # step 1 printed step 2
     agent.plan("context", "set", "--goal", "Users can say goodbye")
     out = agent.step(out.route())  # 3

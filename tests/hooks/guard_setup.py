@@ -86,7 +86,7 @@ def verdict(out: str, dialect: str) -> tuple[str, str]:
 
 def snapshot(root: Path) -> dict[str, object]:
     """Every file's type, mode and content (links by target), but git's index (refreshed by
-    `git status`), the session's audit log (the guard's own) and its scratch dir (made by
+    `git status`), the session's audit log and trace (the guard's own) and its scratch dir (made by
     the sandbox wrapper, writable in the sandbox by design); in HOME, the guard's own cache
     of its sandbox probe (~/.cache/planner)."""
     found: dict[str, object] = {}
@@ -94,7 +94,8 @@ def snapshot(root: Path) -> dict[str, object]:
         for name in sorted(dirs + files):
             full = os.path.join(here, name)
             rel = os.path.relpath(full, root)
-            if rel.endswith((".git/index", "audit.jsonl")) or "/s1/scratch" in "/" + rel:
+            own = rel.endswith((".git/index", "audit.jsonl", "guard.heard"))
+            if own or "/s1/scratch" in "/" + rel:
                 continue
             if rel == ".cache" or rel.startswith(".cache/planner"):
                 continue

@@ -40,7 +40,7 @@ def read_only_git(root: Path, argv: list[str]) -> subprocess.CompletedProcess[st
     it): root ignores file modes, a read-only bind stops root too."""
     dot = str(root / ".git")
     full = {k: v for k, v in os.environ.items() if k not in cp.DROP}
-    full.update(cp.GIT_ID, CI="1")
+    full.update(cp.GIT_ID)
     wrap = ["bwrap", "--bind", "/", "/", "--ro-bind", dot, dot, "--dev", "/dev", "--proc", "/proc"]
     program = str(cp.BIN / argv[0]) if (cp.BIN / argv[0]).exists() else argv[0]
     return subprocess.run(

@@ -19,8 +19,11 @@ DOCS_ONLY = [
 
 
 def start(project: Path, *flags: str, env: dict[str, str] | None = None) -> tuple[Agent, Output]:
-    """A session at step 3; non-interactive (CI=1) unless `env` says otherwise."""
-    agent = Agent(project, env={"CI": "1"} if env is None else env)
+    """A session at step 3; non-interactive (--non-interactive on step 1) unless `env` is
+    given (an interactive session then)."""
+    agent = Agent(project, env=env)
+    if env is None:
+        flags = (*flags, "--non-interactive")
     out = agent.step(" ".join(["planner --step 1 --task 'Add a farewell'", *flags]))  # and 2
     agent.plan("context", "set", "--goal", "say goodbye")
     return agent, agent.step(out.route())

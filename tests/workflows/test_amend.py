@@ -220,7 +220,7 @@ def test_amend_refusals(project: Path) -> None:
 def test_a_non_interactive_amendment_is_re_approved_by_policy(project: Path) -> None:
     from tests.workflows.helpers import to_approval
 
-    agent, out = to_approval(project)  # CI=1: approved as "auto"
+    agent, out = to_approval(project)  # non-interactive: approved as "auto"
     state = state_of(out)
     agent.step(out.route())  # executor 1, 2, 3
     agent.plan("exec", "apply", "M-001")

@@ -20,8 +20,8 @@ pytestmark = pytest.mark.slow  # crash points: one process per write
 
 
 def at_once(project: Path, command: str, n: int = 16) -> list[int]:
-    """Run `command` n times at the same moment (non-interactive, as the session was
-    started: a gate runs the step it leads to); their exit codes."""
+    """Run `command` n times at the same moment (with CI set, which changes nothing: the
+    session's mode was fixed when it was created); their exit codes."""
     argv = shlex.split(command)
     procs = [
         subprocess.Popen(

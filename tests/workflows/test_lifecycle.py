@@ -105,8 +105,8 @@ def test_a_question_timeout_records_the_recommended_option_as_an_assumption(proj
     assert "Q-001 Which one?: assumed 'b' (question_timeout passed)" in context["assumptions"]
 
 
-def test_with_ci_set_nobody_is_asked_and_the_policy_is_on_record(project: Path) -> None:
-    agent, out = start(project, env={"CI": "1"})  # at step 3
+def test_non_interactive_nobody_is_asked_and_the_policy_is_on_record(project: Path) -> None:
+    agent, out = start(project)  # --non-interactive on step 1; at step 3
     state = state_of(out)
     agent.plan(*YES_NO_QUESTION)
     agent.plan(
@@ -134,13 +134,14 @@ def test_with_ci_set_nobody_is_asked_and_the_policy_is_on_record(project: Path) 
     assert choice["picked"] == "OPT-A" and choice["rationale"] == "auto"
     assert plan["planning_context"]["rejected_alternatives"][0]["rejection_reason"] == "heavy"
     audit = [json.loads(line) for line in (state / "audit.jsonl").read_text().splitlines()]
-    assert any(a.get("policy") == "CI is set" and a.get("picked") for a in audit)
-    assert any(a.get("policy") == "CI is set" and a.get("interactive") is False for a in audit)
+    policy = "--non-interactive on step 1"
+    assert any(a.get("policy") == policy and a.get("picked") for a in audit)
+    assert any(a.get("policy") == policy and a.get("interactive") is False for a in audit)
 
 
-def test_ci_answers_open_questions_when_design_starts(project: Path) -> None:
-    agent = Agent(project, env={"CI": "1"})
-    out = agent.step("planner --step 1 --task t")
+def test_non_interactive_answers_open_questions_when_design_starts(project: Path) -> None:
+    agent = Agent(project)
+    out = agent.step("planner --step 1 --task t --non-interactive")
     agent.plan(*YES_NO_QUESTION)
     agent.plan("question", "add", "--category", "priority", "--kind", "text", "--text", "Why?")
     agent.plan("context", "set", "--goal", "g")
@@ -152,8 +153,8 @@ def test_ci_answers_open_questions_when_design_starts(project: Path) -> None:
         (None, True),
     ]
     assert context["assumptions"] == [
-        "Q-001 Also wave?: assumed 'no' (non-interactive: CI is set)",
-        "Q-002 Why?: no answer: non-interactive: CI is set",
+        "Q-001 Also wave?: assumed 'no' (non-interactive: --non-interactive on step 1)",
+        "Q-002 Why?: no answer: non-interactive: --non-interactive on step 1",
     ]
 
 

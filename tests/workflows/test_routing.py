@@ -58,14 +58,14 @@ def test_a_step_out_of_order_is_refused_with_the_next_command(project: Path) -> 
 
 
 def test_design_needs_the_goal_from_discovery(project: Path) -> None:
-    agent = Agent(project, env={"CI": "1"})
-    out = agent.step("planner --step 1 --task t")
+    agent = Agent(project)
+    out = agent.step("planner --step 1 --task t --non-interactive")
     refused = agent.shell(out.route(), code=3)
     assert "task_spec.goal: empty (fix: plan context set --goal G)" in refused.stderr
 
 
 def test_quick_depth_goes_from_the_design_gate_to_approval(project: Path) -> None:
-    agent, out = start(project, "--depth", "quick", env={"CI": "1"})
+    agent, out = start(project, "--depth", "quick")
     agent.apply(DESIGN)
     out = agent.step(out.route())
     review(agent, "plan-design")

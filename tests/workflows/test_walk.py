@@ -245,8 +245,10 @@ def test_exec_step_6_chains_to_its_review_when_nothing_is_to_write(project: Path
 def test_running_a_chained_step_again_changes_nothing(project: Path) -> None:
     from tests.workflows.helpers import to_approval
 
-    agent = Agent(project, env={"CI": "1"})
-    first = agent.step("planner --step 1 --task 'Add a farewell'")  # 1, which prints 2
+    agent = Agent(project)
+    first = agent.step(
+        "planner --step 1 --task 'Add a farewell' --non-interactive"
+    )  # 1, which prints 2
     session = Path(first.state_dir) / "session.json"
     before = session.read_bytes()
     again = agent.step(f"planner --step 1 --state-dir '{first.state_dir}'")
