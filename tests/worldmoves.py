@@ -519,13 +519,16 @@ def act_lock_live(walk: Walk) -> World:
     return World(walk.root, walk.state, holder=holder)
 
 
+EDIT = " (edited by hand)"
+
+
 def act_edit_plan(walk: Walk) -> World:
     """plan.json edited on disk: the overview's title changed by hand."""
     path = walk.state / "plan.json"
     if not path.exists():
         raise NotApplicable("no plan.json yet")
     text = path.read_text()
-    edited, n = re.subn(r'("title":\s*")([^"]*)"', r'\1\2 (edited by hand)"', text, count=1)
+    edited, n = re.subn(r'("title":\s*")([^"]*)"', rf'\1\2{EDIT}"', text, count=1)
     if not n:
         raise NotApplicable("plan.json has no title")
     path.write_text(edited)
@@ -663,22 +666,31 @@ def status_text(world: World) -> Ran:
 
 
 FIX = re.compile(r"\(fix: ([^)]*(?:\([^)]*\)[^)]*)*)\)|\bfix: (.+)$", re.M)
-RUNNABLE = re.compile(r"^(plan|planner|executor|git)\s")
+# A command a fix text offers: at its start, after a colon or a backtick, or after "run".
+OFFERED = re.compile(
+    r"(?:^|:\s|`|\b(?:run|rerun|with|use|try)\s)((?:plan|planner|executor|git)\s.*)"
+)
 
 
 def fixes(ran: Ran) -> list[list[str]]:
     """The commands a refusal offers, in the order it offers them: the runnable parts of its
-    `fix:` texts (a command of the package or git, with no placeholder), then its NEXT line."""
+    `fix:` texts (a command of the package or git; optional [parts] left out; the reviewer's
+    VERDICT is PASS, as the acts change nothing the plan is about; none with a placeholder
+    left), then its routing lines."""
     found: list[list[str]] = []
     for a, b in FIX.findall(ran.text):
-        for part in re.split(r";|,? or |, then |, and then | then ", a or b):
-            part = part.strip().strip(".`'\"").strip()
-            part = re.sub(r"^(run|rerun|use|retry with|try)\s+", "", part)
-            if RUNNABLE.match(part) and "<" not in part and "…" not in part:
-                try:
-                    found.append(shlex.split(part))
-                except ValueError:
-                    continue
+        for part in re.split(r";|,? or |,? then |,? and ", a or b):
+            offered = OFFERED.search(part.strip())
+            if not offered:
+                continue
+            text = re.sub(r"\s*\[[^\]]*\]", "", offered[1]).strip().strip(".`'\"").strip()
+            text = text.replace("VERDICT", "PASS")
+            if "<" in text or "…" in text:
+                continue
+            try:
+                found.append(shlex.split(text))
+            except ValueError:
+                continue
     for argv in routes(ran.text).values():
         found.append(argv)
     return [argv for i, argv in enumerate(found) if argv not in found[:i]]
@@ -771,6 +783,30 @@ class Checker:
             self.outcome.findings.append(
                 Finding("lost-commit", "(after the fixes)", 0, ", ".join(sorted(lost)))
             )
+        if self.act == "edit-plan-json" and self._approved_unrecorded(world):
+            self.outcome.findings.append(
+                Finding("hand-edit", "plan review approve", 0, "approved a hand edit on no record")
+            )
+
+    def _approved_unrecorded(self, world: World) -> bool:
+        """§17: a plan changed outside `plan` commands is found before any approval: refused,
+        or recorded as its own revision with an audit line. An approval that went through
+        with the edit in plan.json must find the edit in history/ and in audit.jsonl."""
+        session = session_doc(world.state, "session") or {}
+        plan = world.state / "plan.json"
+        if not session.get("approval") or EDIT not in plan.read_text():
+            return False
+        approved_now = any(
+            line.startswith("$ plan review approve") and line.endswith("-> 0")
+            for line in self.outcome.trail
+        )
+        if not approved_now:
+            return False
+        history = world.state / "history"
+        revised = any(EDIT in p.read_text() for p in history.glob("r*.json"))
+        audit = world.state / "audit.jsonl"
+        noted = audit.exists() and "plan.json" in audit.read_text()
+        return not (revised and noted)
 
     def _follow(self, world: World, argv: list[str], nxt: Command, ran: Ran, status: Ran) -> str:
         """Follow what the product offers until command k+1 goes through or the session
