@@ -15,13 +15,17 @@ ACTS is the catalogue of the person's and git's acts. For a pair and an act (`ch
 - no exit 1 and no traceback, from it or from anything run after it;
 - a refusal leaves the project's index and files and the session's files as it found them;
 - `plan status` runs (exit 0 or 2), and when the command was refused it says something it
-  did not say before the act (or exits 2 naming the problem);
-- the fixes the product prints (the `fix:` part of an error line, NEXT lines, `plan
-  status`'s next command) are followed, up to FIX_BOUND commands, retrying command k+1 after
-  each: it must succeed, or the session end (completed or cancelled);
+  did not say before the act (or exits 2 naming the problem); a passing index.lock excepted;
+- the fixes the product prints (the `fix:` part of an error line, routing lines, `plan
+  status`'s routing) are followed, up to FIX_BOUND commands, retrying command k+1 after
+  each: it must succeed, or the session end (completed or cancelled); with nothing offered
+  the command is retried once (a passing cause), then the session is stuck. The person
+  removes a stale index.lock once a refusal names it;
 - no loop: a fix after which the state is unchanged and the same refusal is printed again;
 - no lost commit: every commit on the branch before the act, other than the ones the act
-  itself rewrote, is still reachable from a ref.
+  itself rewrote, is still reachable from a ref;
+- a hand edit of plan.json is not approved on no record (§17: refused, or a revision of its
+  own with an audit line).
 """
 
 from __future__ import annotations
@@ -434,8 +438,10 @@ def act_reset(walk: Walk) -> World:
 
 
 def act_stash(walk: Walk) -> World:
+    """`git stash -u` of whatever the project has uncommitted (the session's own directory
+    aside: stashing it would be deleting the session)."""
     before = git(walk.root, "stash", "list").stdout
-    git(walk.root, "stash", "-q", check=True)
+    git(walk.root, "stash", "push", "-q", "--include-untracked", "--", ":!.planner", check=True)
     if git(walk.root, "stash", "list").stdout == before:
         raise NotApplicable("nothing to stash")
     return World(walk.root, walk.state)
