@@ -671,35 +671,39 @@ def status_text(world: World) -> Ran:
     return run(world.cwd, ["plan", "status"])
 
 
-FIX = re.compile(r"\(fix: ([^)]*(?:\([^)]*\)[^)]*)*)\)|\bfix: (.+)$", re.M)
+FIX = re.compile(
+    r"\(fix: ([^)]*(?:\([^)]*\)[^)]*)*)\)"  # (fix: …), parentheses inside allowed
+    r"|\bfix: (.+)$"  # fix: … to the end of the line
+    r"|\(([^()]*:\s(?:plan|planner|executor|git)\s[^()]*)\)",  # (make it active: plan …)
+    re.M,
+)
 # A command a fix text offers: at its start, after a colon or a backtick, or after "run".
 OFFERED = re.compile(
     r"(?:^|:\s|`|\b(?:run|rerun|with|use|try)\s)((?:plan|planner|executor|git)\s.*)"
 )
+ENDS = re.compile(r",\s|\s\(|\s—\s|\.\s|\.$")  # where the command's words end
 
 
 def fixes(ran: Ran) -> list[list[str]]:
-    """The commands a refusal offers, in the order it offers them: the runnable parts of its
-    `fix:` texts (a command of the package or git; optional [parts] left out; the reviewer's
-    VERDICT is PASS, as the acts change nothing the plan is about; none with a placeholder
-    left), then its routing lines."""
+    """The commands a text offers, in the order it offers them: the runnable parts of its
+    fix texts (a command of the package or git; optional [parts] left out; the reviewer's
+    VERDICT is PASS, as the acts change nothing the plan is about), then its routing lines;
+    none with a placeholder left."""
     found: list[list[str]] = []
-    for a, b in FIX.findall(ran.text):
-        for part in re.split(r";|,? or |,? then |,? and ", a or b):
+    for groups in FIX.findall(ran.text):
+        for part in re.split(r";|,? or |,? then |,? and ", next(g for g in groups if g)):
             offered = OFFERED.search(part.strip())
             if not offered:
                 continue
-            text = re.sub(r"\s*\[[^\]]*\]", "", offered[1]).strip().strip(".`'\"").strip()
-            text = text.replace("VERDICT", "PASS")
-            if "<" in text or "…" in text:
-                continue
+            text = ENDS.split(re.sub(r"\s*\[[^\]]*\]", "", offered[1]))[0]
+            text = text.strip().strip("`'\"").strip().replace("VERDICT", "PASS")
             try:
                 found.append(shlex.split(text))
             except ValueError:
                 continue
-    for argv in routes(ran.text).values():
-        found.append(argv)
-    return [argv for i, argv in enumerate(found) if argv not in found[:i]]
+    found += routes(ran.text).values()
+    usable = [a for a in found if not any("<" in w or "…" in w for w in a)]
+    return [argv for i, argv in enumerate(usable) if argv not in usable[:i]]
 
 
 def ended(world: World) -> str:
@@ -816,43 +820,39 @@ class Checker:
 
     def _follow(self, world: World, argv: list[str], nxt: Command, ran: Ran, status: Ran) -> str:
         """Follow what the product offers until command k+1 goes through or the session
-        ends; see the module docstring."""
+        ends: the refusal's fixes first, then `plan status`'s, each tried once in a given
+        state; with nothing new offered the command itself is tried once more. When that too
+        was tried in this very state: a loop (fixes were offered and led back here) or stuck
+        (nothing was ever offered); the bound reached: stuck."""
         if ran.code == 0:
             return "went-on"
-        seen: dict[tuple[str, str], int] = {(fingerprint(world), ran.first_line()): 0}
         tried: set[tuple[str, str]] = set()
+        offered_any = False
         source = ran
-        for n in range(1, FIX_BOUND + 1):
+        for _ in range(FIX_BOUND):
             if world.holder is not None and world.holder.poll() is None:
                 world.holder.wait(timeout=30)  # the other git finished meanwhile
             state = fingerprint(world)
-            offered = fixes(source)
-            if not offered and status.code == 0:
-                offered = list(routes(status.text).values())
-            offered = [a for a in offered if (state, shlex.join(a)) not in tried]
-            if not offered:
-                # nothing offered: the same command again (a transient cause may have gone)
+            offered = fixes(source) + (fixes(status) if status.code in (0, 2) else [])
+            offered_any = offered_any or bool(offered)
+            fresh = [a for a in offered if (state, shlex.join(a)) not in tried]
+            if not fresh:
                 if (state, shlex.join(argv)) in tried:
-                    return "stuck"
-                offered = [argv]
-            fix = offered[0]
+                    return "loop" if offered_any else "stuck"
+                fresh = [argv]
+            fix = fresh[0]
             tried.add((state, shlex.join(fix)))
             done = self.run(fix)
             if ended(world):
                 return ended(world)
-            if done.code != 0:
-                source = done
-            else:
-                retry = self.run(argv, nxt.stdin, edits=bool(nxt.edits))
-                if retry.code == 0:
-                    return "went-on-after-fixes"
+            source = done
+            if done.code == 0 and fix != argv:
+                tried.add((fingerprint(world), shlex.join(argv)))
+                source = self.run(argv, nxt.stdin, edits=bool(nxt.edits))
                 if ended(world):
                     return ended(world)
-                source = retry
-            key = (fingerprint(world), source.first_line())
-            if key in seen:  # the same command again, offered nothing: stuck, not a loop
-                return "stuck" if fix == argv and not fixes(source) else "loop"
-            seen[key] = n
+            if source.code == 0 and source.argv == argv:
+                return "went-on-after-fixes"
             status = status_text(world)
         return "stuck"
 
