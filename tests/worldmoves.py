@@ -594,7 +594,7 @@ class Outcome:
     act: str
     applicable: bool = True
     why: str = ""
-    end: str = ""  # went-on, went-on-after-fixes, completed, cancelled, stuck, loop
+    end: str = ""  # went-on, went-on-after-fixes, moved-on, completed, cancelled, stuck, loop
     findings: list[Finding] = field(default_factory=list)
     trail: list[str] = field(default_factory=list)  # every command run after the act
 
@@ -823,9 +823,12 @@ class Checker:
         ends: the refusal's fixes first, then `plan status`'s, each tried once in a given
         state; with nothing new offered the command itself is tried once more. When that too
         was tried in this very state: a loop (fixes were offered and led back here) or stuck
-        (nothing was ever offered); the bound reached: stuck."""
+        (nothing was ever offered); the bound reached: stuck. A fix that moves the session
+        to another status (a verdict sending it back to planning) lets the walk go on from
+        there, as the product routes it."""
         if ran.code == 0:
             return "went-on"
+        was = (session_doc(world.state, "session") or {}).get("status")
         tried: set[tuple[str, str]] = set()
         offered_any = False
         source = ran
@@ -846,6 +849,9 @@ class Checker:
             if ended(world):
                 return ended(world)
             source = done
+            now = (session_doc(world.state, "session") or {}).get("status")
+            if done.code == 0 and now != was and now not in ("failed", None):
+                return "moved-on"  # a verdict the fix asked for moved the session on its way
             if done.code == 0 and fix != argv:
                 tried.add((fingerprint(world), shlex.join(argv)))
                 source = self.run(argv, nxt.stdin, edits=bool(nxt.edits))
