@@ -820,7 +820,8 @@ class Checker:
 
     def _follow(self, world: World, argv: list[str], nxt: Command, ran: Ran, status: Ran) -> str:
         """Follow what the product offers until command k+1 goes through or the session
-        ends: the refusal's fixes first, then `plan status`'s, each tried once in a given
+        ends: the last refusal's fixes first, then the first one's, then `plan status`'s,
+        each tried once in a given
         state; with nothing new offered the command itself is tried once more. When that too
         was tried in this very state: a loop (fixes were offered and led back here) or stuck
         (nothing was ever offered); the bound reached: stuck. A fix that moves the session
@@ -836,7 +837,7 @@ class Checker:
             if world.holder is not None and world.holder.poll() is None:
                 world.holder.wait(timeout=30)  # the other git finished meanwhile
             state = fingerprint(world)
-            offered = fixes(source) + (fixes(status) if status.code in (0, 2) else [])
+            offered = fixes(source) + fixes(ran) + (fixes(status) if status.code in (0, 2) else [])
             offered_any = offered_any or bool(offered)
             fresh = [a for a in offered if (state, shlex.join(a)) not in tried]
             if not fresh:
