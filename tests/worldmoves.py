@@ -821,8 +821,8 @@ class Checker:
     def _follow(self, world: World, argv: list[str], nxt: Command, ran: Ran, status: Ran) -> str:
         """Follow what the product offers until command k+1 goes through or the session
         ends: the last refusal's fixes first, then the first one's, then `plan status`'s,
-        each tried once in a given
-        state; with nothing new offered the command itself is tried once more. When that too
+        each tried once in a given state; with nothing new offered the command itself is
+        tried once more. When that too
         was tried in this very state: a loop (fixes were offered and led back here) or stuck
         (nothing was ever offered); the bound reached: stuck. A fix that moves the session
         to another status (a verdict sending it back to planning) lets the walk go on from
