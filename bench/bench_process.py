@@ -83,7 +83,7 @@ def main() -> None:
         state = s.state
         assert state is not None
         plan = str(REPO / "bin" / "plan")
-        big = start_session(root)  # another session: the 3 MB plan
+        big = start_session(project(Path(tmp) / "big"))  # the 3 MB plan, in a project of its own
         apply(big, normal_plan(milestones=1000, intents=10))
         size = (big / "plan.json").stat().st_size / 1e6
         design = next(i for i in range(1, len(s.steps)) if " --step 3 " in s.steps[i][0] + " ")
