@@ -95,7 +95,7 @@ def main() -> None:
 
         def pair(name: str, argv: list[str], **kwargs: object) -> None:
             base = run_timed(baseline())[0]
-            took, done = run_timed(argv, env=env, **kwargs)  # type: ignore[arg-type]
+            took, done = run_timed(argv, env=env, **kwargs)
             if done.returncode not in (0, 1):  # a gate that fails exits 1
                 sys.exit(f"{name}: exit {done.returncode}: {done.stderr.decode()[-800:]}")
             pairs[name].append((base, took))
