@@ -12,13 +12,14 @@ it was made from in `planner-env.json`), `venv.lock` serialises the builders and
 
     bootstrap.py run NAME [ARGS...]   run `NAME` (planner, executor, plan) in the environment
     bootstrap.py session-start        the SessionStart hook: start a build in the background
-    bootstrap.py ensure | rebuild     make the environment if needed | make it anew
+    bootstrap.py ensure | rebuild     make the environment (both stages) if needed | anew
     bootstrap.py where                print the data directory and the environment in use
 
 An environment is made with `uv` when it is on PATH (`uv venv` + `uv pip install`), else with
 `python3 -m venv` + pip, in a new directory beside the link; the link is then replaced
 atomically (rename), all under an exclusive lock, so concurrent first launches make it once and
-nothing ever runs a half-made environment. It is made anew when the plugin's version, its
+nothing ever runs a half-made environment. It is made in two stages (docs/design.md, "The
+environment in two stages"): the launchers wait for the first only. It is made anew when the plugin's version, its
 declared dependencies or its folder change. The plugin folder is installed editable (a plain
 path entry, no import hook that every start would pay for): the code that runs is always the
 plugin folder Claude Code manages, never a stale copy.
