@@ -125,13 +125,13 @@ def outline(plan: Plan) -> str:
     frozen = f"  [frozen {plan['frozen_at']}]" if plan["frozen_at"] else ""
     lines = [(plan["overview"]["title"] or "(untitled plan)") + frozen]
     counts = (
-        (len(ctx["decision_log"]), "decisions"),
-        (len(ctx["rejected_alternatives"]), "rejected alternatives"),
-        (len(ctx["constraints"]), "constraints"),
-        (len(ctx["known_risks"]), "risks"),
-        (len(ctx["choices"]), "choices"),
+        (len(ctx["decision_log"]), "decision"),
+        (len(ctx["rejected_alternatives"]), "rejected alternative"),
+        (len(ctx["constraints"]), "constraint"),
+        (len(ctx["known_risks"]), "risk"),
+        (len(ctx["choices"]), "choice"),
     )
-    lines.append(", ".join(f"{n} {label}" for n, label in counts))
+    lines.append(", ".join(f"{n} {label}{'' if n == 1 else 's'}" for n, label in counts))
     for m in plan["milestones"]:
         flags = " (docs only)" if m["is_documentation_only"] else ""
         deps = f" after {', '.join(m['depends_on'])}" if m["depends_on"] else ""

@@ -320,3 +320,16 @@ def test_plan_ask_ctrl_c_keeps_the_answers_and_exits_130(plan: Plan, project: Pa
     assert child.exitstatus == 130
     assert plan.json("show", "Q-001")["condition"] == "only on Fridays"
     assert plan.json("show", "Q-002")["answer"] is None
+
+
+def test_a_picks_reason_ends_before_the_pros_and_the_outline_counts_read(plan: Plan) -> None:
+    plan(
+        "choice", "add", "--topic", "Format",
+        "--option-json", '{"name": "compact", "pros": ["smallest output"], "recommended": true}',
+        "--option-json", '{"name": "pretty"}',
+    )  # fmt: skip
+    plan("choice", "pick", "D-001/OPT-A", "--rationale", "since scripts compare against jq")
+    reasons = plan.json("show", "DL-001")["reasoning_chain"]
+    assert reasons == "since scripts compare against jq. Pros: smallest output."
+    counts = plan("show").stdout.splitlines()[1]
+    assert counts == "1 decision, 1 rejected alternative, 0 constraints, 0 risks, 1 choice"
