@@ -1,0 +1,45 @@
+"""Issue 33, the person's side at a terminal: `plan ask` that says when it asked nothing and
+wraps at word boundaries, `plan show ID` readable by a person, ids printed once, a malformed
+hash as a usage error, Ctrl-C while starting without a traceback.
+
+Every test drives the real `plan` console script in a real git repository."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pexpect
+
+from tests.conftest import BIN, Plan
+
+LONG = (
+    "Should the validator list unknown top-level keys as warnings that only the strict "
+    "mode turns into failures, or refuse them outright everywhere?"
+)
+
+
+def test_plan_ask_wraps_at_word_boundaries_in_a_narrow_terminal(plan: Plan, project: Path) -> None:
+    plan("question", "add", "--category", "scope", "--kind", "choice", "--text", LONG,
+         "--why", "scripts that compare against jq break on a new key " * 2,
+         "--option", "Listed as a warning; only --strict makes them fail",
+         "--option", "Refused everywhere, with the extra keys printed to stderr",
+         "--recommended", "1")  # fmt: skip
+    env = {**{k: v for k, v in os.environ.items() if k != "CI"}, "TERM": "xterm"}
+    child = pexpect.spawn(
+        str(BIN / "plan"), ["ask"], cwd=str(project), encoding="utf-8", timeout=30, env=env,
+        dimensions=(24, 60),
+    )  # fmt: skip
+    child.expect("Enter takes")
+    shown = child.before.replace("\r\n", "\n")
+    child.sendline("1 and print the extra keys to stderr")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    lines = [ln for ln in shown.splitlines() if ln.strip()]
+    assert len(lines) > 4 and all(len(ln) <= 60 for ln in lines), lines
+    words = set(re.findall(r"[A-Za-z-]+", LONG))
+    assert words <= set(re.findall(r"[A-Za-z-]+", shown))  # no word broken across lines
+    answered = plan.json("show", "Q-001")
+    assert answered["condition"] == "and print the extra keys to stderr"
