@@ -5,7 +5,8 @@ scripted agent revises; the page updates by itself; then at 390 px (no horizonta
 approve with a name and a confirmation. At both widths a milestone's checkbox sits by its
 heading and a comment under a diff line wraps inside the diff; the overall feedback
 survives a reload, leaving with unsent words warns, and "Approved. Next: …" stays.
-`plan review wait` runs beside it and returns each verdict's route; no console errors; the limits hold in the browser too.
+`plan review wait` runs beside it and returns each verdict's route; no console errors; the
+limits hold in the browser too.
 
 Screenshots of each stage go to tests/artifacts/review-page/ (git-ignored; docs/ keeps a
 copy of both widths). Skips, saying why, when Playwright or Chromium cannot start
