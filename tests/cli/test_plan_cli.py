@@ -234,7 +234,13 @@ def test_show_status_waves_and_schema(plan: Plan, tmp_path: Path) -> None:
     outline = plan("show").stdout
     assert "M-001 Farewell function" in outline and "CI-001 src/app.py" in outline
     assert plan.json("show")["overview"]["title"] == "Farewell"
-    assert json.loads(plan("show", "CC-001").stdout)["intent_ref"] == "CI-001"
+    assert json.loads(plan("show", "CC-001", "--json").stdout)["intent_ref"] == "CI-001"
+    shown = plan("show", "CC-001").stdout  # for a person: fields a line, the diff as a diff
+    diff = plan.json("show", "CC-001")["diff"]
+    assert "intent_ref: CI-001" in shown and "diff:\n" + diff.rstrip("\n") + "\n" in shown
+    assert "\\n" not in shown and not shown.lstrip().startswith("{")
+    milestone = plan("show", "M-001").stdout
+    assert "id: M-001" in milestone and "code_changes:\n  - id: CC-001" in milestone
     plan("show", "CC-404", code=2)
     assert plan.json("show", "overview")["title"] == "Farewell"
     assert {"invariants", "tradeoffs"} <= set(plan.json("show", "knowledge"))

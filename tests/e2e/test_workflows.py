@@ -118,7 +118,7 @@ def test_planner_then_executor_following_the_printed_routing(project: Path) -> N
     assert "Wave 1" in out.text and "M-001" in out.text
     assert out.next and out.next.startswith("executor --step 3")
     agent.plan("exec", "start", "M-001")
-    diff = json.loads(agent.plan("show", "CC-001").stdout)["diff"]
+    diff = json.loads(agent.plan("show", "CC-001", "--json").stdout)["diff"]
     agent.shell("git apply", input=diff)
     (project / "tests").mkdir()
     (project / "tests" / "test_app.py").write_text("from src.app import farewell\n")
