@@ -43,3 +43,9 @@ def test_plan_ask_wraps_at_word_boundaries_in_a_narrow_terminal(plan: Plan, proj
     assert words <= set(re.findall(r"[A-Za-z-]+", shown))  # no word broken across lines
     answered = plan.json("show", "Q-001")
     assert answered["condition"] == "and print the extra keys to stderr"
+
+
+def test_a_damaged_file_says_where_once(plan: Plan, session_dir: Path) -> None:
+    (session_dir / "plan.json").write_text('{"overview": {"title": "cut sh')
+    said = plan("show", code=3).stderr
+    assert "Unterminated string starting at line 1 column" in said and "at at" not in said
