@@ -115,7 +115,9 @@ class Operation(PlanCommand):
         changed = [] if tx.created else changed_ids(ctx, args)
         if not (tx.created or changed or tx.told):  # every change says what, in one line
             tell(f"plan {operation_name(ctx)}: recorded")
-        emit_ids(tx.created, ctx.params["as_json"], tx.next_argv, changed)
+        as_json = ctx.params["as_json"]
+        ids = tx.created if as_json else unsaid(tx.created, tx.told)
+        emit_ids(ids, as_json, tx.next_argv, changed)
         return 0
 
     def run(self, tx: Transaction, args: dict[str, object]) -> list[str]:
@@ -137,6 +139,16 @@ class Operation(PlanCommand):
 
         reopen_changed(tx)  # a reviewer's PASS on what this changed is TODO again
         return ids
+
+
+def unsaid(created: list[str], told: list[str]) -> list[str]:
+    """The created ids stdout still has to print: all of them, except at a terminal (stdout
+    and stderr both on it) the ids a told line already starts with (`plan change capture`
+    says "CC-001 CI-001 src/app.py: captured"), so a person reads each id once; a pipe or
+    --json gets every id."""
+    if not (sys.stdout.isatty() and sys.stderr.isatty()):
+        return created
+    return [i for i in created if not any(t.startswith(i + " ") for t in told)]
 
 
 def option_label(command: click.Command, field: str) -> str:

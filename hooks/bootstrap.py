@@ -380,13 +380,21 @@ def run(launcher: str, args: list[str]) -> int:
     try:
         if chosen:  # an interpreter that has the dependencies: run this plugin folder's code
             module, func = wanted()["scripts"][name].split(":")
-            runner = (
-                "import sys; sys.path[0] = sys.argv[1]; sys.argv = sys.argv[2:]\n"
-                f"from {module} import {func}\nsys.exit({func}())"
+            runner = (  # Ctrl-C while it starts: a quiet end, as in bin/ (SIGINT ignored
+                # across the exec, the default while it imports, then KeyboardInterrupt)
+                "import signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL)\n"
+                "sys.path[0] = sys.argv[1]; sys.argv = sys.argv[2:]\n"
+                f"from {module} import {func}\n"
+                "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+                f"try: sys.exit({func}())\nexcept KeyboardInterrupt: sys.exit(130)"
             )
+            import signal
+
+            before = signal.signal(signal.SIGINT, signal.SIG_IGN)
             try:
                 os.execvp(chosen, [chosen, "-c", runner, ROOT, name, *args])
             except OSError as e:
+                signal.signal(signal.SIGINT, before)
                 say(name, f"cannot run PLANNER_PYTHON={chosen} ({e.strerror})")
                 return 2
         if name == "plan" and args[:1] == ["mcp"] and current(data_dir()) is None:

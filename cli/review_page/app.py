@@ -67,7 +67,7 @@ PAGE_WORDS = (
     (re.compile(r"--feedback\b(?: TEXT)?"), "the overall feedback"),
     (re.compile(r"--comment\b"), "a comment"),
     (re.compile(r"--by\b(?: NAME)?"), "your name"),
-    (re.compile(r"--expect-sha256\b"), "the page's hash"),
+    (re.compile(r"--expect-sha256\b|^expect_sha256\b"), "the page's hash"),
 )
 POLL_SECONDS = 0.25  # how often the event stream looks at the session's files
 HEARTBEAT_SECONDS = 15.0
