@@ -65,7 +65,33 @@ class PlanCommand(click.Command):
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         swallowed_option(self, args)
-        return super().parse_args(ctx, args)
+        rest = super().parse_args(ctx, args)
+        for param in self.params:
+            metavar = getattr(param, "alias_of_id", None)
+            if metavar and param.name:  # the former option spelling of the positional ID
+                old = ctx.params.pop(param.name, None)
+                given = ctx.params.get("id")
+                if old is not None and given is not None and old != given:
+                    raise UsageError(f"{metavar}: given twice ({given} and {param.opts[0]} {old})")
+                ctx.params["id"] = given if given is not None else old
+                if ctx.params["id"] is None:
+                    raise UsageError(f"{metavar}: required (the item the command acts on)")
+        return rest
+
+
+def target_id(metavar: str, old: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The item a command acts on as its first argument, ID (as `plan exec done M-n`), with
+    its former option spelling (`old`, e.g. --milestone) still taken, hidden and deprecated,
+    so plans, prompts and batches written before keep working (docs/design.md)."""
+
+    def decorate(f: Callable[..., Any]) -> Callable[..., Any]:
+        f = click.option(
+            old, type=TEXT, metavar=metavar, hidden=True, help=f"Deprecated: give {metavar} first."
+        )(f)
+        f.__click_params__[-1].alias_of_id = metavar  # type: ignore[attr-defined]
+        return click.argument("id", required=False, type=TEXT, metavar=metavar)(f)
+
+    return decorate
 
 
 def swallowed_option(command: click.Command, args: list[str]) -> None:
@@ -168,7 +194,7 @@ def changed_ids(ctx: click.Context, args: dict[str, object]) -> list[str]:
     `plan show` reads it."""
     if ctx.info_name not in EDITS:
         return []
-    for key in ("id", "milestone"):
+    for key in ("id",):
         value = args.get(key)
         if isinstance(value, str):
             return [value]

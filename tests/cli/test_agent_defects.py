@@ -45,7 +45,7 @@ def test_choice_add_prints_the_option_ids_with_the_choice(plan: Plan) -> None:
         (["decision", "set", "DL-001", "--reasoning", "better"], "DL-001"),
         (["question", "answer", "Q-001", "yes"], "Q-001"),
         (["milestone", "set", "M-001", "--name", "N"], "M-001"),
-        (["doc", "set", "--milestone", "M-001", "--module-comment", "c"], "M-001"),
+        (["doc", "set", "M-001", "--module-comment", "c"], "M-001"),
         (["qr", "set", "qa-001", "--phase", "plan-design", "--status", "PASS"], "qa-001"),
     ],
 )

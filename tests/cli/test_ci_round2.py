@@ -374,9 +374,9 @@ def test_sarif_has_rules_results_and_repository_relative_locations(
     prints = [r["partialFingerprints"]["plannerFinding/v1"] for r in results]
     assert len(set(prints)) == len(prints)  # one per finding
     again = Plan(tmp_path)("validate", str(project / ".planner"), "--format", "sarif", code=3)
-    assert [
-        r["partialFingerprints"] for r in json.loads(again.stdout)["runs"][0]["results"]
-    ] == [r["partialFingerprints"] for r in results]
+    assert [r["partialFingerprints"] for r in json.loads(again.stdout)["runs"][0]["results"]] == [
+        r["partialFingerprints"] for r in results
+    ]
     quiet = Plan(tmp_path)(
         "validate", str(project / ".planner"), "--format", "sarif", "--exit-zero"
     )  # the same log, exit 0: an upload step that only reports

@@ -27,7 +27,7 @@ def changed(words: list[str]) -> list[str]:
     """What a command that creates nothing prints: a `set` names what it changed."""
     if words[1] != "set":
         return []
-    return [words[words.index("--milestone") + 1]] if "--milestone" in words else [words[0]]
+    return [words[2]] if len(words) > 2 and not words[2].startswith("-") else [words[0]]
 
 
 def build_with_commands(plan: Plan, tmp_path: Path) -> None:
