@@ -141,7 +141,8 @@ def refuse_unknown(server: MCPServer, name: str) -> None:
     strict = pydantic.create_model(
         model.__name__,
         __base__=model,
-        __validators__={"known": pydantic.model_validator(mode="before")(known)},
+        # pydantic takes the decorated validator; its stubs type the dict as plain callables
+        __validators__={"known": pydantic.model_validator(mode="before")(known)},  # type: ignore[dict-item]
     )
     tool.fn_metadata.arg_model = strict
     tool.parameters["additionalProperties"] = False  # and the schema the client sees says so
