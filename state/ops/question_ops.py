@@ -287,7 +287,7 @@ def normal_answer(q: Question, text: str) -> tuple[str, str | None]:
         )
     label, rest = found
     condition = rest.strip(SEPARATORS)
-    if condition.lower().startswith("but "):  # shown as "OPTION, but CONDITION" everywhere
+    if condition.lower().startswith("but "):  # shown as "OPTION (condition: CONDITION)"
         condition = condition[4:].strip(SEPARATORS)
     return label, condition or None
 
