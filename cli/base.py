@@ -72,10 +72,12 @@ class PlanCommand(click.Command):
                 old = ctx.params.pop(param.name, None)
                 given = ctx.params.get("id")
                 if old is not None and given is not None and old != given:
-                    raise UsageError(f"{metavar}: given twice ({given} and {param.opts[0]} {old})")
+                    raise click.UsageError(
+                        f"{metavar}: given twice ({given}, {param.opts[0]} {old})"
+                    )
                 ctx.params["id"] = given if given is not None else old
                 if ctx.params["id"] is None:
-                    raise UsageError(f"{metavar}: required (the item the command acts on)")
+                    raise click.UsageError(f"{metavar}: required (the item the command acts on)")
         return rest
 
 
