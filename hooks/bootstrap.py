@@ -19,10 +19,10 @@ An environment is made with `uv` when it is on PATH (`uv venv` + `uv pip install
 `python3 -m venv` + pip, in a new directory beside the link; the link is then replaced
 atomically (rename), all under an exclusive lock, so concurrent first launches make it once and
 nothing ever runs a half-made environment. It is made in two stages (docs/design.md, "The
-environment in two stages"): the launchers wait for the first only. It is made anew when the plugin's version, its
-declared dependencies or its folder change. The plugin folder is installed editable (a plain
-path entry, no import hook that every start would pay for): the code that runs is always the
-plugin folder Claude Code manages, never a stale copy.
+environment in two stages"): the launchers wait for the first only. It is made anew when the
+plugin's version, its declared dependencies or its folder change. The plugin folder is
+installed editable (a plain path entry, no import hook that every start would pay for): the
+code that runs is always the plugin folder Claude Code manages, never a stale copy.
 
 The launchers' fast path (docs/design.md, "Launcher fast path"): when the data dir is named by
 the environment (PLANNER_DATA_DIR, CLAUDE_PLUGIN_DATA), bin/ imports this file in the
@@ -471,13 +471,21 @@ def run(launcher: str, args: list[str]) -> int:
     try:
         if chosen:  # an interpreter that has the dependencies: run this plugin folder's code
             module, func = wanted()["scripts"][name].split(":")
-            runner = (
-                "import sys; sys.path[0] = sys.argv[1]; sys.argv = sys.argv[2:]\n"
-                f"from {module} import {func}\nsys.exit({func}())"
+            runner = (  # Ctrl-C while it starts: a quiet end, as in bin/ (SIGINT ignored
+                # across the exec, the default while it imports, then KeyboardInterrupt)
+                "import signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL)\n"
+                "sys.path[0] = sys.argv[1]; sys.argv = sys.argv[2:]\n"
+                f"from {module} import {func}\n"
+                "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+                f"try: sys.exit({func}())\nexcept KeyboardInterrupt: sys.exit(130)"
             )
+            import signal
+
+            before = signal.signal(signal.SIGINT, signal.SIG_IGN)
             try:
                 os.execvp(chosen, [chosen, "-c", runner, ROOT, name, *args])
             except OSError as e:
+                signal.signal(signal.SIGINT, before)
                 say(name, f"cannot run PLANNER_PYTHON={chosen} ({e.strerror})")
                 return 2
         if name == "plan" and args[:1] == ["mcp"] and complete(data_dir()) is None:

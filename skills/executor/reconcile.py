@@ -118,7 +118,7 @@ def findings(record: ReconcileRecord, plan: Plan, docs: bool) -> list[Finding]:
                         m["id"],
                         f"planned file {path} is unchanged since the base commit",
                         f"make the planned change, or plan exec deviation "
-                        f"--milestone {m['id']} --description '… {path} …'",
+                        f"{m['id']} --description '… {path} …'",
                     )
                 )
     if docs:
@@ -129,7 +129,7 @@ def findings(record: ReconcileRecord, plan: Plan, docs: bool) -> list[Finding]:
                 Finding(
                     path,
                     "changed, but no milestone plans it",
-                    f"revert it, or plan exec deviation --milestone M-n --description '… {path} …'",
+                    f"revert it, or plan exec deviation M-n --description '… {path} …'",
                 )
             )
     for t in record["tests"]:

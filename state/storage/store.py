@@ -152,7 +152,7 @@ def parse(path: str, schema_name: str, raw: bytes) -> Document:
         ) from None
     except ValueError as e:  # json.JSONDecodeError, or an integer of over 4,300 digits
         where = (
-            f"{e.msg} at line {e.lineno} column {e.colno}"  # type: ignore[attr-defined]
+            f"{e.msg.removesuffix(' at')} at line {e.lineno} column {e.colno}"  # type: ignore[attr-defined]
             if hasattr(e, "lineno")
             else str(e)
         )
