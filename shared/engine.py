@@ -25,6 +25,7 @@ from state.storage.store import Store, tampered
 from state.vocab import ENDED, EngineMode, WorkflowName
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import NotRequired
 
     from state.storage.documents import Session
@@ -110,7 +111,13 @@ def run(workflow: Workflow, number: int, flags: Flags, store: Store | None = Non
     """
     if store is None:
         store = open_session(flags.get("state_dir"))
-    chain = decide(workflow, number, flags, store, follow=True)
+    show(decide(workflow, number, flags, store, follow=True), flags)
+    return 0
+
+
+def show(chain: list[Decided], flags: Flags) -> None:
+    """Print the steps one call decided (after its commit): the work a step needs done
+    outside the lock first (`Kind.ready`), then each step, the last with its routing."""
     for ctx, step_kind, _ in chain:
         step_kind.ready(ctx)
     earlier = [
@@ -118,7 +125,6 @@ def run(workflow: Workflow, number: int, flags: Flags, store: Store | None = Non
         for (ctx, kind, routing), nxt in itertools.pairwise(chain)
     ]
     emit(render_step(*chain[-1]), flags, earlier=earlier)
-    return 0
 
 
 def step_target(routing: Routing) -> tuple[str, int] | None:
@@ -133,13 +139,21 @@ Decided = tuple[Context, Kind, Routing]
 
 
 def decide(
-    workflow: Workflow, number: int, flags: Flags, store: Store, follow: bool = False
+    workflow: Workflow,
+    number: int,
+    flags: Flags,
+    store: Store,
+    follow: bool = False,
+    before: Callable[[Transaction], None] | None = None,
 ) -> list[Decided]:
     """Decide and record (or re-render) step `number`, and with `follow` the steps its routing
     leads to in the same workflow while the step just decided needs no agent work (`chains`),
-    in one transaction; the contexts to print with, in order."""
+    in one transaction; the contexts to print with, in order. `before` runs first in that
+    transaction (`plan apply --verdict`: the review's records, then their gate)."""
     decided: list[Decided] = []
     with store.transaction(f"{workflow.name} step {number}") as tx:
+        if before is not None:
+            before(tx)
         decided.append(_decide_in(tx, workflow, number, flags, store))
         while follow and len(decided) <= workflow.total:
             ctx, kind, routing = decided[-1]
