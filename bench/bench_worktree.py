@@ -11,7 +11,7 @@ review (the page served again, the person accepts). Every command (steps, `plan`
 the agent runs) counts, and the characters of all its stdout+stderr; the agent's file-tool
 edits in the worktree are counted apart, and so are the person's clicks on the page.
 
-    python -m bench.bench_worktree [--verbose] [--costs]   (the transcript; each command's characters)
+    python -m bench.bench_worktree [--verbose] [--costs]   (the transcript; each command's cost)
 """
 
 from __future__ import annotations
@@ -223,8 +223,9 @@ def walk(project: Path) -> tuple[Agent, int, list[int]]:
         if milestone == "M-001":
             agent.shell("python3 tests/test_app.py")
             ran = ["--ran", "tests/test_app.py"]
-        agent.plan("exec", "done", milestone, "--evidence", "checked", *ran, "--commit")
-        out = agent.step(out.route())  # 3 again, then 4
+        done = agent.plan("exec", "done", milestone, "--evidence", "checked", *ran, "--commit")
+        out = Output(done.stdout)  # its wave is done: it prints 3 again, then 4
+        assert out.header.startswith("EXECUTOR "), out.text
     out = review(agent, "impl-code")  # 5, which prints 6 and 7 (nothing to write at 6)
     out = review(agent, "impl-docs")  # 8, which prints 9: the result waits for the person
     assert out.if_pass and out.if_pass.startswith("plan result accept"), out.text
