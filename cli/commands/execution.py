@@ -117,6 +117,9 @@ def wave_done(store: Store, milestone: str) -> None:
     wave = next((w["milestones"] for w in waves if milestone in w["milestones"]), [])
     if not wave or any(status.get(m) != "done" for m in wave):
         return
+    # the routing step 3 has now (its NEXT was recorded when it showed the wave just done)
+    pending = any(status.get(m) != "done" for w in waves for m in w["milestones"])
+    argv = ["executor", "--step", "3" if pending else "4"]
     from shared import engine  # the step engine loads here only, as `plan amend`'s does
     from shared.workflow import workflow_named
 
