@@ -25,6 +25,7 @@ from bench.bench_worktree import (
     rechecks,
     review,
     review_round,
+    split_approval,
 )
 from tests import sample
 from tests.agent import Agent, Output
@@ -74,8 +75,7 @@ def approved_and_committed(project: Path) -> tuple[Agent, Person, Path]:
     out = agent.step(out.route())  # 10
     review(agent, "plan-docs")  # 11: in review
     person = Person(agent)
-    out = review_round(agent, person, "approve")
-    out = agent.step(out.route())  # executor 1, 2, 3
+    review_round(agent, person, "approve")  # which prints executor 1, 2, 3
     agent.plan("exec", "apply", "M-001")
     agent.plan("exec", "done", "M-001", "--evidence", "checked", "--commit")
     return agent, person, tree
@@ -91,10 +91,9 @@ def amendment_round(agent: Agent, person: Person, tree: Path) -> tuple[int, int]
     capture = {"op": "change capture", "args": {"intent": ["CI-002"]}}
     out = agent.judge([capture, *rechecks(out)], "pass")  # 8, which prints 9
     out = agent.judge(rechecks(out), "pass")  # the docs phase judges M-002; 11: in review
-    out = review_round(agent, person, "approve")
+    out = review_round(agent, person, "approve")  # which prints executor 1, 2 and 3
     execution = len(agent.transcript)
-    out = agent.step(out.route())  # executor 1, which prints 2 and 3
-    assert "M-002" in out.text, out.text
+    assert "EXECUTOR 3/" in out.text and "M-002" in out.text, out.text
     agent.plan("exec", "apply", "M-002")
     done = agent.plan("exec", "done", "M-002", "--evidence", "checked", "--commit")
     out = Output(done.stdout)  # the wave is done: it prints 4
@@ -115,13 +114,15 @@ def main() -> None:
         agent, person, tree = approved_and_committed(make_project(Path(tmp) / "project"))
         start = len(agent.transcript)
         execution, edits = amendment_round(agent, person, tree)
+    planned, executed, moved = split_approval(agent.transcript[start:], execution - start)
     parts = (
-        ("amendment planning", agent.transcript[start:execution], edits),
-        ("amendment execution", agent.transcript[execution:], 0),
-        ("amendment round", agent.transcript[start:], edits),
+        ("amendment planning", planned, edits, -moved),
+        ("amendment execution", executed, 0, moved),
+        ("amendment round", agent.transcript[start:], edits, 0),
     )
-    for name, entries, edited in parts:
+    for name, entries, edited, shift in parts:
         commands, characters = cost(entries)
+        characters += shift
         targets = " (targets <= 10 and <= 12,000)" if name == "amendment round" else ""
         print(
             f"{name}: {commands} commands, {characters:,} characters{targets}; "

@@ -214,9 +214,9 @@ def walk(project: Path) -> tuple[Agent, int, list[int]]:
     recheck = rechecks(out)
     assert recheck, out.text
     out = agent.judge([{"op": "change capture", "args": {}}, *recheck], "pass")  # 11 again
-    out = review_round(agent, person, "approve")
+    out = review_round(agent, person, "approve")  # which prints executor 1, 2 and 3
     planning = len(agent.transcript)
-    out = agent.step(out.route())  # executor 1, which prints 2 and 3
+    assert "EXECUTOR 3/" in out.text, out.text
     for milestone in ("M-001", "M-002"):
         agent.plan("exec", "apply", milestone)
         ran = []
@@ -239,6 +239,18 @@ def cost(entries: list[str]) -> tuple[int, int]:
     return len(entries), sum(len(e.split("\n", 1)[1]) if "\n" in e else 0 for e in entries)
 
 
+APPROVED = "Approved: executor step 1 follows"
+
+
+def split_approval(entries: list[str], planning: int) -> tuple[list[str], list[str], int]:
+    """Planning's entries, execution's, and how many characters of planning's last one (the
+    page's wait for the approval) the executor's first steps printed: they are execution's
+    reading, and count there (the command stays planning's)."""
+    printed = entries[planning - 1].split("\n", 1)[-1]
+    at = printed.find(APPROVED)
+    return entries[:planning], entries[planning:], 0 if at < 0 else len(printed) - at
+
+
 def per_command(entries: list[str]) -> str:
     """One line per command: the characters of its output, then the command (--costs)."""
     lines = []
@@ -255,11 +267,13 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         agent, planning, edits = walk(make_project(Path(tmp) / "project"))
-    for name, entries, limits, edited in (
-        ("planning", agent.transcript[:planning], (25, 18_000), edits[0]),  # round 3
-        ("execution", agent.transcript[planning:], (14, 12_000), edits[1]),
+    planned, executed, moved = split_approval(agent.transcript, planning)
+    for name, entries, limits, edited, shift in (
+        ("planning", planned, (25, 18_000), edits[0], -moved),  # round 3
+        ("execution", executed, (14, 12_000), edits[1], moved),
     ):
         commands, characters = cost(entries)
+        characters += shift
         print(
             f"{name}: {commands} commands, {characters:,} characters "
             f"(targets <= {limits[0]} and <= {limits[1]:,}); "
