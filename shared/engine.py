@@ -120,11 +120,12 @@ def show(chain: list[Decided], flags: Flags) -> None:
     outside the lock first (`Kind.ready`), then each step, the last with its routing."""
     for ctx, step_kind, _ in chain:
         step_kind.ready(ctx)
+    said = [any(kind.shows_words for _, kind, _ in chain[:n]) for n in range(len(chain))]
     earlier = [
-        render_step(ctx, kind, routing, follows=(nxt[0].workflow.name, nxt[0].step.number))
-        for (ctx, kind, routing), nxt in itertools.pairwise(chain)
+        render_step(ctx, kind, routing, (nxt[0].workflow.name, nxt[0].step.number), said[n])
+        for n, ((ctx, kind, routing), nxt) in enumerate(itertools.pairwise(chain))
     ]
-    emit(render_step(*chain[-1]), flags, earlier=earlier)
+    emit(render_step(*chain[-1], words_said=said[-1]), flags, earlier=earlier)
 
 
 def step_target(routing: Routing) -> tuple[str, int] | None:
@@ -281,10 +282,16 @@ def arrive(ctx: Context, step_kind: Kind) -> Routing:
 
 
 def render_step(
-    ctx: Context, step_kind: Kind, routing: Routing, follows: tuple[str, int] | None = None
+    ctx: Context,
+    step_kind: Kind,
+    routing: Routing,
+    follows: tuple[str, int] | None = None,
+    words_said: bool = False,
 ) -> StepRecord:
     """The step as printed: its JSON record, with "text" for the text form. A gate followed
-    by the step it leads to (`follows`) keeps its verdict and leaves the routing to that step."""
+    by the step it leads to (`follows`) keeps its verdict and leaves the routing to that step.
+    `words_said`: a step printed before it in the same call showed the user's words (whole
+    or as their one line), and they are not repeated."""
     from shared.render import render  # jinja2: only printing a step needs it, not `plan status`
 
     step = ctx.step
@@ -299,6 +306,7 @@ def render_step(
         "policy": ctx.policy,
         **words,
         "words_line": "" if full else words_line(ctx, words),
+        "words_said": words_said and not full,
         **step_kind.context(ctx),
     }
     prompt = render(step.template, variables, ctx.workflow.templates).strip()
