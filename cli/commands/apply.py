@@ -117,7 +117,7 @@ def apply_and_judge(
 
     flags: Flags = {"state_dir": store.dir, "qr_status": verdict}
     chain = engine.decide(workflow_named(argv[0]), int(argv[2]), flags, store, True, records)
-    for line in said(done[0], prepared[0]):
+    for line in done[0].told:  # the gate's lines say the rest
         tell(line)
     emit_ids(done[0].created, False)
     engine.show(chain, flags)
