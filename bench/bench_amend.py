@@ -7,7 +7,7 @@ review page until the person re-approves, and the executor for the new milestone
 done --commit, the two reviews, reconcile). Every command and the characters of all its
 stdout+stderr count; the file-tool edit and the person's verdict are counted apart.
 
-    python -m bench.bench_amend [--verbose]   (--verbose prints the transcript)
+    python -m bench.bench_amend [--verbose] [--costs]   (the transcript; each command's cost)
 """
 
 from __future__ import annotations
@@ -21,9 +21,11 @@ from bench.bench_worktree import (
     Person,
     cost,
     make_project,
+    per_command,
     rechecks,
     review,
     review_round,
+    split_approval,
 )
 from tests import sample
 from tests.agent import Agent, Output
@@ -64,20 +66,16 @@ def approved_and_committed(project: Path) -> tuple[Agent, Person, Path]:
     out = agent.step(out.route())  # 3
     agent.apply(sample.DESIGN)
     out = agent.step(out.route())  # 4
-    review(agent, "plan-design")
-    out = agent.step(out.route("pass"))  # 5, which prints 6
+    out = review(agent, "plan-design")  # 5, which prints 6
     tree = worktree(out)
     edit(tree / "src" / "app.py", FAREWELL)
     agent.plan("change", "capture")
     out = agent.step(out.route())  # 7
-    review(agent, "plan-code")
-    out = agent.step(out.route("pass"))  # 8, which prints 9
+    out = review(agent, "plan-code")  # 8, which prints 9
     out = agent.step(out.route())  # 10
-    review(agent, "plan-docs")
-    agent.step(out.route("pass"))  # 11: in review
+    review(agent, "plan-docs")  # 11: in review
     person = Person(agent)
-    out = review_round(agent, person, "approve")
-    out = agent.step(out.route())  # executor 1, 2, 3
+    review_round(agent, person, "approve")  # which prints executor 1, 2, 3
     agent.plan("exec", "apply", "M-001")
     agent.plan("exec", "done", "M-001", "--evidence", "checked", "--commit")
     return agent, person, tree
@@ -88,25 +86,20 @@ def amendment_round(agent: Agent, person: Person, tree: Path) -> tuple[int, int]
     file-tool edits the agent made."""
     opened = agent.plan("amend", "--reason", "the person wants a wave() too")
     out = Output(opened.stdout)  # which prints 3, the rework of the design
-    agent.apply([*WAVE_MILESTONE, *rechecks(out)])  # the new milestone, re-checked
-    out = agent.step(out.route("pass"))  # 5, which prints 6
+    out = agent.judge([*WAVE_MILESTONE, *rechecks(out)], "pass")  # 5, which prints 6
     edit(tree / "src" / "app.py", WAVE)
-    agent.apply([{"op": "change capture", "args": {"intent": ["CI-002"]}}, *rechecks(out)])
-    out = agent.step(out.route("pass"))  # 8, which prints 9
-    if rechecks(out):
-        agent.apply(rechecks(out))
-    out = agent.step(out.route("pass") if out.if_pass else out.route())  # 11: in review
-    out = review_round(agent, person, "approve")
+    capture = {"op": "change capture", "args": {"intent": ["CI-002"]}}
+    out = agent.judge([capture, *rechecks(out)], "pass")  # 8, which prints 9
+    out = agent.judge(rechecks(out), "pass")  # the docs phase judges M-002; 11: in review
+    out = review_round(agent, person, "approve")  # which prints executor 1, 2 and 3
     execution = len(agent.transcript)
-    out = agent.step(out.route())  # executor 1, which prints 2 and 3
-    assert "M-002" in out.text, out.text
+    assert "EXECUTOR 3/" in out.text and "M-002" in out.text, out.text
     agent.plan("exec", "apply", "M-002")
-    agent.plan("exec", "done", "M-002", "--evidence", "checked", "--commit")
-    out = agent.step(out.route())  # 4
-    review(agent, "impl-code")
-    out = agent.step(out.route("pass"))  # 5, which prints 6 and 7
-    review(agent, "impl-docs")
-    out = agent.step(out.route("pass"))  # 8, which prints 9: the result waits for the person
+    done = agent.plan("exec", "done", "M-002", "--evidence", "checked", "--commit")
+    out = Output(done.stdout)  # the wave is done: it prints 4
+    assert out.header.startswith("EXECUTOR 4/"), out.text
+    out = review(agent, "impl-code")  # 5, which prints 6 and 7
+    out = review(agent, "impl-docs")  # 8, which prints 9: the result waits for the person
     out = review_round(agent, person, "accept", "--by", "ann", on="result")
     assert out.text.startswith("DONE"), out.text
     return execution, 1
@@ -115,23 +108,28 @@ def amendment_round(agent: Agent, person: Person, tree: Path) -> tuple[int, int]
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--verbose", action="store_true", help="print the transcript")
+    parser.add_argument("--costs", action="store_true", help="each command's characters")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         agent, person, tree = approved_and_committed(make_project(Path(tmp) / "project"))
         start = len(agent.transcript)
         execution, edits = amendment_round(agent, person, tree)
+    planned, executed, moved = split_approval(agent.transcript[start:], execution - start)
     parts = (
-        ("amendment planning", agent.transcript[start:execution], edits),
-        ("amendment execution", agent.transcript[execution:], 0),
-        ("amendment round", agent.transcript[start:], edits),
+        ("amendment planning", planned, edits, -moved),
+        ("amendment execution", executed, 0, moved),
+        ("amendment round", agent.transcript[start:], edits, 0),
     )
-    for name, entries, edited in parts:
+    for name, entries, edited, shift in parts:
         commands, characters = cost(entries)
+        characters += shift
         targets = " (targets <= 10 and <= 12,000)" if name == "amendment round" else ""
         print(
             f"{name}: {commands} commands, {characters:,} characters{targets}; "
             f"plus {edited} file-tool edits, not counted as commands"
         )
+    if args.costs:
+        print(per_command(agent.transcript[start:]))
     if args.verbose:
         for entry in agent.transcript[start:]:
             print(entry)

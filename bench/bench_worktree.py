@@ -11,7 +11,7 @@ review (the page served again, the person accepts). Every command (steps, `plan`
 the agent runs) counts, and the characters of all its stdout+stderr; the agent's file-tool
 edits in the worktree are counted apart, and so are the person's clicks on the page.
 
-    python -m bench.bench_worktree [--verbose]   (--verbose prints the transcript)
+    python -m bench.bench_worktree [--verbose] [--costs]   (the transcript; each command's cost)
 """
 
 from __future__ import annotations
@@ -54,9 +54,11 @@ def _git_env() -> dict[str, str]:
     return {**os.environ, **IDENTITY}
 
 
-def review(agent: Agent, phase: str) -> None:
-    """A passing review: the check with its verdict in one call, as the prompt asks."""
-    agent.plan("qr", "add", "--phase", phase, "--check", "reviewed", "--status", "PASS")
+def review(agent: Agent, phase: str) -> Output:
+    """A passing review: the check with its verdict and the gate's in one call, as the prompt
+    asks; what the gate and the step it leads to printed."""
+    item = {"phase": phase, "check": "reviewed", "status": "PASS"}
+    return agent.judge([{"op": "qr add", "args": item}], "pass")
 
 
 QUESTIONS = [
@@ -77,19 +79,20 @@ QUESTIONS = [
 OPTION = '{{"name": "{0}", "description": "{0}", "recommended": {1}}}'
 
 
+FINDING = "the change is incomplete; fix it"
+
+
 def failed_round(
-    agent: Agent, out: Output, phase: str, fix: Callable[[list[dict[str, Any]]], object]
+    agent: Agent, out: Output, phase: str, fix: Callable[[list[dict[str, Any]]], Output]
 ) -> Output:
-    """The reviewer fails one item, the gate prints fix mode, the fix and the re-check (one
-    call, as fix mode shows), and the gate, which prints the next phase's step."""
-    qa = agent.plan(
-        "qr", "add", "--phase", phase, "--check", "reviewed", "--status", "FAIL",
-        "--finding", "the change is incomplete; fix it",
-    ).stdout.strip()  # fmt: skip
-    out = agent.step(out.route("fail"))  # the gate prints fix mode
-    assert qa in out.text and '"op": "qr set"' in out.text, out.text
-    fix([{"op": "qr set", "args": {"id": qa, "phase": phase, "status": "PASS"}}])
-    return agent.step(out.route("pass"))  # the gate prints the next phase's step
+    """The reviewer fails one item with the gate's verdict (one call, which prints fix mode),
+    then the fix, the re-check and the passing verdict in one call, as fix mode shows: it
+    prints the next phase's step."""
+    item = {"phase": phase, "check": "reviewed", "status": "FAIL", "finding": FINDING}
+    out = agent.judge([{"op": "qr add", "args": item}], "fail")  # the gate prints fix mode
+    qa = re.findall(r"(qa-\d+) MUST FAIL", out.text)[-1]
+    assert '"op": "qr set"' in out.text and "--verdict" in out.text, out.text
+    return fix([{"op": "qr set", "args": {"id": qa, "phase": phase, "status": "PASS"}}])
 
 
 OPEN_ITEM = re.compile(r'"op": "qr set", "args": \{"id": "(qa-\d+)", "phase": "([\w-]+)"')
@@ -173,7 +176,9 @@ def walk(project: Path) -> tuple[Agent, int, list[int]]:
     agent.apply([*DESIGN, choice, pick])  # the design, the choice and the pick in one call
     out = agent.step(out.route())  # 4
     overview = {"op": "overview set", "args": {"approach": "Add farewell() next to greet()"}}
-    out = failed_round(agent, out, "plan-design", lambda recheck: agent.apply([overview, *recheck]))
+    out = failed_round(
+        agent, out, "plan-design", lambda recheck: agent.judge([overview, *recheck], "pass")
+    )
     shown = re.findall(r"captured edits\): (.+)$", out.text, re.M)[-1]
     tree = Path(shown.replace("STATE_DIR", out.state_dir, 1))
     change(tree / "src" / "app.py", FAREWELL)
@@ -185,10 +190,11 @@ def walk(project: Path) -> tuple[Agent, int, list[int]]:
 
     def capture_and_recheck(
         path: Path, text: str, intent: str
-    ) -> Callable[[list[dict[str, Any]]], None]:
-        def fix(recheck: list[dict[str, Any]]) -> None:
+    ) -> Callable[[list[dict[str, Any]]], Output]:
+        def fix(recheck: list[dict[str, Any]]) -> Output:
             change(path, text)
-            agent.apply([{"op": "change capture", "args": {"intent": [intent]}}, *recheck])
+            capture = {"op": "change capture", "args": {"intent": [intent]}}
+            return agent.judge([capture, *recheck], "pass")
 
         return fix
 
@@ -205,23 +211,23 @@ def walk(project: Path) -> tuple[Agent, int, list[int]]:
     out = review_round(agent, person, "reject", "--comment", COMMENT)  # prints the rework step
     assert out.header.startswith("PLANNER 9/"), out.text
     change(tree / "README.md", "Thanks to ann for the idea.\n")
-    agent.apply([{"op": "change capture", "args": {}}, *rechecks(out)])  # the fix, re-checked
-    out = agent.step(out.route("pass"))  # 11 again: the plan is in review
-    out = review_round(agent, person, "approve")
+    recheck = rechecks(out)
+    assert recheck, out.text
+    out = agent.judge([{"op": "change capture", "args": {}}, *recheck], "pass")  # 11 again
+    out = review_round(agent, person, "approve")  # which prints executor 1, 2 and 3
     planning = len(agent.transcript)
-    out = agent.step(out.route())  # executor 1, which prints 2 and 3
+    assert "EXECUTOR 3/" in out.text, out.text
     for milestone in ("M-001", "M-002"):
         agent.plan("exec", "apply", milestone)
         ran = []
         if milestone == "M-001":
             agent.shell("python3 tests/test_app.py")
             ran = ["--ran", "tests/test_app.py"]
-        agent.plan("exec", "done", milestone, "--evidence", "checked", *ran, "--commit")
-        out = agent.step(out.route())  # 3 again, then 4
-    review(agent, "impl-code")
-    out = agent.step(out.route("pass"))  # 5, which prints 6 and 7 (nothing to write at 6)
-    review(agent, "impl-docs")
-    out = agent.step(out.route("pass"))  # 8, which prints 9: the result waits for the person
+        done = agent.plan("exec", "done", milestone, "--evidence", "checked", *ran, "--commit")
+        out = Output(done.stdout)  # its wave is done: it prints 3 again, then 4
+        assert out.header.startswith("EXECUTOR "), out.text
+    out = review(agent, "impl-code")  # 5, which prints 6 and 7 (nothing to write at 6)
+    out = review(agent, "impl-docs")  # 8, which prints 9: the result waits for the person
     assert out.if_pass and out.if_pass.startswith("plan result accept"), out.text
     out = review_round(agent, person, "accept", "--by", "ann", on="result")
     assert out.text.startswith("DONE"), out.text
@@ -233,22 +239,48 @@ def cost(entries: list[str]) -> tuple[int, int]:
     return len(entries), sum(len(e.split("\n", 1)[1]) if "\n" in e else 0 for e in entries)
 
 
+APPROVED = "Approved: executor step 1 follows"
+
+
+def split_approval(entries: list[str], planning: int) -> tuple[list[str], list[str], int]:
+    """Planning's entries, execution's, and how many characters of planning's last one (the
+    page's wait for the approval) the executor's first steps printed: they are execution's
+    reading, and count there (the command stays planning's)."""
+    printed = entries[planning - 1].split("\n", 1)[-1]
+    at = printed.find(APPROVED)
+    return entries[:planning], entries[planning:], 0 if at < 0 else len(printed) - at
+
+
+def per_command(entries: list[str]) -> str:
+    """One line per command: the characters of its output, then the command (--costs)."""
+    lines = []
+    for entry in entries:
+        command, _, printed = entry.partition("\n")
+        lines.append(f"{len(printed):>7,}  {command[:110]}")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--verbose", action="store_true", help="print the transcript")
+    parser.add_argument("--costs", action="store_true", help="each command's characters")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         agent, planning, edits = walk(make_project(Path(tmp) / "project"))
-    for name, entries, limits, edited in (
-        ("planning", agent.transcript[:planning], (25, 18_000), edits[0]),  # round 3
-        ("execution", agent.transcript[planning:], (14, 12_000), edits[1]),
+    planned, executed, moved = split_approval(agent.transcript, planning)
+    for name, entries, limits, edited, shift in (
+        ("planning", planned, (25, 18_000), edits[0], -moved),  # round 3
+        ("execution", executed, (14, 12_000), edits[1], moved),
     ):
         commands, characters = cost(entries)
+        characters += shift
         print(
             f"{name}: {commands} commands, {characters:,} characters "
             f"(targets <= {limits[0]} and <= {limits[1]:,}); "
             f"plus {edited} file-tool edits, not counted as commands"
         )
+        if args.costs:
+            print(per_command(entries))
         if args.verbose:
             for entry in entries:
                 print(entry)

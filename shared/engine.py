@@ -25,6 +25,7 @@ from state.storage.store import Store, tampered
 from state.vocab import ENDED, EngineMode, WorkflowName
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import NotRequired
 
     from state.storage.documents import Session
@@ -110,15 +111,21 @@ def run(workflow: Workflow, number: int, flags: Flags, store: Store | None = Non
     """
     if store is None:
         store = open_session(flags.get("state_dir"))
-    chain = decide(workflow, number, flags, store, follow=True)
+    show(decide(workflow, number, flags, store, follow=True), flags)
+    return 0
+
+
+def show(chain: list[Decided], flags: Flags) -> None:
+    """Print the steps one call decided (after its commit): the work a step needs done
+    outside the lock first (`Kind.ready`), then each step, the last with its routing."""
     for ctx, step_kind, _ in chain:
         step_kind.ready(ctx)
+    said = [any(kind.shows_words for _, kind, _ in chain[:n]) for n in range(len(chain))]
     earlier = [
-        render_step(ctx, kind, routing, follows=(nxt[0].workflow.name, nxt[0].step.number))
-        for (ctx, kind, routing), nxt in itertools.pairwise(chain)
+        render_step(ctx, kind, routing, (nxt[0].workflow.name, nxt[0].step.number), said[n])
+        for n, ((ctx, kind, routing), nxt) in enumerate(itertools.pairwise(chain))
     ]
-    emit(render_step(*chain[-1]), flags, earlier=earlier)
-    return 0
+    emit(render_step(*chain[-1], words_said=said[-1]), flags, earlier=earlier)
 
 
 def step_target(routing: Routing) -> tuple[str, int] | None:
@@ -133,13 +140,21 @@ Decided = tuple[Context, Kind, Routing]
 
 
 def decide(
-    workflow: Workflow, number: int, flags: Flags, store: Store, follow: bool = False
+    workflow: Workflow,
+    number: int,
+    flags: Flags,
+    store: Store,
+    follow: bool = False,
+    before: Callable[[Transaction], None] | None = None,
 ) -> list[Decided]:
     """Decide and record (or re-render) step `number`, and with `follow` the steps its routing
     leads to in the same workflow while the step just decided needs no agent work (`chains`),
-    in one transaction; the contexts to print with, in order."""
+    in one transaction; the contexts to print with, in order. `before` runs first in that
+    transaction (`plan apply --verdict`: the review's records, then their gate)."""
     decided: list[Decided] = []
     with store.transaction(f"{workflow.name} step {number}") as tx:
+        if before is not None:
+            before(tx)
         decided.append(_decide_in(tx, workflow, number, flags, store))
         while follow and len(decided) <= workflow.total:
             ctx, kind, routing = decided[-1]
@@ -272,10 +287,16 @@ def arrive(ctx: Context, step_kind: Kind) -> Routing:
 
 
 def render_step(
-    ctx: Context, step_kind: Kind, routing: Routing, follows: tuple[str, int] | None = None
+    ctx: Context,
+    step_kind: Kind,
+    routing: Routing,
+    follows: tuple[str, int] | None = None,
+    words_said: bool = False,
 ) -> StepRecord:
     """The step as printed: its JSON record, with "text" for the text form. A gate followed
-    by the step it leads to (`follows`) keeps its verdict and leaves the routing to that step."""
+    by the step it leads to (`follows`) keeps its verdict and leaves the routing to that step.
+    `words_said`: a step printed before it in the same call showed the user's words (whole
+    or as their one line), and they are not repeated."""
     from shared.render import render  # jinja2: only printing a step needs it, not `plan status`
 
     step = ctx.step
@@ -290,6 +311,7 @@ def render_step(
         "policy": ctx.policy,
         **words,
         "words_line": "" if full else words_line(ctx, words),
+        "words_said": words_said and not full,
         **step_kind.context(ctx),
     }
     prompt = render(step.template, variables, ctx.workflow.templates).strip()

@@ -94,6 +94,12 @@ class Agent:
     def apply(self, ops: list[dict[str, Any]]) -> list[str]:
         return self.plan("apply", "-", input=json.dumps(ops)).stdout.split()
 
+    def judge(self, ops: list[dict[str, Any]], verdict: str, code: int = 0) -> Output:
+        """A review's records with the gate's verdict in one call (`plan apply --verdict`):
+        what the gate and the step it leads to printed."""
+        done = self.plan("apply", "--verdict", verdict, "-", code=code, input=json.dumps(ops))
+        return Output(done.stdout)
+
 
 def _quote(word: str) -> str:
     return quote(word)

@@ -17,10 +17,11 @@ import click
 from cli.base import COMMON, FILE_TEXT, INLINE, Operation, PlanCommand, emit_ids, open_store
 from cli.output import tell
 from hooks.human_acts import is_human_act, refusal
-from state.errors import PlannerError, Refused, UsageError
+from state.errors import Finding, PlannerError, PreconditionFailed, Refused, UsageError
 
 if TYPE_CHECKING:
-    from state.storage.store import Store
+    from shared.workflow import Flags
+    from state.storage.store import Store, Transaction
 
 
 class ApplyCommand(PlanCommand):
@@ -53,7 +54,13 @@ def argument_keys(command: Operation) -> str:
 
 @click.command("apply", cls=ApplyCommand)
 @click.argument("source", type=FILE_TEXT, metavar="FILE|-")
-def apply_command(source: str, state_dir: str | None, as_json: bool) -> None:
+@click.option(
+    "--verdict",
+    type=click.Choice(["pass", "fail"]),
+    help="Then run the gate the session's IF PASS / IF FAIL line names, in the same "
+    "transaction: a review's items and its verdict in one call (the gate prints what follows).",
+)
+def apply_command(source: str, verdict: str | None, state_dir: str | None, as_json: bool) -> None:
     """Apply a JSON list of operations, all or nothing; "$K" is the id the K-th op created.
 
     Each operation is {"op": "milestone add", "args": {"name": "Parser", "file": ["p.py"]}}:
@@ -68,11 +75,93 @@ def apply_command(source: str, state_dir: str | None, as_json: bool) -> None:
         raise UsageError("plan apply: JSON nested too deeply") from None
     root = click.get_current_context().find_root().command
     assert isinstance(root, click.Group)
+    store = open_store(state_dir)
+    if verdict:
+        apply_and_judge(store, root, batch, verdict, as_json)
+        return
     told: list[str] = []
-    ids = apply_batch(open_store(state_dir), root, batch, told)
+    ids = apply_batch(store, root, batch, told)
     for line in told:  # what the operations said, then what the batch did, on stderr
         tell(line)
     emit_ids(ids, as_json)
+
+
+def apply_and_judge(
+    store: Store, root: click.Group, batch: Any, verdict: str, as_json: bool
+) -> None:
+    """The batch, then the gate its verdict routes to, in one transaction (docs/design.md,
+    "One call per gate"): a gate that refuses leaves the batch unwritten too. The batch's ids
+    and lines come first, then the gate and the step it leads to, as the gate alone prints."""
+    from shared import engine  # the step engine loads here only, as `plan amend`'s does
+    from shared.workflow import workflow_named
+
+    if as_json:
+        raise UsageError("plan apply: --verdict prints steps as text; drop --json")
+    argv = store.read("session").get("routing", {}).get(f"if_{verdict}") or []
+    if len(argv) < 3 or argv[1] != "--step" or not argv[2].isdigit():
+        raise PreconditionFailed(
+            "plan apply --verdict: the session is at no review (its routing has no IF PASS / "
+            "IF FAIL step); nothing was written",
+            [
+                Finding(
+                    "session.json", "no gate to run", "plan apply without --verdict; planner status"
+                )
+            ],
+        )
+    prepared = prepare(root, batch)
+    done: list[Transaction] = []
+
+    def records(tx: Transaction) -> None:
+        run_prepared(tx, prepared)
+        done.append(tx)
+
+    flags: Flags = {"state_dir": store.dir, "qr_status": verdict}
+    chain = engine.decide(workflow_named(argv[0]), int(argv[2]), flags, store, True, records)
+    for line in done[0].told:  # the gate's lines say the rest
+        tell(line)
+    emit_ids(done[0].created, False)
+    engine.show(chain, flags)
+
+
+Prepared = tuple[list[Any], list[tuple[str, Operation, str]], click.Context]
+
+
+def prepare(root: click.Group, batch: Any) -> Prepared:
+    """The batch's ops found in the group before anything runs (usage errors first)."""
+    if isinstance(batch, dict) and "ops" in batch:
+        batch = batch["ops"]
+    if not isinstance(batch, list) or not batch:
+        raise UsageError('plan apply: expected a non-empty JSON list of {"op", "args"} objects')
+    parent = batch_context(root)
+    return batch, [resolved(parent, n, entry) for n, entry in enumerate(batch, 1)], parent
+
+
+def run_prepared(tx: Transaction, prepared: Prepared) -> list[str]:
+    """Run the batch's ops on the transaction the caller holds; the ids created, in order."""
+    batch, found, parent = prepared
+    created: list[list[str]] = []
+    for entry, (name, command, where) in zip(batch, found, strict=True):
+        raw = entry.get("args", {})
+        if not isinstance(raw, dict):
+            raise UsageError(f'{where}: "args" must be an object')
+        args = convert(command, name, resolve(raw, created, where), parent, where)
+        try:
+            ids = command.run(tx, args)
+        except PlannerError as e:
+            e.message = f"{where}: {e.message}"
+            e.args = (e.message,)
+            raise
+        created.append(ids)
+        tx.created.extend(ids)
+    tx.note(ops=len(batch))
+    return [i for ids in created for i in ids]
+
+
+def said(tx: Transaction, batch: list[Any]) -> list[str]:
+    """What the operations told the user, then, when they created no id, what ran."""
+    names = [" ".join(e["op"].split()) for e in batch]
+    ran = [] if tx.created else [f"plan apply: {len(batch)} recorded: {', '.join(names)}"]
+    return [*tx.told, *ran]
 
 
 def apply_batch(
@@ -80,33 +169,12 @@ def apply_batch(
 ) -> list[str]:
     """Run a batch of {"op", "args"} on `store` in one transaction; the ids created, in order.
     `told` receives the lines the operations tell the user and one line naming what ran."""
-    if isinstance(batch, dict) and "ops" in batch:
-        batch = batch["ops"]
-    if not isinstance(batch, list) or not batch:
-        raise UsageError('plan apply: expected a non-empty JSON list of {"op", "args"} objects')
-    parent = batch_context(root)
-    found = [resolved(parent, number, entry) for number, entry in enumerate(batch, 1)]
-    created: list[list[str]] = []
+    prepared = prepare(root, batch)
     with store.transaction("apply") as tx:
-        for entry, (name, command, where) in zip(batch, found, strict=True):
-            raw = entry.get("args", {})
-            if not isinstance(raw, dict):
-                raise UsageError(f'{where}: "args" must be an object')
-            args = convert(command, name, resolve(raw, created, where), parent, where)
-            try:
-                ids = command.run(tx, args)
-            except PlannerError as e:
-                e.message = f"{where}: {e.message}"
-                e.args = (e.message,)
-                raise
-            created.append(ids)
-            tx.created.extend(ids)
-        tx.note(ops=len(batch))
+        ids = run_prepared(tx, prepared)
     if told is not None:  # ids on stdout say what a batch created; else one line says what ran
-        names = [" ".join(e["op"].split()) for e in batch]
-        said = [] if tx.created else [f"plan apply: {len(batch)} recorded: {', '.join(names)}"]
-        told += [*tx.told, *said]
-    return [i for ids in created for i in ids]
+        told += said(tx, prepared[0])
+    return ids
 
 
 def resolved(parent: click.Context, number: int, entry: Any) -> tuple[str, Operation, str]:

@@ -7,14 +7,16 @@ from typing import TYPE_CHECKING
 
 import click
 
-from cli.base import TEXT, Operation, PlanGroup, target_id
+from cli.base import TEXT, Operation, PlanGroup, open_store, out, target_id
+from state.errors import PlannerError
 from state.ops import exec_apply as ops
 from state.ops import exec_ops
 from state.validation import asks
 from state.validation.planning import refuse_while_planning
 
 if TYPE_CHECKING:
-    from state.storage.store import Transaction
+    from shared.workflow import Flags
+    from state.storage.store import Store, Transaction
 
 MILESTONE = click.argument("id", metavar="M-n")
 
@@ -88,7 +90,49 @@ def exec_commit(
     asks.after_commit(tx, id)
 
 
-@exec_command.command("done", cls=Execution)
+class Done(Execution):
+    """`plan exec done --commit` that completes the wave executor step 3 shows prints the step
+    its NEXT line names in the same call (the next wave, or the review), as a gate prints the
+    step it leads to: nothing is left to do between them (docs/design.md, "Chained steps")."""
+
+    def invoke(self, ctx: click.Context) -> int:
+        code: int = super().invoke(ctx)
+        if ctx.params["commit"] and not ctx.params["as_json"]:
+            wave_done(open_store(ctx.params["state_dir"]), ctx.params["id"])
+        return code
+
+
+def wave_done(store: Store, milestone: str) -> None:
+    """Run the step executor step 3 routes to once every milestone of `milestone`'s wave is
+    done; a step that is not ready refuses before it writes, and its NEXT line stands."""
+    session = store.read("session")
+    argv = session["routing"].get("next") or []
+    if (session["workflow"], session["step"]) != ("executor", 3) or argv[:2] != [
+        "executor",
+        "--step",
+    ]:
+        return
+    status = {m["id"]: m["status"] for m in store.read("execution")["milestones"]}
+    waves = store.read("plan")["milestone_dependencies"]["waves"]
+    wave = next((w["milestones"] for w in waves if milestone in w["milestones"]), [])
+    if not wave or any(status.get(m) != "done" for m in wave):
+        return
+    # the routing step 3 has now (its NEXT was recorded when it showed the wave just done)
+    pending = any(status.get(m) != "done" for w in waves for m in w["milestones"])
+    argv = ["executor", "--step", "3" if pending else "4"]
+    from shared import engine  # the step engine loads here only, as `plan amend`'s does
+    from shared.workflow import workflow_named
+
+    flags: Flags = {"state_dir": store.dir}
+    try:
+        chain = engine.decide(workflow_named("executor"), int(argv[2]), flags, store, True)
+    except PlannerError:
+        return
+    out(f"executor step {argv[2]} follows (run here: do not run it again).")
+    engine.show(chain, flags)
+
+
+@exec_command.command("done", cls=Done)
 @MILESTONE
 @click.option("--evidence", multiple=True, help="What shows it works (repeatable).")
 @click.option(

@@ -12,11 +12,12 @@ import click
 from cli.base import TEXT, Operation, PlanGroup, QRPhase, dump, open_store, out
 from shared.config import duration
 from shared.routing import command
-from state.errors import UsageError
+from state.errors import PlannerError, UsageError
 from state.ops import qr_ops, review_ops
 from state.storage.store import report_name
 
 if TYPE_CHECKING:
+    from shared.workflow import Flags
     from state.storage.store import Store, Transaction
 
 PHASE = click.option(
@@ -126,8 +127,9 @@ def review_wait(timeout: str, state_dir: str | None, as_json: bool) -> None:
 
 def say_next(store: Store, argv: list[str], as_json: bool) -> None:
     """The verdict's next step: a planner step (the rework) runs here and prints its prompt,
-    as a gate prints the step it leads to; anything else is printed as the NEXT line. --json
-    prints {"next": …} only."""
+    as a gate prints the step it leads to, and so does executor step 1 after an approval
+    (step 11 has the agent run it once the person approved: the page's wait is that moment);
+    anything else is printed as the NEXT line. --json prints {"next": …} only."""
     if not argv:  # the result was accepted: nothing follows
         out(json.dumps({"next": "", "done": True}) if as_json else "DONE: the result is accepted")
         return
@@ -143,6 +145,19 @@ def say_next(store: Store, argv: list[str], as_json: bool) -> None:
         out(f"Sent back: planner step {argv[2]} follows (run here: do not run it again).")
         engine.run(workflow_named("planner"), int(argv[2]), {"state_dir": store.dir}, store)
         return
+    if argv[:3] == ["executor", "--step", "1"]:
+        from shared import engine
+        from shared.workflow import workflow_named
+
+        flags: Flags = {"state_dir": store.dir}
+        try:  # a step that is not ready refuses before it writes: its command is NEXT
+            chain = engine.decide(workflow_named("executor"), 1, flags, store, True)
+        except PlannerError:
+            chain = []
+        if chain:
+            out("Approved: executor step 1 follows (run here: do not run it again).")
+            engine.show(chain, flags)
+            return
     out(f"NEXT: {command(argv)}")
 
 

@@ -375,7 +375,7 @@ class FinalGate(Gate):
         session = tx.edit("session")
         transition(session, "review")
         render_plan_md(ctx)
-        revision = ctx.store.last_revision()
+        revision = tx.plan_revision()
         session["reviews"].append(
             {
                 "round": len(session["reviews"]) + 1,

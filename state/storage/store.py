@@ -493,6 +493,13 @@ class Transaction(DocumentReader):
         """Extra fields for this change's audit line."""
         self.audit_fields.update(fields)
 
+    def plan_revision(self) -> str | None:
+        """The revision history/ holds plan.json as once this transaction commits: the next one
+        when it changed plan.json (`plan apply --verdict`: a batch, then the gate that opens a
+        review round on it), else the newest."""
+        edited = "plan" in self.edited and dumps(self.docs["plan"]) != self.original.get("plan")
+        return next_revision(self.store.dir) if edited else self.store.last_revision()
+
     def commit(self) -> None:
         if self.store.before_commit is not None and self.edited:
             self.store.before_commit(self)

@@ -295,7 +295,7 @@ def test_an_amendment_reviews_only_what_it_changed(project: Path) -> None:
         assert {i["status"] for i in whole} == {"PASS"}  # nothing reopened
         assert all(i["milestones"] == ["M-001"] for i in whole)  # no longer M-002's
     out = Output(opened.stdout)  # 3
-    assert '"scope": "$K"' in out.text and "for each milestone you add" in out.text
+    assert '"op": "qr add", "args": {"phase": "plan-design", "scope": "$1"' in out.text
     agent.apply(
         [
             {"op": "milestone add", "args": {"name": "Bow", "file": ["src/bow.py"],

@@ -84,7 +84,7 @@ def test_what_the_agent_reads(project: Path) -> None:
     assert "counting from 1" in design_of(w).text and "milestone tests" in design_of(w).text
     for header in ("PLANNER 3/11", "PLANNER 4/11"):
         first = next(o for o in w.outputs if o.header.startswith(header))
-        assert first.text.count("plan apply - <<'EOF'") == 1, header  # one skeleton a step
+        assert first.text.count(" - <<'EOF'") == 1, header  # one skeleton a step (--verdict at 4)
     code = next(o for o in w.outputs if o.header.startswith("PLANNER 6/11"))
     tree = "captured edits): STATE_DIR/worktree"
     assert tree in code.text and "plan change capture" in code.text  # no diff by hand
@@ -96,9 +96,11 @@ def test_what_the_agent_reads(project: Path) -> None:
     assert "--diff" not in fix.text and "--diff" not in docs.text
     discovery = next(o for o in w.outputs if o.header.startswith("PLANNER 2/11"))
     assert '"recommended" is the option\'s label or its number, counting from 1' in discovery.text
-    for header in ("PLANNER 2/11", "PLANNER 3/11", "PLANNER 6/11"):  # the work steps, once
+    for header in ("PLANNER 2/11", "PLANNER 6/11"):  # discovery, and the worktree's step: once
         first = next(o for o in w.outputs if o.header.startswith(header))
         assert first.text.count("Scratch files go in STATE_DIR/scratch/") == 1, header
+    design = next(o for o in w.outputs if o.header.startswith("PLANNER 3/11"))
+    assert "Scratch files" not in design.text  # said at step 2 already
     review_step = next(o for o in w.outputs if o.header.startswith("PLANNER 4/11"))
     assert "Scratch files" not in review_step.text  # the reviewer's batch is a heredoc
 

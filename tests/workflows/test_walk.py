@@ -115,12 +115,16 @@ def test_the_review_server_stops_after_the_verdict_and_prints_the_rework_step(
 def test_the_review_server_stops_after_an_approval_with_the_executor_line(
     project: Path,
 ) -> None:
+    """After the approval the page's wait runs executor step 1 (which prints 2 and 3), as
+    step 11 told the agent to: its routing is the first wave's."""
     agent, out = to_review(project)
     page = _serve(agent, "--wait")
     agent.shell(f"{out.if_pass} --by ann")
     printed, errors = page.communicate(timeout=60)
     assert page.returncode == 0, errors
-    assert printed.splitlines()[-1] == f"NEXT: executor --step 1 --state-dir {out.state_dir}"
+    assert "Approved: executor step 1 follows (run here: do not run it again)." in printed
+    assert "EXECUTOR 1/9 init" in printed and "EXECUTOR 3/9 impl-execute" in printed
+    assert printed.splitlines()[-1].startswith("NEXT: executor --step ")
 
 
 @pytest.mark.slow
