@@ -36,17 +36,54 @@ def session_status(store: Store) -> Status:
     relies on that are gone (history rewritten and pruned), named with the fix."""
     session = store.read("session")
     found = summary(session, store.dir, store.read_or_none("context"))
-    if session["status"] not in CLOSED and (session["base_commit"] or store.exists("execution")):
+    if session["status"] in CLOSED:
+        return found
+    problems = [*_hand_edit(store, session), *_underway(store)]
+    if session["status"] == "executing" and not problems:
+        problems += _undone(store)
+    if session["base_commit"] or store.exists("execution"):
         from state.errors import PreconditionFailed
         from state.repo import session_git  # runs git: only for an open session
 
         try:
             lost = session_git.gone(store)
         except PreconditionFailed:  # not in a project, or a damaged record: the commands
-            return found  # that read it say so; status still answers
+            lost = []  # that read it say so; status still answers
         if lost:
-            found["problems"] = [session_git.gone_text(lost)]
+            problems.append(session_git.gone_text(lost))
+    if problems:
+        found["problems"] = problems
     return found
+
+
+def _hand_edit(store: Store, session: Session) -> list[str]:
+    """plan.json changed outside `plan` commands after approval: every command refuses it."""
+    from state.errors import PlannerError
+    from state.storage.store import RESTORE_FIX, tampered
+
+    try:
+        reason = tampered(session, store.read_or_none("plan"))
+    except PlannerError as e:  # unreadable: the commands that read it say so
+        return [f"{e} (fix: plan restore)"]
+    return [f"{store.path('plan')}: {reason} ({RESTORE_FIX})"] if reason else []
+
+
+def _underway(store: Store) -> list[str]:
+    """A merge, rebase, cherry-pick … half done in the project (files in .git, no git run)."""
+    from state.errors import PlannerError
+    from state.project import session_project
+    from state.repo import contention, gitinfo
+
+    try:
+        project = session_project(store.dir)
+    except PlannerError:
+        return []
+    git_dir = gitinfo.git_dir(project)
+    found = contention.underway(git_dir) if git_dir else None
+    if not found:
+        return []
+    marker, what, fix = found
+    return [f"{project}: {what} is in progress ({marker}) (fix: finish or abort it: {fix})"]
 
 
 def settle(tx: Transaction) -> None:
@@ -77,3 +114,47 @@ def settle(tx: Transaction) -> None:
         from shared.plan_md import put_plan_md  # jinja2: only when the approval changed
 
         put_plan_md(tx)
+
+
+def _undone(store: Store) -> list[str]:
+    """Milestones recorded as applied and not committed whose files show no change from HEAD
+    (git stash, git checkout -- ., or a commit of the person's): exec done cannot commit them.
+    One `git status` over their files, only while such a milestone exists."""
+    from state.errors import PlannerError
+    from state.ops.exec_apply import gitinfo_dir, milestone_paths
+    from state.project import session_project
+    from state.repo import worktree as wt
+
+    execution = store.read_or_none("execution")
+    runs = (
+        [r for r in execution["milestones"] if r["applied_at"] and not r["commit"]]
+        if (execution)
+        else []
+    )
+    if not runs:
+        return []
+    try:
+        project = session_project(store.dir)
+        repo = gitinfo_dir(project)
+        milestones = {m["id"]: m for m in store.read("plan")["milestones"]}
+    except PlannerError:
+        return []
+    paths = {
+        r["id"]: milestone_paths(milestones[r["id"]], project)
+        for r in runs
+        if r["id"] in milestones and milestones[r["id"]]["code_changes"]
+    }
+    every = sorted({p for ps in paths.values() for p in ps})
+    if not every:
+        return []
+    status = ("--no-optional-locks", "status", "--porcelain", "-z", "-uall", "--", *every)
+    done = wt.run(repo, *status, work_tree=project, cwd=project)
+    if done.returncode:
+        return []
+    changed = {e[3:] for e in done.stdout.decode("utf-8", "surrogateescape").split("\0")}
+    return [
+        f"{mid}: recorded as applied, but none of its files differ from HEAD (undone, or "
+        f"committed by hand) (fix: plan exec apply {mid})"
+        for mid, ps in paths.items()
+        if not changed & set(ps)
+    ]
