@@ -60,12 +60,28 @@ def _hand_edit(store: Store, session: Session) -> list[str]:
     """plan.json changed outside `plan` commands after approval: every command refuses it."""
     from state.errors import PlannerError
     from state.storage.store import RESTORE_FIX, tampered
+    from state.validation.amendments import open_round
 
     try:
         reason = tampered(session, store.read_or_none("plan"))
+        if not reason and open_round(session) is not None:  # the round checks against it
+            reason = _unrecorded(store)
     except PlannerError as e:  # unreadable: the commands that read it say so
         return [f"{e} (fix: plan restore)"]
     return [f"{store.path('plan')}: {reason} ({RESTORE_FIX})"] if reason else []
+
+
+def _unrecorded(store: Store) -> str:
+    """Why plan.json is not the newest revision in history/ ("" when it is, or there is none)."""
+    from state.storage.store import dumps
+
+    revisions = store.history()
+    if not revisions or not store.exists("plan"):
+        return ""
+    rev = revisions[-1]["rev"]
+    if dumps(store.revision(rev)) == dumps(store.read("plan")):
+        return ""
+    return f"changed outside plan commands since {rev} (history/{rev})"
 
 
 def _underway(store: Store) -> list[str]:

@@ -15,7 +15,7 @@ import os
 from state.errors import PlannerError, PreconditionFailed, Refused
 from state.project import session_project
 from state.storage.content import plan_hash
-from state.validation.amendments import approved_revision, open_round
+from state.validation.amendments import open_round
 from state.vocab import CLOSED
 
 TYPE_CHECKING = False
@@ -45,6 +45,8 @@ def plan_restore(tx: Transaction) -> None:
             "(fix: put the file back from a copy of your own, or plan cancel)"
         )
     where, plan = found
+    if want and approval and not plan["frozen_at"]:
+        plan["frozen_at"] = approval["at"]  # the approval froze it (not in the hash)
     if dumps(plan) == current:
         tx.tell(f"{path}: as {where} holds it; nothing to restore")
         return
@@ -57,16 +59,13 @@ def plan_restore(tx: Transaction) -> None:
 
 def _from_history(tx: Transaction, want: str | None) -> tuple[str, Plan] | None:
     try:
-        if want:
-            found = approved_revision(tx.store, want, tx.read("session"))
-            return (f"history/{found[0]}", found[1]) if found else None
-        revisions = tx.store.history()
-        if not revisions:
-            return None
-        rev = revisions[-1]["rev"]
-        return f"history/{rev}", tx.store.revision(rev)
+        for entry in reversed(tx.store.history()):  # the newest: the approval's freeze
+            plan = tx.store.revision(entry["rev"])
+            if want is None or plan_hash(plan) == want:
+                return f"history/{entry['rev']}", plan
     except PlannerError:  # missing or damaged: HEAD's copy may serve
-        return None
+        pass
+    return None
 
 
 def _from_head(tx: Transaction, want: str | None) -> tuple[str, Plan] | None:
