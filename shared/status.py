@@ -66,6 +66,8 @@ def _hand_edit(store: Store, session: Session) -> list[str]:
         reason = tampered(session, store.read_or_none("plan"))
         if not reason and open_round(session) is not None:  # the round checks against it
             reason = _unrecorded(store)
+        if not reason and session["status"] == "review":
+            return _unreviewed(store, session)
     except PlannerError as e:  # unreadable: the commands that read it say so
         return [f"{e} (fix: plan restore)"]
     return [f"{store.path('plan')}: {reason} ({RESTORE_FIX})"] if reason else []
@@ -173,4 +175,22 @@ def _undone(store: Store) -> list[str]:
         f"committed by hand) (fix: plan exec apply {mid})"
         for mid, ps in paths.items()
         if not changed & set(ps)
+    ]
+
+
+def _unreviewed(store: Store, session: Session) -> list[str]:
+    """plan.json in review is not what the open review round shows: approval is refused."""
+    from state.storage.content import plan_hash
+
+    rounds = session["reviews"]
+    current = rounds[-1] if rounds and rounds[-1]["verdict"] == "submitted" else None
+    if current is None or not current["sha256"] or not store.exists("plan"):
+        return []
+    if plan_hash(store.read("plan")) == current["sha256"]:
+        return []
+    return [
+        f"{store.path('plan')}: changed outside plan commands since review round "
+        f"{current['round']} showed it; it cannot be approved (fix: plan restore, which puts "
+        "back what the round shows; or send it back to planning, where the edit is recorded "
+        "and reviewed again: plan review reject --feedback TEXT)"
     ]
