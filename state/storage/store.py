@@ -584,6 +584,12 @@ class Transaction(DocumentReader):
         # Against the approved plan, not the one before this command: new milestones stay
         # open all round, and an edit by hand cannot widen the round.
         found = approved_revision(self.store, amendment["approval"]["sha256"], session)
+        raw = self.original.get("plan")
+        if found is None and raw is not None:
+            # history/ is this machine's record (a clone has none): the plan as this command
+            # found it is the reference, the approved one when the round has not changed it
+            found = ("plan.json", load(self.store.path("plan"), "plan", raw))
+            self.note(amendment_checked_against="plan.json as found (no approved revision)")
         if found is None:
             raise DamagedFile(
                 f"{self.store.dir}/{HISTORY_DIR}: no revision has the approved plan that "
