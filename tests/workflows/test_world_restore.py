@@ -97,3 +97,29 @@ def test_a_hand_edit_in_an_amendment_round_is_named_and_restored(project: Path) 
     assert (state / "plan.json").read_bytes() == before
     agent.plan("apply", "-", input=decision)  # the round goes on
     assert "changed outside plan commands" not in agent.plan("status").stdout
+
+
+def test_an_amendment_opened_in_a_fresh_clone_works_without_history(
+    project: Path, tmp_path: Path
+) -> None:
+    """history/ is local (the product's .gitignore): a clone of the committed session has
+    none, yet `plan amend` and the round's writes check against what the files show."""
+    from tests.agent import Agent
+
+    agent, state = executing(project)
+    agent.plan("exec", "done", "M-001", "--evidence", "ran it", "--commit")
+    git(project, "add", "--", ".planner")
+    git(project, "commit", "-qm", "plan files", "--", ".planner")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(project), str(clone))
+    assert not (clone / state.relative_to(project) / "history").exists()
+    there = Agent(clone)
+    there.plan("resume", state.name)
+    opened = there.plan("amend", "--reason", "bow too")
+    assert "amendment round 1 opened" in opened.stderr
+    decision = json.dumps([{"op": "decision add", "args": {"decision": "D", "reasoning": "R"}}])
+    assert there.plan("apply", "-", input=decision).stdout.split() == ["DL-002"]
+    assert (
+        "amendment_checked_against"
+        in (clone / state.relative_to(project) / "audit.jsonl").read_text()
+    )
