@@ -587,8 +587,13 @@ class Transaction(DocumentReader):
         raw = self.original.get("plan")
         if found is None and raw is not None:
             # history/ is this machine's record (a clone has none): the plan as this command
-            # found it is the reference, the approved one when the round has not changed it
-            found = ("plan.json", load(self.store.path("plan"), "plan", raw))
+            # found it is the reference, its approved milestones those execution.json runs
+            reference = load(self.store.path("plan"), "plan", raw)
+            execution = self.read_or_none("execution")
+            if execution is not None:
+                ran = {r["id"] for r in execution["milestones"]}
+                reference["milestones"] = [m for m in reference["milestones"] if m["id"] in ran]
+            found = ("plan.json", reference)
             self.note(amendment_checked_against="plan.json as found (no approved revision)")
         if found is None:
             raise DamagedFile(
