@@ -38,7 +38,7 @@ def session_status(store: Store) -> Status:
     found = summary(session, store.dir, store.read_or_none("context"))
     if session["status"] in CLOSED:
         return found
-    problems = [*_hand_edit(store, session), *_underway(store)]
+    problems = [*_hand_edit(store, session), *_underway(store), *_mechanical(store, session)]
     if session["status"] == "executing" and not problems:
         problems += _undone(store)
     if session["base_commit"] or store.exists("execution"):
@@ -194,3 +194,25 @@ def _unreviewed(store: Store, session: Session) -> list[str]:
         "back what the round shows; or send it back to planning, where the edit is recorded "
         "and reviewed again: plan review reject --feedback TEXT)"
     ]
+
+
+def _mechanical(store: Store, session: Session) -> list[str]:
+    """A gate's mechanical items that fail (a refused gate recorded them), with their fix:
+    a reviewer's PASS cannot clear them, so status names them."""
+    from state.storage.store import report_name
+
+    from state.vocab import Phase
+
+    found = []
+    for phase in Phase:
+        loop = session["qr"].get(phase.value)
+        if loop is not None and loop["state"] in ("complete", "accepted"):
+            continue
+        report = store.read_or_none(report_name(phase.value))
+        for item in report["items"] if report else []:
+            if item["source"] == "validator" and item["status"] == "FAIL":
+                fix = item["finding"] or ""
+                shown = f" ({fix})" if fix.startswith("fix: ") else ""
+                name = report_name(phase.value)
+                found.append(f"{name}.json:{item['id']}: {item['check']}{shown}")
+    return found

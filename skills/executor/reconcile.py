@@ -118,8 +118,9 @@ def findings(record: ReconcileRecord, plan: Plan, docs: bool) -> list[Finding]:
                     Finding(
                         m["id"],
                         f"planned file {path} is unchanged since the base commit",
-                        f"make the planned change, or plan exec deviation "
-                        f"--milestone {m['id']} --description '… {path} …'",
+                        f"make the planned change: plan exec apply {m['id']}, then plan exec "
+                        f"commit {m['id']}; or plan exec deviation --description "
+                        f"{shlex.quote(path + ' left unchanged')} --milestone {m['id']}",
                     )
                 )
     if docs:
@@ -133,8 +134,8 @@ def findings(record: ReconcileRecord, plan: Plan, docs: bool) -> list[Finding]:
                 Finding(
                     path,
                     "changed, but no milestone plans it",
-                    f"revert it, or plan exec deviation --milestone {last} "
-                    f"--description {shlex.quote(explain)}",
+                    f"revert it, or plan exec deviation --description {shlex.quote(explain)} "
+                    f"--milestone {last}",
                 )
             )
     for t in record["tests"]:

@@ -441,7 +441,7 @@ def test_a_commit_of_the_persons_own_is_recorded_by_the_gate_with_a_runnable_fix
     assert named, held
     items = {i["id"]: i for i in doc(state, "qr-impl-code")["items"]}
     assert items[named[1]]["status"] == "FAIL"  # the refusal recorded the item it names
-    fix = re.search(r"(plan exec deviation --milestone M-\d+ --description '[^']*')", held)
+    fix = re.search(r"(plan exec deviation --description '[^']*' --milestone M-\d+)", held)
     assert fix and "NOTES.md" in fix[1] and "…" not in fix[1], held
     agent.shell(fix[1])
     assert agent.step(out.route("pass")).header.startswith("EXECUTOR")
