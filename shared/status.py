@@ -200,7 +200,6 @@ def _mechanical(store: Store, session: Session) -> list[str]:
     """A gate's mechanical items that fail (a refused gate recorded them), with their fix:
     a reviewer's PASS cannot clear them, so status names them."""
     from state.storage.store import report_name
-
     from state.vocab import Phase
 
     found = []
