@@ -30,39 +30,11 @@ FULL = os.environ.get("PLANNER_WORLD_MOVES") == "all"
 BUDGET_PER_ACT = 2
 SEED = 30  # the issue's number: the CI sample is the same every run
 
-# (pair glob, act): why it fails now, on main as of this module (issue 30's cases). A pair is
-# "COMMAND>NEXT" by the names of tests/worldmoves.py WALK ("r1-" is the amendment round); the
-# pair is an fnmatch pattern. Found by a full run (PLANNER_WORLD_MOVES=all); remove the lines
-# that pass once the product is fixed.
-GONE_EXIT_1 = "case 1: the base commit pruned: exec apply exits 1 (UnboundLocalError)"
-GONE = "cases 1-3: a commit it relies on pruned: raw git 'bad object', no fix, status silent"
-GONE_GATE = "cases 2-3: the base pruned: a gate reads 'file not found', its fixes loop"
-CAPTURE = "case 10: the amendment's worktree is not HEAD: capture after a rewrite loops"
-MERGE = "case 4: a merge in progress: exec done stages the files, git refuses, the fix loops"
-UNDONE = "case 5: an apply undone (stash, checkout): 'nothing to commit', the fix loops"
-NO_REVISION = "case 8: history/ not committed: in a clone a gate exits 2 yet lands its move"
-CLONE = "case 11: in a fresh clone ACTIVE is local: 'no session found', no fix names it"
-HAND_EDIT = "case 9: plan.json edited by hand in review: approved on no record"
-AMEND_EDIT = "case 9: plan.json edited by hand in an amendment: all refused, no fix"
-FROZEN_EDIT = "case 9: plan.json edited after approval: no runnable fix (exec done commits first)"
-GATE_ITEM = "the person's commit: the gate fails an item it never records; its fix exits 2"
-
-KNOWN_FAILURES: dict[tuple[str, str], str] = {
-    # commit: 1 of 45 pairs where it applies
-    ("qr-impl-code>exec-step-5", "commit"): GATE_ITEM,
-    # reset-hard: 1 of 27 pairs where it applies
-    ("qr-impl-code>exec-step-5", "reset-hard"): GATE_ITEM,
-    # stash: 3 of 3 pairs where it applies
-    # checkout-dot: 1 of 1 pairs where it applies
-    # merge-conflict: 4 of 45 pairs where it applies
-    ("qr-impl-code>exec-step-5", "merge-conflict"): GATE_ITEM,
-    # amend-gc: 9 of 45 pairs where it applies
-    # rebase-gc: 13 of 45 pairs where it applies
-    # edit-plan-json: 19 of 45 pairs where it applies
-    # fresh-clone: 24 of 45 pairs where it applies
-    ("apply-M-003>done-M-003", "fresh-clone"): CLONE,
-    ("exec-step-5>qr-impl-docs", "fresh-clone"): CLONE,
-}
+# (pair glob, act): why it fails now (issue 30's cases). A pair is "COMMAND>NEXT" by the
+# names of tests/worldmoves.py WALK ("r1-" is the amendment round); the pair is an fnmatch
+# pattern. Found by a full run (PLANNER_WORLD_MOVES=all); remove the lines that pass once the
+# product is fixed. Empty: the 75 combinations the first full run found all pass now.
+KNOWN_FAILURES: dict[tuple[str, str], str] = {}
 
 
 def known(pair: str, act: str) -> str | None:
