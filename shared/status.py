@@ -51,6 +51,8 @@ def session_status(store: Store) -> Status:
             lost = []  # that read it say so; status still answers
         if lost:
             problems.append(session_git.gone_text(lost))
+        elif store.exists("execution"):
+            problems += _off_history(store)
     if problems:
         found["problems"] = problems
     return found
@@ -215,3 +217,24 @@ def _mechanical(store: Store, session: Session) -> list[str]:
                 name = report_name(phase.value)
                 found.append(f"{name}.json:{item['id']}: {item['check']}{shown}")
     return found
+
+
+def _off_history(store: Store) -> list[str]:
+    """The execution's base commit not in HEAD's history (an amend, rebase, reset or switch
+    since): every executor command refuses it. One `git merge-base --is-ancestor`."""
+    from state.errors import PlannerError
+    from state.project import session_project
+    from state.repo import gitinfo
+
+    base = store.read("execution")["base_commit"]
+    try:
+        project = session_project(store.dir)
+        if not base or gitinfo.contains(project, base):
+            return []
+    except PlannerError:
+        return []
+    return [
+        f"the base commit {base[:12]} is not in HEAD's history (the branch was rebased, "
+        "reset or switched) (fix: switch back to the branch the plan is on; or plan rebase, "
+        "which carries the plan onto HEAD)"
+    ]

@@ -44,3 +44,14 @@ def test_status_names_an_apply_undone_with_plan_exec_apply(project: Path) -> Non
     assert "(fix: plan exec apply M-001)" in shown
     plan("exec", "apply", "M-001", "--state-dir", str(state))  # the fix applies it again
     assert "recorded as applied" not in status(project, state)
+
+
+def test_status_names_a_base_commit_amended_out_of_heads_history(project: Path) -> None:
+    state = executing(project)
+    base = git(project, "rev-parse", "HEAD").strip()
+    git(project, "commit", "-q", "--amend", "-m", "init, reworded")  # not pruned: it resolves
+    shown = status(project, state)
+    assert f"the base commit {base[:12]} is not in HEAD's history" in shown, shown
+    assert "plan rebase" in shown
+    Plan(project)("rebase", "--state-dir", str(state))
+    assert "not in HEAD's history" not in status(project, state)
