@@ -39,7 +39,7 @@ class Session:
     def __init__(self, project: Path, snapshots: Path):
         self.project, self.snapshots = project, snapshots
         # the scripted agent the tests use; bin/ launchers run this interpreter (it has the deps)
-        self.agent = Agent(project, env={"CI": "1", "PLANNER_PYTHON": sys.executable}, process=True)
+        self.agent = Agent(project, env={"PLANNER_PYTHON": sys.executable}, process=True)
         self.state: Path | None = None
         self.steps: list[tuple[str, Path | None, str]] = []  # command, snapshot, output
         self.roles: list[str] = []
@@ -79,7 +79,7 @@ class Session:
 
 def happy_path(project: Path, snapshots: Path) -> Session:
     s = Session(project, snapshots)
-    out = s.step("planner --step 1 --task 'Add a farewell'")  # 1, which prints 2
+    out = s.step("planner --step 1 --non-interactive --task 'Add a farewell'")  # 1, prints 2
     s.sh("plan context set --goal 'say goodbye'")
     out = s.follow(out)
     s.sh("plan apply -", input=json.dumps(DESIGN))

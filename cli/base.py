@@ -65,7 +65,35 @@ class PlanCommand(click.Command):
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         swallowed_option(self, args)
-        return super().parse_args(ctx, args)
+        rest = super().parse_args(ctx, args)
+        for param in self.params:
+            metavar = getattr(param, "alias_of_id", None)
+            if metavar and param.name:  # the former option spelling of the positional ID
+                old = ctx.params.pop(param.name, None)
+                given = ctx.params.get("id")
+                if old is not None and given is not None and old != given:
+                    raise click.UsageError(
+                        f"{metavar}: given twice ({given}, {param.opts[0]} {old})"
+                    )
+                ctx.params["id"] = given if given is not None else old
+                if ctx.params["id"] is None:
+                    raise click.UsageError(f"{metavar}: required (the item the command acts on)")
+        return rest
+
+
+def target_id(metavar: str, old: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The item a command acts on as its first argument, ID (as `plan exec done M-n`), with
+    its former option spelling (`old`, e.g. --milestone) still taken, hidden and deprecated,
+    so plans, prompts and batches written before keep working (docs/design.md)."""
+
+    def decorate(f: Callable[..., Any]) -> Callable[..., Any]:
+        f = click.option(
+            old, type=TEXT, metavar=metavar, hidden=True, help=f"Deprecated: give {metavar} first."
+        )(f)
+        f.__click_params__[-1].alias_of_id = metavar  # type: ignore[attr-defined]
+        return click.argument("id", required=False, type=TEXT, metavar=metavar)(f)
+
+    return decorate
 
 
 def swallowed_option(command: click.Command, args: list[str]) -> None:
@@ -117,7 +145,7 @@ class Operation(PlanCommand):
             tell(f"plan {operation_name(ctx)}: recorded")
         step = tx.next_argv if self.runs_next and not ctx.params["as_json"] else None
         if step and step[:2] == ["planner", "--step"] and step[2].isdigit():
-            emit_ids(tx.created, False, None, changed)
+            emit_ids(unsaid(tx.created, tx.told), False, None, changed)
             # the step engine loads here only: the one step the operation leads to runs in
             # the same call, as a gate prints the step it leads to
             from shared import engine
@@ -126,7 +154,9 @@ class Operation(PlanCommand):
             out(f"planner step {step[2]} follows (run here: do not run it again).")
             engine.run(workflow_named("planner"), int(step[2]), {"state_dir": store.dir}, store)
             return 0
-        emit_ids(tx.created, ctx.params["as_json"], tx.next_argv, changed)
+        as_json = ctx.params["as_json"]
+        ids = tx.created if as_json else unsaid(tx.created, tx.told)
+        emit_ids(ids, as_json, tx.next_argv, changed)
         return 0
 
     runs_next = False
@@ -154,6 +184,16 @@ class Operation(PlanCommand):
         return ids
 
 
+def unsaid(created: list[str], told: list[str]) -> list[str]:
+    """The created ids stdout still has to print: all of them, except at a terminal (stdout
+    and stderr both on it) the ids a told line already starts with (`plan change capture`
+    says "CC-001 CI-001 src/app.py: captured"), so a person reads each id once; a pipe or
+    --json gets every id."""
+    if not (sys.stdout.isatty() and sys.stderr.isatty()):
+        return created
+    return [i for i in created if not any(t.startswith(i + " ") for t in told)]
+
+
 def option_label(command: click.Command, field: str) -> str:
     """The option that fills `field` (its first spelling), e.g. by -> --by."""
     for param in command.params:
@@ -171,7 +211,7 @@ def changed_ids(ctx: click.Context, args: dict[str, object]) -> list[str]:
     `plan show` reads it."""
     if ctx.info_name not in EDITS:
         return []
-    for key in ("id", "milestone"):
+    for key in ("id",):
         value = args.get(key)
         if isinstance(value, str):
             return [value]

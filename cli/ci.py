@@ -15,7 +15,7 @@ import click
 
 from cli.base import PlanCommand
 from cli.output import dump, line, tell
-from shared.ci import RULES, Problem, Run, Target
+from shared.ci import HELP, RULES, Problem, Run, Target
 from shared.paths import project_root
 from state.errors import UsageError
 from state.vocab import ENDED
@@ -24,6 +24,11 @@ FORMATS = ("text", "json", "github", "sarif")
 DOCUMENTS = ("json", "sarif")  # formats that print exactly one document, whatever happens
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_LEVELS = {"error": "error", "warning": "warning", "notice": "note"}
+# A session not approved yet (or cancelled, failed) is listed, not judged: in SARIF it is a
+# notification of the run, not an alert in code scanning (--require-approved makes it an
+# error, which is one).
+NOT_ALERTS = ("not-approved", "not-checked")
+HELP_URI = "https://github.com/planner-dev/planner#ci-validating-plans-in-pipelines"
 
 
 class FormatFlags(TypedDict):
@@ -111,13 +116,19 @@ def sarif(run: Run) -> dict[str, object]:
         {
             "id": rule,
             "shortDescription": {"text": text},
+            "help": {"text": HELP[rule], "markdown": HELP[rule]},
+            "helpUri": HELP_URI,
             "defaultConfiguration": {"level": "warning" if text.startswith("Warning") else "error"},
         }
         for rule, text in RULES.items()
     ]
     results = []
+    listed: list[Problem] = []  # sessions not judged (not approved, cancelled): not alerts
     for t in run.targets:
         for p in t.problems:
+            if p.level == "notice" and p.rule in NOT_ALERTS:
+                listed.append(p)
+                continue
             region = {
                 k: v
                 for k, v in (
@@ -134,11 +145,14 @@ def sarif(run: Run) -> dict[str, object]:
             if region:
                 location["region"] = region
             message = p.text()
+            uri = quote(run.relative(p.file or t.path), safe="/")
             result: dict[str, object] = {
                 "ruleId": p.rule,
                 "level": SARIF_LEVELS.get(p.level, "note"),
                 "message": {"text": message},
                 "locations": [{"physicalLocation": location}],
+                # the same finding keeps its alert when lines move: rule, file, JSON path
+                "partialFingerprints": {"plannerFinding/v1": fingerprint(p.rule, uri, p.path)},
             }
             if p.rule in ids:
                 result["ruleIndex"] = ids.index(p.rule)
@@ -146,6 +160,10 @@ def sarif(run: Run) -> dict[str, object]:
     notifications = [
         {"level": SARIF_LEVELS.get(p.level, "note"), "message": {"text": p.text()}}
         for p in run.problems
+    ]
+    notifications += [
+        {"level": "note", "message": {"text": f"{run.relative(p.file)}: {p.text()}"}}
+        for p in listed
     ]
     invocation = {
         "executionSuccessful": run.usage_code == 0,
@@ -163,6 +181,12 @@ def sarif(run: Run) -> dict[str, object]:
         "version": "2.1.0",
         "runs": [{"tool": {"driver": driver}, "invocations": [invocation], "results": results}],
     }
+
+
+def fingerprint(rule: str, uri: str, path: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(f"{rule}\0{uri}\0{path}".encode()).hexdigest()[:32]
 
 
 def emit(run: Run, fmt: str) -> int:
@@ -195,8 +219,11 @@ def usage_failure(command: str, message: str, fmt: str) -> int:
     return emit(Run(command, project_root()).fail(message), fmt)
 
 
-def run_command(command: str, args: FormatFlags, check: Callable[[], Run]) -> int:
-    """Parse the format, run `check()` (a Run), print it; usage errors stay in the format."""
+def run_command(
+    command: str, args: FormatFlags, check: Callable[[], Run], exit_zero: bool = False
+) -> int:
+    """Parse the format, run `check()` (a Run), print it; usage errors stay in the format.
+    exit_zero: findings exit 0 too (as ruff's --exit-zero), usage errors still 2."""
     asked = "json" if args.get("json") else args.get("format")
     try:
         fmt = output_format(args)
@@ -205,7 +232,8 @@ def run_command(command: str, args: FormatFlags, check: Callable[[], Run]) -> in
         if asked not in DOCUMENTS:
             raise
         return usage_failure(command, e.message, asked)
-    return emit(run, fmt)
+    code = emit(run, fmt)
+    return 0 if exit_zero and code == 3 else code
 
 
 def asked_format(args: list[str]) -> str | None:

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Annotated, Any, get_type_hints
 
+import pydantic
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
@@ -115,7 +116,36 @@ def create_server(state_dir: str | None = None) -> MCPServer:
     for tool in reading:
         server.add_tool(bind(tool, sessions), annotations=READ_ONLY, structured_output=False)
     server.add_tool(bind(draft_feedback, sessions), annotations=DRAFTS, structured_output=False)
+    for tool in [*reading, draft_feedback]:
+        refuse_unknown(server, tool.__name__)
     return server
+
+
+def refuse_unknown(server: MCPServer, name: str) -> None:
+    """Arguments the tool does not take are refused, naming those it takes: the SDK's
+    argument model ignores them, so show_plan {"id": ...} would answer with the outline and
+    compare {"a", "b"} with its defaults, as if asked something else."""
+    tool = server._tool_manager.get_tool(name)  # the SDK offers no public way to the model
+    if tool is None:
+        return
+    model = tool.fn_metadata.arg_model
+    accepted = sorted(f.alias or n for n, f in model.model_fields.items())
+
+    def known(data: Any) -> Any:
+        unknown = sorted(set(data) - set(accepted)) if isinstance(data, dict) else []
+        if unknown:
+            takes = ", ".join(accepted) or "no arguments"
+            raise ValueError(f"{name} takes no {', '.join(unknown)}; it takes: {takes}")
+        return data
+
+    strict = pydantic.create_model(
+        model.__name__,
+        __base__=model,
+        # pydantic takes the decorated validator; its stubs type the dict as plain callables
+        __validators__={"known": pydantic.model_validator(mode="before")(known)},  # type: ignore[dict-item]
+    )
+    tool.fn_metadata.arg_model = strict
+    tool.parameters["additionalProperties"] = False  # and the schema the client sees says so
 
 
 def package_version() -> str:

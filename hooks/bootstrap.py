@@ -12,16 +12,17 @@ it was made from in `planner-env.json`), `venv.lock` serialises the builders and
 
     bootstrap.py run NAME [ARGS...]   run `NAME` (planner, executor, plan) in the environment
     bootstrap.py session-start        the SessionStart hook: start a build in the background
-    bootstrap.py ensure | rebuild     make the environment if needed | make it anew
+    bootstrap.py ensure | rebuild     make the environment (both stages) if needed | anew
     bootstrap.py where                print the data directory and the environment in use
 
 An environment is made with `uv` when it is on PATH (`uv venv` + `uv pip install`), else with
 `python3 -m venv` + pip, in a new directory beside the link; the link is then replaced
 atomically (rename), all under an exclusive lock, so concurrent first launches make it once and
-nothing ever runs a half-made environment. It is made anew when the plugin's version, its
-declared dependencies or its folder change. The plugin folder is installed editable (a plain
-path entry, no import hook that every start would pay for): the code that runs is always the
-plugin folder Claude Code manages, never a stale copy.
+nothing ever runs a half-made environment. It is made in two stages (docs/design.md, "The
+environment in two stages"): the launchers wait for the first only. It is made anew when the
+plugin's version, its declared dependencies or its folder change. The plugin folder is
+installed editable (a plain path entry, no import hook that every start would pay for): the
+code that runs is always the plugin folder Claude Code manages, never a stale copy.
 
 The launchers' fast path (docs/design.md, "Launcher fast path"): when the data dir is named by
 the environment (PLANNER_DATA_DIR, CLAUDE_PLUGIN_DATA), bin/ imports this file in the
@@ -62,6 +63,11 @@ LOCK_WAIT_S = 900  # longer than any build; a dead holder's lock is released by 
 # setuptools' default editable install adds an import-hook finder that runs at every start
 # (~1x `python -c pass`); compat mode is a plain path entry to the plugin folder.
 COMPAT = "editable_mode=compat"
+# Two stages (docs/design.md, "The environment in two stages"): the steps and `plan` need only
+# these; the review page's and the companion's packages (starlette, uvicorn, mcp, ...) follow
+# in the background, and FULL in the environment says they are in.
+FIRST = ("pydantic", "click", "jinja2", "filelock")
+FULL = "planner-env.full"
 
 
 class Failure(Exception):
@@ -206,8 +212,61 @@ def locked(data: str, prefix: str) -> Iterator[float]:
         os.close(fd)
 
 
+def split(dependencies: list[str]) -> tuple[list[str], list[str]]:
+    """The declared dependencies of the first stage, and the rest."""
+    import re
+
+    first = [d for d in dependencies if re.split(r"[<>=!~;\[ ]", d, maxsplit=1)[0].lower() in FIRST]
+    return first, [d for d in dependencies if d not in first]
+
+
+def complete(data: str) -> str | None:
+    """The environment in use if both its stages are in."""
+    env = current(data)
+    return env if env and os.path.exists(os.path.join(env, FULL)) else None
+
+
+def needs_full(name: str, args: list[str]) -> bool:
+    """The commands that import the second stage: the review page and the companion."""
+    return name == "plan" and args[:1] in (["mcp"], ["review"])
+
+
+def ensure_full(prefix: str) -> str:
+    """The environment with its second stage, installed here if no one has yet."""
+    ensure(prefix)
+    data = data_dir()
+    env = complete(data)
+    if env:
+        return env
+    with locked(data, prefix):
+        env = current(data)
+        if env is None:  # replaced while we waited: make the new one
+            return ensure_full(prefix)
+        if os.path.exists(os.path.join(env, FULL)):
+            return env
+        import time
+
+        started = time.monotonic()
+        log_path = os.path.join(data, "bootstrap.log")
+        say(prefix, "installing the review page's and the companion's packages…")
+        with open(log_path, "a", encoding="utf-8") as log:
+            log.write(f"\n== {time.strftime('%Y-%m-%dT%H:%M:%S')} second stage in {env}\n")
+            log.flush()
+            try:
+                install_rest(os.path.realpath(env), log, log_path)
+            except Failure as e:  # for the processes that wait for it (hooks/mcp_wait.py)
+                with open(os.path.join(data, FAILED), "w", encoding="utf-8") as f:
+                    f.write(f"{e.what}\n{e.fix}\n")
+                raise
+        with open(os.path.join(env, FULL), "w", encoding="utf-8") as f:
+            f.write("\n")
+        say(prefix, f"second stage ready ({time.monotonic() - started:.0f} s)")
+        return env
+
+
 def ensure(prefix: str, rebuild: bool = False) -> str:
-    """The environment for this plugin folder, made first if it is missing or out of date."""
+    """The environment for this plugin folder, made first if it is missing or out of date
+    (its first stage: see ensure_full)."""
     data = data_dir()
     env = current(data)
     if env and not rebuild:
@@ -305,21 +364,25 @@ def build(data: str, want: Wanted, prefix: str) -> str:
 
 
 def install(env: str, log: IO[str], log_path: str, prefix: str) -> None:
-    """A venv at `env` with the plugin folder installed (editable) and its dependencies."""
+    """A venv at `env` with the plugin folder installed (editable) and the dependencies of the
+    first stage."""
     import shlex
     import shutil
 
     bootstrap = shlex.quote(os.path.join(ROOT, "hooks", "bootstrap.py"))
     again = f"then run in a terminal (outside the agent's sandbox): python3 {bootstrap} rebuild"
     python = os.path.join(env, "bin", "python")
+    first = split(wanted()["dependencies"])[0]
     uv = shutil.which("uv")
     if uv:
         say(prefix, "installing the package and its dependencies with uv…")
         try:
             uv_venv = [uv, "venv", "--quiet", "--python", sys.executable, env]
             step("uv venv", uv_venv, log, log_path, again)
-            uv_pip = [uv, "pip", "install", "--python", python, "-C", COMPAT, "-e", ROOT]
-            step("uv pip install", uv_pip, log, log_path, again)
+            uv_pip = [uv, "pip", "install", "--python", python]
+            step("uv pip install", [*uv_pip, *first], log, log_path, again)
+            package = [*uv_pip, "--no-deps", "-C", COMPAT, "-e", ROOT]
+            step("uv pip install", package, log, log_path, again)
             return
         except Failure as e:
             log.write(f"== uv failed ({e.what}); trying python3 -m venv and pip\n")
@@ -333,7 +396,35 @@ def install(env: str, log: IO[str], log_path: str, prefix: str) -> None:
         ) from None
     say(prefix, "installing the package and its dependencies with pip…")
     pip = [python, "-m", "pip", "install", "--disable-pip-version-check", "--no-input"]
-    step("pip install", [*pip, "--config-settings", COMPAT, "-e", ROOT], log, log_path, again)
+    step("pip install", [*pip, *first], log, log_path, again)
+    package = [*pip, "--no-deps", "--config-settings", COMPAT, "-e", ROOT]
+    step("pip install", package, log, log_path, again)
+
+
+def install_rest(env: str, log: IO[str], log_path: str) -> None:
+    """The second stage: the declared dependencies the first left out."""
+    import shlex
+    import shutil
+
+    bootstrap = shlex.quote(os.path.join(ROOT, "hooks", "bootstrap.py"))
+    again = f"then run in a terminal (outside the agent's sandbox): python3 {bootstrap} ensure"
+    rest = split(wanted()["dependencies"])[1]
+    python = os.path.join(env, "bin", "python")
+    uv = shutil.which("uv")
+    if uv and os.path.exists(os.path.join(env, "pyvenv.cfg")):
+        try:
+            step(
+                "uv pip install",
+                [uv, "pip", "install", "--python", python, *rest],
+                log,
+                log_path,
+                again,
+            )
+            return
+        except Failure as e:
+            log.write(f"== uv failed ({e.what}); trying pip\n")
+    pip = [python, "-m", "pip", "install", "--disable-pip-version-check", "--no-input"]
+    step("pip install", [*pip, *rest], log, log_path, again)
 
 
 def step(what: str, cmd: list[str], log: IO[str], log_path: str, again: str) -> None:
@@ -380,25 +471,38 @@ def run(launcher: str, args: list[str]) -> int:
     try:
         if chosen:  # an interpreter that has the dependencies: run this plugin folder's code
             module, func = wanted()["scripts"][name].split(":")
-            runner = (
-                "import sys; sys.path[0] = sys.argv[1]; sys.argv = sys.argv[2:]\n"
-                f"from {module} import {func}\nsys.exit({func}())"
+            runner = (  # Ctrl-C while it starts: a quiet end, as in bin/ (SIGINT ignored
+                # across the exec, the default while it imports, then KeyboardInterrupt)
+                "import signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL)\n"
+                "sys.path[0] = sys.argv[1]; sys.argv = sys.argv[2:]\n"
+                f"from {module} import {func}\n"
+                "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+                f"try: sys.exit({func}())\nexcept KeyboardInterrupt: sys.exit(130)"
             )
+            import signal
+
+            before = signal.signal(signal.SIGINT, signal.SIG_IGN)
             try:
                 os.execvp(chosen, [chosen, "-c", runner, ROOT, name, *args])
             except OSError as e:
+                signal.signal(signal.SIGINT, before)
                 say(name, f"cannot run PLANNER_PYTHON={chosen} ({e.strerror})")
                 return 2
-        if name == "plan" and args[:1] == ["mcp"] and current(data_dir()) is None:
+        if name == "plan" and args[:1] == ["mcp"] and complete(data_dir()) is None:
             # A client's first session: answer it now, not after the build (hooks/mcp_wait.py).
             sys.path.insert(0, ROOT)
             from hooks import mcp_wait
 
             data = data_dir()
             return mcp_wait.serve(
-                args, data, lambda: current(data), lambda: start_build(data), build_failed(data)
+                args, data, lambda: complete(data), lambda: start_build(data), build_failed(data)
             )
-        env = ensure(name)
+        if needs_full(name, args):
+            env = ensure_full(name)
+        else:
+            env = ensure(name)
+            if complete(data_dir()) is None:  # the second stage, in the background
+                start_build(data_dir())
     except Failure as e:
         say(name, f"cannot create its Python environment: {e.what}; fix: {e.fix}")
         return 2
@@ -422,7 +526,8 @@ def fast(launcher: str, args: list[str]) -> int:
     entry = ""
     try:
         env = current(data_dir())
-        if env and os.path.realpath(env) == os.path.realpath(sys.prefix):
+        full = not needs_full(name, args) or (env and os.path.exists(os.path.join(env, FULL)))
+        if env and full and os.path.realpath(env) == os.path.realpath(sys.prefix):
             import json
 
             with open(os.path.join(env, STAMP), encoding="utf-8") as f:
@@ -476,7 +581,7 @@ def session_start() -> int:
         if env_file:  # also the fallback dir: a named data dir is what lets bin/ start one Python
             with open(env_file, "a", encoding="utf-8") as f:
                 f.write(f"export PLANNER_DATA_DIR={shlex.quote(data)}\n")
-        if current(data):
+        if complete(data):
             return 0
         log_path = start_build(data)
         say("planner", f"creating its Python environment in the background (log: {log_path})")
@@ -554,7 +659,9 @@ def dispatch(argv: list[str]) -> int:
             print(f"data: {data_dir()}\nvenv: {current(data_dir()) or '(none yet)'}")
             return 0
         try:
-            print(ensure("planner", rebuild=command == "rebuild"))
+            if command == "rebuild":
+                ensure("planner", rebuild=True)
+            print(ensure_full("planner"))
         except Failure as e:
             say("planner", f"cannot create its Python environment: {e.what}; fix: {e.fix}")
             return 2

@@ -48,6 +48,47 @@ RULES: dict[str, str] = {
     "overlapping-plans": "Warning: two open sessions plan changes to the same file or function.",
     "same-file-same-wave": "Warning: two milestones of one wave change one file (no --depends).",
 }
+# What to do about each: SARIF's rule help, which code scanning shows beside an alert.
+HELP: dict[str, str] = {
+    "usage": "Fix the command line as the message says; `plan validate --help` lists the options.",
+    "nothing-to-check": "Start a session (planner --step 1) or name its directory.",
+    "not-found": "Name an existing session directory or plan file; restore a missing file "
+    "from git.",
+    "not-a-plan": "Name a directory under .planner/ that holds session.json, or a plan.json.",
+    "damaged-file": "Restore the file from git (git checkout -- FILE) or from "
+    "`plan history --show REV`; planner never rewrites a damaged file.",
+    "schema": "Change the field through the plan commands the message names; "
+    "`plan schema NAME` prints the schema.",
+    "duplicate-id": "Ids are given by plan commands: restore the file from git, then make the "
+    "change with plan commands.",
+    "dangling-reference": "Add the item it names, or point the reference at an existing one "
+    "(plan ... set).",
+    "self-reference": "Point the reference at another item (plan ... set).",
+    "dependency-cycle": "Remove one dependency of the cycle: plan milestone set M-n --depends.",
+    "placeholder": "Replace the placeholder with the real text (plan ... set).",
+    "empty-text": "Give the item its text (plan ... set).",
+    "risk-without-mitigation": "Add a mitigation: plan risk set R-n --mitigation TEXT.",
+    "incomplete": "Add what the phase needs, as the message lists it.",
+    "diff-does-not-apply": "Capture the change again from the worktree (plan change capture) "
+    "or rebase the plan (plan rebase).",
+    "questions-unchecked": "Commit the session's context.json too.",
+    "no-approval": "Review and approve the plan again (planner step 11; plan review approve).",
+    "content-changed": "Restore the approved plan.json from git, or amend the plan (plan amend) "
+    "and approve it again.",
+    "review-mismatch": "Review and approve the plan again (plan review approve).",
+    "plan-md-mismatch": "Render it again: plan render --full -o STATE_DIR/plan.md.",
+    "not-approved": "Approve the plan (plan review approve), or drop --require-approved.",
+    "not-checked": "Nothing to do: a cancelled or failed session is not verified.",
+    "unsigned": "Approve with --sign (plan review approve --sign), or drop --require-signature.",
+    "signature-invalid": "Approve again with --sign; the signature does not match the approval.",
+    "signer-untrusted": "Add the signer's key to git's allowed signers (gpg.ssh."
+    "allowedSignersFile) or the gpg keyring.",
+    "signer-mismatch": "Sign as the approver, or drop --require-signer-match.",
+    "signature-old-form": "Approve again with --sign to sign who and when too.",
+    "overlapping-plans": "Agree which session goes first, or plan around the shared file "
+    "(plan list shows the pairs).",
+    "same-file-same-wave": "Order the two milestones: plan milestone set M-n --depends M-m.",
+}
 
 
 class Problem:

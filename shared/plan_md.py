@@ -65,6 +65,8 @@ def render_plan(
         else [],
         "approval": session["approval"] if session and plan["frozen_at"] else None,
         "amendments": session["amendments"] if session else [],
+        "picked_as": {c["decision_ref"] for c in plan["planning_context"]["choices"]} - {None},
+        "superseded": superseded_by(plan),
         "compact": compact,
         "counts": diff_counts,
     }
@@ -97,6 +99,24 @@ def summary(plan: Plan) -> list[str]:
             lines.append(f"    accepts: {'; '.join(m['acceptance_criteria'])}")
     lines += [f"  {r['id']} risk: {r['risk']} ({r['mitigation']})" for r in ctx["known_risks"]]
     return lines
+
+
+def superseded_by(plan: Plan) -> dict[str, str]:
+    """Each superseded decision's last successor (DL-005 -> DL-006 -> DL-007 gives DL-007), so
+    an intent that still cites DL-005 says what now decides it."""
+    successor = {
+        d["id"]: d["superseded_by"]
+        for d in plan["planning_context"]["decision_log"]
+        if d["superseded_by"]
+    }
+    found = {}
+    for start, nxt in successor.items():
+        seen = {start}
+        while nxt in successor and nxt not in seen:
+            seen.add(nxt)
+            nxt = successor[nxt]
+        found[start] = nxt
+    return found
 
 
 def diff_counts(diff: str) -> str:

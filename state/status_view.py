@@ -94,7 +94,8 @@ def summary(session: Mapping[str, object], state_dir: str, context: object = Non
 
 def text(s: Status) -> str:
     lines = [
-        f"session {s['session']}: {s['status']}, {s['workflow']} step {s['step']}",
+        # the step last run, beside the NEXT line (a rejection sends step 11 back to 3)
+        f"session {s['session']}: {s['status']}, last ran {s['workflow']} step {s['step']}",
         f"task: {s['task']}",
         f"STATE_DIR={s['state_dir']}",
     ]

@@ -160,7 +160,7 @@ COMMANDS: list[tuple[list[str], str | None]] = [
         ],
         "CC-001",
     ),
-    (["doc", "set", "--milestone", "M-001", "--docstring", "farewell: say goodbye to name"], None),
+    (["doc", "set", "M-001", "--docstring", "farewell: say goodbye to name"], None),
     (
         [
             "milestone",
@@ -176,7 +176,7 @@ COMMANDS: list[tuple[list[str], str | None]] = [
         "M-002",
     ),
     (
-        ["doc", "set", "--milestone", "M-002", "--module-comment", "README: how to say goodbye"],
+        ["doc", "set", "M-002", "--module-comment", "README: how to say goodbye"],
         None,
     ),
 ]
@@ -270,7 +270,7 @@ def batch(app_diff: str = FAREWELL_DIFF) -> list[dict]:
         },
         {
             "op": "doc set",
-            "args": {"milestone": "$9", "docstring": ["farewell: say goodbye to name"]},
+            "args": {"id": "$9", "docstring": ["farewell: say goodbye to name"]},
         },
         {
             "op": "milestone add",
@@ -283,6 +283,6 @@ def batch(app_diff: str = FAREWELL_DIFF) -> list[dict]:
         },
         {
             "op": "doc set",
-            "args": {"milestone": "$14", "module_comment": "README: how to say goodbye"},
+            "args": {"id": "$14", "module_comment": "README: how to say goodbye"},
         },
     ]

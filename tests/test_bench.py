@@ -46,7 +46,7 @@ def test_amend_benchmark_prints_what_one_round_costs():
         assert re.search(rf"{part}: \d+ commands, [\d,]+ characters[^;]*; plus \d+", done.stdout)
 
 
-@pytest.mark.parametrize("bench", ["bench_plan", "bench_steps", "bench_guard"])
+@pytest.mark.parametrize("bench", ["bench_plan", "bench_steps", "bench_guard", "bench_process"])
 def test_benchmark_runs(bench):
     done = subprocess.run(
         [sys.executable, "-m", f"bench.{bench}", "--rounds", "1"],
@@ -86,3 +86,17 @@ def test_fault_benchmark_runs_tiny_and_finds_nothing_lost():
         "lost 0, half-applied 0, stuck 0, corrupted projects 0, deletions recorded 0" in done.stdout
     )
     assert "times applied 1" in done.stdout
+
+
+@pytest.mark.network  # it makes the plugin's environment from the package index
+def test_bootstrap_benchmark_prints_both_stages_in_seconds():
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.bench_bootstrap"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr[-2000:]
+    assert re.search(r"first launcher .*: \d+\.\d s", done.stdout), done.stdout
+    assert re.search(r"second stage in the background: done \d+\.\d s", done.stdout)

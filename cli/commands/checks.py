@@ -23,6 +23,12 @@ FORMAT = click.option(
     help="text for people, json for tools and sarif for code scanning (always one "
     "document), github for annotations.",
 )  # a plain string, checked by cli/ci.py, so that a bad value still gets JSON output
+EXIT_ZERO = click.option(
+    "--exit-zero",
+    is_flag=True,
+    help="Exit 0 even when plans fail the checks (as ruff's --exit-zero): for a step that "
+    "only reports, such as a SARIF upload. A usage error still exits 2.",
+)
 STRICT = click.option(
     "--strict",
     is_flag=True,
@@ -40,12 +46,14 @@ STRICT = click.option(
 )
 @FORMAT
 @STRICT
+@EXIT_ZERO
 @EVERY
 @PATHS
 def validate_command(
     phase: str | None,
     format_: str,
     strict: bool,
+    exit_zero: bool,
     every: bool,
     paths: tuple[str, ...],
     state_dir: str | None,
@@ -61,7 +69,7 @@ def validate_command(
     def check() -> ci.Run:
         return ci_checks.validate(list(paths), every, state_dir, _phase(phase), strict)
 
-    return run_command("validate", {"json": as_json, "format": format_}, check)
+    return run_command("validate", {"json": as_json, "format": format_}, check, exit_zero)
 
 
 def _phase(phase: str | None) -> str | None:
@@ -75,6 +83,7 @@ def _phase(phase: str | None) -> str | None:
 @click.command("verify", cls=CICommand)
 @FORMAT
 @STRICT
+@EXIT_ZERO
 @EVERY
 @click.option(
     "--require-approved",
@@ -95,6 +104,7 @@ def _phase(phase: str | None) -> str | None:
 def verify_command(
     format_: str,
     strict: bool,
+    exit_zero: bool,
     every: bool,
     require_approved: bool,
     require_signature: bool,
@@ -120,7 +130,7 @@ def verify_command(
             strict,
         )
 
-    return run_command("verify", {"json": as_json, "format": format_}, check)
+    return run_command("verify", {"json": as_json, "format": format_}, check, exit_zero)
 
 
 @click.command("schema", cls=PlanCommand)

@@ -4,13 +4,15 @@ recorded through state/ops/context_ops.py, question_ops.py and choice_ops.py."""
 from __future__ import annotations
 
 import contextlib
+import shutil
 import sys
+import textwrap
 from typing import TYPE_CHECKING
 
 import click
 
 from cli.base import FILE_TEXT, TEXT, Operation, PlanCommand, PlanGroup, dump, open_store, out
-from state.errors import UsageError
+from state.errors import PreconditionFailed, UsageError
 from state.ops import choice_ops, context_ops, question_ops
 
 if TYPE_CHECKING:
@@ -151,17 +153,31 @@ def open_choices(store: Store) -> list[Choice]:
     return choice_ops.unpicked(plan) if plan else []
 
 
+def wrapped(text: str, indent: str = "", hang: str = "   ") -> str:
+    """`text` broken at word boundaries to the terminal's width (a narrow terminal would
+    break it mid-word), continuation lines indented by `indent` + `hang`."""
+    width = max(shutil.get_terminal_size().columns, 30)
+    return textwrap.fill(
+        text,
+        width,
+        initial_indent=indent,
+        subsequent_indent=indent + hang,
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+
+
 def prompt(q: Question, progress: str) -> tuple[str, str]:
     """The question's lines, and the input line: the recommended option is Enter's default."""
-    lines = [f"({progress}) {q['id']} ({q['category']}) {q['text']}"]
+    lines = [wrapped(f"({progress}) {q['id']} ({q['category']}) {q['text']}")]
     if q["why"]:
-        lines.append(f"   why it matters: {q['why']}")
+        lines.append(wrapped(f"why it matters: {q['why']}", "   "))
     default = ""
     if q["kind"] == "choice" or q["recommended"]:
         for n, option in enumerate(q["options"], 1):
             mark = "  (recommended)" if option["label"] == q["recommended"] else ""
             extra = f": {option['description']}" if option["description"] else ""
-            lines.append(f"   {n}) {option['label']}{extra}{mark}")
+            lines.append(wrapped(f"{n}) {option['label']}{extra}{mark}", "   "))
             default = f" [{n}]" if mark else default
     hint = {"choice": "number or text", "yes_no": "y/n", "text": "your answer"}[q["kind"]]
     if q["about"]:  # the executor waits for this answer: Enter neither skips nor picks
@@ -213,14 +229,15 @@ def answer_one(store: Store, q: Question, progress: str) -> str:
 
 def pick_one(store: Store, choice: Choice, progress: str) -> str:
     """A design choice: an option (Enter takes the recommended one), then the rationale."""
-    lines = [f"({progress}) {choice['id']} design choice: {choice['topic']}"]
+    lines = [wrapped(f"({progress}) {choice['id']} design choice: {choice['topic']}")]
     default = 1
     for n, o in enumerate(choice["options"], 1):
         mark = "  (recommended)" if o["recommended"] else ""
         default = n if o["recommended"] else default
         extra = f": {o['description']}" if o["description"] else ""
-        lines.append(f"   {n}) {o['id']} {o['name']}{extra}{mark}")
-        lines += [f"        + {pro}" for pro in o["pros"]] + [f"        - {c}" for c in o["cons"]]
+        lines.append(wrapped(f"{n}) {o['id']} {o['name']}{extra}{mark}", "   "))
+        lines += [wrapped(f"+ {pro}", "        ", "  ") for pro in o["pros"]]
+        lines += [wrapped(f"- {con}", "        ", "  ") for con in o["cons"]]
     first = "\n".join(lines) + "\n"
     names = [o["name"] for o in choice["options"]]
     while True:
@@ -252,10 +269,11 @@ def reason(rest: str) -> str:
 
 
 def no_terminal(waiting: list[Question], choices: list[Choice]) -> str:
-    listed = [f"  {q['id']} {q['text']}" for q in waiting]
-    listed += [f"  {c['id']} {c['topic']}" for c in choices]
+    listed = [wrapped(f"{q['id']} {q['text']}", "  ") for q in waiting]
+    listed += [wrapped(f"{c['id']} {c['topic']}", "  ") for c in choices]
     return (
-        "No terminal here to ask on. Ask the user, then record each answer:\n"
+        "plan ask: no terminal here to ask on; nothing was asked. Ask the user, then record "
+        "each answer:\n"
         '  plan question answer Q-n "answer"   or   plan question answer Q-n --skip\n'
         '  plan choice pick D-n OPT-X --rationale "the user\'s reason"\n'
         "Open questions and choices:\n" + "\n".join(listed)
@@ -268,15 +286,16 @@ def ask_command(state_dir: str | None, as_json: bool) -> int:
 
     Arrow keys edit the line; Enter takes the recommended option (shown as [N]) or skips a
     question without one; words after an option are kept as its condition. Ctrl-C stops,
-    keeps what was answered and exits 130; so does Ctrl-D (end of input) with questions open."""
+    keeps what was answered and exits 130; so does Ctrl-D (end of input) with questions open.
+    Without a terminal it asks nothing and exits 3 naming the commands that record answers."""
     store = open_store(state_dir)
     waiting, choices = open_questions(store), open_choices(store)
     if not waiting and not choices:
         out("No open questions.")
         return 0
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
-        out(no_terminal(waiting, choices))
-        return 0
+        # exit 3: an agent running it learns that nothing was asked, and how to ask instead
+        raise PreconditionFailed(no_terminal(waiting, choices))
     with contextlib.suppress(ImportError):  # without readline (some platforms): plain input()
         import readline  # noqa: F401  (input() then edits the line: arrows, history)
     total, counts, code = len(waiting) + len(choices), {"answered": 0, "skipped": 0}, 0

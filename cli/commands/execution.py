@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from cli.base import TEXT, Operation, PlanGroup
+from cli.base import TEXT, Operation, PlanGroup, target_id
 from state.ops import exec_apply as ops
 from state.ops import exec_ops
 from state.validation import asks
@@ -107,9 +107,7 @@ def exec_done(
 
 
 @exec_command.command("deviation", cls=Execution)
-@click.option(
-    "--milestone", required=True, type=TEXT, metavar="M-n", help="The milestone it concerns."
-)
+@target_id("M-n", "--milestone")
 @click.option(
     "--description", required=True, type=TEXT, help="What departs from the plan, and why."
 )
@@ -130,18 +128,18 @@ def exec_done(
 def exec_deviation(
     tx: Transaction,
     *,
-    milestone: str,
+    id: str,
     description: str,
     drops_acceptance: list[str],
     adds_dependency: list[str],
 ) -> list[str]:
-    """Record where the implementation departs from the plan, and why.
+    """Record where the implementation departs from milestone M-n, and why.
 
     A significant deviation (it drops an acceptance criterion or adds a dependency, as
     declared; or its milestone's commits change files outside the milestone or add a
     dependency, as git shows) asks the person one question: continue, amend or stop.
     The implementation gate waits for the answer."""
-    ids = exec_ops.exec_deviation(tx, milestone=milestone, description=description)
+    ids = exec_ops.exec_deviation(tx, milestone=id, description=description)
     asks.after_deviation(
         tx, ids[0], drops_acceptance=drops_acceptance, adds_dependency=adds_dependency
     )

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from cli.base import FILE_TEXT, KEY_VALUE, TEXT, Operation, PlanGroup
+from cli.base import FILE_TEXT, KEY_VALUE, TEXT, Operation, PlanGroup, target_id
 from state.ops import capture_ops, plan_ops
 
 if TYPE_CHECKING:
@@ -210,12 +210,10 @@ def doc_command() -> None:
 
 
 @doc_command.command("set", cls=Operation, op=plan_ops.doc_set)
-@click.option(
-    "--milestone", required=True, type=TEXT, metavar="M-n", help="The milestone it belongs to."
-)
+@target_id("M-n", "--milestone")
 @click.option("--module-comment", help="The module's opening comment.")
 @click.option("--docstring", multiple=True, help="A docstring (repeatable).")
 @click.option("--algorithm", multiple=True, help="An algorithm block (repeatable).")
 @click.option("--inline", multiple=True, help="An inline comment (repeatable).")
 def doc_set() -> None:
-    """Set a milestone's documentation: module comment, docstrings, algorithm blocks, inline."""
+    """Set milestone M-n's documentation: module comment, docstrings, algorithm blocks, inline."""

@@ -41,15 +41,20 @@ def show_command(
 
     ID: a plan id (DL-, RA-, C-, R-, D-, M-, CI-, CC-), an option (D-001/OPT-B), a question
     (Q-001), a review item (qa-001, with --phase when several phases have it), or a section:
-    context (context.json), overview, knowledge. Items are printed as JSON. --answers: the
-    user's words as the steps show them."""
+    context (context.json), overview, knowledge. An item prints as fields, one a line, a
+    diff as a diff; --json prints it as JSON. --answers: the user's words as the steps show
+    them."""
     store = open_store(state_dir)
     if answers:
         if id:
             raise UsageError("plan show: give ID or --answers, not both")
         show_answers(store, as_json)
     elif id:
-        dump(lookup(store, id.strip(), phase))
+        item = lookup(store, id.strip(), phase)
+        if as_json:
+            dump(item)
+        else:
+            out(readable(item))
     elif as_json:
         dump(store.read("plan"))
     else:
@@ -120,18 +125,47 @@ def lookup(store: Store, item_id: str, phase: str | None) -> object:
     raise UsageError(f"plan.json: {choice_id} has no option {option}")
 
 
+def readable(value: object, indent: str = "") -> str:
+    """An item for a person: `field: value` lines, nested items indented, lists of text as
+    `- ` lines, and text of several lines (a diff, a diagram) printed as it is below its
+    field; empty fields left out."""
+    if not isinstance(value, dict):
+        return indent + (value if isinstance(value, str) else json.dumps(value))
+    lines: list[str] = []
+    for key, v in value.items():
+        if v is None or v == "" or v == [] or v == {}:
+            continue
+        if isinstance(v, str) and "\n" in v.strip("\n"):
+            lines.append(f"{indent}{key}:")
+            lines += [indent + "  " * bool(indent) + ln for ln in v.rstrip("\n").split("\n")]
+        elif isinstance(v, dict):
+            lines += [f"{indent}{key}:", readable(v, indent + "  ")]
+        elif isinstance(v, list):
+            lines.append(f"{indent}{key}:")
+            for x in v:
+                if isinstance(x, dict):
+                    nested = readable(x, indent + "    ").split("\n")
+                    lines.append(f"{indent}  - {nested[0].lstrip()}")
+                    lines += nested[1:]
+                else:
+                    lines.append(f"{indent}  - {x if isinstance(x, str) else json.dumps(x)}")
+        else:
+            lines.append(f"{indent}{key}: {v if isinstance(v, str) else json.dumps(v)}")
+    return "\n".join(line for line in lines if line.strip())
+
+
 def outline(plan: Plan) -> str:
     ctx = plan["planning_context"]
     frozen = f"  [frozen {plan['frozen_at']}]" if plan["frozen_at"] else ""
     lines = [(plan["overview"]["title"] or "(untitled plan)") + frozen]
     counts = (
-        (len(ctx["decision_log"]), "decisions"),
-        (len(ctx["rejected_alternatives"]), "rejected alternatives"),
-        (len(ctx["constraints"]), "constraints"),
-        (len(ctx["known_risks"]), "risks"),
-        (len(ctx["choices"]), "choices"),
+        (len(ctx["decision_log"]), "decision"),
+        (len(ctx["rejected_alternatives"]), "rejected alternative"),
+        (len(ctx["constraints"]), "constraint"),
+        (len(ctx["known_risks"]), "risk"),
+        (len(ctx["choices"]), "choice"),
     )
-    lines.append(", ".join(f"{n} {label}" for n, label in counts))
+    lines.append(", ".join(f"{n} {label}{'' if n == 1 else 's'}" for n, label in counts))
     for m in plan["milestones"]:
         flags = " (docs only)" if m["is_documentation_only"] else ""
         deps = f" after {', '.join(m['depends_on'])}" if m["depends_on"] else ""

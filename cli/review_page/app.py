@@ -12,6 +12,7 @@ import asyncio
 import hmac
 import json
 import os
+import re
 import threading
 
 from markdown_it import MarkdownIt
@@ -54,6 +55,21 @@ if TYPE_CHECKING:
     from state.storage.store import Transaction
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# The CLI's words for what the page calls by its own names: an error the page shows names
+# the page's fields, not the command's options (state/ writes one message for both).
+PAGE_WORDS = (
+    (re.compile(r"^(?:review|result) (?:approve|reject|accept|request-changes): "), ""),
+    (
+        re.compile(r"--feedback, --comment or --draft is required"),
+        "a comment or the overall feedback is required",
+    ),
+    (re.compile(r"plan review reject --feedback TEXT"), "Request changes on this page"),
+    (re.compile(r"--comment ('[^']*'|\S+?):"), r"the comment \1:"),
+    (re.compile(r"--feedback\b(?: TEXT)?"), "the overall feedback"),
+    (re.compile(r"--comment\b"), "a comment"),
+    (re.compile(r"--by\b(?: NAME)?"), "your name"),
+    (re.compile(r"--expect-sha256\b|^expect_sha256\b"), "the page's hash"),
+)
 POLL_SECONDS = 0.25  # how often the event stream looks at the session's files
 HEARTBEAT_SECONDS = 15.0
 CSP = (
@@ -227,11 +243,12 @@ def create_app(
         try:
             tx = await asyncio.to_thread(record_verdict, store, name, act)
         except TooLarge as e:
-            return JSONResponse({"error": e.message}, 413)
+            return JSONResponse({"error": page_words(e.message)}, 413)
         except (StaleApproval, StaleResult) as e:
-            return JSONResponse({"error": e.message, "stale": True}, 409)
+            return JSONResponse({"error": page_words(e.message), "stale": True}, 409)
         except PlannerError as e:
-            return JSONResponse({"error": e.message}, 400 if isinstance(e, UsageError) else 409)
+            status = 400 if isinstance(e, UsageError) else 409
+            return JSONResponse({"error": page_words(e.message)}, status)
         return JSONResponse(
             {"next": command(tx.next_argv) if tx.next_argv else "", "told": tx.told}
         )
@@ -373,3 +390,10 @@ async def json_body(request: Request) -> dict[str, object] | None:
     except ValueError:
         return {}
     return body if isinstance(body, dict) else {}
+
+
+def page_words(message: str) -> str:
+    """`message` with the CLI's option names said as the page says them."""
+    for pattern, words in PAGE_WORDS:
+        message = pattern.sub(words, message)
+    return message

@@ -120,7 +120,7 @@ def findings(record: ReconcileRecord, plan: Plan, docs: bool) -> list[Finding]:
                         f"planned file {path} is unchanged since the base commit",
                         f"make the planned change: plan exec apply {m['id']}, then plan exec "
                         f"commit {m['id']}; or plan exec deviation --description "
-                        f"{shlex.quote(path + ' left unchanged')} --milestone {m['id']}",
+                        f"{shlex.quote(path + ' left unchanged')} {m['id']}",
                     )
                 )
     if docs:
@@ -135,7 +135,7 @@ def findings(record: ReconcileRecord, plan: Plan, docs: bool) -> list[Finding]:
                     path,
                     "changed, but no milestone plans it",
                     f"revert it, or plan exec deviation --description {shlex.quote(explain)} "
-                    f"--milestone {last}",
+                    f"{last}",
                 )
             )
     for t in record["tests"]:

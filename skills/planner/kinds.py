@@ -188,11 +188,19 @@ class Overlap(TypedDict):
     files: list[str]
 
 
+class OtherSession(TypedDict):
+    session: str
+    status: str
+    task: str
+    files: list[str]  # the files its plan changes so far
+
+
 class Overlaps(TypedDict):
     """Step 1's template variables."""
 
     overlaps: list[Overlap]
     skipped: list[str]
+    others: list[OtherSession]
 
 
 def overlaps(ctx: Context) -> Overlaps:
@@ -210,7 +218,12 @@ def overlaps(ctx: Context) -> Overlaps:
         for pair, files in pairs.items()
     ]
     shown.sort(key=lambda p: not p["mine"])  # this session's own first
-    return {"overlaps": shown, "skipped": [n.session for n in found.notes]}
+    others: list[OtherSession] = [  # named now: an overlap shows only once both plan files
+        {"session": s.session, "status": s.status, "task": s.task, "files": sorted(s.files)}
+        for s in found.sessions
+        if s.session != this
+    ]
+    return {"overlaps": shown, "skipped": [n.session for n in found.notes], "others": others}
 
 
 class Discovery(Kind):

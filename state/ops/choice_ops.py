@@ -111,7 +111,9 @@ def pick(tx: Transaction, choice: Choice, option_id: str, rationale: str) -> lis
             f"choice pick: {choice['id']} was picked ({choice['picked']}, "
             f"{choice['decision_ref']}); supersede that decision to change it"
         )
-    reasons = rationale + (f" Pros: {'; '.join(chosen['pros'])}." if chosen["pros"] else "")
+    said = rationale.strip()
+    said += "" if not said or said[-1] in ".!?…:;" else "."  # "since jq. Pros: ..."
+    reasons = said + (f" Pros: {'; '.join(chosen['pros'])}." if chosen["pros"] else "")
     decision = new_decision(
         tx.new_id("plan", "DL", context["decision_log"]),
         f"{choice['topic']}: {chosen['name']}",

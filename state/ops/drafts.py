@@ -72,6 +72,11 @@ def load(state_dir: str) -> Drafts:
         return {"schema_version": 1, "drafts": []}
     try:
         return DRAFTS.validate_python(json.loads(raw))
+    except json.JSONDecodeError as e:  # said as store.py says it of the other files
+        problem = (
+            f"not valid JSON ({e.msg.removesuffix(' at')} at line {e.lineno} column {e.colno})"
+        )
+        raise DamagedFile(f"{path}: {problem}; damaged, left as it is") from None
     except (ValueError, ValidationError, RecursionError) as e:
         problem = str(e).splitlines()[0]
         raise DamagedFile(f"{path}: {problem}; damaged, left as it is") from None

@@ -677,14 +677,14 @@ def change_set(
 def doc_set(
     tx: Transaction,
     *,
-    milestone: str,
+    id: str,
     module_comment: str | None,
     docstring: list[str],
     algorithm: list[str],
     inline: list[str],
 ) -> None:
     """Set a milestone's documentation: module comment, docstrings, algorithm blocks, inline."""
-    doc = find(tx.edit("plan"), milestone, "M")["documentation"]
+    doc = find(tx.edit("plan"), id, "M")["documentation"]
     require_some(some(module_comment, docstring, algorithm, inline), "doc set")
     doc["module_comment"] = keep(module_comment, doc["module_comment"])
     doc["docstrings"] = keep_list(docstring, doc["docstrings"])

@@ -7,7 +7,6 @@ the parameters; state/ parses none.
 
 from __future__ import annotations
 
-import hashlib
 import json
 
 from state import clock
@@ -231,6 +230,8 @@ def scope_hash(plan: Plan, scope: str, phase: Phase | None = None) -> str | None
     if content is None:
         return None
     canonical = json.dumps(content, sort_keys=True, ensure_ascii=False).encode()
+    import hashlib  # on use, as in state/storage/content.py
+
     return hashlib.sha256(canonical).hexdigest()
 
 

@@ -224,7 +224,7 @@ def extract_json(text: str, what: str) -> Any:
         lines = body.splitlines()
         near = lines[e.lineno - 1].strip()[:60] if 0 < e.lineno <= len(lines) else ""
         raise UsageError(
-            f"{what}: not valid JSON: {e.msg} at line {e.lineno} column "
+            f"{what}: not valid JSON: {e.msg.removesuffix(' at')} at line {e.lineno} column "
             f"{e.colno}" + (f" (near {near!r})" if near else "")
         ) from None
 
@@ -300,7 +300,7 @@ def normal_answer(q: Question, text: str) -> tuple[str, str | None]:
         )
     label, rest = found
     condition = rest.strip(SEPARATORS)
-    if condition.lower().startswith("but "):  # shown as "OPTION, but CONDITION" everywhere
+    if condition.lower().startswith("but "):  # shown as "OPTION (condition: CONDITION)"
         condition = condition[4:].strip(SEPARATORS)
     return label, condition or None
 

@@ -12,6 +12,7 @@ from state.errors import Refused, UsageError
 from state.ops.amend_ops import open_amendment
 from state.ops.lifecycle import transition
 from state.ops.review_ops import check_comment as check_plan_comment
+from state.ops.review_ops import check_sha256
 from state.repo.numbered import spans
 from state.result_view import committed_files, result_of, shown_lines
 from state.validation.limits import (
@@ -87,6 +88,7 @@ def in_result_review(tx: Transaction) -> Session:
 
 def check_shown(expected: str | None, sha: str, verdict: str) -> None:
     """StaleResult when the person saw another result than the one now (hash `sha`)."""
+    check_sha256(expected)
     if expected and expected != sha:
         raise StaleResult(
             f"the result changed since it was shown (sha256 {expected[:12]}… is no longer "
@@ -125,6 +127,7 @@ def result_accept(tx: Transaction, *, by: str | None, expect_sha256: str | None)
     """The person accepts the result: the round records who, when and the hash of what they
     saw; the session is completed."""
     check_text("by", by, NAME_MAX, field=True)
+    check_sha256(expect_sha256)
     if by is not None and not by.strip():
         raise UsageError("by: may not be empty (who accepts; leave it out for $USER)", field="by")
     session = in_result_review(tx)
@@ -217,6 +220,7 @@ def result_request_changes(
     check_text("feedback", feedback, FEEDBACK_MAX, field=True)
     check_count("comment (comments in one round)", len(comment), COMMENTS_MAX, field="comment")
     check_text("by", by, NAME_MAX, field=True)
+    check_sha256(expect_sha256)
     session = in_result_review(tx)
     task = (feedback or "").strip()
     if not task:

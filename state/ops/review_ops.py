@@ -175,6 +175,7 @@ def review_approve(
 ) -> None:
     """The user approves the plan in review: record who, when and its sha256, then freeze."""
     check_text("by", by, NAME_MAX, field=True)
+    check_sha256(expect_sha256)
     if by is not None and not by.strip():
         raise UsageError("by: may not be empty (who approves; leave it out for $USER)", field="by")
     session = in_review(tx)
@@ -203,8 +204,20 @@ def review_approve(
     tx.next_route = routes.EXECUTE
 
 
+def check_sha256(expected: str | None) -> None:
+    """A hash given to compare with is 64 hex digits: anything else is a mistyped argument
+    (exit 2), not a plan that changed (exit 4)."""
+    if expected and not re.fullmatch(r"[0-9a-f]{64}", expected):
+        raise UsageError(
+            f"expect_sha256: {expected[:80]!r} is not a sha256 (64 hex digits, as the "
+            "review printed it)",
+            field="expect_sha256",
+        )
+
+
 def expect_shown(tx: Transaction, expected: str | None, verdict: str) -> None:
     """StaleApproval when the plan is not the one the person saw (its hash `expected`)."""
+    check_sha256(expected)
     if expected and plan_hash(tx.read("plan")) != expected:
         raise StaleApproval(
             f"plan.json changed since it was shown (sha256 {expected[:12]}… is no longer "
@@ -227,6 +240,7 @@ def review_reject(
     check_text("feedback", feedback, FEEDBACK_MAX, field=True)
     check_count("comment (comments in one round)", len(comment), COMMENTS_MAX, field="comment")
     check_text("by", by, NAME_MAX, field=True)
+    check_sha256(expect_sha256)
     session = in_review(tx)
     expect_shown(tx, expect_sha256, "request changes")
     edited = changed_outside(tx, session)

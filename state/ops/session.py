@@ -55,6 +55,8 @@ def create(
         gitignore = os.path.join(home, ".gitignore")
         if not os.path.exists(gitignore):  # written once: a file the user edited is theirs
             write_atomic(gitignore, GITIGNORE.encode())
+        else:
+            add_missing_ignores(gitignore)
     except OSError as e:
         raise WriteFailed(f"{home}: cannot be created ({e.strerror})") from None
     _remove_unfinished(home)
@@ -209,7 +211,27 @@ history/
 drafts.json
 */worktree/
 */worktree.git/
+*/scratch/
 """
+# Lines a later planner added to GITIGNORE, each with the comment that comes with it: a
+# .gitignore planner wrote earlier (its first line says so) gets the ones it lacks; one the
+# user rewrote (no such first line) is left alone.
+ADDED_IGNORES = (("*/scratch/", "# the agent's scratch files while planning (STATE_DIR/scratch/)"),)
+
+
+def add_missing_ignores(path: str) -> None:
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    if not text.startswith(GITIGNORE.split("\n", 1)[0]):
+        return
+    have = {line.strip() for line in text.splitlines()}
+    missing = [  # a pattern removed under its kept comment stays removed
+        f"{why}\n{line}\n" for line, why in ADDED_IGNORES if line not in have and why not in have
+    ]
+    if missing:
+        write_atomic(
+            path, (text + ("" if text.endswith("\n") else "\n") + "".join(missing)).encode()
+        )
 
 
 def make_active(root: str, session_id: str) -> None:

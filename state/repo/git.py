@@ -60,16 +60,23 @@ def run(
     A git that could not take a lock another git holds, or whose commit lost the race for
     HEAD to another git's (it changed nothing), runs again until it can, for a bound; then
     PreconditionFailed names the lock and its holder (state/repo/contention.py)."""
+    argv = ["git", *HARDENED, *([f"--git-dir={git_dir}"] if git_dir else [])]
+    argv += [f"--work-tree={work_tree}"] if work_tree else []
+    argv += [args[0], *NO_DRIVERS, *args[1:]] if args and args[0] in PATCHES else args
     started = None
     while True:
-        done = _run(
-            where,
-            *args,
-            git_dir=git_dir,
-            work_tree=work_tree,
-            stdin=stdin,
-            die_with_parent=die_with_parent,
-        )
+        journal.point("git", " ".join(args[:2]))  # a crash point (tests/crashpoints.py)
+        try:
+            done = subprocess.run(
+                argv,
+                cwd=where or git_dir,
+                input=stdin,
+                capture_output=True,
+                env=environment(None if git_dir else where),
+                preexec_fn=_die_with_parent if die_with_parent else None,
+            )
+        except FileNotFoundError:
+            raise PreconditionFailed("git is not installed (planner needs it)") from None
         lock = contention.lock_of(done.stderr) if done.returncode else None
         ref = contention.raced(done.stderr) if done.returncode and not lock else None
         if lock is None and ref is None:
@@ -80,32 +87,6 @@ def run(
             why = contention.held(lock, waited) if lock else contention.moved(str(ref), waited)
             raise PreconditionFailed(f"git {' '.join(args[:2])}: {why}")
         time.sleep(contention.LOCK_POLL_S)
-
-
-def _run(
-    where: str | None,
-    *args: str,
-    git_dir: str | None = None,
-    work_tree: str | None = None,
-    stdin: bytes | None = None,
-    die_with_parent: bool = False,
-) -> subprocess.CompletedProcess[bytes]:
-    argv = ["git", *([f"--git-dir={git_dir}"] if git_dir else [])]
-    argv += [f"--work-tree={work_tree}"] if work_tree else []
-    journal.point("git", " ".join(args[:2]))  # a crash point (tests/crashpoints.py)
-    if args and args[0] in PATCHES:
-        args = (args[0], *NO_DRIVERS, *args[1:])
-    try:
-        return subprocess.run(
-            [*argv, *HARDENED, *args],
-            cwd=where or git_dir,
-            input=stdin,
-            capture_output=True,
-            env=environment(None if git_dir else where),
-            preexec_fn=_die_with_parent if die_with_parent else None,
-        )
-    except FileNotFoundError:
-        raise PreconditionFailed("git is not installed (planner needs it)") from None
 
 
 def _die_with_parent() -> None:

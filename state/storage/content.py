@@ -5,7 +5,6 @@ Canonical content is plan.json without frozen_at, keys sorted, no whitespace, UT
 
 from __future__ import annotations
 
-import hashlib
 import json
 
 TYPE_CHECKING = False
@@ -16,4 +15,6 @@ if TYPE_CHECKING:
 def plan_hash(plan: Plan) -> str:
     content = {k: v for k, v in plan.items() if k != "frozen_at"}
     text = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    import hashlib  # on use: it loads OpenSSL, which commands that only read need not pay
+
     return hashlib.sha256(text.encode()).hexdigest()

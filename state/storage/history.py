@@ -10,7 +10,6 @@ from the revision files (their command is then unknown).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -120,6 +119,8 @@ def index_bytes(items: list[Entry]) -> bytes:
 
 
 def sha256(data: bytes) -> str:
+    import hashlib  # on use, as in state/storage/content.py
+
     return hashlib.sha256(data).hexdigest()
 
 

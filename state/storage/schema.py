@@ -92,7 +92,8 @@ class _Compiler:
         if "$ref" in node:
             return self._ref(node["$ref"].rsplit("/", 1)[-1])
         if "anyOf" in node:
-            return self._any_of([self.compile(n) for n in node["anyOf"]])
+            nullable = {"type": "null"} in node["anyOf"]
+            return self._any_of([self.compile(n) for n in node["anyOf"]], nullable)
         checks: list[Check] = []
         if "type" in node:
             checks.append(self._type(node["type"]))
@@ -128,8 +129,10 @@ class _Compiler:
         return checks[0] if len(checks) == 1 else run
 
     @staticmethod
-    def _any_of(options: list[Check]) -> Check:
+    def _any_of(options: list[Check], nullable: bool) -> Check:
         def run(value: Any, path: list[str | int], problems: list[str]) -> Any:
+            if value is None and nullable:  # the common optional field: no failed option first
+                return value
             first: list[str] = []
             for option in options:
                 found: list[str] = []

@@ -88,8 +88,16 @@ def schema_name(name: str) -> str:
     return "qr" if name.startswith("qr-") else name
 
 
+# A document at most this large is written indented, for reading and for its diff; a larger one
+# compact: json's indented encoder is pure Python, ~4x the C one's time on a 3 MB plan, which
+# every mutation of it paid twice (docs/design.md, "Document encoding").
+INDENT_UP_TO = 256 * 1024
+
+
 def dumps(doc: Any) -> bytes:
-    text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    text = json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n"
+    if len(text) <= INDENT_UP_TO:
+        text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
     try:
         return text.encode()
     except UnicodeEncodeError as e:  # a lone surrogate that came through an argument
@@ -144,7 +152,7 @@ def parse(path: str, schema_name: str, raw: bytes) -> Document:
         ) from None
     except ValueError as e:  # json.JSONDecodeError, or an integer of over 4,300 digits
         where = (
-            f"{e.msg} at line {e.lineno} column {e.colno}"  # type: ignore[attr-defined]
+            f"{e.msg.removesuffix(' at')} at line {e.lineno} column {e.colno}"  # type: ignore[attr-defined]
             if hasattr(e, "lineno")
             else str(e)
         )

@@ -60,6 +60,8 @@ class Planned:
     worktree: str  # the work tree whose .planner/ holds it
     created_at: str
     files: dict[str, list[Touch]] = field(default_factory=dict)
+    task: str = ""  # what it plans, for step 1's word on the other open sessions
+    status: str = ""
 
 
 @dataclass(frozen=True)
@@ -119,10 +121,12 @@ class Note:
 
 @dataclass
 class Found:
-    """What `find` saw: the overlaps, and notes on sessions it skipped (damaged)."""
+    """What `find` saw: the overlaps, notes on sessions it skipped (damaged), and the open
+    sessions it read."""
 
     overlaps: list[Overlap]
     notes: list[Note]
+    sessions: list[Planned] = field(default_factory=list)
 
     def of(self, session: str) -> list[Overlap]:
         return [o for o in self.overlaps if o.involves(session)]
@@ -131,7 +135,7 @@ class Found:
 def find(root: str) -> Found:
     """Every overlap between the open sessions of the repository `root` is a work tree of."""
     sessions, notes = open_sessions(root)
-    return Found(overlaps_between(sessions), notes)
+    return Found(overlaps_between(sessions), notes, sessions)
 
 
 def overlaps_between(sessions: list[Planned]) -> list[Overlap]:
@@ -248,7 +252,9 @@ def _sessions_in(tree: str, notes: list[Note]) -> list[tuple[str, Session]]:
 def _planned(
     name: str, tree: str, state_dir: str, session: Session, notes: list[Note]
 ) -> Planned | None:
-    planned = Planned(name, state_dir, tree, session["created_at"])
+    planned = Planned(
+        name, state_dir, tree, session["created_at"], task=session["task"], status=session["status"]
+    )
     path = os.path.join(state_dir, "plan.json")
     if not os.path.isfile(path):
         return planned  # nothing planned yet

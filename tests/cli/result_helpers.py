@@ -27,7 +27,7 @@ def execute(agent: Agent, out: Output, deviation: str = "") -> Output:
     agent.plan("exec", "apply", "M-001")
     agent.plan("exec", "done", "M-001", "--evidence", "farewell works", "--ran", "src/app.py")
     if deviation:
-        agent.plan("exec", "deviation", "--milestone", "M-001", "--description", deviation)
+        agent.plan("exec", "deviation", "M-001", "--description", deviation)
     agent.plan("exec", "commit", "M-001")
     out = agent.step(out.route())  # 4 impl-code-qr
     review(agent, "impl-code")

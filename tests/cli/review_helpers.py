@@ -30,7 +30,7 @@ def to_review(project: Path, env: dict[str, str] | None = None) -> tuple[Agent, 
     out = agent.step(out.route())  # 7
     review(agent, "plan-code")
     out = agent.step(out.route("pass"))  # 8, which prints 9
-    agent.plan("doc", "set", "--milestone", "M-001", "--docstring", "farewell: say goodbye")
+    agent.plan("doc", "set", "M-001", "--docstring", "farewell: say goodbye")
     out = agent.step(out.route())  # 10
     review(agent, "plan-docs")
     return agent, agent.step(out.route("pass"))  # 11

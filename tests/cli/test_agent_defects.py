@@ -45,7 +45,7 @@ def test_choice_add_prints_the_option_ids_with_the_choice(plan: Plan) -> None:
         (["decision", "set", "DL-001", "--reasoning", "better"], "DL-001"),
         (["question", "answer", "Q-001", "yes"], "Q-001"),
         (["milestone", "set", "M-001", "--name", "N"], "M-001"),
-        (["doc", "set", "--milestone", "M-001", "--module-comment", "c"], "M-001"),
+        (["doc", "set", "M-001", "--module-comment", "c"], "M-001"),
         (["qr", "set", "qa-001", "--phase", "plan-design", "--status", "PASS"], "qa-001"),
     ],
 )
@@ -320,3 +320,16 @@ def test_plan_ask_ctrl_c_keeps_the_answers_and_exits_130(plan: Plan, project: Pa
     assert child.exitstatus == 130
     assert plan.json("show", "Q-001")["condition"] == "only on Fridays"
     assert plan.json("show", "Q-002")["answer"] is None
+
+
+def test_a_picks_reason_ends_before_the_pros_and_the_outline_counts_read(plan: Plan) -> None:
+    plan(
+        "choice", "add", "--topic", "Format",
+        "--option-json", '{"name": "compact", "pros": ["smallest output"], "recommended": true}',
+        "--option-json", '{"name": "pretty"}',
+    )  # fmt: skip
+    plan("choice", "pick", "D-001/OPT-A", "--rationale", "since scripts compare against jq")
+    reasons = plan.json("show", "DL-001")["reasoning_chain"]
+    assert reasons == "since scripts compare against jq. Pros: smallest output."
+    counts = plan("show").stdout.splitlines()[1]
+    assert counts == "1 decision, 1 rejected alternative, 0 constraints, 0 risks, 1 choice"

@@ -339,7 +339,7 @@ TYPED = [
     ("intent add", {"file": "src/app.py", "behavior": "x"}, "milestone", "M"),
     ("intent set", {"behavior": "x"}, "id", "CI"),
     ("change set", {"why": ["x"]}, "id", "CC"),
-    ("doc set", {"module_comment": "x"}, "milestone", "M"),
+    ("doc set", {"module_comment": "x"}, "id", "M"),
 ]
 PRESENT = ["DL-001", "RA-001", "C-001", "R-001", "M-001", "CI-001", "CC-001"]
 

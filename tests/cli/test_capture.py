@@ -307,3 +307,26 @@ def test_claims_follow_plan_order_across_milestones() -> None:
         "tests/t.py": ["CI-001", "CI-004"],  # M-001's first intent; M-002's intent on it
         "extra.py": ["CI-003", "CI-004"],  # a change's file: the intents it serves
     }
+
+
+def test_at_a_terminal_each_captured_id_is_printed_once(
+    plan: Plan, tree: Path, project: Path
+) -> None:
+    """The told line names the id; stdout, on the same terminal, does not repeat it (a pipe,
+    as above, still gets the ids on stdout)."""
+    import os
+
+    import pexpect
+
+    from tests.conftest import BIN
+
+    write(tree, "src/app.py", GREET + BYE)
+    env = {**{k: v for k, v in os.environ.items() if k != "CI"}, "TERM": "xterm"}
+    child = pexpect.spawn(
+        str(BIN / "plan"), ["change", "capture"], cwd=str(project), encoding="utf-8", env=env
+    )
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0, child.before
+    assert child.before.count("CC-001") == 1, child.before
+    assert "CC-001 CI-001,CI-002 src/app.py: captured" in child.before

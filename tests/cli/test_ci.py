@@ -255,6 +255,26 @@ def test_the_first_session_writes_planner_gitignore(project: Path) -> None:
     ]
 
 
+def test_scratch_files_are_ignored_and_an_older_gitignore_gets_the_line(project: Path) -> None:
+    """scratch/ (where the prompts put the agent's files) is ignored: `git add .planner`
+    leaves it out. A .gitignore an older planner wrote gets the line when a session starts;
+    one the user rewrote is theirs."""
+    first = new_session(project, "s")
+    (first / "scratch").mkdir()
+    (first / "scratch" / "batch.json").write_text("[]")
+    git(project, "add", ".planner")
+    assert "scratch" not in git(project, "ls-files", ".planner")
+    ignore = project / ".planner" / ".gitignore"
+    older = "".join(ln + "\n" for ln in ignore.read_text().splitlines() if "scratch" not in ln)
+    ignore.write_text(older + "mine/\n")
+    new_session(project, "t")
+    assert ignore.read_text().startswith(older + "mine/\n")  # the user's line kept
+    assert "*/scratch/" in ignore.read_text().splitlines()
+    ignore.write_text("# my own\nACTIVE\n")
+    new_session(project, "u")
+    assert ignore.read_text() == "# my own\nACTIVE\n"
+
+
 def test_schema_carries_schema_id_and_descriptions(project: Path) -> None:
     plan = Plan(project)
     for name in ("plan", "context", "qr", "session", "execution", "config"):

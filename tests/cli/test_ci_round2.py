@@ -369,6 +369,36 @@ def test_sarif_has_rules_results_and_repository_relative_locations(
         "startColumn": 23,
     }
     assert run["invocations"][0]["exitCode"] == 3
+    for rule in rules:  # what to do, beside each alert
+        assert rule["help"]["text"] and rule["helpUri"].startswith("https://")
+    prints = [r["partialFingerprints"]["plannerFinding/v1"] for r in results]
+    assert len(set(prints)) == len(prints)  # one per finding
+    again = Plan(tmp_path)("validate", str(project / ".planner"), "--format", "sarif", code=3)
+    assert [r["partialFingerprints"] for r in json.loads(again.stdout)["runs"][0]["results"]] == [
+        r["partialFingerprints"] for r in results
+    ]
+    quiet = Plan(tmp_path)(
+        "validate", str(project / ".planner"), "--format", "sarif", "--exit-zero"
+    )  # the same log, exit 0: an upload step that only reports
+    assert json.loads(quiet.stdout)["runs"][0]["results"] == results
+    Plan(tmp_path)("validate", "--exit-zero", "--phase", "nonsense", code=2)  # usage: still 2
+
+
+def test_an_unapproved_session_is_a_notification_in_sarif_not_an_alert(project: Path) -> None:
+    approved(project, "a-approved")
+    new_session(project, "b-open")
+    plan = Plan(project)
+    log = json.loads(plan("verify", "--all", "--format", "sarif").stdout)
+    (run,) = log["runs"]
+    assert [r["ruleId"] for r in run["results"]] == []
+    notes = run["invocations"][0]["toolExecutionNotifications"]
+    assert [n["message"]["text"] for n in notes] == [
+        ".planner/b-open/session.json: status: not approved (status discovery): nothing to "
+        "verify yet"
+    ]
+    strict = plan("verify", "--all", "--require-approved", "--format", "sarif", code=3)
+    (result,) = json.loads(strict.stdout)["runs"][0]["results"]
+    assert (result["ruleId"], result["level"]) == ("not-approved", "error")
 
 
 def test_strict_makes_warnings_failures(project: Path) -> None:

@@ -27,7 +27,7 @@ def execution(session_dir: Path) -> dict:
 
 
 def deviation(plan: Plan, text: str) -> str:
-    return plan("exec", "deviation", "--milestone", "M-001", "--description", text).stdout.strip()
+    return plan("exec", "deviation", "M-001", "--description", text).stdout.strip()
 
 
 def test_a_fix_commit_names_the_deviations_it_carries_out(

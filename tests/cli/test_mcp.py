@@ -132,6 +132,7 @@ def test_the_tools_listed_are_the_companion_s_and_none_gives_a_verdict(shared: P
         hints = tool.annotations
         assert hints is not None and hints.destructive_hint is False
         assert hints.read_only_hint is (tool.name != "draft_feedback"), tool.name
+        assert tool.input_schema["additionalProperties"] is False, tool.name
 
 
 def test_sessions_status_and_the_plan_of_the_active_session(
@@ -238,6 +239,11 @@ BAD_ARGUMENTS = [
     ("draft_feedback", {"text": "x" * 10_001}, "over the limit of 10,000"),
     ("git_show", {}, "commit"),
     ("search_plan", {"query": 3}, "query"),
+    # an argument a tool does not take is refused, naming those it takes (not ignored)
+    ("show_plan", {"id": "DL-999"}, "show_plan takes no id; it takes: item_id, session"),
+    ("show_plan", {"item_id": "DL-999"}, "no DL-999"),
+    ("compare", {"a": "r1", "b": "r2"}, "takes no a, b; it takes: from_rev, session, to_rev"),
+    ("git_diff", {"a": "x", "b": "y"}, "it takes: from_commit, path, session, to_commit"),
 ]
 
 
@@ -420,6 +426,10 @@ def test_a_damaged_drafts_file_and_a_closed_session_are_tool_errors(
         result = call(project, name, **arguments)
         assert result.is_error and f"{drafts}:" in result.text and "damaged" in result.text
     assert drafts.read_text() == '{"drafts": [{"id": "FD-001"}]}'
+    drafts.write_text('{"drafts": [{"id": "FD-0')  # cut short: json says "starting at"
+    cut = call(project, "review_rounds")
+    said = "not valid JSON (Unterminated string starting at line 1 column 20)"
+    assert cut.is_error and said in cut.text, cut.text
     drafts.unlink()
     subprocess.run([str(BIN / "plan"), "cancel"], cwd=project, check=True, capture_output=True)
     closed = call(project, "draft_feedback", text="Too late.")

@@ -32,7 +32,11 @@ def mismatch(command: Operation) -> str:
     if any(p.kind is not inspect.Parameter.KEYWORD_ONLY for p in rest):
         return "parameters after tx must be keyword-only"
     keywords = {p.name for p in rest}
-    own = {p.name for p in command.params if p.expose_value and p.name not in COMMON}
+    own = {  # an id's former option spelling is folded into `id` (cli/base.py target_id)
+        p.name
+        for p in command.params
+        if p.expose_value and p.name not in COMMON and not getattr(p, "alias_of_id", None)
+    }
     return "" if keywords == own else f"op takes {sorted(keywords)}, click passes {sorted(own)}"
 
 

@@ -127,3 +127,20 @@ def test_step_1_keeps_many_overlaps_short(project: Path) -> None:
     lines = [line for line in done.stdout.splitlines() if line.startswith("Overlap:")]
     assert len(lines) == 6 and lines[0].startswith("Overlap: open sessions a and b both")
     assert lines[-1] == "Overlap: 16 more pair(s) of open sessions (plan list marks them)."
+
+
+def test_step_1_names_the_other_open_sessions_and_what_they_plan(project: Path) -> None:
+    """A second session hears of the first at once, before either has planned a file."""
+    alone = run("planner", "--step", "1", "--task", "Add a farewell", cwd=project)
+    assert "Other open sessions" not in alone.stdout
+    first = Path(json.loads(Plan(project)("status", "--json").stdout)["state_dir"]).name
+    second = run("planner", "--step", "1", "--task", "Rename greet", cwd=project)
+    assert second.returncode == 0, second.stderr
+    assert "Other open sessions in this repository (plan list):" in second.stdout
+    assert f"- {first} (discovery): Add a farewell; no files planned yet." in second.stdout
+    assert "Tell the user; if your task touches what one of them plans" in second.stdout
+    planning(project, "c-planned", files=["src/app.py", "README.md"])
+    third = run("planner", "--step", "1", "--task", "A third", cwd=project)
+    assert "- c-planned (discovery): Task c-planned; plans changes to README.md, src/app.py." in (
+        third.stdout
+    )

@@ -27,7 +27,7 @@ def changed(words: list[str]) -> list[str]:
     """What a command that creates nothing prints: a `set` names what it changed."""
     if words[1] != "set":
         return []
-    return [words[words.index("--milestone") + 1]] if "--milestone" in words else [words[0]]
+    return [words[2]] if len(words) > 2 and not words[2].startswith("-") else [words[0]]
 
 
 def build_with_commands(plan: Plan, tmp_path: Path) -> None:
@@ -234,7 +234,13 @@ def test_show_status_waves_and_schema(plan: Plan, tmp_path: Path) -> None:
     outline = plan("show").stdout
     assert "M-001 Farewell function" in outline and "CI-001 src/app.py" in outline
     assert plan.json("show")["overview"]["title"] == "Farewell"
-    assert json.loads(plan("show", "CC-001").stdout)["intent_ref"] == "CI-001"
+    assert json.loads(plan("show", "CC-001", "--json").stdout)["intent_ref"] == "CI-001"
+    shown = plan("show", "CC-001").stdout  # for a person: fields a line, the diff as a diff
+    diff = plan.json("show", "CC-001")["diff"]
+    assert "intent_ref: CI-001" in shown and "diff:\n" + diff.rstrip("\n") + "\n" in shown
+    assert "\\n" not in shown and not shown.lstrip().startswith("{")
+    milestone = plan("show", "M-001").stdout
+    assert "id: M-001" in milestone and "code_changes:\n  - id: CC-001" in milestone
     plan("show", "CC-404", code=2)
     assert plan.json("show", "overview")["title"] == "Farewell"
     assert {"invariants", "tradeoffs"} <= set(plan.json("show", "knowledge"))

@@ -139,9 +139,9 @@ def test_bad_answers_are_refused(plan: Plan, args: list[str], message: str) -> N
 def test_plan_ask_without_a_terminal_explains_how_to_answer(plan: Plan) -> None:
     assert "No open questions" in plan("ask").stdout
     plan("question", "add", "--category", "scope", "--kind", "yes_no", "--text", "Wave too?")
-    done = plan("ask")  # stdin is a pipe here
-    assert "No terminal here" in done.stdout and "plan question answer Q-n" in done.stdout
-    assert "Q-001 Wave too?" in done.stdout
+    done = plan("ask", code=3)  # stdin is a pipe here: nothing asked, and the agent can tell
+    assert "no terminal here" in done.stderr and "plan question answer Q-n" in done.stderr
+    assert "Q-001 Wave too?" in done.stderr and done.stdout == ""
 
 
 @pytest.mark.parametrize(

@@ -150,6 +150,12 @@ def test_a_result_changed_since_it_was_shown_is_refused(reviewing: Path, tmp_pat
     done = plan(project, "result", "accept", "--expect-sha256", "0" * 64, code=4)
     assert "changed since it was shown" in done.stderr
     assert session(state)["status"] == "result_review"
+    for typo in ("0" * 63, "x" * 64, "abc"):  # a mistyped hash is a usage error, not stale
+        done = plan(project, "result", "accept", "--expect-sha256", typo, code=2)
+        assert f"--expect-sha256: {typo!r} is not a sha256 (64 hex digits" in done.stderr
+        done = plan(project, "review", "approve", "--expect-sha256", typo, code=2)
+        assert f"--expect-sha256: {typo!r} is not a sha256" in done.stderr, done.stderr
+    assert session(state)["status"] == "result_review"
 
 
 def test_verdicts_need_a_result_in_review(tmp_path: Path):

@@ -155,7 +155,7 @@ def test_request_changes_with_comments_on_commit_lines(client: TestClient, store
 @pytest.mark.parametrize(
     ("body", "code", "says"),
     [
-        ({"feedback": ""}, 400, "--feedback is required"),
+        ({"feedback": ""}, 400, "the overall feedback is required"),
         ({"feedback": "x" * (FEEDBACK_MAX + 1)}, 413, "over the limit"),
         ({"feedback": "x", "comments": "M-001"}, 400, "must be a list"),
         ({"feedback": "x", "comments": [{"anchor": "M-001"}]}, 400, "anchor and text"),

@@ -2,8 +2,11 @@
 1280 px, comment on a decision and on a diff line (the form opens there, Escape closes it,
 Ctrl+Enter adds, focus stays put, the comment shows on its line), request changes; the
 scripted agent revises; the page updates by itself; then at 390 px (no horizontal scroll)
-approve with a name and a confirmation. `plan review wait` runs beside it and returns each
-verdict's route; no console errors; the limits hold in the browser too.
+approve with a name and a confirmation. At both widths a milestone's checkbox sits by its
+heading and a comment under a diff line wraps inside the diff; the overall feedback
+survives a reload, leaving with unsent words warns, and "Approved. Next: …" stays.
+`plan review wait` runs beside it and returns each verdict's route; no console errors; the
+limits hold in the browser too.
 
 Screenshots of each stage go to tests/artifacts/review-page/ (git-ignored; docs/ keeps a
 copy of both widths). Skips, saying why, when Playwright or Chromium cannot start
@@ -105,6 +108,32 @@ def gap(page: Any, above: str, below: str) -> float:
     return float(b["y"] - (a["y"] + a["height"]))
 
 
+def beside_its_heading(page: Any) -> bool:
+    """A milestone's done checkbox sits at the start of its heading, not across from it."""
+    box = page.locator(".milestone h3 input[type=checkbox]").first.bounding_box()
+    code = page.locator(".milestone h3 code").first.bounding_box()
+    return bool(0 <= code["x"] - (box["x"] + box["width"]) < 24 and box["width"] < 40)
+
+
+def within_its_diff(page: Any, selector: str) -> bool:
+    """The comment under a diff line wraps inside the diff's box: its right edge is in the
+    box, and it is more than one line high."""
+    page.evaluate(  # a code line far wider than a phone, as real diffs have
+        """() => { for (const t of document.querySelectorAll('table.diff tbody')) {
+          const tr = document.createElement('tr'); tr.className = 'ctx wide';
+          tr.innerHTML = '<td class=old></td><td class=new></td><td class=text><pre>'
+            + 'wide_name = 1; '.repeat(30) + '</pre></td>';
+          t.prepend(tr); } }"""
+    )
+    note = page.locator(selector).first
+    inside = note.evaluate(
+        """(n) => { const box = n.closest('.diff-box').getBoundingClientRect();
+        const r = n.getBoundingClientRect();
+        return r.left >= box.left - 1 && r.right <= box.right + 1 && r.width > 100; }"""
+    )
+    return bool(inside)
+
+
 def watch_console(page: Any, errors: list[str]) -> None:
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: errors.append(str(e)))
@@ -134,6 +163,7 @@ def test_review_in_the_browser(browser: Any, project: Path) -> None:
         page.wait_for_selector("body[data-live='1']")  # the event stream is open
         assert page.title() == "Review: Farewell"
         assert overflow(page) == 0
+        assert beside_its_heading(page)
         shot("1-opened", "status")
 
         # A comment on a decision: the form opens in the decision; Escape closes it.
@@ -184,6 +214,14 @@ def test_review_in_the_browser(browser: Any, project: Path) -> None:
         assert page.get_attribute("#comment-text", "maxlength") == "2000"
 
         page.fill("#feedback", "Add logging, and record the risk of noisy logs.")
+        page.reload()  # unsent words survive a reload: the comments and the overall feedback
+        page.wait_for_selector("body[data-live='1']")
+        assert page.input_value("#feedback") == "Add logging, and record the risk of noisy logs."
+        assert page.text_content("#comment-count") == "2"
+        assert page.evaluate(  # leaving with unsent words asks first
+            """() => { const e = new Event('beforeunload', {cancelable: true});
+            window.dispatchEvent(e); return e.defaultPrevented; }"""
+        )
         shot("2-commented", "CC-001")
         page.screenshot(path=str(ARTIFACTS / "review-page-1280.png"), full_page=False)
 
@@ -233,6 +271,12 @@ def test_review_in_the_browser(browser: Any, project: Path) -> None:
         assert abs(phone.evaluate("window.scrollY") - before) < 400  # no jump to the sidebar
         assert 0 <= gap(phone, "#CC-001-L5", "#comment-form") < 20
         assert overflow(phone) == 0
+        assert beside_its_heading(phone)
+        phone.keyboard.type("Return a constant? " + "Say why the greeting must stay short. " * 4)
+        phone.keyboard.press("Control+Enter")
+        assert within_its_diff(phone, "#CC-001 tr.pending-row .pending")
+        assert within_its_diff(phone, "#CC-001 tr.said-row .said")  # round 1's, too
+        phone.click("button.ln[data-anchor='CC-001'][data-line='5']")
         phone.keyboard.type("Return a constant?")
         shot("review-page-390", "CC-001", phone)
         phone.keyboard.press("Escape")
@@ -251,9 +295,13 @@ def test_review_in_the_browser(browser: Any, project: Path) -> None:
         assert f"sha256 {shown}" in confirm and "review round 2" in confirm and "ann" in confirm
         assert focused(phone).startswith("BUTTON#approve-yes")
         shot("5-confirm", "verdict", phone)
+        phone.evaluate("sessionStorage.clear()")
         phone.click("#approve-yes")
-        phone.wait_for_selector("#message.ok:has-text('Approved')")
+        phone.wait_for_selector("#message.ok:has-text('Approved. Next: executor --step 1')")
         phone.wait_for_selector("#state[data-status='approved']", state="attached")
+        settle(phone)
+        phone.wait_for_timeout(1500)  # the page's own reloads after the verdict
+        assert "Approved. Next: executor --step 1" in phone.text_content("#message")
         shot("6-approved", "status", phone)
 
         code, out, err = finished(second_wait)

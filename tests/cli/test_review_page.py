@@ -13,7 +13,7 @@ from starlette.testclient import TestClient
 
 from cli.commands.apply import apply_batch, batch_context, convert
 from cli.main import plan as plan_group
-from cli.review_page.app import create_app
+from cli.review_page.app import create_app, page_words
 from cli.review_page.view import milestone_view
 from state.storage.store import Store
 from state.validation.approval import plan_hash
@@ -420,7 +420,8 @@ def test_the_page_shows_an_answer_with_its_condition(client: TestClient, store: 
     context["questions"][0].update(answer="no", condition="log that it did not wave")
     path.write_text(json.dumps(context))  # as `plan question answer Q-001 "no, but …"` leaves it
     page = client.get(f"/?token={TOKEN}").text
-    assert 'Answer: no <span class="condition">but log that it did not wave</span>' in page
+    said = '<span class="condition">(condition: log that it did not wave)</span>'
+    assert f"Answer: no {said}" in page
 
 
 def test_a_shared_change_shows_once_and_its_other_intents_point_to_it() -> None:
@@ -432,3 +433,21 @@ def test_a_shared_change_shows_once_and_its_other_intents_point_to_it() -> None:
     first, second = milestone_view(milestone)["intents"]
     assert [c["id"] for c in first["changes"]] == ["CC-001"] and first["shared"] == []
     assert second["changes"] == [] and second["shared"] == ["CC-001"]
+
+
+def test_the_pages_errors_name_its_fields_not_the_clis_options(
+    client: TestClient, store: Store
+) -> None:
+    empty = post(client, "/request-changes", {"feedback": "", "comments": []})
+    assert empty.status_code == 400
+    assert empty.json()["error"].startswith("a comment or the overall feedback is required")
+    assert "--" not in empty.json()["error"]
+    words = page_words("result request-changes: --feedback is required and may not be empty")
+    assert words == "the overall feedback is required and may not be empty"
+    assert (
+        page_words("--comment 'M-1 x': expected 'ID=TEXT'")
+        == "the comment 'M-1 x': expected 'ID=TEXT'"
+    )
+    assert "Request changes on this page" in page_words(
+        "again: plan review reject --feedback TEXT)"
+    )

@@ -113,7 +113,34 @@ def test_two_first_launches_at_once_make_one_environment_and_both_run(
     assert "Traceback" not in both
     [env] = environments(data)
     assert (data / "venv").resolve() == env
-    assert (data / "bootstrap.log").read_text().count("\n== ") == 1
+    log = (data / "bootstrap.log").read_text()
+    assert len([ln for ln in log.splitlines() if ln.startswith("== ") and " from " in ln]) == 1
+
+
+def test_the_second_stage_follows_in_the_background(
+    plugin: Path, isolated_path: str, first_launch: tuple, tmp_path: Path
+) -> None:
+    """The steps' packages first; the review page's and the companion's after them, started
+    by the launcher that made the first stage, once (docs/design.md)."""
+    data = first_launch[0]
+    full = data / "venv" / "planner-env.full"
+    deadline = time.monotonic() + 600
+    while not full.exists() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert full.exists(), (data / "bootstrap.log").read_text()[-2000:]
+    log = (data / "bootstrap.log").read_text()
+    assert log.count(" second stage in ") == 1, log[-2000:]
+    python = data / "venv" / "bin" / "python"
+    done = subprocess.run(
+        [str(python), "-I", "-c", "import starlette, uvicorn, markdown_it, mcp"],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    rc, out, err = finish(
+        launch(plugin, "plan", "review", "--help", cwd=tmp_path, path=isolated_path, data=data)
+    )
+    assert rc == 0 and err == "" and "open" in out, err
 
 
 def test_a_made_environment_is_used_as_is(

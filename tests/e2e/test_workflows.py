@@ -102,8 +102,8 @@ def test_planner_then_executor_following_the_printed_routing(project: Path) -> N
     review(agent, "plan-code")
     out = walk.go(out.route("pass"))  # 8, which prints 9 plan-docs-execute
     assert (state / "plan.md").exists()
-    agent.plan("doc", "set", "--milestone", "M-001", "--docstring", "farewell: say goodbye")
-    agent.plan("doc", "set", "--milestone", "M-002", "--module-comment", "README: farewell")
+    agent.plan("doc", "set", "M-001", "--docstring", "farewell: say goodbye")
+    agent.plan("doc", "set", "M-002", "--module-comment", "README: farewell")
     out = walk.go(out.route())  # 10
     review(agent, "plan-docs")
     out = walk.go(out.route("pass"))  # 11: approved as auto, frozen
@@ -118,7 +118,7 @@ def test_planner_then_executor_following_the_printed_routing(project: Path) -> N
     assert "Wave 1" in out.text and "M-001" in out.text
     assert out.next and out.next.startswith("executor --step 3")
     agent.plan("exec", "start", "M-001")
-    diff = json.loads(agent.plan("show", "CC-001").stdout)["diff"]
+    diff = json.loads(agent.plan("show", "CC-001", "--json").stdout)["diff"]
     agent.shell("git apply", input=diff)
     (project / "tests").mkdir()
     (project / "tests" / "test_app.py").write_text("from src.app import farewell\n")
@@ -135,7 +135,6 @@ def test_planner_then_executor_following_the_printed_routing(project: Path) -> N
     agent.plan(
         "exec",
         "deviation",
-        "--milestone",
         "M-001",
         "--description",
         "src/util.py added for a helper the plan missed",
@@ -147,7 +146,6 @@ def test_planner_then_executor_following_the_printed_routing(project: Path) -> N
     agent.plan(
         "exec",
         "deviation",
-        "--milestone",
         "M-002",
         "--description",
         "README.md unchanged: the docstring is enough",

@@ -118,8 +118,8 @@ def test_what_was_agreed_reads_as_agreed() -> None:
     session = b.rich_session()
     session["reviews"][0]["sha256"] = "b" * 64
     text = render_plan(plan, context, session, {"plan-design": report})
-    assert "**Q-001** Question 1? Answer: yes, but the error message says why" in text
-    assert "  - From Q-001: Question 1? Answer: yes, but the error message says why" in text
+    said = "Question 1? Answer: yes (condition: the error message says why)"
+    assert f"**Q-001** {said}" in text and f"  - From Q-001: {said}" in text
     assert "  - Picked: OPT-A Direct. Do it directly.\n    - Pros: safe.\n" in text
     assert "  - Not picked: OPT-B Queue\n    - Cons: slow; more code.\n" in text
     assert "  - Why: simplest." in text
@@ -130,6 +130,43 @@ def test_what_was_agreed_reads_as_agreed() -> None:
         in text
     )
     assert "(it showed sha256 bbbbbbbbbbbb…)" in text
+
+
+def test_a_picked_choice_shows_once_and_superseded_refs_say_so() -> None:
+    """A choice picked through `plan ask` is one entry (its DL is named, not repeated); an
+    intent citing a superseded decision names the decision now in force; conditions that
+    start with a conjunction still read."""
+    context = b.context()
+    context["questions"][0]["condition"] = "and print the extra keys to stderr"
+    plan = sample()
+    ctx = plan["planning_context"]
+    ctx["decision_log"] = b.plan(
+        decisions=[
+            b.decision(1, question_refs=["Q-001"], superseded_by="DL-002", superseded_reason="No"),
+            b.decision(2, superseded_by="DL-003", superseded_reason="Again."),
+            b.decision(3),
+            b.decision(4, decision="Topic 1: Direct", reasoning_chain="since jq. Pros: safe."),
+        ]
+    )["planning_context"]["decision_log"]
+    ctx["choices"] = [
+        b.choice(
+            1,
+            picked="OPT-A",
+            rationale="since jq",
+            decision_ref="DL-004",
+            options=[
+                option(id="OPT-A", name="Direct", pros=["safe"]),
+                option(id="OPT-B", name="Q"),
+            ],
+        )
+    ]
+    plan["milestones"][0]["code_intents"][0]["decision_refs"] = ["DL-001", "DL-003"]
+    text = render_plan(plan, context, b.session())
+    assert "Answer: yes (condition: and print the extra keys to stderr)" in text
+    assert ", but and" not in text
+    assert "**DL-004**" not in text and "**D-001** Choice: Topic 1 (decided as DL-004)" in text
+    assert text.count("Pros: safe") == 1
+    assert "(DL-001, superseded by DL-003; DL-003)" in text
 
 
 def test_a_new_file_diff_names_both_sides(tmp_path) -> None:

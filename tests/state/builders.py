@@ -53,7 +53,15 @@ def risk(n: int, **fields: Any) -> dict[str, Any]:
 
 def choice(n: int, letters: str = "AB", **fields: Any) -> dict[str, Any]:
     options = [{"id": f"OPT-{x}", "name": f"Option {x}"} for x in letters]
-    return {"id": f"D-{n:03d}", "topic": f"Topic {n}", "options": options, **fields}
+    return {
+        "id": f"D-{n:03d}",
+        "topic": f"Topic {n}",
+        "options": options,
+        "picked": None,
+        "rationale": None,
+        "decision_ref": None,
+        **fields,
+    }
 
 
 def intent(n: int, **fields: Any) -> dict[str, Any]:

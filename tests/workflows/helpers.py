@@ -64,7 +64,7 @@ def to_approval(project: Path) -> tuple[Agent, Output]:
     out = agent.step(out.route())
     review(agent, "plan-code")
     out = agent.step(out.route("pass"))  # the gate prints step 9
-    agent.plan("doc", "set", "--milestone", "M-001", "--docstring", "farewell: say goodbye")
+    agent.plan("doc", "set", "M-001", "--docstring", "farewell: say goodbye")
     out = agent.step(out.route())
     review(agent, "plan-docs")
     return agent, agent.step(out.route("pass"))

@@ -110,6 +110,9 @@ def test_a_rejection_goes_to_the_smallest_phase_it_touches(
     assert "rejected (round 1): back to plan-" in rejected.stderr
     status = json.loads(agent.shell("planner status --json").stdout)
     assert status["next"].startswith(f"NEXT: planner --step {step} ")
+    said = agent.shell("plan status").stdout  # the step last run, then where it goes next
+    assert ", last ran planner step 11\n" in said
+    assert f"NEXT: planner --step {step} " in said
     arrived = agent.step(rejected.stderr.split("NEXT: ", 1)[1].strip())
     assert arrived.header.startswith(f"PLANNER {step}/11")
     assert words[-1].rsplit(": ", 1)[-1] in arrived.text  # the user's new words, whole

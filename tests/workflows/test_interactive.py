@@ -132,7 +132,7 @@ def test_the_interactive_path(project: Path, tmp_path: Path) -> None:
     out = agent.step(out.route())
     review(agent, "plan-code")
     out = agent.step(out.route("pass"))  # 8, which prints 9
-    agent.plan("doc", "set", "--milestone", "M-001", "--docstring", "farewell: say goodbye")
+    agent.plan("doc", "set", "M-001", "--docstring", "farewell: say goodbye")
     out = agent.step(out.route())
     review(agent, "plan-docs")
     review_step = agent.step(out.route("pass"))  # 11: the user reviews

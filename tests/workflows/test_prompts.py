@@ -67,7 +67,7 @@ def walk_to_review(project: Path) -> tuple[Walk, Output]:
     out = w.step(out.route())
     review(agent, "plan-code")
     out = w.step(out.route("pass"))  # 8, which prints 9
-    agent.plan("doc", "set", "--milestone", "M-001", "--docstring", "farewell: say goodbye")
+    agent.plan("doc", "set", "M-001", "--docstring", "farewell: say goodbye")
     out = w.step(out.route())
     review(agent, "plan-docs")
     return w, w.step(out.route("pass"))  # 11: the user reviews

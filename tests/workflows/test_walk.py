@@ -270,7 +270,7 @@ def test_the_design_batch_takes_the_choice_with_options_as_json(project: Path) -
     choice = {"op": "choice add", "args": {"topic": "Where", "option_json": options}}
     created = agent.apply([*DESIGN, choice])
     assert created[-3:] == ["D-001", "D-001/OPT-A", "D-001/OPT-B"]
-    shown = json.loads(agent.plan("show", "D-001").stdout)
+    shown = json.loads(agent.plan("show", "D-001", "--json").stdout)
     assert [o["name"] for o in shown["options"]] == ["inline", "helper"]
     assert shown["options"][1]["cons"] == ["more"]
 

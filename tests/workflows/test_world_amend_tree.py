@@ -31,7 +31,7 @@ def test_an_amendment_worktree_starts_from_head(project: Path) -> None:
 
     # the amendment's step 6 makes its worktree (planning's, of the base commit, goes)
     opened = agent.plan("amend", "--reason", "wave twice", "--milestone", "M-002")
-    out = Output(opened.stdout)  # planner step 3 ran in plan amend, with the amendment
+    out = Output(opened.stdout)  # plan amend printed planner step 3, with the amendment
     out = agent.step(to_review(out))  # 4
     judge_todo(agent, out, "plan-design")
     review(agent, "plan-design")

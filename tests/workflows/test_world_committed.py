@@ -21,7 +21,7 @@ def amended_and_reapproved(project: Path) -> Path:
     agent, _ = approved_plan(project)
     state = Path(json.loads(agent.plan("status", "--json").stdout)["state_dir"])
     opened = agent.plan("amend", "--reason", "wave twice", "--milestone", "M-002")
-    out = Output(opened.stdout)  # planner step 3 ran in plan amend, with the amendment
+    out = Output(opened.stdout)  # plan amend printed planner step 3, with the amendment
 
     def code(state: Path) -> None:
         wave = state / "wave2.diff"

@@ -10,6 +10,7 @@
   const q = (query) => encodeURIComponent(token) + (query ? "&" + query : "");
   const $ = (id) => document.getElementById(id);
   const storeKey = "planner-review-comments:" + token;
+  const feedbackKey = "planner-review-feedback:" + token;
   const form = $("comment-form");
   const maxComments = Number($("comments").dataset.max);
   // A draft from the review companion (plan mcp) fills the list until the person edits it.
@@ -184,6 +185,16 @@
     if (event.key === "Escape") { event.preventDefault(); closeForm(true); }
     if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) { event.preventDefault(); form.requestSubmit(); }
   });
+  // The overall feedback is kept like the comments: a reload keeps what was typed.
+  const keptFeedback = sessionStorage.getItem(feedbackKey);
+  if (keptFeedback !== null) $("feedback").value = keptFeedback;
+  $("feedback").addEventListener("input", () => { sessionStorage.setItem(feedbackKey, $("feedback").value); });
+  function unsent() { return comments.length > 0 || $("feedback").value.trim() !== ""; }
+  window.addEventListener("beforeunload", (event) => {
+    if (!unsent()) return;
+    event.preventDefault();
+    event.returnValue = ""; // the browser asks whether to leave with the text unsent
+  });
   $("feedback").addEventListener("keydown", (event) => {
     if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) { event.preventDefault(); $("changes-form").requestSubmit(); }
   });
@@ -227,9 +238,11 @@
     }
     comments = [];
     $("feedback").value = "";
+    sessionStorage.removeItem(feedbackKey);
     drawComments();
-    say("Changes requested: the agent " + (result ? "amends" : "revises") + " the plan (" + (answer.next || (answer.told || []).join(" ")) + ").");
+    // Said after the reload: the reload clears what the page said about the plan it replaced.
     await reload();
+    say("Changes requested: the agent " + (result ? "amends" : "revises") + " the plan (" + (answer.next || (answer.told || []).join(" ")) + ").");
   });
 
   $("approve-form").addEventListener("submit", (event) => {
@@ -257,8 +270,8 @@
       if (answer.stale) await reload();
       return;
     }
-    say(verdict === "accept" ? "Accepted: the session is completed." : "Approved. Next: " + answer.next);
     await reload();
+    say(verdict === "accept" ? "Accepted: the session is completed." : "Approved. Next: " + answer.next);
     $("status").setAttribute("tabindex", "-1");
     $("status").focus();
   });
