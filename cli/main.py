@@ -52,6 +52,7 @@ COMMANDS = {
     "worktree": "worktree",
     "amend": "amend",
     "rebase": "rebase",
+    "restore": "restore",
     "mcp": "companion",
 }
 

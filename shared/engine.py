@@ -235,13 +235,16 @@ def _chain_reaches_here(ctx: Context, start: int) -> bool:
     return True
 
 
+RESTORE = "plan restore; to change the approved plan, after it: plan amend --reason '…'"
+
+
 def _check_approved(tx: Transaction) -> None:
     """Frozen means approved: once approved, no step runs on a plan.json changed since."""
     reason = tampered(tx.read("session"), tx.read_or_none("plan"))
     if reason:
         raise PreconditionFailed(
             f"{tx.store.path('plan')}: {reason}",
-            [Finding("plan.json", reason, "restore plan.json from history/ (plan verify)")],
+            [Finding("plan.json", reason, RESTORE)],
         )
 
 

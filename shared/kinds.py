@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, TypedDict
 from shared import qr
 from shared.routing import Routing, command
 from shared.workflow import Context, Kind
+from state.errors import PreconditionFailed
 from state.ops import qr_ops
 from state.storage.store import report_name
 
@@ -134,19 +135,27 @@ class Gate(Kind):
     def arrive(self, ctx: Context, tx: Transaction) -> None:
         phase = ctx.step.phase or ""
         verdict = ctx.flags.get("qr_status") or ""
+        findings = None
         if tx.read_or_none(report_name(phase)) is not None:
             # what the validator checks is checked again here, as the review step does: the
             # agent may come from a fix round without re-running that step
-            qr.refresh_mechanical_items(tx, phase, ctx.workflow.mechanical_checks(ctx))
+            findings = ctx.workflow.mechanical_checks(ctx)
+            qr.refresh_mechanical_items(tx, phase, findings)
         fail_cmd = command(ctx.argv(ctx.step.number, "fail"))
-        qr.judge(
-            tx,
-            phase,
-            verdict,
-            ctx.config["qr_max_iterations"],
-            ctx.argv(ctx.step.number, "pass"),
-            fail_cmd,
-        )
+        try:
+            qr.judge(
+                tx,
+                phase,
+                verdict,
+                ctx.config["qr_max_iterations"],
+                ctx.argv(ctx.step.number, "pass"),
+                fail_cmd,
+            )
+        except PreconditionFailed as refused:
+            if findings is not None and refused.then_record is None:
+                # the refusal names the items the check found: they are recorded, as named
+                refused.then_record = lambda t: qr.refresh_mechanical_items(t, phase, findings)
+            raise
 
     def outcome(self, ctx: Context) -> str:
         """The verdict the record holds: pass, fail, or none yet."""

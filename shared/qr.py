@@ -141,6 +141,10 @@ def recheck(item: QRItem, phase: str, fail_argv: str) -> str:
     """What clears an open item: the finding fixed, then the reviewer's own verdict; never a
     nudge to flip it."""
     record = f"plan qr set {item['id']} --phase {phase} --status VERDICT [--finding F]"
+    fix = (item["finding"] or "").removeprefix("fix: ")
+    if item["source"] == "validator" and fix != (item["finding"] or ""):
+        # a mechanical item: the gate checks it again itself; a reviewer's PASS cannot clear it
+        return f"{fix}; the gate checks it again; or {fail_argv}"
     if item["status"] == "TODO":
         return f"the reviewer checks it and records the verdict: {record}; or {fail_argv}"
     return f"fix the finding, then the reviewer re-checks it: {record}; or {fail_argv}"

@@ -36,17 +36,74 @@ def session_status(store: Store) -> Status:
     relies on that are gone (history rewritten and pruned), named with the fix."""
     session = store.read("session")
     found = summary(session, store.dir, store.read_or_none("context"))
-    if session["status"] not in CLOSED and (session["base_commit"] or store.exists("execution")):
+    if session["status"] in CLOSED:
+        return found
+    problems = [*_hand_edit(store, session), *_underway(store), *_mechanical(store, session)]
+    if session["status"] == "executing" and not problems:
+        problems += _undone(store)
+    if session["base_commit"] or store.exists("execution"):
         from state.errors import PreconditionFailed
         from state.repo import session_git  # runs git: only for an open session
 
         try:
             lost = session_git.gone(store)
         except PreconditionFailed:  # not in a project, or a damaged record: the commands
-            return found  # that read it say so; status still answers
+            lost = []  # that read it say so; status still answers
         if lost:
-            found["problems"] = [session_git.gone_text(lost)]
+            problems.append(session_git.gone_text(lost))
+        elif store.exists("execution"):
+            problems += _off_history(store)
+    if problems:
+        found["problems"] = problems
     return found
+
+
+def _hand_edit(store: Store, session: Session) -> list[str]:
+    """plan.json changed outside `plan` commands after approval: every command refuses it."""
+    from state.errors import PlannerError
+    from state.storage.store import RESTORE_FIX, tampered
+    from state.validation.amendments import open_round
+
+    try:
+        reason = tampered(session, store.read_or_none("plan"))
+        if not reason and open_round(session) is not None:  # the round checks against it
+            reason = _unrecorded(store)
+        if not reason and session["status"] == "review":
+            return _unreviewed(store, session)
+    except PlannerError as e:  # unreadable: the commands that read it say so
+        return [f"{e} (fix: plan restore)"]
+    return [f"{store.path('plan')}: {reason} ({RESTORE_FIX})"] if reason else []
+
+
+def _unrecorded(store: Store) -> str:
+    """Why plan.json is not the newest revision in history/ ("" when it is, or there is none)."""
+    from state.storage.store import dumps
+
+    revisions = store.history()
+    if not revisions or not store.exists("plan"):
+        return ""
+    rev = revisions[-1]["rev"]
+    if dumps(store.revision(rev)) == dumps(store.read("plan")):
+        return ""
+    return f"changed outside plan commands since {rev} (history/{rev})"
+
+
+def _underway(store: Store) -> list[str]:
+    """A merge, rebase, cherry-pick … half done in the project (files in .git, no git run)."""
+    from state.errors import PlannerError
+    from state.project import session_project
+    from state.repo import contention, gitinfo
+
+    try:
+        project = session_project(store.dir)
+    except PlannerError:
+        return []
+    git_dir = gitinfo.git_dir(project)
+    found = contention.underway(git_dir) if git_dir else None
+    if not found:
+        return []
+    marker, what, fix = found
+    return [f"{project}: {what} is in progress ({marker}) (fix: finish or abort it: {fix})"]
 
 
 def settle(tx: Transaction) -> None:
@@ -77,3 +134,107 @@ def settle(tx: Transaction) -> None:
         from shared.plan_md import put_plan_md  # jinja2: only when the approval changed
 
         put_plan_md(tx)
+
+
+def _undone(store: Store) -> list[str]:
+    """Milestones recorded as applied and not committed whose files show no change from HEAD
+    (git stash, git checkout -- ., or a commit of the person's): exec done cannot commit them.
+    One `git status` over their files, only while such a milestone exists."""
+    from state.errors import PlannerError
+    from state.ops.exec_apply import gitinfo_dir, milestone_paths
+    from state.project import session_project
+    from state.repo import worktree as wt
+
+    execution = store.read_or_none("execution")
+    runs = (
+        [r for r in execution["milestones"] if r["applied_at"] and not r["commit"]]
+        if (execution)
+        else []
+    )
+    if not runs:
+        return []
+    try:
+        project = session_project(store.dir)
+        repo = gitinfo_dir(project)
+        milestones = {m["id"]: m for m in store.read("plan")["milestones"]}
+    except PlannerError:
+        return []
+    paths = {
+        r["id"]: milestone_paths(milestones[r["id"]], project)
+        for r in runs
+        if r["id"] in milestones and milestones[r["id"]]["code_changes"]
+    }
+    every = sorted({p for ps in paths.values() for p in ps})
+    if not every:
+        return []
+    status = ("--no-optional-locks", "status", "--porcelain", "-z", "-uall", "--", *every)
+    done = wt.run(repo, *status, work_tree=project, cwd=project)
+    if done.returncode:
+        return []
+    changed = {e[3:] for e in done.stdout.decode("utf-8", "surrogateescape").split("\0")}
+    return [
+        f"{mid}: recorded as applied, but none of its files differ from HEAD (undone, or "
+        f"committed by hand) (fix: plan exec apply {mid})"
+        for mid, ps in paths.items()
+        if not changed & set(ps)
+    ]
+
+
+def _unreviewed(store: Store, session: Session) -> list[str]:
+    """plan.json in review is not what the open review round shows: approval is refused."""
+    from state.storage.content import plan_hash
+
+    rounds = session["reviews"]
+    current = rounds[-1] if rounds and rounds[-1]["verdict"] == "submitted" else None
+    if current is None or not current["sha256"] or not store.exists("plan"):
+        return []
+    if plan_hash(store.read("plan")) == current["sha256"]:
+        return []
+    return [
+        f"{store.path('plan')}: changed outside plan commands since review round "
+        f"{current['round']} showed it; it cannot be approved (fix: plan restore, which puts "
+        "back what the round shows; or send it back to planning, where the edit is recorded "
+        "and reviewed again: plan review reject --feedback TEXT)"
+    ]
+
+
+def _mechanical(store: Store, session: Session) -> list[str]:
+    """A gate's mechanical items that fail (a refused gate recorded them), with their fix:
+    a reviewer's PASS cannot clear them, so status names them."""
+    from state.storage.store import report_name
+    from state.vocab import Phase
+
+    found = []
+    for phase in Phase:
+        loop = session["qr"].get(phase.value)
+        if loop is not None and loop["state"] in ("complete", "accepted"):
+            continue
+        report = store.read_or_none(report_name(phase.value))
+        for item in report["items"] if report else []:
+            if item["source"] == "validator" and item["status"] == "FAIL":
+                fix = item["finding"] or ""
+                shown = f" ({fix})" if fix.startswith("fix: ") else ""
+                name = report_name(phase.value)
+                found.append(f"{name}.json:{item['id']}: {item['check']}{shown}")
+    return found
+
+
+def _off_history(store: Store) -> list[str]:
+    """The execution's base commit not in HEAD's history (an amend, rebase, reset or switch
+    since): every executor command refuses it. One `git merge-base --is-ancestor`."""
+    from state.errors import PlannerError
+    from state.project import session_project
+    from state.repo import gitinfo
+
+    base = store.read("execution")["base_commit"]
+    try:
+        project = session_project(store.dir)
+        if not base or gitinfo.contains(project, base):
+            return []
+    except PlannerError:
+        return []
+    return [
+        f"the base commit {base[:12]} is not in HEAD's history (the branch was rebased, "
+        "reset or switched) (fix: switch back to the branch the plan is on; or plan rebase, "
+        "which carries the plan onto HEAD)"
+    ]

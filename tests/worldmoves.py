@@ -273,6 +273,9 @@ class WalkBuilder:
     def route(self, name: str, kind: str = "NEXT") -> Ran:
         """The command the last output routes to (a gate's IF PASS: the verdict is pass)."""
         argv = routes(self.last.text).get(kind)
+        inline = re.search(r"^planner step (\d+) follows \(run here", self.last.text, re.M)
+        if not argv and inline:  # the step ran inside the last command (plan amend): again
+            argv = ["planner", "--step", inline[1], "--state-dir", str(self.state)]
         assert argv, (name, kind, self.last.text)
         return self.do(name, argv)
 

@@ -3,6 +3,7 @@ facts the implementation reviews start from."""
 
 from __future__ import annotations
 
+import shlex
 from typing import TYPE_CHECKING
 
 from state.errors import Finding
@@ -117,19 +118,24 @@ def findings(record: ReconcileRecord, plan: Plan, docs: bool) -> list[Finding]:
                     Finding(
                         m["id"],
                         f"planned file {path} is unchanged since the base commit",
-                        f"make the planned change, or plan exec deviation "
-                        f"{m['id']} --description '… {path} …'",
+                        f"make the planned change: plan exec apply {m['id']}, then plan exec "
+                        f"commit {m['id']}; or plan exec deviation --description "
+                        f"{shlex.quote(path + ' left unchanged')} {m['id']}",
                     )
                 )
     if docs:
         return found
+    code = [m["id"] for m in plan["milestones"] if m["id"] not in doc_only]
+    last = code[-1] if code else "M-n"  # the deviation explains it; any milestone may carry it
     for path in record["unplanned_changes"]:
         if not _explained(path, deviations):
+            explain = f"{path} changed outside the plan"  # a commit of the person's, say
             found.append(
                 Finding(
                     path,
                     "changed, but no milestone plans it",
-                    f"revert it, or plan exec deviation M-n --description '… {path} …'",
+                    f"revert it, or plan exec deviation --description {shlex.quote(explain)} "
+                    f"{last}",
                 )
             )
     for t in record["tests"]:

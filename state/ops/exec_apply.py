@@ -9,12 +9,13 @@ import os
 import tempfile
 
 from state import clock
-from state.errors import PreconditionFailed, UsageError
+from state.errors import PreconditionFailed, Refused, UsageError
 from state.ops import plan_ops
 from state.ops.exec_ops import run_of
 from state.project import session_project
 from state.repo import contention, gitinfo, unidiff
 from state.repo import worktree as wt
+from state.storage.store import RESTORE_FIX, tampered
 from state.validation.project_paths import check_milestone
 
 TYPE_CHECKING = False
@@ -231,7 +232,7 @@ def _dirty(
 ) -> list[str]:
     """The milestone's files that held edits not from the plan when it was applied: changed
     from HEAD, and not already holding the planned result (a diff applied by hand)."""
-    paths = _milestone_paths(milestone, project)
+    paths = milestone_paths(milestone, project)
     repo = gitinfo_dir(project)
     if not paths:
         return []
@@ -410,6 +411,9 @@ def exec_commit(
             f"exec commit {id}: this batch also writes project files, which land only "
             f"when the batch does; run `plan exec commit {id}` on its own after it"
         )
+    reason = tampered(session, tx.read("plan"))
+    if reason:  # before git commits anything: the record would refuse it afterwards
+        raise Refused(f"{tx.store.path('plan')}: {reason}; nothing was written ({RESTORE_FIX})")
     milestone = plan_ops.find(tx.read("plan"), id, "M")
     project = session_project(tx.store.dir)
     check_milestone(project, milestone)
@@ -431,7 +435,7 @@ def exec_commit(
     recorded = run["commit"] if run["commit"] and gitinfo.contains(project, run["commit"]) else None
     own = made[0] if made else recorded
     fix = own is not None  # the milestone has its commit: what changed since is a fix
-    paths = _milestone_paths(milestone, project)
+    paths = milestone_paths(milestone, project)
     tracked = wt.git(repo, "ls-files", "-z", "--", *paths, work_tree=project, cwd=project)
     known = set(tracked.decode("utf-8", "surrogateescape").split("\0"))
     keep = [p for p in paths if p in known or os.path.lexists(os.path.join(project, p))]
@@ -623,7 +627,7 @@ def _detached(repo: str, project: str) -> bool:
     return done.returncode == 1
 
 
-def _milestone_paths(milestone: Milestone, project: str) -> list[str]:
+def milestone_paths(milestone: Milestone, project: str) -> list[str]:
     """The files a milestone plans: its files, intents, diffs (both sides) and tests."""
     paths = list(milestone["files"]) + [i["file"] for i in milestone["code_intents"]]
     for c in milestone["code_changes"]:

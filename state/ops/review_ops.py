@@ -185,7 +185,8 @@ def review_approve(
         raise ChangedOutside(
             f"{tx.store.path('plan')}: changed outside plan commands since review round {n} "
             f"showed it (sha256 {shown[:12]}…, now {now[:12]}…); nothing approved (see the "
-            f"edit: plan diff --review {n}; send it back to planning, where it is recorded as "
+            f"edit: plan diff --review {n}; put back what the round showed: plan restore; "
+            "or send it back to planning, where it is recorded as "
             "its own revision and reviewed again: plan review reject --feedback TEXT)"
         )
     expect_shown(tx, expect_sha256, "approve")

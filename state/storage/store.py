@@ -217,6 +217,13 @@ def write_refusal(
     return ""
 
 
+# The fix for plan.json edited outside `plan` commands (state/ops/restore_ops.py).
+RESTORE_FIX = (
+    "fix: plan restore, which puts back plan.json as plan last wrote it; to change an "
+    "approved plan, after it: plan amend --reason '…'"
+)
+
+
 def amending(session: Session | None) -> bool:
     """Whether an amendment round is open: the plan is unfrozen for what it touches (the
     store checks every change of plan.json against it, Transaction._check_amendment)."""
@@ -459,6 +466,14 @@ class Transaction(DocumentReader):
         self._create(name, fresh)
         return fresh
 
+    def restore(self, name: Literal["plan"], doc: Plan, current: bytes) -> None:
+        """plan.json put back as recorded (plan restore) over an edit made outside `plan`
+        commands: no write refusal (a frozen plan takes its own content back); the commit
+        still checks the freeze and the amendment round against it."""
+        self.docs[name] = doc
+        self.original[name] = current
+        self.edited.add(name)
+
     def _check_writable(self, name: str) -> None:
         session = self.read_or_none("session") if name != "session" else None
         plan = self.read_or_none("plan") if name in PLANNING_FILES else None
@@ -571,8 +586,7 @@ class Transaction(DocumentReader):
         reason = tampered(session, self.read_or_none("plan"))
         if reason:
             raise Refused(
-                f"{self.store.path('plan')}: {reason}; nothing was written "
-                "(restore it from history/, see plan history and plan verify)"
+                f"{self.store.path('plan')}: {reason}; nothing was written ({RESTORE_FIX})"
             )
 
     def _check_amendment(self) -> None:
@@ -585,6 +599,17 @@ class Transaction(DocumentReader):
         # Against the approved plan, not the one before this command: new milestones stay
         # open all round, and an edit by hand cannot widen the round.
         found = approved_revision(self.store, amendment["approval"]["sha256"], session)
+        raw = self.original.get("plan")
+        if found is None and raw is not None:
+            # history/ is this machine's record (a clone has none): the plan as this command
+            # found it is the reference, its approved milestones those execution.json runs
+            reference = load(self.store.path("plan"), "plan", raw)
+            execution = self.read_or_none("execution")
+            if execution is not None:
+                ran = {r["id"] for r in execution["milestones"]}
+                reference["milestones"] = [m for m in reference["milestones"] if m["id"] in ran]
+            found = ("plan.json", reference)
+            self.note(amendment_checked_against="plan.json as found (no approved revision)")
         if found is None:
             raise DamagedFile(
                 f"{self.store.dir}/{HISTORY_DIR}: no revision has the approved plan that "
@@ -593,7 +618,11 @@ class Transaction(DocumentReader):
         execution = self.read_or_none("execution")
         reason = scope_refusal(amendment, found[1], self.read("plan"), execution)
         if reason:
-            raise Refused(f"{self.store.path('plan')}: {reason}; nothing was written")
+            raw = self.original.get("plan")
+            before = load(self.store.path("plan"), "plan", raw) if raw else None
+            by_hand = before is not None and scope_refusal(amendment, found[1], before, execution)
+            fix = f" ({RESTORE_FIX})" if by_hand else ""  # the file was edited outside plan
+            raise Refused(f"{self.store.path('plan')}: {reason}; nothing was written{fix}")
 
     def _check_asks(self) -> None:
         """Once approved, context.json takes only the executor's questions (`about` set):

@@ -118,7 +118,10 @@ def approved_revision(
         if r["verdict"] == "approved" and r["sha256"] == sha256 and r["revision"]
     ]
     for rev in [*seen[-1:], *(e["rev"] for e in reversed(store.history()))]:
-        plan = store.revision(rev)
+        try:
+            plan = store.revision(rev)
+        except PlannerError:  # history/ is local: a clone lacks it, or has its own
+            continue
         if plan_hash(plan) == sha256:
             return rev, plan
     return None

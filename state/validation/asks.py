@@ -18,9 +18,9 @@ from state.errors import Refused
 from state.ops import plan_ops
 from state.ops.exec_apply import (
     SESSION_TRAILER,  # every executor commit names its session
-    _milestone_paths,
     _planned_before,
     gitinfo_dir,
+    milestone_paths,
 )
 from state.ops.exec_ops import add_deviation, run_of
 from state.ops.question_ops import new_question
@@ -205,7 +205,7 @@ def detect(tx: Transaction, milestone: str) -> list[str]:
     plan, session = tx.read("plan"), tx.read("session")
     project = session_project(tx.store.dir)
     repo = gitinfo_dir(project)
-    planned = set(_milestone_paths(plan_ops.find(plan, milestone, "M"), project))
+    planned = set(milestone_paths(plan_ops.find(plan, milestone, "M"), project))
     touched: list[str] = []
     for sha in commits:
         sha = gitinfo.commit_id(sha, f"execution.json:{milestone}.commit")
@@ -366,7 +366,7 @@ def other_sessions(tx: Transaction, milestone: Milestone) -> list[tuple[str, str
         return []
     base = gitinfo.commit_id(base, "execution.json:base_commit")
     project = session_project(tx.store.dir)
-    paths = _milestone_paths(milestone, project)
+    paths = milestone_paths(milestone, project)
     if not paths:
         return []
     repo = gitinfo_dir(project)

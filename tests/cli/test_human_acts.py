@@ -35,6 +35,7 @@ AGENT_OPERATIONS = {
     "tradeoff add",
     "amend",  # not the person's act: they re-approve the amended plan anyway
     "rebase",  # changes no planned diff: where one must change, it names an amendment
+    "restore",  # only back to what plan last wrote (approved: the approved plan)
 }
 ARGS = {"review approve": {"by": "agent"}, "qr accept": {"phase": "design", "by": "a"}}
 

@@ -6,6 +6,7 @@ real `plan` and `executor` processes."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -418,3 +419,25 @@ def test_an_amend_answer_is_settled_by_a_later_approval() -> None:
     assert asks.answered_since_approval(q, earlier)
     assert not asks.answered_since_approval(q, later)
     assert asks.answered_since_approval(q, {"approval": None})
+
+
+def test_a_commit_of_the_persons_own_is_recorded_by_the_gate_with_a_runnable_fix(
+    project: Path,
+) -> None:
+    """The person commits an unrelated file before the gate: the refused gate records the
+    item it names, and the fix it names (a deviation explaining the file) lets it pass."""
+    agent, first, state = executing(project)
+    commit_done(agent)
+    out = to_gate(agent, first)
+    (project / "NOTES.md").write_text("notes of mine\n")
+    git(project, "add", "NOTES.md")
+    git(project, "commit", "-qm", "notes", "--", "NOTES.md")
+    held = agent.shell(out.route("pass"), code=3).stderr
+    named = re.search(r"qr-impl-code\.json:(qa-\d+): MUST item is FAIL: changed, but", held)
+    assert named, held
+    items = {i["id"]: i for i in doc(state, "qr-impl-code")["items"]}
+    assert items[named[1]]["status"] == "FAIL"  # the refusal recorded the item it names
+    fix = re.search(r"(plan exec deviation --description '[^']*' M-\d+)", held)
+    assert fix and "NOTES.md" in fix[1] and "…" not in fix[1], held
+    agent.shell(fix[1])
+    assert agent.step(out.route("pass")).header.startswith("EXECUTOR")
