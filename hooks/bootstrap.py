@@ -459,6 +459,20 @@ def too_old() -> str | None:
     return None
 
 
+def interruptible(command: Callable[[str, list[str]], int], launcher: str, args: list[str]) -> int:
+    """bin/'s entry: `command` (run or fast) with Ctrl-C as KeyboardInterrupt from here on, and
+    a quiet end (130) for it, never a traceback. The launcher ignores SIGINT across its exec
+    (Python then installs no handler while it initialises) and restores the default, a quiet
+    end, while this file loads."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        return command(launcher, args)
+    except KeyboardInterrupt:
+        return 130
+
+
 def run(launcher: str, args: list[str]) -> int:
     """A launcher: exec NAME in the environment (made first if needed)."""
     name = os.path.basename(os.path.realpath(launcher))

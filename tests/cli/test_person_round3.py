@@ -32,7 +32,7 @@ def test_plan_ask_wraps_at_word_boundaries_in_a_narrow_terminal(plan: Plan, proj
          "--option", "Listed as a warning; only --strict makes them fail",
          "--option", "Refused everywhere, with the extra keys printed to stderr",
          "--recommended", "1")  # fmt: skip
-    env = {**{k: v for k, v in os.environ.items() if k != "CI"}, "TERM": "xterm"}
+    env = {**{k: v for k, v in os.environ.items() if k != "CI"}, "TERM": "xterm", "COLUMNS": "60"}
     child = pexpect.spawn(
         str(BIN / "plan"), ["ask"], cwd=str(project), encoding="utf-8", timeout=30, env=env,
         dimensions=(24, 60),

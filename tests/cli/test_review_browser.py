@@ -298,17 +298,22 @@ def test_review_in_the_browser(browser: Any, project: Path) -> None:
         phone.evaluate("sessionStorage.clear()")
         phone.click("#approve-yes")
         phone.wait_for_selector("#message.ok:has-text('Approved. Next: executor --step 1')")
-        phone.wait_for_selector("#state[data-status='approved']", state="attached")
+        # approved, or already executing: the agent's `plan review wait` runs executor step 1
+        approved = "#state[data-status='approved'], #state[data-status='executing']"
+        phone.wait_for_selector(approved, state="attached")
         settle(phone)
         phone.wait_for_timeout(1500)  # the page's own reloads after the verdict
         assert "Approved. Next: executor --step 1" in phone.text_content("#message")
         shot("6-approved", "status", phone)
 
         code, out, err = finished(second_wait)
-        assert (code, out) == (0, f"NEXT: executor --step 1 --state-dir {state_dir}\n"), err
+        # the agent's wait runs executor step 1 in the same call (docs/design.md, "One call
+        # per gate"), as the approval's NEXT line would have had it run next
+        assert code == 0, err
+        assert out.startswith("Approved: executor step 1 follows") and "EXECUTOR 1/9" in out
         session = json.loads((state_dir / "session.json").read_text())
         plan = json.loads((state_dir / "plan.json").read_text())
-        assert session["status"] == "approved" and session["approval"]["by"] == "ann"
+        assert session["status"] == "executing" and session["approval"]["by"] == "ann"
         assert session["approval"]["sha256"] == shown == plan_hash(plan)
         assert session["reviews"][-1]["sha256"] == shown
         # 413s are the limits working, not page errors; nothing else may be logged.

@@ -58,7 +58,7 @@ def test_the_page_refuses_to_approve_an_edit_made_on_disk(
     assert refused.status_code == 409 and not refused.json().get("stale")
     error = refused.json()["error"]
     assert "plan.json" in error and "changed outside plan commands" in error
-    assert "plan review reject" in error
+    assert "Request changes on this page" in error  # the fix in the page's words
     assert (Path(reviewed.dir) / "session.json").read_bytes() == before
 
 
