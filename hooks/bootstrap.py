@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import os
 import sys
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -516,7 +516,9 @@ def run(launcher: str, args: list[str]) -> int:
         else:
             env = ensure(name)
             if complete(data_dir()) is None:  # the second stage, in the background
-                start_build(data_dir())
+                # a data dir it may not write (Codex's sandbox): a later start makes it
+                with suppress(OSError):
+                    start_build(data_dir())
     except Failure as e:
         say(name, f"cannot create its Python environment: {e.what}; fix: {e.fix}")
         return 2
