@@ -1,8 +1,9 @@
-"""`python -m skills.executor`: the `executor` step script (its entry point is cli/steps.py)."""
+"""`python -m skills.executor`: the `executor` console script. Like the script pip writes, it
+names its entry point (pyproject's [project.scripts]) as data: the composition root, cli/, is
+above this layer (docs/design.md, "Layers")."""
 
 import sys
-
-from cli.steps import executor as main
+from pkgutil import resolve_name
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(resolve_name("cli.steps:executor")())
