@@ -4,11 +4,11 @@ the reconcile table."""
 
 from __future__ import annotations
 
-from state.result_view import gone_commits
+from state.repo.result_view import gone_commits
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from state.result_view import DiffLine, MilestoneResult, Result
+    from state.repo.result_view import DiffLine, MilestoneResult, Result
     from state.storage.documents import Session
 
 

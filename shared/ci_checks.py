@@ -307,7 +307,7 @@ def _approval_checks(target: Target, plan: Document, session: Document) -> None:
     """plan.json, the review record and plan.md are what the approval says."""
     # jinja2 and the approval's checks: only for an approved session
     from shared.plan_md import for_session
-    from state.validation.approval import verify as check_approval
+    from state.rules.approval import verify as check_approval
 
     render = for_session(SessionFiles(target.path))
     for f in check_approval(plan.doc, session.doc, target.path, render):

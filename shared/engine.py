@@ -20,7 +20,7 @@ from shared.words import note_words, user_words, words_in_full, words_line
 from shared.workflow import Context, Flags, Kind, Step, Workflow
 from state import clock
 from state.errors import Finding, PreconditionFailed, Refused, UsageError
-from state.ops.lifecycle import transition
+from state.rules.lifecycle import transition
 from state.storage.store import Store, tampered
 from state.vocab import ENDED, EngineMode, WorkflowName
 

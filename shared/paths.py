@@ -94,8 +94,8 @@ def open_session(state_dir: str | None = None) -> Store:
     # the store, the workflows (settle) and the timeouts: only opening a session needs them,
     # not `plan list` or CI's lookup of ACTIVE, which import this module too
     from shared.status import settle
+    from state.ops.timeouts import expire
     from state.storage.store import Store
-    from state.timeouts import expire
 
     found = resolve_state_dir(state_dir, strict=True)
     if not found:

@@ -2,7 +2,7 @@
 person approving it needs beside it: the task, the user's answers, the reviews, the approval.
 
 render_plan() takes the documents; for_session() binds the session's other files so that a
-caller holding only plan.json (plan verify, state/validation/approval.py) renders the same text.
+caller holding only plan.json (plan verify, state/rules/approval.py) renders the same text.
 """
 
 from __future__ import annotations

@@ -61,8 +61,8 @@ def session_status(store: Store) -> Status:
 def _hand_edit(store: Store, session: Session) -> list[str]:
     """plan.json changed outside `plan` commands after approval: every command refuses it."""
     from state.errors import PlannerError
+    from state.rules.amendments import open_round
     from state.storage.store import RESTORE_FIX, tampered
-    from state.validation.amendments import open_round
 
     try:
         reason = tampered(session, store.read_or_none("plan"))

@@ -9,10 +9,9 @@ import click
 
 from cli.base import TEXT, Operation, PlanGroup, open_store, out, target_id
 from state.errors import PlannerError
+from state.ops import asks, exec_ops
 from state.ops import exec_apply as ops
-from state.ops import exec_ops
-from state.validation import asks
-from state.validation.planning import refuse_while_planning
+from state.rules.planning import refuse_while_planning
 
 if TYPE_CHECKING:
     from shared.workflow import Flags

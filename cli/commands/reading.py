@@ -13,7 +13,7 @@ from state.errors import UsageError
 from state.ops.plan_ops import find
 from state.ops.qr_ops import find_item
 from state.ops.question_ops import find_question
-from state.outputs import write_render
+from state.storage.outputs import write_render
 from state.storage.store import dumps
 from state.validation.diff import diff as semantic_diff
 
@@ -205,7 +205,7 @@ def render_command(
         text = "\n".join(summary_of(store.read("plan"))) + "\n"
     else:
         text = for_session(store.read_or_none, compact=not full)(store.read("plan"))
-    if output:  # while planning only inside the session (state/outputs.py)
+    if output:  # while planning only inside the session (state/storage/outputs.py)
         write_render(store, output, text)
     else:
         sys.stdout.write(text)

@@ -8,7 +8,7 @@ import click
 from cli.base import Operation, PlanGroup, dump, open_store, out
 from cli.result_text import text
 from state.ops import result_ops
-from state.result_view import result_of
+from state.repo.result_view import result_of
 
 EXPECT = click.option(
     "--expect-sha256",

@@ -8,8 +8,9 @@ import click
 from cli.base import PlanCommand, dump, open_store, out
 from cli.output import tell
 from state.errors import Refused
-from state.ops.lifecycle import FINAL
 from state.repo import worktree
+from state.rules.amendments import worktree_round
+from state.rules.lifecycle import FINAL
 
 
 @click.command("worktree", cls=PlanCommand)
@@ -26,7 +27,9 @@ def worktree_command(state_dir: str | None, as_json: bool) -> None:
     session = store.read("session")
     if session["status"] in FINAL:  # a closed session's worktree was removed with it
         raise Refused(f"{store.dir}: the session is {session['status']}; it has no worktree")
-    made = worktree.ensure(store, session)
+    made = worktree.ensure(
+        store, session, *worktree_round(session, store.read_or_none("execution"))
+    )
     if made["gone"]:
         tell(
             f"the worktree started from {made['gone'][:12]}, which is gone from git (history "

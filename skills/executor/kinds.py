@@ -15,19 +15,18 @@ from shared.workflow import Context, Kind, Requirement
 from skills.executor import reconcile
 from state import clock
 from state.errors import Finding, PreconditionFailed, Refused
-from state.ops import result_ops
+from state.ops import asks, result_ops
 from state.ops.exec_ops import new_run
 from state.ops.plan_ops import find
 from state.repo import gitinfo
-from state.result_view import assemble
-from state.validation import asks
-from state.validation.amendments import approved_revision, committed, runs_by_id
-from state.validation.approval import verify
+from state.repo.result_view import assemble
+from state.rules.amendments import approved_revision, committed, runs_by_id
+from state.rules.approval import verify
 from state.validation.validate import completeness
 
 if TYPE_CHECKING:
     from shared.kinds import ExecuteVariables, ReviewVariables
-    from state.result_view import ReconcileRecord
+    from state.repo.result_view import ReconcileRecord
     from state.storage.documents import Amendment, Execution, Plan
     from state.storage.store import Transaction
 
@@ -282,7 +281,7 @@ def since_review(ctx: Context) -> list[MilestoneName]:
 
 class ImplGate(Gate):
     """Step 5: the implementation gate. A pass waits for the person's answer to every
-    significant deviation (state/validation/asks.py): continue goes on, amend prints
+    significant deviation (state/ops/asks.py): continue goes on, amend prints
     `plan amend` and holds, stop refuses (exit 4) and leaves the session executing."""
 
     def check(self, ctx: Context) -> list[Finding]:

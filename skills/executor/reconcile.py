@@ -10,7 +10,7 @@ from state.errors import Finding
 from state.repo import gitinfo
 
 if TYPE_CHECKING:
-    from state.result_view import ReconcileRecord, ReconcileRow, TestRun
+    from state.repo.result_view import ReconcileRecord, ReconcileRow, TestRun
     from state.storage.documents import Deviation, Execution, Milestone, Plan
 
 

@@ -13,13 +13,13 @@ from shared.workflow import Context, Kind, Step
 from state import clock
 from state.errors import Finding, PlannerError
 from state.ops.choice_ops import pick, unpicked
-from state.ops.lifecycle import transition
 from state.ops.question_ops import assume, state_of
 from state.repo.scan import scan
+from state.rules.amendments import approved_revision, open_round, worktree_round
+from state.rules.approval import approve, plan_hash
+from state.rules.lifecycle import transition
 from state.storage.documents import Question  # a base class below: typing only, no cost
 from state.storage.store import write_atomic
-from state.validation.amendments import approved_revision, open_round
-from state.validation.approval import approve, plan_hash
 from state.validation.diff import diff
 from state.validation.validate import validate
 
@@ -292,7 +292,8 @@ def ensure_worktree(ctx: Context) -> str:
     if ctx.session["approval"]:
         return shown
     try:
-        worktree.ensure(ctx.store, ctx.session)
+        execution = ctx.store.read_or_none("execution")
+        worktree.ensure(ctx.store, ctx.session, *worktree_round(ctx.session, execution))
     except PlannerError as e:
         return f"(not made: {e.message}; then plan worktree)"
     return shown

@@ -1,14 +1,14 @@
 """Amendments: a living plan. `plan amend` reopens an approved plan for one round of changes
-(what a round may change, and the chain of approvals: state/validation/amendments.py;
+(what a round may change, and the chain of approvals: state/rules/amendments.py;
 docs/design.md, "Amendments")."""
 
 from __future__ import annotations
 
 from state import clock, routes
 from state.errors import PreconditionFailed, Refused, UsageError
-from state.ops.lifecycle import check_amendable, reopen
 from state.ops.review_ops import reopen_reviews
-from state.validation.amendments import NEW_MILESTONE, committed, runs_by_id
+from state.rules.amendments import NEW_MILESTONE, committed, runs_by_id
+from state.rules.lifecycle import check_amendable, reopen
 from state.validation.limits import FEEDBACK_MAX, REASON_MAX, check_text
 
 TYPE_CHECKING = False

@@ -16,7 +16,7 @@ from state.ops import plan_ops
 from state.project import session_project
 from state.repo import unidiff
 from state.repo import worktree as wt
-from state.validation.amendments import committed
+from state.rules.amendments import worktree_round
 from state.validation.project_paths import check_diff, check_project_path
 
 TYPE_CHECKING = False
@@ -62,19 +62,18 @@ def change_capture(tx: Transaction, *, intent: list[str], file: list[str]) -> li
         )
     # An amendment's worktree starts from HEAD, which holds the committed milestones: their
     # changes are not chained again, and the files are read at the commit it started from.
-    made_for, wanted = wt.made_for(admin), wt.start(project, session, base)[1]
+    execution = tx.read_or_none("execution")
+    wanted, skip = worktree_round(session, execution)
+    made_for = wt.made_for(admin)
     if made_for != wanted:
         raise PreconditionFailed(
             f"{tree}: made for {'amendment round ' + str(made_for) if made_for else 'planning'}"
             f", not {'amendment round ' + str(wanted) if wanted else 'planning'}; nothing "
             "captured (fix: plan worktree, which makes it again)"
         )
-    skip: set[str] = set()
     if made_for:
         base = wt.start_of(project, tree) or base
         wt.check_present(project, base, tree, "the commit the worktree started from")
-        execution = tx.read("execution") if tx.store.exists("execution") else None
-        skip = {r["id"] for r in execution["milestones"] if committed(r)} if execution else set()
     capture = Capture(tx, plan, project, tree, wt.base_reader(project, base), skip)
     files = [f for f in file if f]
     for path in files:

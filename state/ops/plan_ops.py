@@ -431,7 +431,7 @@ def milestone_add(
 def after_committed(tx: Transaction, plan: Plan, milestone: Milestone) -> None:
     """In an amendment, a milestone that changes a file a committed milestone changed comes
     after it (depends_on): its diffs build on that commit, and it is never in its wave."""
-    from state.validation.amendments import committed, runs_by_id
+    from state.rules.amendments import committed, runs_by_id
 
     execution = tx.read_or_none("execution")
     runs = runs_by_id(execution)

@@ -350,7 +350,7 @@ def question_answer(tx: Transaction, *, id: str, text: str | None, skip: bool) -
     """Record the user's answer (a choice by number, letter or label; y/n; words after it
     are the answer's condition), or --skip."""
     check_text("the answer", text, ANSWER_MAX)
-    # the executor's questions to the person (state/validation/asks.py) may be answered
+    # the executor's questions to the person (state/ops/asks.py) may be answered
     # after approval
     tx.asks = bool(find_question(tx.read("context"), id)["about"])
     q = find_question(tx.edit("context"), id)

@@ -14,8 +14,8 @@ import os
 
 from state.errors import PlannerError, PreconditionFailed, Refused
 from state.project import session_project
+from state.rules.amendments import open_round
 from state.storage.content import plan_hash
-from state.validation.amendments import open_round
 from state.vocab import CLOSED
 
 TYPE_CHECKING = False

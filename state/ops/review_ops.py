@@ -13,12 +13,12 @@ import re
 
 from state import clock, routes
 from state.errors import Refused, UsageError
-from state.ops.lifecycle import transition
 from state.ops.plan_ops import find
 from state.ops.qr_ops import add_item, open_report
 from state.repo.numbered import new_lines, spans
+from state.rules.approval import approve, plan_hash
+from state.rules.lifecycle import transition
 from state.storage.store import report_name
-from state.validation.approval import approve, plan_hash
 from state.validation.limits import (
     COMMENT_MAX,
     COMMENTS_MAX,
@@ -109,7 +109,7 @@ def changed_outside(tx: Transaction, session: Session) -> tuple[int, str, str] |
     if current is None or not shown:
         return None
     if shown == now and current["revision"]:  # edited before step 11 opened the round?
-        from state.validation.amendments import revision_hash
+        from state.rules.amendments import revision_hash
 
         held = revision_hash(tx.store, current["revision"])
         shown = held or now  # a missing revision (history/ is local) proves nothing

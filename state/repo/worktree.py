@@ -15,11 +15,11 @@ import os
 from typing import TypedDict
 
 from state.errors import PreconditionFailed, UsageError
-from state.ops.lifecycle import FINAL
 from state.project import session_project
 from state.repo import gitinfo
 from state.storage import journal
 from state.storage.lock import locked
+from state.vocab import CLOSED
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -30,21 +30,18 @@ if TYPE_CHECKING:
     from state.storage.documents import (
         CodeChange,
         CodeIntent,
-        Execution,
         Milestone,
         Plan,
         Session,
     )
 
     class Store(Protocol):
-        """What ensure() reads of a session's store (state/storage/store.Store has it; not
-        imported: the store loads this module for its recovery)."""
+        """What ensure() reads of a session's store (state/storage/store.Store has it)."""
 
         @property
         def dir(self) -> str: ...
         def path(self, name: str) -> str: ...
         def read(self, name: Literal["plan"]) -> Plan: ...
-        def read_or_none(self, name: Literal["execution"]) -> Execution | None: ...
 
 
 CREATE_TIMEOUT_S = 600.0  # how long a second `plan worktree` waits for the first's checkout
@@ -248,25 +245,11 @@ def start_of(project: str, tree: str) -> str | None:
     return head if gitinfo.is_commit_id(head) else None
 
 
-def start(project: str, session: Session, base: str) -> tuple[str, int]:
-    """(commit, round): what the session's worktree is made from. Planning: the base commit.
-    An open amendment round: HEAD, which holds the committed milestones and the execution's
-    fix commits, so what is tried there is the project as it now is (PRODUCT.md §17)."""
-    from state.validation.amendments import open_round  # the amendment's, when one is open
-
-    amendment = open_round(session)
-    if amendment is None:
-        return base, 0
-    head = gitinfo.head_commit(project)
-    return (head or base), amendment["round"]
-
-
-def committed_ids(store: Store) -> set[str]:
-    """The milestones execution.json says are committed (HEAD holds their changes)."""
-    from state.validation.amendments import committed
-
-    execution = store.read_or_none("execution")
-    return {r["id"] for r in (execution["milestones"] if execution else []) if committed(r)}
+def start(project: str, round_: int, base: str) -> str:
+    """The commit the session's worktree is made from. Planning (round 0): the base commit.
+    An amendment round: HEAD, which holds the committed milestones and the execution's fix
+    commits, so what is tried there is the project as it now is (PRODUCT.md §17)."""
+    return (gitinfo.head_commit(project) or base) if round_ else base
 
 
 def pending_changes(plan: Plan, committed: set[str]) -> list[tuple[Milestone, CodeChange]]:
@@ -319,10 +302,11 @@ class Made(TypedDict):
     gone: str | None
 
 
-def ensure(store: Store, session: Session) -> Made:
+def ensure(store: Store, session: Session, round_: int, committed: set[str]) -> Made:
     """The session's worktree, made if it is not there (`plan worktree`, planner steps 6 and 9):
-    of the base commit while planning; of HEAD plus the planned diffs not committed yet in an
-    amendment (the plan's, less the committed milestones'). A commit it would
+    of the base commit while planning (round 0); of HEAD plus the planned diffs not committed
+    yet in amendment round `round_` (the plan's, less the `committed` milestones'; both from
+    state/rules/amendments.worktree_round). A commit it would
     start from that git no longer has is exit 3 naming it (planning) or, for an amendment's
     earlier HEAD, a worktree made again: never one whose HEAD does not resolve."""
     from state.repo.git import missing_commits  # subprocess: loaded when git runs
@@ -331,7 +315,7 @@ def ensure(store: Store, session: Session) -> Made:
     where = f"{store.path('session')}:base_commit"
     base = base_of(session, where)
     check_present(project, base, where)
-    begin, round_ = start(project, session, base)
+    begin = start(project, round_, base)
     if begin != base:
         check_present(project, begin, f"{project}: HEAD", "HEAD")
     made: Made = {
@@ -350,7 +334,7 @@ def ensure(store: Store, session: Session) -> Made:
             made["gone"] = was
         made["path"], made["created"] = create(project, state_dir, begin, round_)
         if made["created"] and round_:
-            made["failed"] = apply_pending(made["path"], store.read("plan"), committed_ids(store))
+            made["failed"] = apply_pending(made["path"], store.read("plan"), committed)
             mark(state_dir, round_)
     return made
 
@@ -516,7 +500,7 @@ def settle(state_dir: str, wait: float = CREATE_TIMEOUT_S) -> bool:
             status = json.load(f).get("status")
     except (OSError, ValueError, AttributeError):
         return False  # a damaged session.json is reported by the command that reads it
-    if status not in FINAL:
+    if status not in CLOSED:
         return False
     try:
         project: str | None = session_project(state_dir)

@@ -22,6 +22,7 @@ from state.errors import (
     UsageError,
     WriteFailed,
 )
+from state.rules.amendments import approved_revision, open_round, scope_refusal
 from state.storage import journal, schema
 from state.storage.content import plan_hash
 from state.storage.history import (
@@ -38,7 +39,6 @@ from state.storage.history import (
 )
 from state.storage.ids import Identified, format_id, highest
 from state.storage.lock import locked
-from state.validation.amendments import approved_revision, open_round, scope_refusal
 from state.vocab import APPROVED, CLOSED, ENDED
 
 TYPE_CHECKING = False

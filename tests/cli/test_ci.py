@@ -314,7 +314,7 @@ def test_signed_approval_verifies_and_tampering_fails(project: Path, tmp_path: P
     plan("verify", str(unsigned))  # a missing signature is fine unless required
 
     # Plan edited and hash recomputed in session.json: integrity holds, the signature does not.
-    from state.validation.approval import plan_hash
+    from state.rules.approval import plan_hash
 
     plan_json = signed / "plan.json"
     edited = json.loads(plan_json.read_text())

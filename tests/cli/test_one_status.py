@@ -15,7 +15,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from cli.review_page.app import create_app
-from state.validation.approval import plan_hash
+from state.rules.approval import plan_hash
 from tests.cli.review_helpers import to_review
 from tests.conftest import REPO, git, run
 

@@ -255,7 +255,7 @@ def test_a_plan_review_comment_without_text_is_refused(written: str) -> None:
 
 def test_result_text_prints_a_commit_only_where_it_differs_from_the_plan() -> None:
     from cli.result_text import milestone_text
-    from state.result_view import lines_of
+    from state.repo.result_view import lines_of
 
     planned = "--- a/f.py\n+++ b/f.py\n@@ -1 +1,2 @@\n x\n+y\n"
     other = "--- a/f.py\n+++ b/f.py\n@@ -1 +1,2 @@\n x\n+z\n"

@@ -13,7 +13,7 @@ from starlette.testclient import TestClient
 
 from cli.result_text import text
 from cli.review_page.app import create_app
-from state.result_view import result_of
+from state.repo.result_view import result_of
 from state.storage.store import Store
 from state.validation.limits import BODY_MAX, COMMENTS_MAX, FEEDBACK_MAX, NAME_MAX
 from tests.cli.result_helpers import init_project, to_result_review
@@ -193,7 +193,7 @@ def test_a_body_over_the_limit_is_refused_before_it_is_read(
 def test_the_plan_verdicts_are_refused_while_the_result_is_reviewed(
     client: TestClient, store: Store
 ) -> None:
-    from state.validation.approval import plan_hash
+    from state.rules.approval import plan_hash
 
     sha = plan_hash(store.read("plan"))
     assert post(client, "/approve", {"sha256": sha, "by": "ann"}).status_code == 409

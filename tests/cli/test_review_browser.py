@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from state.validation.approval import plan_hash
+from state.rules.approval import plan_hash
 from tests.agent import Output
 from tests.cli.review_helpers import back_to_review, to_review
 from tests.conftest import BIN, REPO

@@ -15,8 +15,8 @@ from cli.commands.apply import apply_batch, batch_context, convert
 from cli.main import plan as plan_group
 from cli.review_page.app import create_app, page_words
 from cli.review_page.view import milestone_view
+from state.rules.approval import plan_hash
 from state.storage.store import Store
-from state.validation.approval import plan_hash
 from tests.cli import tree
 from tests.cli.review_helpers import to_review
 from tests.conftest import git

@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from state.validation.amendments import chain_findings, open_round, scope_refusal
+from state.rules.amendments import chain_findings, open_round, scope_refusal
 from tests.state.builders import TS, decision, milestone, plan
 
 

@@ -1,5 +1,5 @@
 """The executor's records written as typed literals (state/ops/exec_ops.py new_run and
-add_deviation, the questions of state/validation/asks.py) hold what the models fill in by
+add_deviation, the questions of state/ops/asks.py) hold what the models fill in by
 default, and pass the schema when the store commits them: mypy checks their keys, this their
 values."""
 
@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from state.ops import asks
 from state.ops.exec_ops import add_deviation, new_run
 from state.storage import schema
 from state.storage.store import Store
-from state.validation import asks
 from tests import crashpoints as cp
 
 

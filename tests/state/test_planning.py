@@ -1,5 +1,5 @@
 """Nothing executes while planning: any session of the project whose status is not known to
-be settled (approved or later, or closed) refuses `plan exec` (state/validation/planning.py)."""
+be settled (approved or later, or closed) refuses `plan exec` (state/rules/planning.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from state.errors import Refused
-from state.validation.planning import SETTLED, refuse_while_planning, unsettled
+from state.rules.planning import SETTLED, refuse_while_planning, unsettled
 
 STATUSES = st.one_of(
     st.sampled_from(sorted(SETTLED | {"discovery", "design", "detailing", "review"})),

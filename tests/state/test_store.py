@@ -210,7 +210,7 @@ def qr(phase: str) -> dict[str, Any]:
 
 def freeze(state_dir: Path) -> None:
     """A plan approved as it is: frozen_at, and the session's approval record of its hash."""
-    from state.validation.approval import plan_hash
+    from state.rules.approval import plan_hash
 
     plan = builders.plan(frozen_at=builders.LATER)
     write(state_dir, "plan", plan)

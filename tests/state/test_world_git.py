@@ -43,7 +43,7 @@ def test_ensure_never_makes_a_worktree_of_a_gone_base(project: Path, session_dir
     assert base
     rewrite_and_prune(project)
     with pytest.raises(PreconditionFailed) as refused:
-        worktree.ensure(store, session)
+        worktree.ensure(store, session, 0, set())
     assert base[:12] in refused.value.message and "plan rebase" in refused.value.message
     assert not (session_dir / "worktree").exists()
     assert not (session_dir / "worktree.git").exists()

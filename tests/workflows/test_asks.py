@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from state.validation import asks
+from state.ops import asks
 from tests import crashpoints as cp
 from tests.agent import Agent, Output
 from tests.conftest import git

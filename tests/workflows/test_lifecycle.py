@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from state.ops.lifecycle import TRANSITIONS, allowed
+from state.rules.lifecycle import TRANSITIONS, allowed
 from tests.agent import Agent, Output
 from tests.workflows.helpers import (
     DESIGN,

@@ -5,8 +5,8 @@ question_timeout is skipped with its recommended option as an assumption."""
 from __future__ import annotations
 
 from state import clock
-from state.ops.lifecycle import transition
 from state.ops.question_ops import assume
+from state.rules.lifecycle import transition
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -55,6 +55,17 @@ def open_round(session: Session | None) -> Amendment | None:
     return None
 
 
+def worktree_round(session: Session, execution: Execution | None) -> tuple[int, set[str]]:
+    """What the session's worktree is made for (state/repo/worktree.ensure): round 0 while
+    planning; in an open amendment round, its number and the milestones execution.json says
+    are committed (HEAD holds their changes)."""
+    amendment = open_round(session)
+    if amendment is None:
+        return 0, set()
+    runs = execution["milestones"] if execution else []
+    return amendment["round"], {r["id"] for r in runs if committed(r)}
+
+
 def scope_refusal(amendment: Amendment, old: Plan, new: Plan, execution: Execution | None) -> str:
     """Why `new` changes more than the open amendment round allows ("" when it does not):
     new milestones and the reopened ones may change; a milestone already there and not

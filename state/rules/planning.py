@@ -11,8 +11,8 @@ import json
 import os
 
 from state.errors import Refused
-from state.ops.lifecycle import TRANSITIONS
 from state.project import project_root
+from state.rules.lifecycle import TRANSITIONS
 from state.vocab import APPROVED, CLOSED
 
 SETTLED = APPROVED | CLOSED

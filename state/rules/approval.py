@@ -9,10 +9,10 @@ import os
 
 from state import clock
 from state.errors import Finding
-from state.ops.lifecycle import transition
+from state.rules.amendments import chain_findings, open_round, revision_hash, revision_hashes
+from state.rules.lifecycle import transition
 from state.storage.content import plan_hash as plan_hash  # part of what approval offers
 from state.storage.store import Store
-from state.validation.amendments import chain_findings, open_round, revision_hash, revision_hashes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
