@@ -111,7 +111,7 @@ def restore(state: Path, saved: dict[str, bytes]) -> None:
 def recover_and_check(state: Path) -> bool:
     """What the next command does first (roll forward or back), then: every file valid."""
     from state.errors import PlannerError
-    from state.storage.store import Store
+    from state.rules.session_store import Store
 
     store = Store(str(state))
     try:
@@ -161,7 +161,7 @@ class Killer:
 
 
 def kills(top: Path, rounds: int, rng: random.Random) -> dict[str, int]:
-    from state.storage.store import Store
+    from state.rules.session_store import Store
 
     killer = Killer(rng)
     figures = dict.fromkeys(("killed", "acknowledged", "lost", "half", "stuck", "invalid"), 0)
@@ -465,7 +465,7 @@ def at_once(project: Path, argvs: list[list[str]]) -> list[int]:
 
 def writers(top: Path, n: int) -> tuple[int, int, int]:
     """n mixed writers at once: (acknowledged, lost, duplicated)."""
-    from state.storage.store import Store
+    from state.rules.session_store import Store
 
     project = new_project(top, "writers")
     state, _ = before_gate(project)
@@ -500,7 +500,7 @@ def writers(top: Path, n: int) -> tuple[int, int, int]:
 
 def gates(top: Path, n: int) -> int:
     """n identical gate runs at once: how many times the verdict was applied."""
-    from state.storage.store import Store
+    from state.rules.session_store import Store
 
     project = new_project(top, "gate16")
     state, gate = before_gate(project)

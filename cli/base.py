@@ -27,7 +27,7 @@ from state.vocab import Phase
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from state.storage.store import Transaction
+    from state.rules.session_store import Transaction
 
     # click 8.4 made its parameter types generic: subscripted for mypy only, as older clicks
     # (which the dependency range allows) cannot subscript them at run time

@@ -38,7 +38,7 @@ from state.repo import session_git
 
 if TYPE_CHECKING:
     from cli.commands.session import DamagedRow, SessionRow
-    from state.storage.store import Store
+    from state.rules.session_store import Store
 
 OUTPUT_MAX = 100_000  # characters of one tool result; longer ones are cut and say so
 Session = Annotated[

@@ -27,8 +27,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from state.rules.session_store import Store
     from state.storage.documents import Context, QRReport, Session
-    from state.storage.store import QRName, Store
+    from state.storage.store import QRName
     from state.validation.overlap import Overlap, Side
 
 NOT_A_PLAN = ("session", "context", "execution")
@@ -345,7 +346,7 @@ class SessionFiles:
     plan.md: None when one is missing or damaged (validate reports the damage)."""
 
     def __init__(self, directory: str) -> None:
-        from state.storage.store import Store  # as in _question_ids: only where it is read
+        from state.rules.session_store import Store
 
         self.store: Store = Store(directory)
 

@@ -20,6 +20,7 @@ from state.validation.diff import diff as semantic_diff
 
 if TYPE_CHECKING:
     from state.ops.drafts import Draft
+    from state.rules.session_store import Store
     from state.storage.documents import (
         Acceptance,
         Approval,
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
         QuestionOption,
         Review,
     )
-    from state.storage.store import Store
     from state.validation.diff import Change, ChangeRecord
 
 SEARCH_HITS_MAX = 100  # matches returned by one search; the rest are counted

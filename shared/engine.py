@@ -21,15 +21,15 @@ from shared.workflow import Context, Flags, Kind, Step, Workflow
 from state import clock
 from state.errors import Finding, PreconditionFailed, Refused, UsageError
 from state.rules.lifecycle import transition
-from state.storage.store import Store, tampered
+from state.rules.session_store import Store, tampered
 from state.vocab import ENDED, EngineMode, WorkflowName
 
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import NotRequired
 
+    from state.rules.session_store import Transaction
     from state.storage.documents import Session
-    from state.storage.store import Transaction
 
 WORKFLOWS = frozenset(WorkflowName)  # a step's command line starts with its workflow's name
 SHARED_TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")

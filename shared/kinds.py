@@ -13,8 +13,8 @@ from state.ops import qr_ops
 from state.storage.store import report_name
 
 if TYPE_CHECKING:
+    from state.rules.session_store import Transaction
     from state.storage.documents import QRItem, QRLoop
-    from state.storage.store import Transaction
 
 
 def loop(ctx: Context) -> QRLoop:

@@ -12,7 +12,7 @@ from state.project import project_root as project_root  # part of this module's 
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from state.storage.store import Store
+    from state.rules.session_store import Store
 
 PLANNER_DIR = ".planner"
 ACTIVE_FILE = "ACTIVE"
@@ -95,7 +95,7 @@ def open_session(state_dir: str | None = None) -> Store:
     # not `plan list` or CI's lookup of ACTIVE, which import this module too
     from shared.status import settle
     from state.ops.timeouts import expire
-    from state.storage.store import Store
+    from state.rules.session_store import Store
 
     found = resolve_state_dir(state_dir, strict=True)
     if not found:

@@ -15,6 +15,7 @@ from shared.render import render
 from state.storage.store import report_name
 
 if TYPE_CHECKING:
+    from state.rules.session_store import Transaction
     from state.storage.documents import (
         Context,
         Milestone,
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
         RejectedAlternative,
         Session,
     )
-    from state.storage.store import QRName, Transaction
+    from state.storage.store import QRName
 
 TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
 PLANNING_PHASES = ("plan-design", "plan-code", "plan-docs")

@@ -15,8 +15,8 @@ from state.ops.qr_ops import add_item, open_report, unjudged
 from state.storage.store import report_name
 
 if TYPE_CHECKING:
+    from state.rules.session_store import Transaction
     from state.storage.documents import Plan, QRItem, QRLoop, QRReport, Session
-    from state.storage.store import Transaction
 
 OPEN = ("FAIL", "TODO")
 

@@ -7,16 +7,16 @@ from __future__ import annotations
 import json
 
 from shared.workflow import Context, registered, route_argv, step_number, workflow_named
+from state.rules.session_store import Store
 from state.status_view import summary
-from state.storage.store import Store
 from state.vocab import CLOSED, ENDED, Document, WorkflowName
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from shared.routing import Routing
+    from state.rules.session_store import Transaction
     from state.status_view import Status
     from state.storage.documents import Session
-    from state.storage.store import Transaction
 
 MOVES_THE_SESSION = frozenset({Document.SESSION, Document.EXECUTION})
 
@@ -62,7 +62,7 @@ def _hand_edit(store: Store, session: Session) -> list[str]:
     """plan.json changed outside `plan` commands after approval: every command refuses it."""
     from state.errors import PlannerError
     from state.rules.amendments import open_round
-    from state.storage.store import RESTORE_FIX, tampered
+    from state.rules.session_store import RESTORE_FIX, tampered
 
     try:
         reason = tampered(session, store.read_or_none("plan"))

@@ -19,10 +19,11 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from state.routes import Route
+    from state.rules.session_store import Store, Transaction
     from state.storage.documents import Config, Execution, Plan, QRReport, Session
     from state.storage.documents import Context as ContextDoc
     from state.storage.models import SessionStatus
-    from state.storage.store import DocName, Document, QRName, Store, Transaction
+    from state.storage.store import DocName, Document, QRName
 
 Requirement = Callable[["Context"], list[Finding]]  # what must hold to arrive at a step
 Action = Callable[["Context", "Transaction"], None]  # what arriving at a step records

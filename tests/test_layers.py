@@ -12,6 +12,9 @@ from pathlib import Path
 from tests.conftest import REPO
 
 LAYERS = ("state", "shared", "skills", "hooks", "cli")  # each may import only those before it
+# Inside state/, likewise: the modules at its top (vocabulary, errors, clock, project, routes,
+# status view) import no sub-package; storage knows no git, git no validation, and so on up.
+STATE_ORDER = ("state", "storage", "repo", "validation", "rules", "ops")
 # The hook programs run as `python3 -S -I` before any environment exists: of the package they
 # import only these modules (and each other), which import only the standard library and
 # each other in turn. cli/ may import the hooks (`plan status` prints the guard's line).
@@ -80,6 +83,33 @@ def test_python_m_runs_each_workflow_without_an_import_up() -> None:
         assert (done.returncode, done.stdout.split()[0]) == (0, name), done.stderr
 
 
+def state_level(module: str) -> int:
+    """0 for a module at state/'s top, else its sub-package's place in STATE_ORDER."""
+    package = module.split(".")[1] if "." in module else "state"
+    return STATE_ORDER.index(package) if package in STATE_ORDER else 0
+
+
+def test_state_sub_packages_point_down() -> None:
+    assert {p.name for p in (REPO / "state").iterdir() if (p / "__init__.py").exists()} == set(
+        STATE_ORDER[1:]
+    )
+    upward = sorted(
+        f"{name} imports {target}"
+        for name, targets in graph().items()
+        if name.startswith("state.")
+        for target in targets
+        if target.startswith("state.") and state_level(target) > state_level(name)
+    )
+    assert not upward, "\n".join(upward)
+
+
+def test_the_state_order_sees_an_arrow_up() -> None:
+    assert state_level("state.vocab") < state_level("state.storage.store")
+    assert state_level("state.storage") == state_level("state.storage.store")
+    assert state_level("state.storage.store") < state_level("state.rules.session_store")
+    assert state_level("state.rules") < state_level("state.ops.plan_ops")
+
+
 def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
     """The strongly connected components with more than one module (Tarjan)."""
     index: dict[str, int] = {}
@@ -129,7 +159,7 @@ def test_the_checks_see_a_cycle_and_an_upward_import() -> None:
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert layer("cli.main") > layer("shared.engine") > layer("state.storage.store")
     edges = graph()
-    assert "state.storage.store" in edges["shared.engine"]  # what the engine imports, seen
+    assert "state.rules.session_store" in edges["shared.engine"]  # what the engine imports
 
 
 def imported_names(path: Path) -> set[str]:

@@ -21,7 +21,7 @@ from state.errors import Finding, PlannerError, PreconditionFailed, Refused, Usa
 
 if TYPE_CHECKING:
     from shared.workflow import Flags
-    from state.storage.store import Store, Transaction
+    from state.rules.session_store import Store, Transaction
 
 
 class ApplyCommand(PlanCommand):

@@ -16,8 +16,8 @@ from state.errors import PreconditionFailed, UsageError
 from state.ops import choice_ops, context_ops, question_ops
 
 if TYPE_CHECKING:
+    from state.rules.session_store import Store
     from state.storage.documents import Choice, Question
-    from state.storage.store import Store
 
 
 @click.group("context", cls=PlanGroup)

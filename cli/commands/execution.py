@@ -15,7 +15,7 @@ from state.rules.planning import refuse_while_planning
 
 if TYPE_CHECKING:
     from shared.workflow import Flags
-    from state.storage.store import Store, Transaction
+    from state.rules.session_store import Store, Transaction
 
 MILESTONE = click.argument("id", metavar="M-n")
 

@@ -18,8 +18,8 @@ from state.storage.store import dumps
 from state.validation.diff import diff as semantic_diff
 
 if TYPE_CHECKING:
+    from state.rules.session_store import Store
     from state.storage.documents import Plan, Review
-    from state.storage.store import Store
 
 
 @click.command("show", cls=PlanCommand)

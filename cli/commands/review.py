@@ -18,7 +18,7 @@ from state.storage.store import report_name
 
 if TYPE_CHECKING:
     from shared.workflow import Flags
-    from state.storage.store import Store, Transaction
+    from state.rules.session_store import Store, Transaction
 
 PHASE = click.option(
     "--phase",

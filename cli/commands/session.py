@@ -15,8 +15,8 @@ from shared.status import session_status
 from state import clock
 from state.errors import DamagedFile, Refused
 from state.ops import review_ops
+from state.rules.session_store import Store
 from state.status_view import text
-from state.storage.store import Store
 from state.vocab import CLOSED, ENDED
 
 if TYPE_CHECKING:

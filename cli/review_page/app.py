@@ -33,7 +33,7 @@ from state.errors import PlannerError, UsageError
 from state.ops import result_ops, review_ops
 from state.ops.result_ops import StaleResult
 from state.ops.review_ops import StaleApproval
-from state.storage.store import Store
+from state.rules.session_store import Store
 from state.validation.limits import (
     BODY_MAX,
     COMMENT_MAX,
@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
     from cli.review_page.view import PageModel
-    from state.storage.store import Transaction
+    from state.rules.session_store import Transaction
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # The CLI's words for what the page calls by its own names: an error the page shows names

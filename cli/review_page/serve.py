@@ -25,8 +25,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Literal
 
+    from state.rules.session_store import Store
     from state.storage.documents import Session
-    from state.storage.store import Store
 
 HOST = "127.0.0.1"  # never another interface: the page can approve a plan
 

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from state.ops.drafts import Draft
+    from state.rules.session_store import Store
     from state.storage.documents import (
         Context,
         Plan,
@@ -33,7 +34,6 @@ if TYPE_CHECKING:
         TaskSpec,
     )
     from state.storage.history import Entry
-    from state.storage.store import Store
 
 AUDIT_LIMIT = 500  # the newest lines; `plan log` has them all
 

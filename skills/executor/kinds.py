@@ -27,8 +27,8 @@ from state.validation.validate import completeness
 if TYPE_CHECKING:
     from shared.kinds import ExecuteVariables, ReviewVariables
     from state.repo.result_view import ReconcileRecord
+    from state.rules.session_store import Transaction
     from state.storage.documents import Amendment, Execution, Plan
-    from state.storage.store import Transaction
 
     # What steps 3, 4/7 and 6 render: the shared kinds' variables and the executor's own
     # (for annotations only, as the shared kinds' TypedDicts they extend).

@@ -26,8 +26,8 @@ from state.validation.validate import validate
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from state.rules.session_store import Transaction
     from state.storage.documents import Amendment, Approval, Config
-    from state.storage.store import Transaction
 
 
 # ---------------------------------------------------------------- skip rules

@@ -10,7 +10,7 @@ from shared import qr
 from shared.engine import SHARED_TEMPLATES
 from shared.render import render
 from shared.workflow import workflow_named
-from state.storage.store import Store
+from state.rules.session_store import Store
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "roles")
 ROLES = ("architect", "developer", "technical-writer", "quality-reviewer")

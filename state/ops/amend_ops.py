@@ -15,9 +15,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from state.rules.session_store import Transaction
     from state.storage.documents import Amendment, Session
     from state.storage.models import Phase
-    from state.storage.store import Transaction
 
 IMPL_PHASES: tuple[Phase, ...] = ("impl-code", "impl-docs")
 

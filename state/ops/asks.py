@@ -32,8 +32,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Literal
 
+    from state.rules.session_store import Transaction
     from state.storage.documents import Deviation, Milestone, Question, Session
-    from state.storage.store import Transaction
 
 CONTINUE, AMEND, STOP = "continue", "amend", "stop"
 DEVIATION_OPTIONS = (

@@ -23,8 +23,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
+    from state.rules.session_store import Transaction
     from state.storage.documents import CodeChange, CodeIntent, Milestone, Plan
-    from state.storage.store import Transaction
 
     Chain = list[tuple[Milestone, CodeChange]]  # a file's changes in plan order
 

@@ -17,8 +17,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from state.rules.session_store import Transaction
     from state.storage.documents import Choice, ChoiceOption, Plan
-    from state.storage.store import Transaction
 
 OPTION_KEYS = ("name", "description", "pros", "cons", "recommended")
 

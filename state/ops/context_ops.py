@@ -15,7 +15,7 @@ from state.repo.scan import scan
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from state.storage.store import Transaction
+    from state.rules.session_store import Transaction
 
 ContextList = Literal[
     "constraints",

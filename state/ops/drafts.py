@@ -22,8 +22,8 @@ from state.storage.journal import read_if_any
 from state.storage.store import dumps
 
 if TYPE_CHECKING:
+    from state.rules.session_store import Store, Transaction
     from state.storage.documents import ReviewComment, Session
-    from state.storage.store import Store, Transaction
 
 DRAFTS_FILE = "drafts.json"
 DRAFTS_KEPT = 50  # the newest drafts kept; the audit log records every one that was made

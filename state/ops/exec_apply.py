@@ -15,11 +15,12 @@ from state.ops.exec_ops import run_of
 from state.project import session_project
 from state.repo import contention, gitinfo, unidiff
 from state.repo import worktree as wt
-from state.storage.store import RESTORE_FIX, tampered
+from state.rules.session_store import RESTORE_FIX, tampered
 from state.validation.project_paths import check_milestone
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from state.rules.session_store import Transaction
     from state.storage.documents import (
         CodeChange,
         Deviation,
@@ -29,7 +30,6 @@ if TYPE_CHECKING:
         Plan,
         Session,
     )
-    from state.storage.store import Transaction
 
 
 def exec_apply(tx: Transaction, *, id: str) -> None:

@@ -12,8 +12,8 @@ from state.errors import PreconditionFailed, UsageError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from state.rules.session_store import Transaction
     from state.storage.documents import Deviation, MilestoneRun
-    from state.storage.store import Transaction
 
 
 def new_run(milestone: str) -> MilestoneRun:

@@ -14,7 +14,7 @@ from typing import Literal, get_args, overload
 from state import clock
 from state.errors import UsageError
 from state.repo import unidiff
-from state.storage.store import Transaction
+from state.rules.session_store import Transaction
 from state.validation import waves
 from state.validation.project_paths import check_diff, check_project_path, recorded_project
 

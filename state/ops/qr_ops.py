@@ -20,9 +20,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Literal
 
+    from state.rules.session_store import Store, Transaction
     from state.storage.documents import Plan, QRItem, QRReport
     from state.storage.models import Phase, Severity
-    from state.storage.store import Store, Transaction
 
     Verdict = Literal["TODO", "PASS", "FAIL"]
 

@@ -22,8 +22,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, TypeVar
 
+    from state.rules.session_store import Transaction
     from state.storage.documents import Context, Question, QuestionOption
-    from state.storage.store import Transaction
 
     Allowed = TypeVar("Allowed", bound=str)
 

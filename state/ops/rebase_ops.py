@@ -30,8 +30,8 @@ from state.vocab import CLOSED, PLANNING
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from state.rules.session_store import Transaction
     from state.storage.documents import Execution, Plan
-    from state.storage.store import Transaction
 
 HISTORY_LIMIT = 5000  # commits of HEAD's history searched for a rewritten milestone commit
 

@@ -20,8 +20,8 @@ from state.vocab import CLOSED
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from state.rules.session_store import Transaction
     from state.storage.documents import Plan
-    from state.storage.store import Transaction
 
 
 def plan_restore(tx: Transaction) -> None:

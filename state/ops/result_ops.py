@@ -29,8 +29,8 @@ if TYPE_CHECKING:
     from typing import Literal
 
     from state.repo.result_view import Result
+    from state.rules.session_store import Transaction
     from state.storage.documents import ResultComment, ResultReview, Session
-    from state.storage.store import Transaction
 
 CHANGES_REASON = "result review: changes requested"
 

@@ -34,9 +34,9 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Literal
 
+    from state.rules.session_store import Transaction
     from state.storage.documents import Plan, Review, ReviewComment, Session
     from state.storage.models import Phase
-    from state.storage.store import Transaction
 
 PLANNING_PHASES: tuple[Phase, ...] = ("plan-design", "plan-code", "plan-docs")
 

@@ -9,7 +9,8 @@ import shutil
 from state import clock
 from state.errors import WriteFailed
 from state.repo import gitinfo
-from state.storage.store import Store, write_atomic
+from state.rules.session_store import Store
+from state.storage.store import write_atomic
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

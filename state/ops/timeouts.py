@@ -10,8 +10,8 @@ from state.rules.lifecycle import transition
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from state.rules.session_store import Store
     from state.storage.documents import Context, Question, Session
-    from state.storage.store import Store
 
 
 def _overdue(since: str | None, limit: int, now: float) -> bool:

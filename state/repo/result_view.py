@@ -17,7 +17,7 @@ from state.repo.numbered import numbered
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from state.storage.documents import Deviation, Execution, MilestoneRun, Plan
-    from state.storage.store import Store
+    from state.storage.store import DocumentStore
 
 RECONCILE_FILE = "reconcile.json"
 DIFF_HEADER = re.compile(r"^diff --git a/(.*) b/(.*)$")
@@ -246,7 +246,7 @@ def reconcile_record(state_dir: str) -> ReconcileRecord | None:
     return record if isinstance(record, dict) else None
 
 
-def result_of(store: Store) -> Result:
+def result_of(store: DocumentStore) -> Result:
     """The result of the session in `store` (its reconcile.json, plan, execution and git)."""
     return assemble(
         store.read("plan"),

@@ -17,7 +17,7 @@ from state.repo import git
 from state.repo.gitinfo import commit_id
 
 if TYPE_CHECKING:
-    from state.storage.store import Store
+    from state.storage.store import DocumentStore
 
 PREFIX_MIN = 7  # hex digits of an abbreviated commit id
 
@@ -35,7 +35,7 @@ class LoggedCommit(SessionCommit):
     files: list[str]
 
 
-def commits(store: Store) -> list[SessionCommit]:
+def commits(store: DocumentStore) -> list[SessionCommit]:
     """The base commit, then each milestone's commit and fix commits in plan order:
     {commit, kind (base|milestone|fix), milestone}; ids checked before they reach git."""
     session = store.read("session")
@@ -64,7 +64,7 @@ def commits(store: Store) -> list[SessionCommit]:
     return found
 
 
-def gone(store: Store) -> list[SessionCommit]:
+def gone(store: DocumentStore) -> list[SessionCommit]:
     """The session's commits (its base, its milestones' and fix commits) that git no longer
     has: what `plan status` names and `plan rebase` carries the plan past."""
     found = commits(store)
@@ -87,7 +87,7 @@ def gone_text(lost: list[SessionCommit]) -> str:
     )
 
 
-def resolve(store: Store, name: str) -> str:
+def resolve(store: DocumentStore, name: str) -> str:
     """The session commit `name` names (a full id or a prefix of at least 7 hex digits);
     UsageError naming the ones there are otherwise."""
     known: list[str] = [c["commit"] for c in commits(store)]
@@ -116,7 +116,7 @@ def checked_path(path: str) -> str:
     return clean
 
 
-def log(store: Store) -> list[LoggedCommit]:
+def log(store: DocumentStore) -> list[LoggedCommit]:
     """Each session commit with its author, date, subject and the files it changed."""
     root = session_project(store.dir)
     rows: list[LoggedCommit] = []
@@ -142,7 +142,7 @@ def changed_files(root: str, sha: str) -> list[str]:
     return [line.replace("\t", " ") for line in text.splitlines() if line.strip()]
 
 
-def show(store: Store, commit: str, path: str | None = None) -> str:
+def show(store: DocumentStore, commit: str, path: str | None = None) -> str:
     """git show of one session commit (header, stat and patch), limited to `path` if given."""
     sha = resolve(store, commit)
     where = ["--", checked_path(path)] if path else []
@@ -161,7 +161,7 @@ def show(store: Store, commit: str, path: str | None = None) -> str:
 
 
 def diff(
-    store: Store, from_commit: str | None, to_commit: str | None, path: str | None = None
+    store: DocumentStore, from_commit: str | None, to_commit: str | None, path: str | None = None
 ) -> str:
     """git diff between two session commits (default: the base and the newest), limited to
     `path` if given."""

@@ -11,15 +11,15 @@ from state import clock
 from state.errors import Finding
 from state.rules.amendments import chain_findings, open_round, revision_hash, revision_hashes
 from state.rules.lifecycle import transition
+from state.rules.session_store import Store
 from state.storage.content import plan_hash as plan_hash  # part of what approval offers
-from state.storage.store import Store
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from state.rules.session_store import Transaction
     from state.storage.documents import Approval, Plan, Session
-    from state.storage.store import Transaction
 
 
 def approve(tx: Transaction, by: str) -> Approval:

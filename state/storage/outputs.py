@@ -14,7 +14,7 @@ from state.vocab import APPROVED
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from state.storage.store import Store
+    from state.storage.store import DocumentStore
 
 STATE_NAMES = frozenset(
     {"session.json", "plan.json", "context.json", "execution.json", "reconcile.json"}
@@ -22,7 +22,7 @@ STATE_NAMES = frozenset(
 )
 
 
-def render_target(store: Store, output: str, status: str) -> tuple[str, str | None]:
+def render_target(store: DocumentStore, output: str, status: str) -> tuple[str, str | None]:
     """(the absolute path `plan render -o output` may write, its path relative to the session
     directory or None when outside it), or UsageError/Refused."""
     path = os.path.abspath(output)
@@ -43,7 +43,7 @@ def render_target(store: Store, output: str, status: str) -> tuple[str, str | No
     return path, rel if inside else None
 
 
-def write_render(store: Store, output: str, text: str) -> str:
+def write_render(store: DocumentStore, output: str, text: str) -> str:
     """Write the rendered plan where render_target allows: inside the session in one
     transaction (journaled, audited), elsewhere atomically. Returns the path written."""
     with store.transaction("render") as tx:

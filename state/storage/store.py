@@ -7,7 +7,6 @@ before anything is written; a damaged file is never written.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 from typing import overload
@@ -18,13 +17,10 @@ from state.errors import (
     Finding,
     PlannerError,
     PreconditionFailed,
-    Refused,
     UsageError,
     WriteFailed,
 )
-from state.rules.amendments import approved_revision, open_round, scope_refusal
 from state.storage import journal, schema
-from state.storage.content import plan_hash
 from state.storage.history import (
     HISTORY_DIR,
     HISTORY_INDEX,
@@ -39,15 +35,13 @@ from state.storage.history import (
 )
 from state.storage.ids import Identified, format_id, highest
 from state.storage.lock import locked
-from state.vocab import APPROVED, CLOSED, ENDED
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
-    from typing import Any, Literal, TypeVar
+    from typing import Any, Literal, Self, TypeVar
 
-    from state.routes import Route
-    from state.storage.documents import Context, Execution, Plan, QRReport, Question, Session
+    from state.storage.documents import Context, Execution, Plan, QRReport, Session
 
     QRName = Literal[
         "qr-plan-design", "qr-plan-code", "qr-plan-docs", "qr-impl-code", "qr-impl-docs"
@@ -59,7 +53,6 @@ if TYPE_CHECKING:
 __all__ = ["HISTORY_DIR", "HISTORY_INDEX"]
 LOCK_FILE = ".lock"
 AUDIT_FILE = "audit.jsonl"
-PLANNING_FILES = frozenset({"plan", "context", "qr-plan-design", "qr-plan-code", "qr-plan-docs"})
 
 
 def file_name(name: str) -> str:
@@ -180,72 +173,6 @@ def load(path: str, schema_name: str, raw: bytes | None = None) -> Document:
     return parse(path, schema_name, read_bytes(path) if raw is None else raw)
 
 
-def approved(session: Session | None) -> bool:
-    """Frozen means approved: the session's status or its approval record says so, whatever
-    plan.json's frozen_at holds."""
-    if not session:
-        return False
-    return session.get("status") in APPROVED or bool(session.get("approval"))
-
-
-def write_refusal(
-    name: str,
-    session: Session | None,
-    plan: Plan | None,
-    verdict: bool = False,
-    asks: bool = False,
-) -> str:
-    """Why `name` may not be written now, or "" when it may. `verdict`: the transaction
-    records the person's verdict, the one change a plan in review may take (its freeze).
-    `asks`: it adds or answers the executor's questions to the person, the one change
-    context.json takes while the approved plan executes (Transaction._check_asks)."""
-    status = session["status"] if session else None
-    if status in CLOSED and name != "session":
-        return f"the session is {status}; nothing was written"
-    if name == "context" and asks and status in ("approved", "executing"):
-        return ""
-    if name in PLANNING_FILES and status == "review" and not verdict:
-        # The person reviews exactly what the round shows: no edit until their verdict.
-        return (
-            "the plan is in review, frozen until the person's verdict (plan review "
-            "approve|reject, or the review page); nothing was written"
-        )
-    if name in PLANNING_FILES and approved(session):
-        return f"the plan is frozen: approved (session status {status}); nothing was written"
-    if name in PLANNING_FILES and plan and plan["frozen_at"] and not amending(session):
-        return f"plan.json is frozen (frozen_at {plan['frozen_at']}); nothing was written"
-    return ""
-
-
-# The fix for plan.json edited outside `plan` commands (state/ops/restore_ops.py).
-RESTORE_FIX = (
-    "fix: plan restore, which puts back plan.json as plan last wrote it; to change an "
-    "approved plan, after it: plan amend --reason '…'"
-)
-
-
-def amending(session: Session | None) -> bool:
-    """Whether an amendment round is open: the plan is unfrozen for what it touches (the
-    store checks every change of plan.json against it, Transaction._check_amendment)."""
-    return open_round(session) is not None
-
-
-def tampered(session: Session | None, plan: Plan | None) -> str:
-    """Why plan.json is not the approved plan ("" when it is, or nothing was approved)."""
-    approval = session["approval"] if session else None
-    if not approval or plan is None:
-        return ""
-    actual = plan_hash(plan)
-    if actual != approval["sha256"]:
-        return (
-            f"content changed after approval (sha256 {actual[:12]}… is not the approved "
-            f"{approval['sha256'][:12]}…)"
-        )
-    if not plan.get("frozen_at"):
-        return "content changed after approval (frozen_at was cleared)"
-    return ""
-
-
 class DocumentReader:
     """read and read_or_none, typed by document name, for Store and Transaction alike: each
     says how it loads a document (_load) and whether there is one (exists)."""
@@ -283,14 +210,12 @@ class DocumentReader:
         return self.read(name) if self.exists(name) else None
 
 
-class Store(DocumentReader):
-    """The files of one session directory."""
+class DocumentStore(DocumentReader):
+    """The files of one session directory: documents, history, audit log. It knows storage
+    only; the session's rules wrap it (state/rules/session_store.py)."""
 
     def __init__(self, state_dir: str):
         self.dir = state_dir
-        # What the engine keeps true before every commit (shared/status.py settle): state/
-        # cannot know the workflows, so the layer above hands it in (docs/design.md).
-        self.before_commit: Callable[[Transaction], None] | None = None
 
     def path(self, name: str) -> str:
         return os.path.join(self.dir, file_name(name))
@@ -340,52 +265,43 @@ class Store(DocumentReader):
 
     def recover(self) -> None:
         """Finish or undo what a killed writer left (journal, temp files), under the lock; a
-        directory with nothing left over costs one listdir and takes no lock. A closed
-        session's worktree that a kill left behind is removed (state/repo/worktree.py settle)."""
-        # Imported here: a command that opens no session does not load the worktree module.
-        from state.repo import worktree
-
+        directory with nothing left over costs one listdir and takes no lock."""
         if journal.leftovers(self.dir):
             with locked(os.path.join(self.dir, LOCK_FILE), directory=True):
                 journal.recover(self.dir)
-        with contextlib.suppress(OSError, PreconditionFailed):  # said when the session closed
-            worktree.settle(self.dir, wait=0)
 
-    def transaction(self, command: str) -> Transaction:
+    def transaction(self, command: str) -> DocumentTransaction:
         """`with store.transaction(command) as tx:` everything read and written inside holds
         the session's lock, and edits are committed when the block ends without an error."""
         if not os.path.isdir(self.dir):
             raise UsageError(f"{self.dir}: no such session directory")
-        return Transaction(self, command)
+        return DocumentTransaction(self, command)
 
 
-class Transaction(DocumentReader):
-    """Documents loaded under the lock; edited ones are validated and written on commit."""
+class DocumentTransaction(DocumentReader):
+    """Documents loaded under the lock; edited ones are validated and written on commit. What
+    may be written when is the session's rules' (state/rules/session_store.py): they override
+    `_check_writable`, `_prepare`, `_findings`, `_check` and `_committed`."""
 
-    def __init__(self, store: Store, command: str):
+    def __init__(self, store: DocumentStore, command: str):
         self.lock = locked(os.path.join(store.dir, LOCK_FILE), directory=True)
         self.store = store
         self.command = command
+        self.revise = False  # record plan.json as a revision even if its bytes are unchanged
+        self._fresh()
+
+    def _fresh(self) -> None:
+        """What the command changed: nothing yet (also after a refusal that asks, _record_only)."""
         self.docs: dict[str, Document] = {}  # by name: Plan, Session, … (documents.py)
         self.original: dict[str, bytes | None] = {}
         self.edited: set[str] = set()
         self.created: list[str] = []
         self.audit_fields: dict[str, object] = {}
         self.last_ids: dict[tuple[str, str], int] = {}
-        self.next_argv: list[str] | None = None  # the command to run next, if the op says
-        self.routed = False  # the op leads where the routing now says: settle() fills next_argv
-        # By name (state/routes.py): the step to run next, and the step the session moves to;
-        # the engine resolves both through the workflow tables before the commit.
-        self.next_route: Route | None = None
-        self.move_to: Route | None = None
-        self.told: list[str] = []  # lines for the user (stderr), e.g. "the session is cancelled"
         self.files: dict[str, bytes] = {}  # other files of the session written on commit
         self.project: tuple[str, dict[str, bytes | None]] | None = None  # project files, too
-        self.verdict = False  # records the verdict on a plan in review: may write its freeze
-        self.asks = False  # adds or answers the executor's questions: may write context.json
-        self.revise = False  # record plan.json as a revision even if its bytes are unchanged
 
-    def __enter__(self) -> Transaction:
+    def __enter__(self) -> Self:
         self.lock.__enter__()
         try:
             journal.recover(self.store.dir)
@@ -403,12 +319,10 @@ class Transaction(DocumentReader):
         finally:
             self.lock.__exit__()
 
-    def _record_only(self, record: Callable[[Transaction], None]) -> None:
+    def _record_only(self, record: Callable[[Any], None]) -> None:
         """A refusal that asks the person (docs/design.md, "The executor asks the person"):
         what the command changed is dropped; the question lands through the same commit."""
-        self.docs, self.original, self.edited, self.created = {}, {}, set(), []
-        self.audit_fields, self.last_ids, self.files, self.project = {}, {}, {}, None
-        self.told, self.next_argv, self.routed = [], None, False
+        self._fresh()
         self.command = f"{self.command} (refused, asked)"
         record(self)
         self.commit()
@@ -475,11 +389,7 @@ class Transaction(DocumentReader):
         self.edited.add(name)
 
     def _check_writable(self, name: str) -> None:
-        session = self.read_or_none("session") if name != "session" else None
-        plan = self.read_or_none("plan") if name in PLANNING_FILES else None
-        reason = write_refusal(name, session, plan, self.verdict, self.asks)
-        if reason:
-            raise Refused(f"{self.store.dir}: {reason}")
+        """Refused (exit 4) when `name` may not be written now: the rules say (none here)."""
 
     def new_id(self, scope: str, prefix: str, items: Iterable[Identified]) -> str:
         """The next id for `prefix` in `scope` (a file name); the scan happens once per batch."""
@@ -501,9 +411,6 @@ class Transaction(DocumentReader):
             self.project = (root, {})
         self.project[1][path] = data
 
-    def tell(self, line: str) -> None:
-        self.told.append(line)
-
     def note(self, **fields: object) -> None:
         """Extra fields for this change's audit line."""
         self.audit_fields.update(fields)
@@ -516,8 +423,8 @@ class Transaction(DocumentReader):
         return next_revision(self.store.dir) if edited else self.store.last_revision()
 
     def commit(self) -> None:
-        if self.store.before_commit is not None and self.edited:
-            self.store.before_commit(self)
+        if self.edited:
+            self._prepare()
         changed = {
             n: d for n in sorted(self.edited) if (d := dumps(self.docs[n])) != self.original.get(n)
         }
@@ -529,11 +436,7 @@ class Transaction(DocumentReader):
             changed["plan"] = dumps(self.docs["plan"])  # an edit made outside plan commands
         if not changed and not self.files and not self.project:
             return
-        self._check_freeze()
-        if "plan" in changed:
-            self._check_amendment()
-        if self.asks and "context" in changed:
-            self._check_asks()
+        self._check(changed)
         files = {file_name(n): d for n, d in changed.items()}
         record: dict[str, object] = {"command": self.command, "files": sorted(changed)}
         if self.created:
@@ -564,126 +467,30 @@ class Transaction(DocumentReader):
         files.update(self.files)
         line = {"ts": clock.now(), "event": "mutation", **record, **self.audit_fields}
         journal.commit(self.store.dir, files, AUDIT_FILE, line, self.project)
-        if "session" in changed and self.read("session")["status"] in CLOSED:
-            self._remove_worktree()
+        self._committed(changed)
 
-    def _remove_worktree(self) -> None:
-        """The session is closed (completed, cancelled, failed): its worktree goes in the same
-        command, after the commit (a kill in between leaves it for the next recover())."""
-        from state.repo import worktree  # see recover()
+    def _prepare(self) -> None:
+        """Before a commit that edits documents: what the layers above keep true (none here)."""
 
-        try:
-            worktree.settle(self.store.dir)
-        except (OSError, PreconditionFailed) as e:  # the session's record stands: say so
-            self.tell(f"the session is closed but its worktree was not removed: {e}")
+    def _check(self, changed: dict[str, bytes]) -> None:
+        """After validation, before anything is written: the rules' last word (none here)."""
 
-    def _check_freeze(self) -> None:
-        """Frozen means approved: no write while plan.json differs from the approved plan,
-        except the one that closes the session (cancel, fail)."""
-        session = self.read_or_none("session")
-        if session is None or session["status"] in ENDED:
-            return
-        reason = tampered(session, self.read_or_none("plan"))
-        if reason:
-            raise Refused(
-                f"{self.store.path('plan')}: {reason}; nothing was written ({RESTORE_FIX})"
-            )
-
-    def _check_amendment(self) -> None:
-        """While an amendment is open, plan.json changes only where the round allows: new
-        milestones, the ones it reopens, new decisions (state/ops/amend_ops.scope_refusal)."""
-        session = self.read_or_none("session")
-        amendment = open_round(session)
-        if amendment is None:
-            return
-        # Against the approved plan, not the one before this command: new milestones stay
-        # open all round, and an edit by hand cannot widen the round.
-        found = approved_revision(self.store, amendment["approval"]["sha256"], session)
-        raw = self.original.get("plan")
-        if found is None and raw is not None:
-            # history/ is this machine's record (a clone has none): the plan as this command
-            # found it is the reference, its approved milestones those execution.json runs
-            reference = load(self.store.path("plan"), "plan", raw)
-            execution = self.read_or_none("execution")
-            if execution is not None:
-                ran = {r["id"] for r in execution["milestones"]}
-                reference["milestones"] = [m for m in reference["milestones"] if m["id"] in ran]
-            found = ("plan.json", reference)
-            self.note(amendment_checked_against="plan.json as found (no approved revision)")
-        if found is None:
-            raise DamagedFile(
-                f"{self.store.dir}/{HISTORY_DIR}: no revision has the approved plan that "
-                f"amendment round {amendment['round']} amends; nothing was written"
-            )
-        execution = self.read_or_none("execution")
-        reason = scope_refusal(amendment, found[1], self.read("plan"), execution)
-        if reason:
-            raw = self.original.get("plan")
-            before = load(self.store.path("plan"), "plan", raw) if raw else None
-            by_hand = before is not None and scope_refusal(amendment, found[1], before, execution)
-            fix = f" ({RESTORE_FIX})" if by_hand else ""  # the file was edited outside plan
-            raise Refused(f"{self.store.path('plan')}: {reason}; nothing was written{fix}")
-
-    def _check_asks(self) -> None:
-        """Once approved, context.json takes only the executor's questions (`about` set):
-        anything else changed in it is refused, whatever the command meant to ask."""
-        session = self.read_or_none("session")
-        raw = self.original.get("context")
-        if session is None or session["status"] not in ("approved", "executing") or raw is None:
-            return
-
-        def planning_part(doc: Context) -> tuple[Context, list[Question]]:
-            kept = [q for q in doc["questions"] if not q["about"]]
-            return {**doc, "questions": []}, kept
-
-        before = load(self.store.path("context"), "context", raw)
-        if planning_part(before) != planning_part(self.read("context")):
-            raise Refused(
-                f"{self.store.path('context')}: the plan is frozen: approved (session status "
-                f"{session['status']}); only the executor's questions to the person may "
-                "be added or answered; nothing was written"
-            )
+    def _committed(self, changed: dict[str, bytes]) -> None:
+        """After the commit landed (none here)."""
 
     def _validate(self, changed: dict[str, bytes]) -> None:
-        # Imported when a change is validated: its patterns are compiled on import, a cost
-        # every command's start would pay (docs/design.md, "Launcher fast path").
-        from state.validation import validate
-
-        findings: list[Finding] = []
-        for name in changed:
-            for problem in schema.check(schema_name(name), self.docs[name]):
-                path, _, message = problem.partition(": ")
-                findings.append(Finding(f"{file_name(name)}:{path}", message))
-        if "plan" in changed:
-            broken = validate.integrity(self.read("plan"), self._question_ids())
-            if broken:
-                self._refuse_if_damaged_before(broken)
-            findings += broken
+        findings = self._findings(changed)
         if findings:
             raise PreconditionFailed(
                 f"{self.command}: the change would leave the plan invalid; nothing was written",
                 findings,
             )
 
-    def _refuse_if_damaged_before(self, broken: list[Finding]) -> None:
-        """A problem plan.json had before this command (an edit by hand: a duplicate id, a
-        dangling reference) is damage to report with the file's path (exit 3), not a fault
-        of the change."""
-        from state.validation import validate  # see _validate
-
-        raw = self.original.get("plan")
-        if not raw:
-            return
-        before = validate.integrity(json.loads(raw), self._question_ids())
-        old = [f for f in broken if f in before]
-        if old:
-            more = f" (and {len(old) - 1} more)" if len(old) > 1 else ""
-            raise DamagedFile(
-                f"{self.store.path('plan')}: {old[0].line()}{more}; it was so before this "
-                "command (edited by hand?): fix the file or restore a revision (plan history); "
-                "nothing was written"
-            )
-
-    def _question_ids(self) -> set[str] | None:
-        context = self.read_or_none("context")
-        return None if context is None else {q["id"] for q in context["questions"]}
+    def _findings(self, changed: dict[str, bytes]) -> list[Finding]:
+        """What the changed documents' schemas say of them (the rules add the plan's integrity)."""
+        findings: list[Finding] = []
+        for name in changed:
+            for problem in schema.check(schema_name(name), self.docs[name]):
+                path, _, message = problem.partition(": ")
+                findings.append(Finding(f"{file_name(name)}:{path}", message))
+        return findings

@@ -20,7 +20,8 @@ from cli.commands.apply import apply_batch, batch_context, convert, find_operati
 from cli.commands.design import decision_command
 from cli.main import main, plan
 from state.errors import PreconditionFailed, Refused, UsageError
-from state.storage.store import Store, dumps
+from state.rules.session_store import Store
+from state.storage.store import dumps
 from state.validation import validate
 from tests.plans import batch as farewell_batch
 from tests.state import builders as b

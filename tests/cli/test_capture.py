@@ -244,7 +244,7 @@ def test_unclaimed_is_exactly_the_changed_files_nothing_claims(
 ) -> None:
     from state.ops import capture_ops
     from state.repo import worktree as wt
-    from state.storage.store import Store
+    from state.rules.session_store import Store
 
     doc = Store(str(session_dir)).read("plan")
     base = json.loads((session_dir / "session.json").read_text())["base_commit"]

@@ -16,7 +16,7 @@ from cli.main import plan as plan_group
 from cli.review_page.app import create_app, page_words
 from cli.review_page.view import milestone_view
 from state.rules.approval import plan_hash
-from state.storage.store import Store
+from state.rules.session_store import Store
 from tests.cli import tree
 from tests.cli.review_helpers import to_review
 from tests.conftest import git

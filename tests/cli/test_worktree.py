@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from state.rules.session_store import Store
 from state.storage import schema
-from state.storage.store import Store
 from tests.conftest import Plan, git
 
 os.environ.setdefault("GIT_AUTHOR_NAME", "t")

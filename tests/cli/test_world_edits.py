@@ -13,7 +13,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from state.rules.approval import plan_hash
-from state.storage.store import Store
+from state.rules.session_store import Store
 from tests.agent import Output
 from tests.cli.review_helpers import back_to_review, to_review
 from tests.cli.test_ci_round2 import approved, ssh_signer

@@ -12,8 +12,8 @@ import pytest
 
 from state.ops import asks
 from state.ops.exec_ops import add_deviation, new_run
+from state.rules.session_store import Store
 from state.storage import schema
-from state.storage.store import Store
 from tests import crashpoints as cp
 
 

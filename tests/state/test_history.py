@@ -14,8 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from state.errors import DamagedFile
+from state.rules.session_store import Store
 from state.storage import delta, history
-from state.storage.store import Store, dumps
+from state.storage.store import dumps
 from tests.conftest import Plan
 from tests.state import builders
 

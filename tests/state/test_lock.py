@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from state.rules.session_store import Store
 from state.storage import journal
-from state.storage.store import Store
 from tests.conftest import BIN, REPO, Plan, run
 
 VANDAL = """

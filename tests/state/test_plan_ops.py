@@ -11,8 +11,8 @@ import pytest
 
 from state.errors import UsageError
 from state.ops import plan_ops
+from state.rules.session_store import Store
 from state.storage import models
-from state.storage.store import Store
 from tests.conftest import Plan
 
 

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from state.errors import UsageError
 from state.repo import session_git
+from state.rules.session_store import Store
 from state.storage import schema
-from state.storage.store import Store
 from tests.conftest import git
 
 HEX = "0123456789abcdef"

@@ -17,16 +17,11 @@ import pytest
 
 from state.errors import DamagedFile, PlannerError, PreconditionFailed, Refused, UsageError
 from state.ops import plan_ops
+from state.rules.session_store import PLANNING_FILES, Store
 from state.storage import schema
 from state.storage.ids import next_id, option_letter
 from state.storage.lock import locked
-from state.storage.store import (
-    PLANNING_FILES,
-    Store,
-    dumps,
-    load,
-    report_name,
-)
+from state.storage.store import DocumentStore, dumps, load, report_name
 from state.vocab import CLOSED, Phase
 from tests.state import builders
 from tests.state.builders import snapshot
@@ -234,6 +229,18 @@ def test_a_frozen_plan_refuses_planning_files(store: Store, state_dir: Path, nam
     assert snapshot(state_dir) == before
 
 
+def test_the_document_store_knows_no_rule_the_session_store_keeps_them(state_dir: Path) -> None:
+    """state/storage/store.py writes what it is given (schemas checked); the freeze is the
+    session's rule (state/rules/session_store.py): the same edit, refused there."""
+    freeze(state_dir)
+    with pytest.raises(Refused), Store(str(state_dir)).transaction("x") as tx:
+        tx.edit("plan")["overview"]["title"] = "changed"
+    with DocumentStore(str(state_dir)).transaction("x") as raw:
+        raw.edit("plan")["overview"]["title"] = "changed"
+    assert load(str(state_dir / "plan.json"), "plan")["overview"]["title"] == "changed"
+    assert not hasattr(raw, "tell") and not hasattr(raw, "next_route")
+
+
 def test_a_frozen_plan_refuses_a_new_plan_review(store: Store, state_dir: Path) -> None:
     freeze(state_dir)
     with pytest.raises(Refused), store.transaction("qr add") as tx:
@@ -345,7 +352,7 @@ def test_the_audit_has_one_line_per_commit(store: Store, state_dir: Path) -> Non
 WRITER = """
 import sys
 from state.ops import plan_ops
-from state.storage.store import Store
+from state.rules.session_store import Store
 store = Store(sys.argv[1])
 for n in range(int(sys.argv[2])):
     with store.transaction("decision add") as tx:

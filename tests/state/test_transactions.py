@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from state.storage.store import Store
+from state.rules.session_store import Store
 from tests.conftest import BIN, Plan, run
 
 PHASES = ["after-temps", "after-journal", "after-audit", "mid-rename", "before-cleanup"]

@@ -157,7 +157,7 @@ def test_the_commit_that_completes_the_session_removes_its_worktree(tmp_path: Pa
     """Executor step 9 completes the session in a store transaction (the whole walk is in
     tests/e2e/test_worktree_flow.py); the worktree goes with that commit."""
     from state.rules.lifecycle import transition
-    from state.storage.store import Store
+    from state.rules.session_store import Store
 
     root = tmp_path / "project"
     root.mkdir()

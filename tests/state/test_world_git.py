@@ -10,7 +10,7 @@ import pytest
 from state.errors import PreconditionFailed
 from state.repo import worktree
 from state.repo.git import missing_commits
-from state.storage.store import Store
+from state.rules.session_store import Store
 from tests.conftest import git
 
 
