@@ -2,7 +2,7 @@
 
 import sys
 
-from shared.exits import run_main
+from cli.exits import run_main
 
 
 def main() -> int:

@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from cli.exits import run_main
 from cli.output import dump as dump  # the commands' output, re-exported where they look
 from cli.output import emit_ids as emit_ids
 from cli.output import out as out
 from cli.output import tell
-from shared.exits import report
 from shared.paths import open_session
 from state.errors import PlannerError, UsageError
 from state.vocab import Phase
@@ -55,7 +55,24 @@ def common_params() -> list[click.Parameter]:
     ]
 
 
-class PlanCommand(click.Command):
+class CheckedCommand(click.Command):
+    """A command that says which option swallowed which before click parses (swallowed_option):
+    every `plan` command, the step scripts and their subcommands."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        swallowed_option(self, args)
+        return super().parse_args(ctx, args)
+
+
+class CheckedGroup(click.Group):
+    """A group that says it of its own options, up to its subcommand (which checks its own)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        swallowed_option(self, args)
+        return super().parse_args(ctx, args)
+
+
+class PlanCommand(CheckedCommand):
     """A `plan` command: its own options plus --state-dir and --json."""
 
     def __init__(self, name: str | None, params: list[click.Parameter] | None = None, **kw: Any):
@@ -64,7 +81,6 @@ class PlanCommand(click.Command):
         super().__init__(name, params=[*(params or []), *extra], **kw)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        swallowed_option(self, args)
         rest = super().parse_args(ctx, args)
         for param in self.params:
             metavar = getattr(param, "alias_of_id", None)
@@ -98,8 +114,8 @@ def target_id(metavar: str, old: str) -> Callable[[Callable[..., Any]], Callable
 
 def swallowed_option(command: click.Command, args: list[str]) -> None:
     """`--decision --reasoning x`: say that --decision took --reasoning as its value, rather
-    than what click would say next (an extra argument x, --reasoning missing). As the step
-    scripts do (cli/steps.py); `--decision=--reasoning` still gives that value on purpose."""
+    than what click would say next (an extra argument x, --reasoning missing); a group's
+    options up to its subcommand. `--decision=--reasoning` still gives that value on purpose."""
     takes_value = {
         opt
         for p in command.params
@@ -107,8 +123,9 @@ def swallowed_option(command: click.Command, args: list[str]) -> None:
         for opt in p.opts
     }
     names = {opt for p in command.params for opt in (*p.opts, *p.secondary_opts)}
+    subcommands = command.commands if isinstance(command, click.Group) else {}
     for word, following in itertools.pairwise(args):
-        if word == "--":
+        if word == "--" or word in subcommands:
             return
         if word in takes_value and following.split("=", 1)[0] in names:
             raise click.UsageError(f"{word} took {following} as its value: give it one first")
@@ -152,7 +169,9 @@ class Operation(PlanCommand):
             from shared.workflow import workflow_named
 
             out(f"planner step {step[2]} follows (run here: do not run it again).")
-            engine.run(workflow_named("planner"), int(step[2]), {"state_dir": store.dir}, store)
+            out(
+                engine.run(workflow_named("planner"), int(step[2]), {"state_dir": store.dir}, store)
+            )
             return 0
         as_json = ctx.params["as_json"]
         ids = tx.created if as_json else unsaid(tx.created, tx.told)
@@ -312,30 +331,15 @@ TEXT = Text()
 KEY_VALUE = KeyValue()
 
 
-# click 8.2 and later (an empty tuple catches nothing)
-NO_ARGS_IS_HELP: type[click.UsageError] | tuple[()] = getattr(
-    click.exceptions, "NoArgsIsHelpError", ()
-)
-
-
 def run_click(command: click.Command, argv: list[str], prog: str) -> int:
-    """Run a click command in this process; click's own errors become their exit code and one
-    line (2 for usage), as shared/exits.py run_main does for ours."""
-    try:
+    """Run a click command in this process; its errors and ours become exit codes in one
+    place (cli/exits.py run_main)."""
+
+    def body() -> int:
         result: Any = command.main(args=argv, prog_name=prog, standalone_mode=False)
-    except click.exceptions.Exit as e:
-        return int(e.exit_code)
-    except NO_ARGS_IS_HELP as e:  # `plan decision` alone: the group's help, as click shows it
-        tell(e.format_message())
-        return e.exit_code
-    except click.ClickException as e:
-        ctx = getattr(e, "ctx", None)
-        report(ctx.command_path if ctx else prog, e.format_message().replace("\n", " "))
-        return e.exit_code
-    except click.Abort:  # click's name for Ctrl-C or end of input at a prompt
-        report(prog, "interrupted")
-        return 130
-    return result if isinstance(result, int) else 0
+        return result if isinstance(result, int) else 0
+
+    return run_main(prog, body)
 
 
 # the session store from --state-dir, $PLANNER_STATE_DIR or .planner/ACTIVE

@@ -10,7 +10,7 @@ import sys
 import click
 
 from cli.base import PlanGroup, run_click
-from shared.exits import run_main
+from cli.exits import run_main
 
 # Each top-level command or group, and the module of cli/commands/ that defines it.
 COMMANDS = {

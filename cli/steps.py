@@ -12,11 +12,11 @@ from typing import Any, Literal
 import click
 
 from cli import workflows
-from cli.base import run_click
-from cli.output import line
+from cli.base import CheckedCommand, CheckedGroup, run_click
+from cli.exits import run_main
+from cli.output import line, out
 from hooks import hookstate
 from shared import engine
-from shared.exits import run_main
 from shared.paths import open_session, resolve_state_dir
 from shared.status import current_routing, session_status
 from shared.workflow import Flags, workflow_named
@@ -47,24 +47,8 @@ def show_version(ctx: click.Context, param: click.Parameter, value: bool) -> Non
         ctx.exit(0)
 
 
-def not_an_option(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    """`--state-dir --qr-status fail`: say which option swallowed which, not what follows."""
-    if value and value.startswith("--") and value.split("=")[0] in option_names(ctx):
-        raise click.UsageError(f"{param.opts[0]} took {value} as its value: give it one first")
-    return value
-
-
-def option_names(ctx: click.Context) -> set[str]:
-    command = ctx.command
-    names = {opt for p in command.params for opt in p.opts}
-    if isinstance(command, click.Group):
-        for sub in command.commands.values():
-            names.update(opt for p in sub.params for opt in p.opts)
-    return names
-
-
 def state_dir_option() -> Callable[[Any], Any]:
-    return click.option("--state-dir", metavar="DIR", callback=not_an_option, help=STATE_DIR_HELP)
+    return click.option("--state-dir", metavar="DIR", help=STATE_DIR_HELP)
 
 
 def step_script(name: str) -> click.Group:
@@ -73,6 +57,7 @@ def step_script(name: str) -> click.Group:
 
     @click.group(
         name=name,
+        cls=CheckedGroup,
         invoke_without_command=True,
         context_settings=CONTEXT,
         help=f"Run the {name} workflow one step at a time: each step prints what to do and "
@@ -120,10 +105,12 @@ def step_script(name: str) -> click.Group:
         }
         workflow = workflow_named(name)
         if workflow.start is not None and step == 1 and task is not None:
-            return workflow.start(workflow, flags)
+            out(workflow.start(workflow, flags))
+            return 0
         if task is not None or depth is not None:
             raise UsageError("--task and --depth start a session: only with --step 1")
-        return engine.run(workflow, step, flags)
+        out(engine.run(workflow, step, flags))
+        return 0
 
     if starts:
         click.option(
@@ -131,11 +118,9 @@ def step_script(name: str) -> click.Group:
             type=click.Choice(["quick", "standard"]),
             help="How much planning the task needs (with --task).",
         )(group)
-        click.option(
-            "--task", metavar="TEXT", callback=not_an_option, help="Start a session: what to plan."
-        )(group)
+        click.option("--task", metavar="TEXT", help="Start a session: what to plan.")(group)
 
-    @group.command(name="next", context_settings=CONTEXT)
+    @group.command(name="next", cls=CheckedCommand, context_settings=CONTEXT)
     @state_dir_option()
     @click.option("--qr-status", type=VERDICT, help="Which way a gate's review went.")
     @click.option("--format", "format_", type=FORMAT, help="text (default) or one JSON object.")
@@ -155,7 +140,7 @@ def step_script(name: str) -> click.Group:
             target = [*target, "--format", "json"]
         return run_argv(target)
 
-    @group.command(context_settings=CONTEXT)
+    @group.command(cls=CheckedCommand, context_settings=CONTEXT)
     @state_dir_option()
     @click.option("--json", "as_json", is_flag=True, help="One JSON object.")
     def status(state_dir: str | None, as_json: bool) -> int:
@@ -170,7 +155,7 @@ def step_script(name: str) -> click.Group:
         line(json.dumps(summary, indent=2) if as_json else text(summary))
         return 0
 
-    @group.command(context_settings=CONTEXT)
+    @group.command(cls=CheckedCommand, context_settings=CONTEXT)
     @click.argument("role", metavar="|".join(ROLES))
     @state_dir_option()
     def role(role: str, state_dir: str | None) -> int:

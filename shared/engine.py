@@ -9,7 +9,6 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import sys
 from typing import TYPE_CHECKING
 
 from shared.kinds import Gate
@@ -99,8 +98,8 @@ def _next_finding(nxt: str) -> Finding:
     return Finding("session.json", "run the step the routing names", nxt)
 
 
-def run(workflow: Workflow, number: int, flags: Flags, store: Store | None = None) -> int:
-    """Run step `number` of `workflow` and print it; returns the exit code.
+def run(workflow: Workflow, number: int, flags: Flags, store: Store | None = None) -> str:
+    """Run step `number` of `workflow`; returns what to print (cli/output.py prints it).
 
     Reading the session, deciding (out of order, re-render, arrival, the gate's verdict) and
     recording the arrival happen in one transaction, under the session's lock: the same step
@@ -111,12 +110,11 @@ def run(workflow: Workflow, number: int, flags: Flags, store: Store | None = Non
     """
     if store is None:
         store = open_session(flags.get("state_dir"))
-    show(decide(workflow, number, flags, store, follow=True), flags)
-    return 0
+    return show(decide(workflow, number, flags, store, follow=True), flags)
 
 
-def show(chain: list[Decided], flags: Flags) -> None:
-    """Print the steps one call decided (after its commit): the work a step needs done
+def show(chain: list[Decided], flags: Flags) -> str:
+    """The steps one call decided, as printed (after its commit): the work a step needs done
     outside the lock first (`Kind.ready`), then each step, the last with its routing."""
     for ctx, step_kind, _ in chain:
         step_kind.ready(ctx)
@@ -125,7 +123,7 @@ def show(chain: list[Decided], flags: Flags) -> None:
         render_step(ctx, kind, routing, (nxt[0].workflow.name, nxt[0].step.number), said[n])
         for n, ((ctx, kind, routing), nxt) in enumerate(itertools.pairwise(chain))
     ]
-    emit(render_step(*chain[-1], words_said=said[-1]), flags, earlier=earlier)
+    return printed(render_step(*chain[-1], words_said=said[-1]), flags, earlier=earlier)
 
 
 def step_target(routing: Routing) -> tuple[str, int] | None:
@@ -348,16 +346,15 @@ def render_step(
     return record
 
 
-def emit(record: StepRecord, flags: Flags, earlier: list[StepRecord]) -> None:
-    """Print a step: its text, or one JSON object; the steps that ran before it in the same
-    call come first (text) or under "gate" (JSON, the first of them; "before" lists them all:
-    the object is the step the session is at, its routing what is next)."""
+def printed(record: StepRecord, flags: Flags, earlier: list[StepRecord]) -> str:
+    """A step as printed: its text, or one JSON object; the steps that ran before it in the
+    same call come first (text) or under "gate" (JSON, the first of them; "before" lists them
+    all: the object is the step the session is at, its routing what is next)."""
     if flags.get("format") == "json":
         shown = {k: v for k, v in record.items() if k != "text"}
         cut = [{k: v for k, v in e.items() if k not in ("text", "state_dir")} for e in earlier]
         if cut:
             shown["gate"] = cut[0]
             shown["before"] = cut
-        sys.stdout.write(json.dumps(shown, ensure_ascii=False) + "\n")
-        return
-    sys.stdout.write("".join(e["text"] for e in earlier) + record["text"])
+        return json.dumps(shown, ensure_ascii=False) + "\n"
+    return "".join(e["text"] for e in earlier) + record["text"]

@@ -68,7 +68,7 @@ class Workflow:
     steps: tuple[Step, ...]
     templates: list[str]  # template search path: the workflow's dir, then shared
     checks: dict[str, Requirement]  # QR phase -> what the validator checks before the reviewer
-    start: Callable[[Workflow, Flags], int] | None = None  # step 1 with --task
+    start: Callable[[Workflow, Flags], str] | None = None  # step 1 with --task: what to print
     by_number: dict[int, Step] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:

@@ -31,8 +31,8 @@ def run_script(
     from click.testing import CliRunner
 
     from cli import workflows
+    from cli.exits import run_main
     from cli.steps import run_argv
-    from shared.exits import run_main
 
     assert script in SCRIPTS, script
     workflows.register_all()

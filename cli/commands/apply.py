@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from cli.base import COMMON, FILE_TEXT, INLINE, Operation, PlanCommand, emit_ids, open_store
-from cli.output import tell
+from cli.output import out, tell
 from hooks.human_acts import is_human_act, refusal
 from state.errors import Finding, PlannerError, PreconditionFailed, Refused, UsageError
 
@@ -120,7 +120,7 @@ def apply_and_judge(
     for line in done[0].told:  # the gate's lines say the rest
         tell(line)
     emit_ids(done[0].created, False)
-    engine.show(chain, flags)
+    out(engine.show(chain, flags))
 
 
 Prepared = tuple[list[Any], list[tuple[str, Operation, str]], click.Context]

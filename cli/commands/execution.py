@@ -128,7 +128,7 @@ def wave_done(store: Store, milestone: str) -> None:
     except PlannerError:
         return
     out(f"executor step {argv[2]} follows (run here: do not run it again).")
-    engine.show(chain, flags)
+    out(engine.show(chain, flags))
 
 
 @exec_command.command("done", cls=Done)

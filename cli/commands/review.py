@@ -143,7 +143,7 @@ def say_next(store: Store, argv: list[str], as_json: bool) -> None:
         from shared.workflow import workflow_named
 
         out(f"Sent back: planner step {argv[2]} follows (run here: do not run it again).")
-        engine.run(workflow_named("planner"), int(argv[2]), {"state_dir": store.dir}, store)
+        out(engine.run(workflow_named("planner"), int(argv[2]), {"state_dir": store.dir}, store))
         return
     if argv[:3] == ["executor", "--step", "1"]:
         from shared import engine
@@ -156,7 +156,7 @@ def say_next(store: Store, argv: list[str], as_json: bool) -> None:
             chain = []
         if chain:
             out("Approved: executor step 1 follows (run here: do not run it again).")
-            engine.show(chain, flags)
+            out(engine.show(chain, flags))
             return
     out(f"NEXT: {command(argv)}")
 

@@ -70,8 +70,9 @@ STEPS = (
 # fmt: on
 
 
-def start(workflow: Workflow, flags: Flags) -> int:
-    """Step 1 with --task: a new session under .planner/ of the project, made ACTIVE."""
+def start(workflow: Workflow, flags: Flags) -> str:
+    """Step 1 with --task: a new session under .planner/ of the project, made ACTIVE; the
+    step as printed."""
     if flags.get("state_dir"):
         raise UsageError("--task starts a new session under .planner/: drop --state-dir")
     task = flags.get("task") or ""
@@ -95,12 +96,12 @@ def start(workflow: Workflow, flags: Flags) -> int:
         policy=config.policy(root, settings, bool(flags.get("non_interactive"))),
     )
     try:
-        code = engine.run(workflow, 1, {**flags, "new_session": True}, store=store)
+        printed = engine.run(workflow, 1, {**flags, "new_session": True}, store=store)
     except BaseException:
         session.discard(store)  # a failed step 1 leaves no orphan session
         raise
     session.make_active(root, os.path.basename(store.dir))
-    return code
+    return printed
 
 
 PLANNER = Workflow(

@@ -156,7 +156,7 @@ def test_a_damaged_environment_says_so_in_one_line(
     done = run(REPO / "bin" / "plan", "status", cwd=project, path=path, PLANNER_DATA_DIR=str(data))
     assert done.returncode != 0 and done.stdout == ""
     [line] = done.stderr.splitlines()
-    if damage == "a dependency":  # the command itself says what it lacks (shared/exits.py)
+    if damage == "a dependency":  # the command itself says what it lacks (cli/exits.py)
         assert line.startswith("plan: needs the click package"), line
     else:
         assert line.startswith("plan: the Python environment ") and "No module named" in line

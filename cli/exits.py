@@ -1,7 +1,8 @@
-"""The one place errors become exit codes and one-line messages.
+"""The one place errors become exit codes and one-line messages: ours (PlannerError) and
+click's (usage, --help, Ctrl-C at a prompt), for `plan` and the step scripts alike.
 
 0 done · 1 unexpected · 2 usage · 3 precondition · 4 refused by state. A traceback only
-with PLANNER_DEBUG=1.
+with PLANNER_DEBUG=1. click is not imported here: a missing click is reported in one line.
 """
 
 from __future__ import annotations
@@ -56,6 +57,9 @@ def run_main(prog: str, body: Callable[[], int | None]) -> int:
     except BrokenPipeError:
         return 0
     except Exception as e:  # the last line of defence: never a traceback for the user
+        code = click_error(prog, e)
+        if code is not None:
+            return code
         if os.environ.get("PLANNER_DEBUG") == "1":
             raise
         if isinstance(e, ValueError) and "digits" in str(e):  # int() of a huge argument
@@ -66,3 +70,25 @@ def run_main(prog: str, body: Callable[[], int | None]) -> int:
             return 2
         report(prog, f"unexpected error: {type(e).__name__}: {e} (PLANNER_DEBUG=1 shows more)")
         return 1
+
+
+def click_error(prog: str, e: Exception) -> int | None:
+    """click's own errors as their exit code and one line (2 for usage); None for others."""
+    if "click" not in sys.modules:  # no click command ran: not one of its errors
+        return None
+    import click
+
+    if isinstance(e, click.exceptions.Exit):
+        return int(e.exit_code)
+    no_args: type[click.UsageError] | None = getattr(click.exceptions, "NoArgsIsHelpError", None)
+    if no_args is not None and isinstance(e, no_args):  # `plan decision` alone: its help
+        sys.stderr.write(e.format_message() + "\n")
+        return e.exit_code
+    if isinstance(e, click.ClickException):
+        ctx = getattr(e, "ctx", None)
+        report(ctx.command_path if ctx else prog, e.format_message().replace("\n", " "))
+        return e.exit_code
+    if isinstance(e, click.Abort):  # click's name for Ctrl-C or end of input at a prompt
+        report(prog, "interrupted")
+        return 130
+    return None
