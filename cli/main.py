@@ -53,7 +53,7 @@ COMMANDS = {
     "amend": "amend",
     "rebase": "rebase",
     "restore": "restore",
-    "mcp": "companion",
+    "mcp": "mcp",
 }
 
 

@@ -146,7 +146,7 @@ def step_script(name: str) -> click.Group:
     def status(state_dir: str | None, as_json: bool) -> int:
         """Where the session stands and what to run next (no session active here, as in a
         fresh clone: the only open one, else the list; `plan status` says the same)."""
-        if state_dir is None and resolve_state_dir(strict=True) is None:
+        if state_dir is None and resolve_state_dir() is None:
             from cli.commands.session import status_without_active
 
             if status_without_active(as_json):

@@ -1,4 +1,4 @@
-"""The checks of `plan validate` and `plan verify` on the targets shared/ci.py collects:
+"""The checks of `plan validate` and `plan verify` on the targets shared/ci_run.py collects:
 every file of a session read against its schema and located, the plan's own checks, the
 approval's integrity, and (verify) its signature.
 
@@ -14,7 +14,7 @@ import json
 import os
 from typing import Literal, overload
 
-from shared.ci import Problem, Run, Target, collect
+from shared.ci_run import Problem, Run, Target, collect
 from shared.paths import project_root
 from state.errors import PlannerError
 from state.project import project_root as session_project_root

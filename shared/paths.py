@@ -24,28 +24,18 @@ def planner_home(cwd: str | None = None) -> str:
     return os.path.join(project_root(cwd), PLANNER_DIR)
 
 
-def active_session_dir(cwd: str | None = None, strict: bool = False) -> str | None:
-    """The session `.planner/ACTIVE` names, or None when there is no ACTIVE file.
-
-    strict (every command but the stdlib-only hooks): an ACTIVE that cannot be read, is not
-    UTF-8, or names a directory outside this project's .planner/ raises DamagedFile (exit 3).
-    """
+def active_session_dir(cwd: str | None = None) -> str | None:
+    """The session `.planner/ACTIVE` names, or None when there is no ACTIVE file. An ACTIVE
+    that cannot be read, is not UTF-8, or names a directory outside this project's .planner/
+    raises DamagedFile (exit 3). The hooks, standard library only and failing closed, read it
+    their own way (hooks/hookstate.py find_session; docs/design.md, "Layers")."""
     home = planner_home(cwd)
     active = os.path.join(home, ACTIVE_FILE)
-    if not strict:
-        try:
-            with open(active, encoding="utf-8") as f:
-                name = f.read().strip()
-        except (OSError, ValueError):  # ValueError: not UTF-8 (the hooks then see no session)
-            return None
-    else:
-        name = _read_active(active)
+    name = _read_active(active)
     if not name:
         return None
     found = name if os.path.isabs(name) else os.path.join(home, name)
-    if strict and os.path.realpath(os.path.dirname(os.path.normpath(found))) != os.path.realpath(
-        home
-    ):
+    if os.path.realpath(os.path.dirname(os.path.normpath(found))) != os.path.realpath(home):
         raise DamagedFile(
             f"{active}: names {found!r}, not a session of this project's {home}; fix or "
             "remove ACTIVE (plan resume ID)"
@@ -74,7 +64,6 @@ def resolve_state_dir(
     explicit: str | None = None,
     cwd: str | None = None,
     env: dict[str, str] | os._Environ[str] | None = None,
-    strict: bool = False,
 ) -> str | None:
     """`--state-dir`, else `$PLANNER_STATE_DIR`, else `.planner/ACTIVE`; None if none is set."""
     base = os.path.abspath(cwd or os.getcwd())
@@ -83,7 +72,7 @@ def resolve_state_dir(
     from_env = (os.environ if env is None else env).get(STATE_DIR_ENV)
     if from_env:
         return os.path.normpath(os.path.join(base, from_env))
-    return active_session_dir(base, strict)
+    return active_session_dir(base)
 
 
 def open_session(state_dir: str | None = None) -> Store:
@@ -97,7 +86,7 @@ def open_session(state_dir: str | None = None) -> Store:
     from state.ops.timeouts import expire
     from state.rules.session_store import Store
 
-    found = resolve_state_dir(state_dir, strict=True)
+    found = resolve_state_dir(state_dir)
     if not found:
         raise UsageError(
             "no session found: start one with `planner --step 1 --task TEXT` "

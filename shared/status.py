@@ -61,12 +61,12 @@ def session_status(store: Store) -> Status:
 def _hand_edit(store: Store, session: Session) -> list[str]:
     """plan.json changed outside `plan` commands after approval: every command refuses it."""
     from state.errors import PlannerError
-    from state.rules.amendments import open_round
+    from state.rules.amendments import open_amendment
     from state.rules.session_store import RESTORE_FIX, tampered
 
     try:
         reason = tampered(session, store.read_or_none("plan"))
-        if not reason and open_round(session) is not None:  # the round checks against it
+        if not reason and open_amendment(session) is not None:  # the round checks against it
             reason = _unrecorded(store)
         if not reason and session["status"] == "review":
             return _unreviewed(store, session)

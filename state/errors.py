@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 class Finding:
     """One problem: where (a JSON path or file), how bad, what, and the command that fixes it;
-    `rule` names the kind of problem for CI (shared/ci.py RULES), "" where nobody asks;
+    `rule` names the kind of problem for CI (shared/ci_run.py RULES), "" where nobody asks;
     `line`, for a text file (plan.md), where in it."""
 
     __slots__ = ("fix", "level", "line_no", "message", "path", "rule")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 
 from cli.base import PlanCommand, dump
-from cli.ci import CICommand, run_command
-from shared import ci, ci_checks
+from cli.ci_report import CICommand, run_command
+from shared import ci_checks, ci_run
 from state.errors import UsageError
 from state.validation.validate import PHASES
 
@@ -22,7 +22,7 @@ FORMAT = click.option(
     metavar="text|json|github|sarif",
     help="text for people, json for tools and sarif for code scanning (always one "
     "document), github for annotations.",
-)  # a plain string, checked by cli/ci.py, so that a bad value still gets JSON output
+)  # a plain string, checked by cli/ci_report.py, so that a bad value still gets JSON output
 EXIT_ZERO = click.option(
     "--exit-zero",
     is_flag=True,
@@ -66,7 +66,7 @@ def validate_command(
     Exit 3 if one is invalid or damaged, 2 if a path is no session or plan, 0 with a
     warning when there is nothing to check."""
 
-    def check() -> ci.Run:
+    def check() -> ci_run.Run:
         return ci_checks.validate(list(paths), every, state_dir, _phase(phase), strict)
 
     return run_command("validate", {"json": as_json, "format": format_}, check, exit_zero)
@@ -119,7 +119,7 @@ def verify_command(
     A signature, when present, must verify; its signer is printed (see plan review approve
     --sign)."""
 
-    def check() -> ci.Run:
+    def check() -> ci_run.Run:
         return ci_checks.verify(
             list(paths),
             every,

@@ -49,11 +49,7 @@ class DamagedRow(TypedDict):
 def status_command(state_dir: str | None, as_json: bool) -> None:
     """Where the session stands and what to run next. With no active session here (a fresh
     clone: .planner/ACTIVE is local), the only open session, else the sessions to pick from."""
-    if (
-        state_dir is None
-        and resolve_state_dir(strict=True) is None
-        and status_without_active(as_json)
-    ):
+    if state_dir is None and resolve_state_dir() is None and status_without_active(as_json):
         return
     summary = with_guard(session_status(open_store(state_dir)))
     out(json.dumps(summary, indent=2) if as_json else text(summary))
@@ -157,7 +153,7 @@ def list_command(state_dir: str | None, as_json: bool) -> None:
     """The project's sessions: id, status, step, age, task; * marks the active one, and
     [overlaps ID: FILE] an open session (in any work tree) planning the same files."""
     home = planner_home()
-    rows = session_rows(home, active_session_dir(strict=True))
+    rows = session_rows(home, active_session_dir())
     if as_json:
         dump(rows)
         return

@@ -26,7 +26,7 @@ from starlette.templating import Jinja2Templates
 
 from cli import workflows
 from cli.review_page import view
-from shared import companion
+from shared import review_reads
 from shared.paths import open_session
 from shared.routing import command
 from state.errors import PlannerError, UsageError
@@ -212,7 +212,7 @@ def create_app(
         rev_a = request.query_params.get("a", "")
         rev_b = request.query_params.get("b", "current")
         try:
-            changes = companion.between(store, rev_a, rev_b)
+            changes = review_reads.between(store, rev_a, rev_b)
         except PlannerError as e:
             return HTMLResponse(f"<p>{Markup.escape(e.message)}</p>", 400)
         return templates.TemplateResponse(

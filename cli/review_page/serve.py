@@ -57,7 +57,7 @@ def open_page(
     `wait`, serve until the person decides the round now open, then stop and return the
     routing argv of their verdict (as wait_for_verdict does)."""
     if wait:
-        open_round(store)  # refused before serving when there is nothing to wait for
+        awaiting_verdict(store)  # refused before serving when there is nothing to wait for
     sock = bind(port)
     port = sock.getsockname()[1]
     token, csrf = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
@@ -110,7 +110,7 @@ def stop(server: uvicorn.Server, stopping: threading.Event, verbose: bool) -> No
     server.should_exit = True
 
 
-def open_round(store: Store) -> Session:
+def awaiting_verdict(store: Store) -> Session:
     """The session, when a plan or a result is in review, or the plan approved (a verdict to
     report); else exit 3."""
     session = store.read("session")
@@ -131,7 +131,7 @@ def wait_for_verdict(
     PreconditionFailed (exit 3) when no plan is in review or the time runs out (or `stop`
     says to give up); Refused (exit 4) when the verdict cancelled the session.
     """
-    session = open_round(store)
+    session = awaiting_verdict(store)
     if session["status"] == "result_review":
         session = decided(store, session, "result_reviews", "the result", timeout, poll, stop)
         if session["status"] == "completed":

@@ -387,7 +387,7 @@ class Reconcile(Kind):
         if ctx.non_interactive:
             result_ops.accept_by_policy(session, shown)
         else:
-            result_ops.open_round(session, shown)
+            result_ops.submit_result(session, shown)
 
     def context(self, ctx: Context) -> ReconcileVariables:
         path = os.path.join(ctx.state_dir, "reconcile.json")

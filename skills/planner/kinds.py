@@ -15,7 +15,7 @@ from state.errors import Finding, PlannerError
 from state.ops.choice_ops import pick, unpicked
 from state.ops.question_ops import assume, state_of
 from state.repo.scan import scan
-from state.rules.amendments import approved_revision, open_round, worktree_round
+from state.rules.amendments import approved_revision, open_amendment, worktree_round
 from state.rules.approval import approve, plan_hash
 from state.rules.lifecycle import transition
 from state.storage.documents import Question  # a base class below: typing only, no cost
@@ -330,7 +330,7 @@ class AmendedSince(TypedDict, total=False):
 def amended_since(ctx: Context) -> AmendedSince:
     """In an amendment's review: the round, and what changed since the approval it amends,
     by meaning (state/validation/diff.py), against the revision in history/ that approval bound."""
-    amendment = open_round(ctx.session)
+    amendment = open_amendment(ctx.session)
     if amendment is None or ctx.session["status"] != "review":
         return {}
     found = approved_revision(ctx.store, amendment["approval"]["sha256"], ctx.session)

@@ -14,7 +14,7 @@ import os
 
 from state.errors import PlannerError, PreconditionFailed, Refused
 from state.project import session_project
-from state.rules.amendments import open_round
+from state.rules.amendments import open_amendment
 from state.storage.content import plan_hash
 from state.vocab import CLOSED
 
@@ -36,7 +36,7 @@ def plan_restore(tx: Transaction) -> None:
     path = tx.store.path("plan")
     current = read_bytes(path)
     approval = session["approval"]
-    want = approval["sha256"] if approval and open_round(session) is None else None
+    want = approval["sha256"] if approval and open_amendment(session) is None else None
     found = _from_history(tx, want) or _from_head(tx, want)
     if found is None:
         what = "the approved plan.json" if want else "a recorded plan.json"

@@ -64,7 +64,7 @@ def new_round(
     return rounds[-1]
 
 
-def open_round(session: Session, sha256: str) -> None:
+def submit_result(session: Session, sha256: str) -> None:
     """Executor step 9 of an interactive session: a round waits for the person's verdict."""
     transition(session, "result_review")
     new_round(session, "submitted", sha256)

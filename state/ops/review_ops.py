@@ -63,7 +63,7 @@ def close_round(
     """The verdict on the review round that is open (step 11 opened it)."""
     reviews = session["reviews"]
     if not reviews or reviews[-1]["verdict"] != "submitted":
-        reviews.append(open_round(len(reviews) + 1))
+        reviews.append(submitted_round(len(reviews) + 1))
     reviews[-1].update(
         {
             "at": clock.now(),
@@ -76,7 +76,7 @@ def close_round(
     )
 
 
-def open_round(number: int) -> Review:
+def submitted_round(number: int) -> Review:
     """Review round `number`, submitted now and not yet decided."""
     return {
         "round": number,

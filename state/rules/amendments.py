@@ -47,7 +47,7 @@ def committed(run: Mapping[str, object]) -> bool:
     return run.get("status") == "done" or bool(run.get("commit"))
 
 
-def open_round(session: Session | None) -> Amendment | None:
+def open_amendment(session: Session | None) -> Amendment | None:
     """The amendment round that is open (not re-approved yet), or None."""
     rounds = session["amendments"] if session else []
     if rounds and rounds[-1]["approved"] is None and session and not session["approval"]:
@@ -59,7 +59,7 @@ def worktree_round(session: Session, execution: Execution | None) -> tuple[int, 
     """What the session's worktree is made for (state/repo/worktree.ensure): round 0 while
     planning; in an open amendment round, its number and the milestones execution.json says
     are committed (HEAD holds their changes)."""
-    amendment = open_round(session)
+    amendment = open_amendment(session)
     if amendment is None:
         return 0, set()
     runs = execution["milestones"] if execution else []

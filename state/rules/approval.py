@@ -9,7 +9,7 @@ import os
 
 from state import clock
 from state.errors import Finding
-from state.rules.amendments import chain_findings, open_round, revision_hash, revision_hashes
+from state.rules.amendments import chain_findings, open_amendment, revision_hash, revision_hashes
 from state.rules.lifecycle import transition
 from state.rules.session_store import Store
 from state.storage.content import plan_hash as plan_hash  # part of what approval offers
@@ -30,7 +30,7 @@ def approve(tx: Transaction, by: str) -> Approval:
     approval: Approval = {"by": by, "at": at, "sha256": plan_hash(plan), "signature": None}
     plan["frozen_at"] = at
     transition(session, "approved")
-    amendment = open_round(session)
+    amendment = open_amendment(session)
     if amendment is not None:  # a re-approval: the round's own link in the chain
         amendment["approved"] = approval
         tx.note(amendment=amendment["round"])

@@ -12,7 +12,7 @@ import contextlib
 import json
 
 from state.errors import DamagedFile, Finding, PreconditionFailed, Refused
-from state.rules.amendments import approved_revision, open_round, scope_refusal
+from state.rules.amendments import approved_revision, open_amendment, scope_refusal
 from state.storage.content import plan_hash
 from state.storage.history import HISTORY_DIR
 from state.storage.store import DocumentStore, DocumentTransaction, load
@@ -75,7 +75,7 @@ def write_refusal(
 def amending(session: Session | None) -> bool:
     """Whether an amendment round is open: the plan is unfrozen for what it touches (the
     store checks every change of plan.json against it, Transaction._check_amendment)."""
-    return open_round(session) is not None
+    return open_amendment(session) is not None
 
 
 def tampered(session: Session | None, plan: Plan | None) -> str:
@@ -188,7 +188,7 @@ class Transaction(DocumentTransaction):
         """While an amendment is open, plan.json changes only where the round allows: new
         milestones, the ones it reopens, new decisions (state/rules/amendments.scope_refusal)."""
         session = self.read_or_none("session")
-        amendment = open_round(session)
+        amendment = open_amendment(session)
         if amendment is None:
             return
         # Against the approved plan, not the one before this command: new milestones stay

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from state.storage.ids import Identified
 
 PHASES = ("design", "code", "docs", "final")
-INCOMPLETE = "incomplete"  # the rule of what a phase still lacks (shared/ci.py RULES)
+INCOMPLETE = "incomplete"  # the rule of what a phase still lacks (shared/ci_run.py RULES)
 SAME_FILE_SAME_WAVE = "same-file-same-wave"
 # A placeholder word standing alone: not part of a path or file name (TODO.txt, docs/TODO).
 PLACEHOLDER = re.compile(r"(?<![\w./\\-])(?:TBD|TODO|FIXME|XXX)(?![\w/\\-]|\.\w)|\?\?\?")

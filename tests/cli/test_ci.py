@@ -201,7 +201,7 @@ def test_github_escapes_file_names_and_messages(project: Path) -> None:
 
 def test_escaping_is_actions_core_escaping() -> None:
     """@actions/core command.ts: escapeData (% CR LF) and escapeProperty (also : and ,)."""
-    from cli.ci import escape_data, escape_property, github_command
+    from cli.ci_report import escape_data, escape_property, github_command
 
     assert escape_data("100% a:b,c\r\nd") == "100%25 a:b,c%0D%0Ad"
     assert escape_property("100% a:b,c\r\nd") == "100%25 a%3Ab%2Cc%0D%0Ad"

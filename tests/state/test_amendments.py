@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from state.rules.amendments import chain_findings, open_round, scope_refusal
+from state.rules.amendments import chain_findings, open_amendment, scope_refusal
 from tests.state.builders import TS, decision, milestone, plan
 
 
@@ -95,7 +95,7 @@ def test_a_chain_holds_and_any_broken_link_is_found(count: int, data: st.DataObj
     whole = session(rounds)
     known = {approval(n)["sha256"] for n in range(1, count + 2)}
     assert chain_findings(whole, lambda: known) == []
-    assert open_round(whole) is None
+    assert open_amendment(whole) is None
     broken = copy.deepcopy(whole)
     index = data.draw(st.integers(min_value=0, max_value=count - 1))
     field = data.draw(st.sampled_from(["approval", "approved"]))
@@ -109,7 +109,7 @@ def test_a_chain_holds_and_any_broken_link_is_found(count: int, data: st.DataObj
 def test_only_the_last_round_may_be_open() -> None:
     rounds = [amendment(1, [], 1), amendment(2, [], None)]
     opened = {**session(rounds[:1]), "amendments": rounds, "approval": None}
-    assert chain_findings(opened) == [] and open_round(opened) == rounds[1]
+    assert chain_findings(opened) == [] and open_amendment(opened) == rounds[1]
     rounds[0]["approved"] = None
     rules = [f.rule for f in chain_findings(opened)]
     assert rules and set(rules) == {"amendment-chain"}

@@ -6,7 +6,7 @@ with `plan review reject --draft`.
 
 No tool approves, rejects, accepts or amends: verdicts stay human acts (docs/design.md, "The
 review companion"). The tools read through the same paths as `plan show`, `plan diff`,
-`plan log` (shared/companion.py, state/repo/session_git.py); planner's errors become tool errors.
+`plan log` (shared/review_reads.py, state/repo/session_git.py); planner's errors become tool errors.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from cli import workflows
 from cli.base import open_store
 from cli.commands import reading
 from cli.commands.session import session_rows
-from shared import companion, status
+from shared import review_reads, status
 from shared.paths import active_session_dir, planner_home
 from shared.plan_md import for_session
 from state.errors import PlannerError, UsageError
@@ -73,7 +73,7 @@ class Sessions:
         return planner_home()
 
     def rows(self) -> list[SessionRow | DamagedRow]:
-        return session_rows(self.home(), active_session_dir(strict=True))
+        return session_rows(self.home(), active_session_dir())
 
     def open(self, session: str | None) -> Store:
         if not session:
@@ -211,19 +211,19 @@ def search_plan(sessions: Sessions, query: str, session: Session = None) -> Any:
     """Full-text search (case-insensitive) over the plan's items, their diffs and the
     questions and answers: each match's id, field, line (for a diff, the new-file line a
     comment anchors to) and text."""
-    return companion.search(sessions.open(session), query)
+    return review_reads.search(sessions.open(session), query)
 
 
 def questions(sessions: Sessions, session: Session = None) -> Any:
     """The questions asked in discovery with their answers and the conditions attached to
     them, and which were skipped or assumed."""
-    return companion.questions(sessions.open(session))
+    return review_reads.questions(sessions.open(session))
 
 
 def review_rounds(sessions: Sessions, session: Session = None) -> Any:
     """The review rounds (verdict, by, feedback, anchored comments, the revision and hash each
     saw), the approval, the review gates' findings per phase, and unsent feedback drafts."""
-    return companion.reviews(sessions.open(session))
+    return review_reads.reviews(sessions.open(session))
 
 
 def history(sessions: Sessions, session: Session = None) -> Any:
@@ -240,7 +240,7 @@ def compare(
     """The plan compared by meaning (as `plan diff`): items added, removed, changed,
     superseded, by id. from_rev/to_rev: a revision (r3), "current", or a review round
     ("round 1": what that round saw); default the previous revision and now."""
-    return companion.compare(sessions.open(session), from_rev, to_rev)
+    return review_reads.compare(sessions.open(session), from_rev, to_rev)
 
 
 def audit_log(
@@ -248,7 +248,7 @@ def audit_log(
 ) -> Any:
     """The audit trail (as `plan log`): every mutation, step, verdict and blocked attempt,
     the newest `limit` records, only those holding `contains` when given."""
-    return companion.audit(sessions.open(session), limit, contains)
+    return review_reads.audit(sessions.open(session), limit, contains)
 
 
 def git_log(sessions: Sessions, session: Session = None) -> Any:

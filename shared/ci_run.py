@@ -1,7 +1,7 @@
 """`plan validate` and `plan verify` for CI: the run's model (problems located by file, line
 and column, each with a rule id), the rules, and which sessions and plan files to check.
 
-Nothing here prints; cli/ci.py formats a Run as text, JSON, GitHub commands or SARIF; the
+Nothing here prints; cli/ci_report.py formats a Run as text, JSON, GitHub commands or SARIF; the
 checks are in shared/ci_checks.py. Exit code of a run, worst wins: 0 all good < 2 usage (a
 path that is no session or plan, conflicting flags) < 3 a plan invalid, damaged, not
 verified. With --strict a warning about a target fails it too (docs/design.md, "CI").
@@ -353,7 +353,7 @@ def _active(run: Run, state_dir: str | None, home: str) -> str | None:
     """The session --state-dir, $PLANNER_STATE_DIR or .planner/ACTIVE names; a damaged ACTIVE,
     or one naming no session directory, is a problem of the run (exit 3) naming the file."""
     try:
-        found = resolve_state_dir(state_dir, strict=True)
+        found = resolve_state_dir(state_dir)
     except DamagedFile as e:  # not readable, not UTF-8, or outside .planner/
         run.fail(e.message).usage_code = e.exit_code
         return None

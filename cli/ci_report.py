@@ -1,4 +1,4 @@
-"""Prints a CI run (shared/ci.py) as text, one JSON document, GitHub workflow commands or
+"""Prints a CI run (shared/ci_run.py) as text, one JSON document, GitHub workflow commands or
 one SARIF 2.1.0 log (GitHub code scanning), and keeps usage errors in the asked format.
 
 GitHub escaping follows @actions/core's command.ts: data escapes % CR LF; properties
@@ -15,7 +15,7 @@ import click
 
 from cli.base import PlanCommand
 from cli.output import dump, line, tell
-from shared.ci import HELP, RULES, Problem, Run, Target
+from shared.ci_run import HELP, RULES, Problem, Run, Target
 from shared.paths import project_root
 from state.errors import UsageError
 from state.vocab import ENDED
