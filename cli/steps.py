@@ -18,6 +18,7 @@ from cli.output import line, out
 from hooks import hookstate
 from shared import engine
 from shared.paths import open_session, resolve_state_dir
+from shared.routing import StepRef
 from shared.status import current_routing, session_status
 from shared.workflow import Flags, workflow_named
 from skills.planner.roles import ROLES, role_prompt
@@ -127,18 +128,16 @@ def step_script(name: str) -> click.Group:
     def run_next(state_dir: str | None, qr_status: str | None, format_: str | None) -> int:
         """Run the command the session's routing names now (IF PASS / IF FAIL by --qr-status)."""
         store = open_session(state_dir)
-        routing = current_routing(store, engine.open_for_steps(store)).as_record()
-        if "next" in routing:
-            target = routing["next"]
-        elif routing and qr_status:
-            target = routing[f"if_{qr_status}"]
-        elif routing:
-            raise UsageError("the last step routes by verdict: give --qr-status pass|fail")
-        else:
+        routing = current_routing(store, engine.open_for_steps(store))
+        if routing.done:
             raise UsageError("nothing to run next: the workflow is done")
-        if format_ == "json" and target[0] != "plan":
-            target = [*target, "--format", "json"]
-        return run_argv(target)
+        if routing.next is None and not qr_status:
+            raise UsageError("the last step routes by verdict: give --qr-status pass|fail")
+        target = routing.next or (routing.if_pass if qr_status == "pass" else routing.if_fail)
+        if not isinstance(target, StepRef):
+            return run_argv(target or [])  # a `plan` command: the person's verdict, …
+        json_format = ["--format", "json"] if format_ == "json" else []
+        return invoke(target.workflow, [*target.argv()[1:], *json_format])
 
     @group.command(cls=CheckedCommand, context_settings=CONTEXT)
     @state_dir_option()

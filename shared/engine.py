@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from shared.kinds import Gate
 from shared.paths import open_session
-from shared.routing import Routing, RoutingJson, command
+from shared.routing import Routing, RoutingJson, StepRef, command
 from shared.status import current_routing
 from shared.words import note_words, user_words, words_in_full, words_line
 from shared.workflow import Context, Flags, Kind, Step, Workflow
@@ -30,7 +30,6 @@ if TYPE_CHECKING:
     from state.rules.session_store import Transaction
     from state.storage.documents import Session
 
-WORKFLOWS = frozenset(WorkflowName)  # a step's command line starts with its workflow's name
 SHARED_TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
 
 
@@ -64,15 +63,6 @@ def _refuse_closed(store: Store, session: Session) -> Session:
     return session
 
 
-def routing_targets(routing: Routing) -> list[tuple[str, int]]:
-    """(workflow, step) pairs a routing allows next."""
-    return [
-        (argv[0], int(argv[2]))
-        for argv in routing.as_record().values()
-        if len(argv) > 2 and argv[0] in WORKFLOWS and argv[1] == "--step"
-    ]
-
-
 def mode(workflow: Workflow, step: Step, store: Store, session: Session) -> EngineMode:
     """Arrive, re-render, or a refusal (raised)."""
     here = (session["workflow"], session["step"])
@@ -81,7 +71,7 @@ def mode(workflow: Workflow, step: Step, store: Store, session: Session) -> Engi
     if workflow.name != session["workflow"] and step.number == 1:
         return EngineMode.ARRIVE  # entering another workflow: its first step's check decides
     live = current_routing(store, session)
-    if (workflow.name, step.number) in routing_targets(live):
+    if (workflow.name, step.name) in {(s.workflow, s.name) for s in live.steps()}:
         return EngineMode.ARRIVE
     reached = session["reached"].get(workflow.name, 0)
     if session["workflow"] == workflow.name and step.number <= reached:
@@ -126,12 +116,9 @@ def show(chain: list[Decided], flags: Flags) -> str:
     return printed(render_step(*chain[-1], words_said=said[-1]), flags, earlier=earlier)
 
 
-def step_target(routing: Routing) -> tuple[str, int] | None:
-    """The (workflow, step) a single NEXT line runs, when it runs a step."""
-    argv = routing.next
-    if argv and len(argv) > 2 and argv[0] in WORKFLOWS and argv[1] == "--step":
-        return argv[0], int(argv[2])
-    return None
+def step_target(routing: Routing) -> StepRef | None:
+    """The step a single NEXT line runs, when it runs a step."""
+    return routing.next if isinstance(routing.next, StepRef) else None
 
 
 Decided = tuple[Context, Kind, Routing]
@@ -157,11 +144,11 @@ def decide(
         while follow and len(decided) <= workflow.total:
             ctx, kind, routing = decided[-1]
             target = step_target(routing) if kind.chains(ctx) else None
-            if target is None or target[0] != workflow.name:
+            if target is None or target.workflow != workflow.name:
                 break
             following: Flags = {"state_dir": store.dir, "format": flags.get("format")}
             following["non_interactive"] = bool(flags.get("non_interactive"))
-            decided.append(_decide_in(tx, workflow, target[1], following, store))
+            decided.append(_decide_in(tx, workflow, target.number, following, store))
     for ctx, _, _ in decided:
         ctx.tx = None
         ctx.forget()
@@ -208,7 +195,11 @@ def _gate_done(step_kind: Kind, ctx: Context, verdict: str | None) -> bool:
     if here[0] != ctx.workflow.name or here[1] == ctx.step.number:
         return False
     target = step_target(step_kind.routing(ctx))
-    return target is not None and target[0] == here[0] and _chain_reaches_here(ctx, target[1])
+    return (
+        target is not None
+        and target.workflow == here[0]
+        and _chain_reaches_here(ctx, target.number)
+    )
 
 
 def _passed_by_chain(step_kind: Kind, ctx: Context) -> bool:

@@ -90,10 +90,11 @@ class Execute(Kind):
 
     def routing(self, ctx: Context) -> Routing:
         following = super().routing(ctx)
-        if not self.rechecking(ctx) or following.next != ctx.argv(ctx.step.number + 1):
+        review = ctx.workflow.step(ctx.step.number + 1)
+        if not self.rechecking(ctx) or following.next != ctx.to(review):
             return following
-        gate = ctx.step.number + 2  # the review step's gate
-        return Routing(if_pass=ctx.argv(gate, "pass"), if_fail=ctx.argv(gate, "fail"))
+        gate = ctx.workflow.step(review.number + 1)  # the review step's gate
+        return Routing(if_pass=ctx.to(gate, "pass"), if_fail=ctx.to(gate, "fail"))
 
 
 class Review(Kind):
@@ -117,8 +118,8 @@ class Review(Kind):
         }
 
     def routing(self, ctx: Context) -> Routing:
-        gate = ctx.step.number + 1
-        return Routing(if_pass=ctx.argv(gate, "pass"), if_fail=ctx.argv(gate, "fail"))
+        gate = ctx.workflow.step(ctx.step.number + 1)
+        return Routing(if_pass=ctx.to(gate, "pass"), if_fail=ctx.to(gate, "fail"))
 
 
 class Gate(Kind):
@@ -141,14 +142,14 @@ class Gate(Kind):
             # agent may come from a fix round without re-running that step
             findings = ctx.workflow.mechanical_checks(ctx)
             qr.refresh_mechanical_items(tx, phase, findings)
-        fail_cmd = command(ctx.argv(ctx.step.number, "fail"))
+        fail_cmd = command(ctx.to(ctx.step, "fail").argv())
         try:
             qr.judge(
                 tx,
                 phase,
                 verdict,
                 ctx.config["qr_max_iterations"],
-                ctx.argv(ctx.step.number, "pass"),
+                ctx.to(ctx.step, "pass").argv(),
                 fail_cmd,
             )
         except PreconditionFailed as refused:
@@ -177,7 +178,7 @@ class Gate(Kind):
     def routing(self, ctx: Context) -> Routing:
         state = loop(ctx)
         if state["state"] == "retry":
-            return Routing(next=ctx.argv(ctx.step.on_fail or 1))
+            return Routing(next=ctx.to(ctx.step.on_fail or ctx.workflow.steps[0]))
         if state["state"] == "escalated":
             accept = ["plan", "qr", "accept", "--phase", ctx.step.phase or "", "--by", "<user>"]
             at = ["--state-dir", ctx.state_dir]

@@ -5,7 +5,7 @@ Quoting matches shlex.quote (a test checks) without importing shlex or re on the
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import NamedTuple, TypedDict
 
 from state.status_view import shell_word
 
@@ -42,6 +42,29 @@ def step_argv(workflow: str, step: int, state_dir: str, qr_status: str | None = 
     return [*argv, "--qr-status", qr_status] if qr_status else argv
 
 
+class StepRef(NamedTuple):
+    """A step a routing leads to, as the table names it: its workflow and step name, and the
+    options it runs with. Its command line is rendered only where it is printed or stored
+    (argv); `number` is the table's, looked up by name (shared/workflow.Context.to)."""
+
+    workflow: str
+    name: str
+    number: int
+    state_dir: str
+    qr_status: str | None = None
+
+    def argv(self) -> list[str]:
+        return step_argv(self.workflow, self.number, self.state_dir, self.qr_status)
+
+
+# Where a routing leads: a step, or another command (`plan review approve …`).
+Target = StepRef | list[str]
+
+
+def argv_of(target: Target) -> list[str]:
+    return target.argv() if isinstance(target, StepRef) else target
+
+
 class Routing:
     """Where a step leads: one NEXT command, two (IF PASS / IF FAIL), or DONE."""
 
@@ -49,36 +72,44 @@ class Routing:
 
     def __init__(
         self,
-        next: list[str] | None = None,
-        if_pass: list[str] | None = None,
-        if_fail: list[str] | None = None,
+        next: Target | None = None,
+        if_pass: Target | None = None,
+        if_fail: Target | None = None,
         done: bool = False,
         note: str = "",
     ):
         self.next, self.if_pass, self.if_fail, self.done = next, if_pass, if_fail, done
         self.note = note  # one line shown above the routing (e.g. what was skipped)
 
+    def targets(self) -> list[Target]:
+        return [t for t in (self.next, self.if_pass, self.if_fail) if t is not None]
+
+    def steps(self) -> list[StepRef]:
+        """The steps it may lead to (not the other commands)."""
+        return [t for t in self.targets() if isinstance(t, StepRef)]
+
     def lines(self) -> list[str]:
         if self.done:
             return ["DONE"]
         if self.next is not None:
-            return [f"NEXT: {command(self.next)}"]
+            return [f"NEXT: {command(argv_of(self.next))}"]
         return [
-            f"IF PASS: {command(self.if_pass or [])}",
-            f"IF FAIL: {command(self.if_fail or [])}",
+            f"IF PASS: {command(argv_of(self.if_pass or []))}",
+            f"IF FAIL: {command(argv_of(self.if_fail or []))}",
         ]
 
     def as_record(self) -> dict[str, list[str]]:
-        """What session.json keeps, for `planner next`."""
+        """What session.json keeps, for `planner next`: each target as its command line."""
         if self.done:
             return {}
         if self.next is not None:
-            return {"next": self.next}
-        return {"if_pass": self.if_pass or [], "if_fail": self.if_fail or []}
+            return {"next": argv_of(self.next)}
+        return {"if_pass": argv_of(self.if_pass or []), "if_fail": argv_of(self.if_fail or [])}
 
     def as_json(self) -> RoutingJson:
         if self.done:
             return {"done": True}
-        if self.next is not None:
-            return {"next": command(self.next)}
-        return {"if_pass": command(self.if_pass or []), "if_fail": command(self.if_fail or [])}
+        record = self.as_record()
+        if "next" in record:
+            return {"next": command(record["next"])}
+        return {"if_pass": command(record["if_pass"]), "if_fail": command(record["if_fail"])}

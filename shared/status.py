@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+from shared.routing import argv_of
 from shared.workflow import Context, registered, route_argv, step_number, workflow_named
 from state.rules.session_store import Store
 from state.status_view import summary
@@ -127,7 +128,7 @@ def settle(tx: Transaction) -> None:
         if lines != session["next_command"]:
             tx.edit("session")["next_command"] = lines
         if tx.routed:  # e.g. a rejection: the workflow's table says which step takes it
-            tx.next_argv = routing.next
+            tx.next_argv = argv_of(routing.next) if routing.next is not None else None
     before = tx.original.get(Document.SESSION)
     was = json.loads(before) if before else {}
     if (was.get("approval") or None) != (session["approval"] or None):

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TypedDict, overload
 
-from shared.routing import Routing, step_argv
+from shared.routing import Routing, StepRef
 from state.errors import Finding, PreconditionFailed, UsageError
 
 if TYPE_CHECKING:
@@ -54,7 +54,7 @@ class Step:
     role: str | None = None  # who does the work: architect, developer, technical-writer, …
     phase: str | None = None  # the QR phase the step executes, reviews or gates
     skip: tuple[SkipRule, ...] = ()  # rules that leave this step out
-    on_fail: int | None = None  # where a failed gate sends the session back
+    on_fail: str | None = None  # the step (by name) a failed gate sends the session back to
     on_reject: dict[str, str] | None = None  # phase -> the step (by name) a rejection reopens
     status: SessionStatus | None = None  # the session status arriving here sets
     requires: tuple[Requirement, ...] = ()  # what must hold to arrive
@@ -73,6 +73,9 @@ class Workflow:
 
     def __post_init__(self) -> None:
         self.by_number = {s.number: s for s in self.steps}
+        for step in self.steps:  # the table names its targets by name: each one exists
+            for name in (step.on_fail or step.name, *(step.on_reject or {}).values()):
+                self.named(name)
 
     def named(self, name: str) -> Step:
         """The step called `name` (routes name steps; numbers are the table's business)."""
@@ -138,9 +141,15 @@ def step_number(route: Route) -> int:
     return workflow_named(route.workflow).named(route.step).number
 
 
+def step_ref(route: Route, state_dir: str) -> StepRef:
+    """The step `route` names (state/routes.py), in the session at `state_dir`."""
+    row = workflow_named(route.workflow).named(route.step)
+    return StepRef(route.workflow, row.name, row.number, state_dir)
+
+
 def route_argv(route: Route, state_dir: str) -> list[str]:
     """The command that runs the step `route` names in the session at `state_dir`."""
-    return step_argv(route.workflow, step_number(route), state_dir)
+    return step_ref(route, state_dir).argv()
 
 
 class Context:
@@ -223,8 +232,14 @@ class Context:
     def non_interactive(self) -> bool:
         return bool(self.policy)
 
-    def argv(self, number: int, qr_status: str | None = None) -> list[str]:
-        return step_argv(self.workflow.name, number, self.state_dir, qr_status)
+    def to(self, step: Step | str, qr_status: str | None = None) -> StepRef:
+        """The step of this workflow named `step` (or that row of its table), as a target."""
+        row = self.workflow.named(step) if isinstance(step, str) else step
+        return StepRef(self.workflow.name, row.name, row.number, self.state_dir, qr_status)
+
+    def route(self, route: Route) -> StepRef:
+        """The step a route of state/routes.py names, in its own workflow."""
+        return step_ref(route, self.state_dir)
 
     def role_argv(self, role: str) -> list[str]:
         return ["planner", "role", role, "--state-dir", self.state_dir]
@@ -266,7 +281,7 @@ class Kind:
         note = skipped_note(skipped)
         if following is None:
             return Routing(done=True, note=note)
-        return Routing(next=ctx.argv(following.number), note=note)
+        return Routing(next=ctx.to(following), note=note)
 
 
 def skipped_note(skipped: list[Step]) -> str:

@@ -11,12 +11,15 @@ import click
 
 from cli.base import TEXT, Operation, PlanGroup, QRPhase, dump, open_store, out
 from shared.config import duration
-from shared.routing import command
+from shared.routing import StepRef, argv_of, command
 from state.errors import PlannerError, UsageError
 from state.ops import qr_ops, review_ops
+from state.routes import EXECUTE
 from state.storage.store import report_name
+from state.vocab import WorkflowName
 
 if TYPE_CHECKING:
+    from shared.routing import Target
     from shared.workflow import Flags
     from state.rules.session_store import Store, Transaction
 
@@ -100,9 +103,9 @@ def review_open(
         sys.stdout.flush()
 
     store = open_store(state_dir)
-    argv = open_page(store, port, not no_browser, say, verbose, wait=wait)
-    if argv is not None:
-        say_next(store, argv, as_json)
+    target = open_page(store, port, not no_browser, say, verbose, wait=wait)
+    if target is not None:
+        say_next(store, target, as_json)
 
 
 @review_command.command("wait")
@@ -125,40 +128,42 @@ def review_wait(timeout: str, state_dir: str | None, as_json: bool) -> None:
     say_next(store, wait_for_verdict(store, duration(timeout, "--timeout")), as_json)
 
 
-def say_next(store: Store, argv: list[str], as_json: bool) -> None:
+def say_next(store: Store, target: Target, as_json: bool) -> None:
     """The verdict's next step: a planner step (the rework) runs here and prints its prompt,
     as a gate prints the step it leads to, and so does executor step 1 after an approval
     (step 11 has the agent run it once the person approved: the page's wait is that moment);
     anything else is printed as the NEXT line. --json prints {"next": …} only."""
-    if not argv:  # the result was accepted: nothing follows
+    if not target:  # the result was accepted: nothing follows
         out(json.dumps({"next": "", "done": True}) if as_json else "DONE: the result is accepted")
         return
     if as_json:
-        out(json.dumps({"next": command(argv)}))
+        out(json.dumps({"next": command(argv_of(target))}))
         return
-    if argv[:2] == ["planner", "--step"] and argv[2].isdigit():
+    flags: Flags = {"state_dir": store.dir}
+    if isinstance(target, StepRef) and target.workflow == WorkflowName.PLANNER:
         # the step engine and its tables load here: `plan qr add|set`, in this module, is an
         # agent's call many times a session and never runs a step
         from shared import engine
         from shared.workflow import workflow_named
 
-        out(f"Sent back: planner step {argv[2]} follows (run here: do not run it again).")
-        out(engine.run(workflow_named("planner"), int(argv[2]), {"state_dir": store.dir}, store))
+        out(f"Sent back: planner step {target.number} follows (run here: do not run it again).")
+        out(engine.run(workflow_named(target.workflow), target.number, flags, store))
         return
-    if argv[:3] == ["executor", "--step", "1"]:
+    if isinstance(target, StepRef) and (target.workflow, target.name) == EXECUTE:
         from shared import engine
         from shared.workflow import workflow_named
 
-        flags: Flags = {"state_dir": store.dir}
         try:  # a step that is not ready refuses before it writes: its command is NEXT
-            chain = engine.decide(workflow_named("executor"), 1, flags, store, True)
+            chain = engine.decide(
+                workflow_named(target.workflow), target.number, flags, store, True
+            )
         except PlannerError:
             chain = []
         if chain:
             out("Approved: executor step 1 follows (run here: do not run it again).")
             out(engine.show(chain, flags))
             return
-    out(f"NEXT: {command(argv)}")
+    out(f"NEXT: {command(argv_of(target))}")
 
 
 @click.group("qr", cls=PlanGroup)

@@ -15,7 +15,7 @@ import uvicorn
 
 from cli.review_page.app import POLL_SECONDS, create_app
 from shared.status import current_routing
-from shared.workflow import route_argv
+from shared.workflow import step_ref
 from state.errors import PreconditionFailed, Refused
 from state.routes import EXECUTE
 from state.vocab import ENDED
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Literal
 
+    from shared.routing import Target
     from state.rules.session_store import Store
     from state.storage.documents import Session
 
@@ -51,11 +52,11 @@ def open_page(
     say: Callable[[str], None],
     verbose: bool = False,
     wait: bool = False,
-) -> list[str] | None:
+) -> Target | None:
     """Serve the session's review page until interrupted; print its URL first. The server's
     own log (requests, malformed connections) reaches the terminal only when `verbose`. With
     `wait`, serve until the person decides the round now open, then stop and return the
-    routing argv of their verdict (as wait_for_verdict does)."""
+    routing target of their verdict (as wait_for_verdict does)."""
     if wait:
         awaiting_verdict(store)  # refused before serving when there is nothing to wait for
     sock = bind(port)
@@ -80,7 +81,7 @@ def open_page(
         access_log=verbose,
     )
     server = uvicorn.Server(config)
-    decided: list[list[str] | BaseException] = []
+    decided: list[Target | BaseException] = []
     if wait:
 
         def watch() -> None:
@@ -124,8 +125,8 @@ def awaiting_verdict(store: Store) -> Session:
 
 def wait_for_verdict(
     store: Store, timeout: int, poll: float = 0.2, stop: Callable[[], bool] | None = None
-) -> list[str]:
-    """The routing argv once the open review round is decided (timeout 0: no limit); for a
+) -> Target:
+    """Where the routing leads once the open review round is decided (timeout 0: no limit); for a
     result in review, once the person decides it ([] when they accepted).
 
     PreconditionFailed (exit 3) when no plan is in review or the time runs out (or `stop`
@@ -144,7 +145,7 @@ def wait_for_verdict(
     if not session["approval"]:
         session = decided(store, session, "reviews", "the plan", timeout, poll, stop)
     if session["approval"]:
-        return route_argv(EXECUTE, store.dir)
+        return step_ref(EXECUTE, store.dir)
     if session["status"] == "design":  # rejected: where the workflow's table sends it
         return current_routing(store, session).next or ["planner", "status"]
     raise Refused(f"the session is {session['status']}: {session['reason'] or 'no reason'}")

@@ -235,7 +235,7 @@ class Implement(Execute):
 
     def routing(self, ctx: Context) -> Routing:
         _, _, later = self.current(ctx)
-        return Routing(next=ctx.argv(3)) if later else super().routing(ctx)
+        return Routing(next=ctx.to("impl-execute")) if later else super().routing(ctx)
 
 
 class ImplReview(Review):

@@ -33,13 +33,13 @@ STEPS = (
     Step(4, "impl-code-qr",      ImplReview, "04-impl-code-qr.j2",     role="quality-reviewer",
          phase="impl-code", requires=(all_done,)),
     Step(5, "impl-code-qr-gate", ImplGate,  "05-impl-code-qr-gate.j2",
-         phase="impl-code", on_fail=3),
+         phase="impl-code", on_fail="impl-execute"),
     Step(6, "impl-docs-execute", DocsImplement, "06-impl-docs-execute.j2", role="technical-writer",
          phase="impl-docs"),
     Step(7, "impl-docs-qr",      ImplReview, "07-impl-docs-qr.j2",     role="quality-reviewer",
          phase="impl-docs"),
     Step(8, "impl-docs-qr-gate", Gate,      "08-impl-docs-qr-gate.j2",
-         phase="impl-docs", on_fail=6),
+         phase="impl-docs", on_fail="impl-docs-execute"),
     Step(9, "reconcile",         Reconcile, "09-reconcile.j2"),
 )
 # fmt: on

@@ -8,13 +8,14 @@ from typing import TYPE_CHECKING, TypedDict
 
 from shared.kinds import Execute, ExecuteVariables, Gate, GateVariables
 from shared.paths import project_root
-from shared.routing import Routing, step_argv
+from shared.routing import Routing
 from shared.workflow import Context, Kind, Step
 from state import clock
 from state.errors import Finding, PlannerError
 from state.ops.choice_ops import pick, unpicked
 from state.ops.question_ops import assume, state_of
 from state.repo.scan import scan
+from state.routes import EXECUTE
 from state.rules.amendments import approved_revision, open_amendment, worktree_round
 from state.rules.approval import approve, plan_hash
 from state.rules.lifecycle import transition
@@ -251,7 +252,7 @@ class Discovery(Kind):
             note = (
                 "Once the answers are recorded, run NEXT: design starts (no need to rerun step 2)."
             )
-            return Routing(next=ctx.argv(3), note=note)
+            return Routing(next=ctx.to("plan-design-execute"), note=note)
         return super().routing(ctx)
 
 
@@ -422,9 +423,9 @@ class FinalGate(Gate):
 
     def routing(self, ctx: Context) -> Routing:
         if ctx.session["approval"]:
-            return Routing(next=step_argv("executor", 1, ctx.state_dir))
+            return Routing(next=ctx.route(EXECUTE))
         if ctx.session["status"] == "design":  # rejected: to the phase the feedback touches
-            return Routing(next=ctx.argv(rework_step(ctx).number))
+            return Routing(next=ctx.to(rework_step(ctx)))
         if ctx.session["status"] == "review":
             at = ["--state-dir", ctx.state_dir]
             return Routing(

@@ -53,19 +53,19 @@ STEPS = (
     Step(4,  "plan-design-qr",      Review,      "04-plan-design-qr.j2",         role="quality-reviewer",
          phase="plan-design", requires=(choices,), on_arrive=(pick_by_policy,)),
     Step(5,  "plan-design-qr-gate", Gate,        "05-plan-design-qr-gate.j2",
-         phase="plan-design", on_fail=3),
+         phase="plan-design", on_fail="plan-design-execute"),
     Step(6,  "plan-code-execute",   WorktreeExecute, "06-plan-code-execute.j2",  role="developer",
          phase="plan-code", status="detailing", skip=(quick, docs_only)),
     Step(7,  "plan-code-qr",        Review,      "07-plan-code-qr.j2",           role="quality-reviewer",
          phase="plan-code", skip=(quick, docs_only)),
     Step(8,  "plan-code-qr-gate",   Gate,        "08-plan-code-qr-gate.j2",
-         phase="plan-code", on_fail=6, skip=(quick, docs_only)),
+         phase="plan-code", on_fail="plan-code-execute", skip=(quick, docs_only)),
     Step(9,  "plan-docs-execute",   DocsExecute, "09-plan-docs-execute.j2",      role="technical-writer",
          phase="plan-docs", status="detailing", skip=(quick,)),
     Step(10, "plan-docs-qr",        Review,      "10-plan-docs-qr.j2",           role="quality-reviewer",
          phase="plan-docs", skip=(quick,)),
     Step(11, "plan-docs-qr-gate",   FinalGate,   "11-plan-docs-qr-gate.j2",
-         phase="plan-docs", on_fail=9, on_reject=REWORK),
+         phase="plan-docs", on_fail="plan-docs-execute", on_reject=REWORK),
 )
 # fmt: on
 
