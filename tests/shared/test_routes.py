@@ -10,6 +10,7 @@ import pathlib
 import pytest
 
 from cli import workflows
+from shared.routing import Routing, StepRef
 from shared.workflow import register, route_argv, step_number, workflow_named
 from state import routes
 from state.errors import UsageError
@@ -40,6 +41,26 @@ def test_a_missing_step_name_fails() -> None:
         step_number(routes.Route("executor", "no-such-step"))
 
 
+def test_a_table_names_its_targets_by_name_and_each_one_exists() -> None:
+    table = workflow_named("planner")
+    gate = table.named("plan-design-qr-gate")
+    assert gate.on_fail == "plan-design-execute"
+    wrong = dataclasses.replace(gate, on_fail="no-such-step")
+    with pytest.raises(UsageError, match="no step named 'no-such-step'"):
+        dataclasses.replace(table, steps=(*table.steps[:4], wrong, *table.steps[5:]))
+
+
+def test_a_step_ref_becomes_a_command_line_only_when_printed() -> None:
+    ref = StepRef("planner", "plan-design-qr-gate", 5, "/s", "pass")
+    routing = Routing(if_pass=ref, if_fail=["plan", "review", "reject"])
+    assert routing.steps() == [ref]
+    assert routing.lines() == [
+        "IF PASS: planner --step 5 --state-dir /s --qr-status pass",
+        "IF FAIL: plan review reject",
+    ]
+    assert routing.as_record()["if_pass"] == ref.argv()
+
+
 def test_renumbering_a_table_keeps_the_route() -> None:
     """Routes follow the step's name: the same route finds the step at its new number."""
     table = workflow_named("executor")
@@ -52,7 +73,7 @@ def test_renumbering_a_table_keeps_the_route() -> None:
         workflows.register_all()
 
 
-@pytest.mark.parametrize("path", sorted(STATE.glob("*.py")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sorted(STATE.rglob("*.py")), ids=lambda p: p.name)
 def test_state_builds_no_step_command(path: pathlib.Path) -> None:
     """No `--step` argv and no `step=N` in state/: a route names the step instead."""
     tree = ast.parse(path.read_text())
