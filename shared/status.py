@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from shared.routing import argv_of
-from shared.workflow import Context, registered, route_argv, step_number, workflow_named
+from shared.workflow import Context, registered, step_ref, workflow_named
 from state.rules.session_store import Store
 from state.status_view import summary
 from state.vocab import CLOSED, ENDED, Document, WorkflowName
@@ -117,9 +117,9 @@ def settle(tx: Transaction) -> None:
     if tx.move_to is not None:  # an operation moved the session to a step it names
         moved = tx.edit("session")
         moved["workflow"] = WorkflowName(tx.move_to.workflow).value
-        moved["step"] = step_number(tx.move_to)
+        moved["step"] = step_ref(tx.move_to, tx.store.dir).number
     if tx.next_route is not None:
-        tx.next_argv = route_argv(tx.next_route, tx.store.dir)
+        tx.next_argv = step_ref(tx.next_route, tx.store.dir).argv()
 
     session = tx.read("session")
     if session["status"] not in ENDED and registered(session["workflow"]):

@@ -135,21 +135,10 @@ def workflow_named(name: str) -> Workflow:
     return found
 
 
-def step_number(route: Route) -> int:
-    """The number the workflow's table gives the step `route` names (UsageError when the
-    table has no such step)."""
-    return workflow_named(route.workflow).named(route.step).number
-
-
 def step_ref(route: Route, state_dir: str) -> StepRef:
     """The step `route` names (state/routes.py), in the session at `state_dir`."""
     row = workflow_named(route.workflow).named(route.step)
     return StepRef(route.workflow, row.name, row.number, state_dir)
-
-
-def route_argv(route: Route, state_dir: str) -> list[str]:
-    """The command that runs the step `route` names in the session at `state_dir`."""
-    return step_ref(route, state_dir).argv()
 
 
 class Context:

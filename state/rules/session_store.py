@@ -35,14 +35,6 @@ RESTORE_FIX = (
 )
 
 
-def approved(session: Session | None) -> bool:
-    """Frozen means approved: the session's status or its approval record says so, whatever
-    plan.json's frozen_at holds."""
-    if not session:
-        return False
-    return session.get("status") in APPROVED or bool(session.get("approval"))
-
-
 def write_refusal(
     name: str,
     session: Session | None,
@@ -65,17 +57,13 @@ def write_refusal(
             "the plan is in review, frozen until the person's verdict (plan review "
             "approve|reject, or the review page); nothing was written"
         )
-    if name in PLANNING_FILES and approved(session):
+    # Frozen means approved: the status or the approval record says so, whatever frozen_at holds.
+    if name in PLANNING_FILES and session and (status in APPROVED or session["approval"]):
         return f"the plan is frozen: approved (session status {status}); nothing was written"
-    if name in PLANNING_FILES and plan and plan["frozen_at"] and not amending(session):
+    # An open amendment round unfreezes the plan for what it touches (_check_amendment).
+    if name in PLANNING_FILES and plan and plan["frozen_at"] and not open_amendment(session):
         return f"plan.json is frozen (frozen_at {plan['frozen_at']}); nothing was written"
     return ""
-
-
-def amending(session: Session | None) -> bool:
-    """Whether an amendment round is open: the plan is unfrozen for what it touches (the
-    store checks every change of plan.json against it, Transaction._check_amendment)."""
-    return open_amendment(session) is not None
 
 
 def tampered(session: Session | None, plan: Plan | None) -> str:

@@ -11,7 +11,7 @@ import pytest
 
 from cli import workflows
 from shared.routing import Routing, StepRef
-from shared.workflow import register, route_argv, step_number, workflow_named
+from shared.workflow import register, step_ref, workflow_named
 from state import routes
 from state.errors import UsageError
 
@@ -26,7 +26,7 @@ def _tables() -> None:
 @pytest.mark.parametrize("route", routes.ALL, ids=lambda r: f"{r.workflow}:{r.step}")
 def test_every_route_resolves_to_its_step(route: routes.Route) -> None:
     step = workflow_named(route.workflow).named(route.step)
-    argv = route_argv(route, "/s")
+    argv = step_ref(route, "/s").argv()
     assert argv == [route.workflow, "--step", str(step.number), "--state-dir", "/s"]
 
 
@@ -38,7 +38,7 @@ def test_every_route_is_listed() -> None:
 
 def test_a_missing_step_name_fails() -> None:
     with pytest.raises(UsageError, match="no step named"):
-        step_number(routes.Route("executor", "no-such-step"))
+        step_ref(routes.Route("executor", "no-such-step"), "/s")
 
 
 def test_a_table_names_its_targets_by_name_and_each_one_exists() -> None:
@@ -68,7 +68,7 @@ def test_renumbering_a_table_keeps_the_route() -> None:
     renumbered = dataclasses.replace(table, steps=tuple(shifted))
     register("executor", lambda: renumbered)
     try:
-        assert step_number(routes.EXECUTE) == table.named(routes.EXECUTE.step).number + 10
+        assert step_ref(routes.EXECUTE, "/s").number == table.named(routes.EXECUTE.step).number + 10
     finally:
         workflows.register_all()
 
