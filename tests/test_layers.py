@@ -1,6 +1,7 @@
-"""Imports point down (cli → hooks → skills → shared → state) and state/, shared/ and skills/
-hold no import cycle; the hooks import the standard library and the vocabulary alone. Every
-import counts: at the top, inside a function, or only for the type checker."""
+"""Imports point down (cli → hooks → skills → shared → state), inside state/ too (its top →
+storage → repo → validation → rules → ops), and state/, shared/ and skills/ hold no import
+cycle; the hooks import the standard library and the vocabulary alone. Every import counts:
+at the top, inside a function, or only for the type checker."""
 
 from __future__ import annotations
 
