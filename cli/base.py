@@ -22,11 +22,12 @@ from cli.output import out as out
 from cli.output import tell
 from shared.paths import open_session
 from state.errors import PlannerError, UsageError
-from state.vocab import Phase
+from state.vocab import Phase, WorkflowName
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from shared.workflow import Flags
     from state.rules.session_store import Transaction
 
     # click 8.4 made its parameter types generic: subscripted for mypy only, as older clicks
@@ -160,19 +161,20 @@ class Operation(PlanCommand):
         changed = [] if tx.created else changed_ids(ctx, args)
         if not (tx.created or changed or tx.told):  # every change says what, in one line
             tell(f"plan {operation_name(ctx)}: recorded")
-        step = tx.next_argv if self.runs_next and not ctx.params["as_json"] else None
-        if step and step[:2] == ["planner", "--step"] and step[2].isdigit():
-            emit_ids(unsaid(tx.created, tx.told), False, None, changed)
+        if self.runs_next and tx.next_argv and not ctx.params["as_json"]:
             # the step engine loads here only: the one step the operation leads to runs in
             # the same call, as a gate prints the step it leads to
             from shared import engine
+            from shared.status import current_routing
             from shared.workflow import workflow_named
 
-            out(f"planner step {step[2]} follows (run here: do not run it again).")
-            out(
-                engine.run(workflow_named("planner"), int(step[2]), {"state_dir": store.dir}, store)
-            )
-            return 0
+            step = engine.step_target(current_routing(store, store.read("session")))
+            if step is not None and step.workflow == WorkflowName.PLANNER:
+                emit_ids(unsaid(tx.created, tx.told), False, None, changed)
+                out(f"planner step {step.number} follows (run here: do not run it again).")
+                flags: Flags = {"state_dir": store.dir}
+                out(engine.run(workflow_named(step.workflow), step.number, flags, store))
+                return 0
         as_json = ctx.params["as_json"]
         ids = tx.created if as_json else unsaid(tx.created, tx.told)
         emit_ids(ids, as_json, tx.next_argv, changed)
