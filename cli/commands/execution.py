@@ -12,6 +12,7 @@ from state.errors import PlannerError
 from state.ops import asks, exec_ops
 from state.ops import exec_apply as ops
 from state.rules.planning import refuse_while_planning
+from state.vocab import WorkflowName
 
 if TYPE_CHECKING:
     from shared.workflow import Flags
@@ -105,29 +106,30 @@ def wave_done(store: Store, milestone: str) -> None:
     """Run the step executor step 3 routes to once every milestone of `milestone`'s wave is
     done; a step that is not ready refuses before it writes, and its NEXT line stands."""
     session = store.read("session")
-    argv = session["routing"].get("next") or []
-    if (session["workflow"], session["step"]) != ("executor", 3) or argv[:2] != [
-        "executor",
-        "--step",
-    ]:
+    recorded = session["routing"].get("next") or []  # a step's command line (state/ stores argv)
+    executor_name = WorkflowName.EXECUTOR.value
+    if session["workflow"] != executor_name or recorded[:1] != [executor_name]:
         return
     status = {m["id"]: m["status"] for m in store.read("execution")["milestones"]}
     waves = store.read("plan")["milestone_dependencies"]["waves"]
     wave = next((w["milestones"] for w in waves if milestone in w["milestones"]), [])
     if not wave or any(status.get(m) != "done" for m in wave):
         return
-    # the routing step 3 has now (its NEXT was recorded when it showed the wave just done)
-    pending = any(status.get(m) != "done" for w in waves for m in w["milestones"])
-    argv = ["executor", "--step", "3" if pending else "4"]
     from shared import engine  # the step engine loads here only, as `plan amend`'s does
     from shared.workflow import workflow_named
 
+    executor = workflow_named(WorkflowName.EXECUTOR)
+    if session["step"] != executor.named("impl-execute").number:
+        return
+    # the routing step 3 has now (its NEXT was recorded when it showed the wave just done)
+    pending = any(status.get(m) != "done" for w in waves for m in w["milestones"])
+    step = executor.named("impl-execute" if pending else "impl-code-qr")
     flags: Flags = {"state_dir": store.dir}
     try:
-        chain = engine.decide(workflow_named("executor"), int(argv[2]), flags, store, True)
+        chain = engine.decide(executor, step.number, flags, store, True)
     except PlannerError:
         return
-    out(f"executor step {argv[2]} follows (run here: do not run it again).")
+    out(f"executor step {step.number} follows (run here: do not run it again).")
     out(engine.show(chain, flags))
 
 
