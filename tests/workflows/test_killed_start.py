@@ -6,6 +6,8 @@ directory when there was something to do, and nothing said by the command after.
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,7 @@ import pytest
 from state.errors import PlannerError
 from state.storage.store import Store
 from tests import crashpoints as cp
+from tests.conftest import BIN
 
 pytestmark = pytest.mark.slow  # one killed process per crash point
 
@@ -95,3 +98,51 @@ def test_a_killed_session_start_is_finished_or_discarded_by_the_next_command(
             failures.append(f"{where}: the command after said {said(again.stderr)}")
     assert failures == []
     assert recoveries >= len(points) // 2  # most points leave something to finish or discard
+
+
+def test_a_start_under_way_is_left_alone(tmp_path: Path) -> None:
+    """A start holds .planner/ shared (state/ops/session.py `starting`): a command meanwhile
+    leaves its directory be, even one that looks killed; the next command after it recovers."""
+    from state.ops.session import starting
+
+    root = cp.new_project(tmp_path / "project")
+    home = root / ".planner"
+    building = home / ".2026-01-01-live-000000.building"
+    building.mkdir(parents=True)
+    (building / "session.json.tx-000000000000.tmp").write_text("{")
+    with starting(str(home)):
+        during = cp.run(root, ["plan", "list"])
+        assert (during.returncode, said(during.stderr)) == (0, []), during.stderr
+        assert building.exists()
+    after = cp.run(root, ["plan", "list"])
+    assert said(after.stderr) == [
+        f"planner: {building}: a session start killed before the session was made: removed"
+    ]
+    assert not building.exists()
+
+
+def test_starts_and_lists_at_once_lose_nothing(tmp_path: Path) -> None:
+    """Four starts and four `plan list` at the same moment: every start makes its session,
+    whole, and no list says it recovered anything (nothing was killed)."""
+    root = cp.new_project(tmp_path / "project")
+    env = {k: v for k, v in os.environ.items() if k not in cp.DROP}
+    argvs = [["planner", "--step", "1", "--task", f"Task {n}"] for n in range(4)]
+    argvs += [["plan", "list"]] * 4
+    procs = [
+        subprocess.Popen(
+            [str(BIN / a[0]), *a[1:]],
+            cwd=root,
+            env={**env, **cp.GIT_ID},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for a in argvs
+    ]
+    results = [(p.wait(timeout=300), p.stderr.read() if p.stderr else "") for p in procs]
+    assert [code for code, _ in results] == [0] * 8, results
+    assert [said(err) for _, err in results] == [[]] * 8
+    home = root / ".planner"
+    made = [p for p in home.iterdir() if p.is_dir()]
+    assert len(made) == 4 and [broken(p) for p in made] == [""] * 4
+    assert left(home) == []
