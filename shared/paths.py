@@ -94,8 +94,29 @@ def open_session(state_dir: str | None = None) -> Store:
         )
     store = Store(found)
     store.before_commit = settle
+    home = os.path.dirname(os.path.normpath(found))
+    if os.path.basename(home) == PLANNER_DIR:
+        recover_starts(home)
     if not store.exists("session"):
         raise UsageError(f"{found}: no session here (session.json not found)")
     store.recover()
     expire(store)
     return store
+
+
+SAID = {
+    "removed": "a session start killed before the session was made: removed",
+    "finished": "a killed command's committed write: finished",
+    "discarded": "a killed command's unfinished write: discarded (the session is as before it)",
+}
+
+
+def recover_starts(home: str) -> None:
+    """Finish or discard what killed commands left in any session of the project (a start
+    nobody resumes: state/ops/session.py recover_starts); one line on stderr for each."""
+    import sys
+
+    from state.ops.session import recover_starts as recover
+
+    for path, what in recover(home):
+        sys.stderr.write(f"planner: {path}: {SAID[what]}\n")

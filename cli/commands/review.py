@@ -87,7 +87,8 @@ def review_reject(
 @click.option(
     "--wait",
     is_flag=True,
-    help="Serve until the person decides, then stop and print what is next (as review wait).",
+    help="Serve until the person decides, then stop and print what is next (as review wait; "
+    "decided already: print it, serve nothing).",
 )
 def review_open(
     port: int, no_browser: bool, verbose: bool, wait: bool, state_dir: str | None, as_json: bool
@@ -116,16 +117,28 @@ def review_open(
     metavar="DURATION",
     help='How long to wait, e.g. "90s", "30m"; 0: no limit.',
 )
-def review_wait(timeout: str, state_dir: str | None, as_json: bool) -> None:
+@click.option(
+    "--round",
+    "number",
+    type=click.IntRange(1),
+    metavar="N",
+    help="The round to report: N of the review the session is in or was last in.",
+)
+def review_wait(timeout: str, number: int | None, state_dir: str | None, as_json: bool) -> None:
     """Block until the person decides on the review page; print what is next: after a
     rejection the rework step's prompt (that step has run: do not run it again), after an
-    approval the executor's command; for a result in review, DONE once it is accepted, or
-    the planning step an amendment leads to (exit 3 when the time runs out with the plan or
-    the result still in review)."""
+    approval executor step 1; for a result in review, DONE once it is accepted, or the
+    planning step an amendment leads to (exit 3 when the time runs out with the plan or the
+    result still in review).
+
+    The round: the one in review; with none open, the latest round of the review the session
+    was last in (the plan's or the result's), reported at once if decided: a wait that starts
+    after the verdict says what a running one would have. --round N names the round."""
     from cli.review_page.serve import wait_for_verdict  # as in review_open
 
     store = open_store(state_dir)
-    say_next(store, wait_for_verdict(store, duration(timeout, "--timeout")), as_json)
+    argv = wait_for_verdict(store, duration(timeout, "--timeout"), number=number)
+    say_next(store, argv, as_json)
 
 
 def say_next(store: Store, target: Target, as_json: bool) -> None:

@@ -10,7 +10,13 @@ import click
 
 from cli.base import TEXT, Operation, PlanCommand, dump, open_store, out
 from hooks.hookstate import with_guard
-from shared.paths import active_session_dir, planner_home, project_root, resolve_state_dir
+from shared.paths import (
+    active_session_dir,
+    planner_home,
+    project_root,
+    recover_starts,
+    resolve_state_dir,
+)
 from shared.status import session_status
 from state import clock
 from state.errors import DamagedFile, Refused
@@ -153,6 +159,7 @@ def list_command(state_dir: str | None, as_json: bool) -> None:
     """The project's sessions: id, status, step, age, task; * marks the active one, and
     [overlaps ID: FILE] an open session (in any work tree) planning the same files."""
     home = planner_home()
+    recover_starts(home)
     rows = session_rows(home, active_session_dir())
     if as_json:
         dump(rows)

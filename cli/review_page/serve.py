@@ -18,7 +18,8 @@ from shared.status import current_routing
 from shared.workflow import step_ref
 from state.errors import PreconditionFailed, Refused
 from state.routes import EXECUTE
-from state.vocab import ENDED
+from state.vocab import APPROVED, ENDED, ReviewVerdict
+from state.vocab import SessionStatus as S
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -28,6 +29,8 @@ if TYPE_CHECKING:
     from shared.routing import Target
     from state.rules.session_store import Store
     from state.storage.documents import Session
+
+    Rounds = Literal["reviews", "result_reviews"]
 
 HOST = "127.0.0.1"  # never another interface: the page can approve a plan
 
@@ -57,8 +60,11 @@ def open_page(
     own log (requests, malformed connections) reaches the terminal only when `verbose`. With
     `wait`, serve until the person decides the round now open, then stop and return the
     routing target of their verdict (as wait_for_verdict does)."""
-    if wait:
-        awaiting_verdict(store)  # refused before serving when there is nothing to wait for
+    if wait:  # refused before serving when there is nothing to wait for
+        session = store.read("session")
+        rounds, _, is_open = the_round(store, session)
+        if not is_open:  # decided before the page came up: report it, serve nothing
+            return reported(store, session, rounds)
     sock = bind(port)
     port = sock.getsockname()[1]
     token, csrf = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
@@ -111,50 +117,92 @@ def stop(server: uvicorn.Server, stopping: threading.Event, verbose: bool) -> No
     server.should_exit = True
 
 
-def awaiting_verdict(store: Store) -> Session:
-    """The session, when a plan or a result is in review, or the plan approved (a verdict to
-    report); else exit 3."""
-    session = store.read("session")
-    if session["status"] not in ("review", "result_review") and not session["approval"]:
+def the_round(
+    store: Store, session: Session, number: int | None = None
+) -> tuple[Rounds, int, bool]:
+    """The review round a wait reports, as (its list, its number, open) (docs/design.md, "A
+    wait that starts late"): the round in review when one is open; else the latest round of
+    the review the session was last in (the plan's, or the result's), once decided. `number`
+    names the round of that review instead. Exit 3 when there is no such round."""
+    status = session["status"]
+    kind: Rounds | None = "reviews" if status == S.REVIEW.value else "result_reviews"
+    if status in (S.REVIEW, S.RESULT_REVIEW):
+        rounds = session["reviews"] if kind == "reviews" else session["result_reviews"]
+        submitted = rounds and rounds[-1]["verdict"] == ReviewVerdict.SUBMITTED.value
+        latest, is_open = len(rounds) + (not submitted), True
+    else:
+        kind, is_open = last_reviewed(session), False
+        latest = len(session[kind]) if kind else 0
+    if kind is None or not latest:
         raise PreconditionFailed(
-            f"{store.path('session')}: status {session['status']}: no plan in review to wait "
-            "for (planner step 11 puts it there)"
+            f"{store.path('session')}: status {status}: no plan in review to wait for "
+            "(planner step 11 puts it there)"
         )
-    return session
+    if number is None or number == latest:
+        return kind, latest, is_open
+    which = "plan" if kind == "reviews" else "result"
+    if not 0 < number < latest:
+        raise PreconditionFailed(
+            f"--round {number}: no {which} review round {number} (the latest is round "
+            f"{latest}: plan review wait)"
+        )
+    verdict = session[kind][number - 1]["verdict"]
+    raise PreconditionFailed(
+        f"--round {number}: {which} review round {number} was {verdict}; round {latest} "
+        f"is {'open' if is_open else 'the latest'} (plan review wait)"
+    )
+
+
+def last_reviewed(session: Session) -> Rounds | None:
+    """The review the session was last in, none open: the result's once completed; the plan's
+    once approved (the plan's approval, the amendment's too) or rejected; else the result's
+    when it was sent back (an amendment plans again)."""
+    plan, result = session["reviews"], session["result_reviews"]
+    if session["status"] == S.COMPLETED.value and result:
+        return "result_reviews"
+    if session["status"] in APPROVED:
+        return "reviews" if plan else None
+    if plan and plan[-1]["verdict"] == ReviewVerdict.REJECTED.value:
+        return "reviews"
+    return "result_reviews" if result and result[-1]["verdict"] == "changes_requested" else None
 
 
 def wait_for_verdict(
-    store: Store, timeout: int, poll: float = 0.2, stop: Callable[[], bool] | None = None
+    store: Store,
+    timeout: int,
+    poll: float = 0.2,
+    stop: Callable[[], bool] | None = None,
+    number: int | None = None,
 ) -> Target:
-    """Where the routing leads once the open review round is decided (timeout 0: no limit); for a
-    result in review, once the person decides it ([] when they accepted).
+    """The routing target of the verdict on the round `the_round` names, once it is decided
+    (timeout 0: no limit); [] when the person accepted the result.
 
-    PreconditionFailed (exit 3) when no plan is in review or the time runs out (or `stop`
-    says to give up); Refused (exit 4) when the verdict cancelled the session.
+    PreconditionFailed (exit 3) when there is no round to report or the time runs out (or
+    `stop` says to give up); Refused (exit 4) when the verdict ended the session.
     """
-    session = awaiting_verdict(store)
-    if session["status"] == "result_review":
-        session = decided(store, session, "result_reviews", "the result", timeout, poll, stop)
-        if session["status"] == "completed":
-            return []
-        if session["status"] in ENDED:
-            raise Refused(f"the session is {session['status']}: {session['reason'] or 'no reason'}")
-        return current_routing(store, session).next or ["planner", "status"]
-    if session["status"] == "completed" and session["result_reviews"]:
+    session = store.read("session")
+    rounds, _, is_open = the_round(store, session, number)
+    if is_open:
+        what = "the plan" if rounds == "reviews" else "the result"
+        session = decided(store, session, rounds, what, timeout, poll, stop)
+    return reported(store, session, rounds)
+
+
+def reported(store: Store, session: Session, rounds: Rounds) -> Target:
+    """What follows the verdict on the latest round of `rounds`, as the session now is."""
+    if session["status"] in ENDED:
+        raise Refused(f"the session is {session['status']}: {session['reason'] or 'no reason'}")
+    if rounds == "result_reviews" and session["status"] == S.COMPLETED.value:
         return []  # the result was accepted: nothing follows
-    if not session["approval"]:
-        session = decided(store, session, "reviews", "the plan", timeout, poll, stop)
-    if session["approval"]:
+    if rounds == "reviews" and session["approval"]:
         return step_ref(EXECUTE, store.dir)
-    if session["status"] == "design":  # rejected: where the workflow's table sends it
-        return current_routing(store, session).next or ["planner", "status"]
-    raise Refused(f"the session is {session['status']}: {session['reason'] or 'no reason'}")
+    return current_routing(store, session).next or ["planner", "status"]
 
 
 def decided(
     store: Store,
     session: Session,
-    rounds: Literal["reviews", "result_reviews"],
+    rounds: Rounds,
     what: str,
     timeout: int,
     poll: float,

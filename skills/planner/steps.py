@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import os
 
-from shared import config, engine
+from shared import config, engine, paths
 from shared.engine import SHARED_TEMPLATES
 from shared.kinds import Gate, Review
-from shared.paths import project_root
+from shared.paths import PLANNER_DIR, project_root
 from shared.workflow import Flags, Step, Workflow
 from skills.planner.kinds import (
     DesignExecute,
@@ -87,20 +87,19 @@ def start(workflow: Workflow, flags: Flags) -> str:
     depth = flags.get("depth")
     if depth:
         settings["depth"] = depth
-    store = session.create(
-        root,
-        task.strip(),
-        settings,
-        non_interactive=False,
-        activate=False,
-        policy=config.policy(root, settings, bool(flags.get("non_interactive"))),
-    )
-    try:
-        printed = engine.run(workflow, 1, {**flags, "new_session": True}, store=store)
-    except BaseException:
-        session.discard(store)  # a failed step 1 leaves no orphan session
-        raise
-    session.make_active(root, os.path.basename(store.dir))
+    home = os.path.join(root, PLANNER_DIR)
+    paths.recover_starts(home)  # what killed starts left (none under way: they hold `starting`)
+    policy = config.policy(root, settings, bool(flags.get("non_interactive")))
+    with session.starting(home):
+        store = session.create(
+            root, task.strip(), settings, non_interactive=False, activate=False, policy=policy
+        )
+        try:
+            printed = engine.run(workflow, 1, {**flags, "new_session": True}, store=store)
+        except BaseException:
+            session.discard(store)  # a failed step 1 leaves no orphan session
+            raise
+        session.make_active(root, os.path.basename(store.dir))
     return printed
 
 

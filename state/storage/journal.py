@@ -353,8 +353,9 @@ def read_if_any(path: str) -> bytes | None:
         raise DamagedFile(f"{path}: cannot be read ({e.strerror})") from None
 
 
-def recover(directory: str) -> None:
-    """Roll a committed journal forward, then remove leftover temp files (hold the lock)."""
+def recover(directory: str) -> bool:
+    """Roll a committed journal forward, then remove leftover temp files (hold the lock).
+    Whether there was a journal to roll forward."""
     path = os.path.join(directory, JOURNAL)
     raw = read_if_any(path)
     if raw is not None:
@@ -385,6 +386,7 @@ def recover(directory: str) -> None:
     _remove_project_temps(directory)
     # the temp files of killed or failed writes
     remove([os.path.join(directory, n) for n in _names(directory) if n.endswith(TMP_SUFFIX)])
+    return raw is not None
 
 
 def _checked_project(path: str, project: Any) -> StagedProject | None:

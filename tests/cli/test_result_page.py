@@ -211,6 +211,31 @@ def test_review_wait_reports_the_result_verdict(store: Store) -> None:
     assert json.loads(run("plan", "review", "wait", "--json", cwd=project).stdout)["done"]
 
 
+def test_a_wait_started_after_the_verdict_reports_it(store: Store) -> None:
+    """Issue 35: the result sent back (an amendment: no approval on record), then its next
+    round accepted, each before any wait started: a wait started then reports the verdict as
+    one that was running does (the browser test starts one before the verdict)."""
+    project = Path(store.dir).parents[1]
+    sent = run("plan", "result", "request-changes", "--feedback", "say goodbye", cwd=project)
+    assert sent.returncode == 0, sent.stderr
+    late = run("plan", "review", "wait", "--json", cwd=project)
+    assert late.returncode == 0, late.stderr
+    session = json.loads(Path(store.path("session")).read_text())
+    assert session["approval"] is None and session["next_command"]
+    assert f"NEXT: {json.loads(late.stdout)['next']}" == session["next_command"]
+    session.update(status="result_review", workflow="executor", step=9)  # executor step 9 again
+    session["result_reviews"].append({**session["result_reviews"][0], "round": 2})
+    session["result_reviews"][-1].update(verdict="submitted", sha256=None, comments=[])
+    Path(store.path("session")).write_text(json.dumps(session))
+    assert run("plan", "result", "accept", "--by", "ann", cwd=project).returncode == 0
+    for args in (["wait"], ["wait", "--round", "2"], ["open", "--wait", "--no-browser"]):
+        done = run("plan", "review", *args, cwd=project)
+        assert (done.returncode, done.stdout) == (0, "DONE: the result is accepted\n"), args
+    earlier = run("plan", "review", "wait", "--round", "1", cwd=project)
+    assert earlier.returncode == 3, earlier.stderr
+    assert "result review round 1 was changes_requested; round 2 is the latest" in earlier.stderr
+
+
 def test_review_open_wait_stops_after_the_result_verdict(store: Store) -> None:
     import os
     import subprocess

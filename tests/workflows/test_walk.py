@@ -204,6 +204,50 @@ def test_review_wait_prints_the_rework_steps_prompt(project: Path) -> None:
     assert Output(printed).header.startswith("PLANNER 3/11") and "not like this" in printed
 
 
+def late_wait(agent: Agent, *args: str) -> subprocess.CompletedProcess[str]:
+    """`plan review …` as its own process, started after the verdict landed."""
+    return subprocess.run(
+        ["plan", "review", *args], cwd=agent.project, env=agent.env,
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+
+
+@pytest.mark.slow
+def test_a_wait_started_after_the_rejection_reports_it(project: Path) -> None:
+    """Issue 35: the person's verdict came before the wait did; it prints what a running
+    wait would have (test_review_wait_prints_the_rework_steps_prompt), from the state."""
+    agent, _ = to_review(project)
+    agent.process = True
+    agent.plan("review", "reject", "--feedback", "not like this")
+    named = late_wait(agent, "wait", "--round", "1", "--json")
+    assert named.returncode == 0, named.stderr
+    assert json.loads(named.stdout)["next"].startswith("planner --step 3 ")
+    beyond = late_wait(agent, "wait", "--round", "2")
+    assert beyond.returncode == 3 and "no plan review round 2 (the latest is round 1" in (
+        beyond.stderr
+    )
+    late = late_wait(agent, "wait", "--timeout", "60s")
+    assert late.returncode == 0, late.stderr
+    assert Output(late.stdout).header.startswith("PLANNER 3/11") and "not like this" in late.stdout
+
+
+@pytest.mark.slow
+def test_a_wait_started_after_the_approval_runs_executor_step_1(project: Path) -> None:
+    """Issue 35: `plan review open --wait` and `plan review wait` after the approval: the
+    page is not served, and the wait runs executor step 1 as a running one would have."""
+    agent, _ = to_review(project)
+    agent.process = True
+    agent.plan("review", "approve", "--by", "ann")
+    opened = late_wait(agent, "open", "--wait", "--no-browser", "--json")
+    assert opened.returncode == 0, opened.stderr
+    assert json.loads(opened.stdout)["next"].startswith("executor --step 1 ")  # no URL
+    assert "Serving" not in opened.stderr
+    late = late_wait(agent, "wait", "--timeout", "60s")
+    assert late.returncode == 0, late.stderr
+    assert late.stdout.startswith("Approved: executor step 1 follows")
+    assert "EXECUTOR 1/9" in late.stdout
+
+
 def test_the_executor_chains_to_the_work_and_done_commits(project: Path) -> None:
     from tests.workflows.helpers import to_approval
 
