@@ -442,12 +442,13 @@ def test_the_pages_errors_name_its_fields_not_the_clis_options(
     assert empty.status_code == 400
     assert empty.json()["error"].startswith("a comment or the overall feedback is required")
     assert "--" not in empty.json()["error"]
-    words = page_words("result request-changes: --feedback is required and may not be empty")
+    words = page_words("feedback is required and may not be empty")
     assert words == "the overall feedback is required and may not be empty"
     assert (
-        page_words("--comment 'M-1 x': expected 'ID=TEXT'")
-        == "the comment 'M-1 x': expected 'ID=TEXT'"
+        page_words("comment M-001:a.py:9: its commits show lines 1-5 of a.py")
+        == "the comment on M-001:a.py:9: its commits show lines 1-5 of a.py"
     )
+    assert page_words("comment on DL-001: has no text") == "a comment on DL-001: has no text"
     assert "Request changes on this page" in page_words(
         "again: plan review reject --feedback TEXT)"
     )

@@ -42,12 +42,16 @@ def test_find_refuses_an_id_of_another_kind_before_looking(plan: Plan, session_d
 
 
 def test_what_counts_as_given() -> None:
-    assert not plan_ops.some(None, [])
-    assert plan_ops.some(False)  # --no-doc-only
-    assert plan_ops.some([""])  # --depends '': clears the list
-    assert plan_ops.keep_list([""], ["M-001"]) == []
-    assert plan_ops.keep_list([], ["M-001"]) == ["M-001"]
-    assert plan_ops.keep(None, "old") == "old" and plan_ops.keep("", "old") == ""
+    """None and [] are not given; False is (--no-doc-only), and [''] clears a list."""
+    m = plan_ops.new_milestone("M-001", 1, "Parser") | {"depends_on": ["M-002"]}
+    fields = {"doc_only": "is_documentation_only", "depends": "depends_on", "name": "name"}
+    assert not plan_ops.fill(m, fields, {"doc_only": None, "depends": [], "name": None})
+    assert m["depends_on"] == ["M-002"] and m["name"] == "Parser"
+    assert plan_ops.fill(m, fields, {"doc_only": False, "depends": [""], "name": ""})
+    assert (m["is_documentation_only"], m["depends_on"], m["name"]) == (False, [], "")
+    tests = {"scenarios": {"edge": ["old"]}}
+    assert plan_ops.fill(tests, {"edge": "scenarios.edge"}, {"edge": ["a", "", "b"]})
+    assert tests == {"scenarios": {"edge": ["a", "b"]}}
 
 
 def test_milestone_set_changes_only_what_is_given(plan: Plan, session_dir: Path) -> None:
