@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass
-from typing import Literal, cast, get_args, overload
+from typing import Literal, cast, get_args, get_type_hints, is_typeddict, overload
 
 from state import clock
 from state.errors import UsageError
 from state.repo import unidiff
+from state.storage import documents, schema
 from state.validation import waves
 from state.validation.project_paths import diff_paths, recorded_project, why_unsafe
 
@@ -148,7 +149,7 @@ def fill(part: object, fields: Mapping[str, str], args: Args) -> bool:
         place = cast("dict[str, object]", part)  # a TypedDict, written by its field names
         for name in parents:
             place = cast("dict[str, object]", place[name])
-        current = place[key]
+        current = place.get(key)  # a new item holds its defaults only
         if isinstance(current, dict):  # KEY=VALUE pairs
             place[key] = dict(value)
         elif isinstance(current, list):
@@ -187,12 +188,21 @@ class Kind:
     """One kind of plan content: which keyword fills which field, and where it lives."""
 
     command: str  # its commands' group: "decision" (`decision add`, `decision set`)
+    prefix: str  # the id prefix of its items ("DL"); "" for a part of the plan itself
     fields: dict[str, str]  # keyword → the field it fills ("a.b": field b of field a)
-    prefix: str = ""  # the id prefix of its items ("DL"); "" for a part of the plan
     part: str = ""  # the part of the plan or of the item that `set` changes ("tests")
+    model: str = ""  # its items' model in plan.json's schema, whose defaults a new one has
     home: Callable[[Plan, Args], list[Any]] | None = None  # where `add` puts a new item
-    new: Callable[[str, Plan], Any] | None = None  # a blank item with this id
     paths: tuple[str, ...] = ()  # the keywords that name project files
+
+
+def blank(typed: Any, defaults: dict[str, Any]) -> dict[str, Any]:
+    """A new item of a documents.py type: the schema's defaults, the fields in the model's
+    order (as `plan show` prints them), None where the command or its `then` fills it."""
+    return {
+        k: blank(t, defaults[k]) if is_typeddict(t) else defaults.get(k)
+        for k, t in get_type_hints(typed).items()
+    }
 
 
 class ItemOp:
@@ -207,8 +217,7 @@ class ItemOp:
     ):
         self.kind, self.verb, self.then = kind, verb, then
         self.__name__ = f"{kind.command.replace(' ', '_')}_{verb}"
-        on_item = verb != "add" and kind.prefix
-        self.keywords = ["id"] * bool(on_item) + [*kind.fields, *extra]
+        self.keywords = ["id"] * bool(verb != "add" and kind.prefix) + [*kind.fields, *extra]
         keyword = inspect.Parameter.KEYWORD_ONLY
         self.__signature__ = inspect.Signature(
             [
@@ -220,13 +229,13 @@ class ItemOp:
     def __call__(self, tx: Transaction, **args: Any) -> list[str]:
         if sorted(args) != sorted(self.keywords):
             raise TypeError(f"{self.__name__}: takes {self.keywords}, given {sorted(args)}")
-        plan = tx.edit("plan")
-        kind = self.kind
+        plan, kind = tx.edit("plan"), self.kind
         item: Any = plan  # the kinds' items differ: each kind names its own fields
         if self.verb == "add":
-            assert kind.home is not None and kind.new is not None, kind.command
+            assert kind.home is not None, kind.command
             home = kind.home(plan, args)
-            item = kind.new(tx.new_id("plan", kind.prefix, every(plan, kind.prefix) or []), plan)
+            item = blank(getattr(documents, kind.model), schema.defaults("plan", kind.model))
+            item["id"] = tx.new_id("plan", kind.prefix, every(plan, kind.prefix) or [])
         elif kind.prefix:
             item = find(plan, args["id"], kind.prefix)
         for keyword in kind.paths:
@@ -265,53 +274,6 @@ def new_alternative(id: str, alternative: str, reason: str, decision: str) -> Re
     }
 
 
-def new_milestone(id: str, number: int, name: str) -> Milestone:
-    """A milestone with nothing planned yet (the model's defaults)."""
-    return {
-        "id": id,
-        "number": number,
-        "name": name,
-        "files": [],
-        "flags": [],
-        "requirements": [],
-        "acceptance_criteria": [],
-        "risk": "medium",
-        "depends_on": [],
-        "tests": {
-            "files": [],
-            "type": None,
-            "backing": None,
-            "scenarios": {"normal": [], "edge": [], "error": []},
-            "skip_reason": None,
-        },
-        "code_intents": [],
-        "code_changes": [],
-        "documentation": {
-            "module_comment": None,
-            "docstrings": [],
-            "algorithm_blocks": [],
-            "inline_comments": [],
-        },
-        "is_documentation_only": False,
-        "delegated_to": None,
-    }
-
-
-def new_change(
-    id: str, intent_ref: str, file: str, diff: str, shared_intents: list[str] | None = None
-) -> CodeChange:
-    """A code change with the model's defaults (3 context lines, no WHY comments)."""
-    return {
-        "id": id,
-        "intent_ref": intent_ref,
-        "shared_intents": shared_intents or [],
-        "file": file,
-        "diff": diff,
-        "context_lines": 3,
-        "why_comments": [],
-    }
-
-
 def refresh_waves(plan: Plan) -> None:
     """Waves and their diagram are derived from depends_on after every change to it."""
     deps = plan["milestone_dependencies"]
@@ -341,7 +303,13 @@ def after_committed(tx: Transaction, plan: Plan, milestone: Milestone) -> None:
             )
 
 
+def decision_added(tx: Transaction, plan: Plan, item: Decision, args: Args) -> bool:
+    item["timestamp"] = clock.now()
+    return True
+
+
 def milestone_added(tx: Transaction, plan: Plan, m: Milestone, args: Args) -> bool:
+    m["number"] = max((o["number"] for o in plan["milestones"] if o is not m), default=0) + 1
     after_committed(tx, plan, m)
     refresh_waves(plan)
     return True
@@ -362,9 +330,8 @@ def milestone_edited(tx: Transaction, plan: Plan, m: Milestone, args: Args) -> b
     edited = False
     for name, field, _ in ITEM_EDITS:
         lists = cast("dict[str, list[str]]", m)  # the three list fields, by name
-        kept = list(lists[field])
-        remove, add = args[f"remove_{name}"], [v for v in args[f"add_{name}"] if v.strip()]
-        for n in sorted(set(remove), reverse=True):
+        kept, add = list(lists[field]), [v for v in args[f"add_{name}"] if v.strip()]
+        for n in sorted(set(remove := args[f"remove_{name}"]), reverse=True):
             if n > len(kept):
                 raise UsageError(
                     f"remove_{name} {n}: {m['id']} has {len(kept)} {field} (counting from 1)",
@@ -378,28 +345,21 @@ def milestone_edited(tx: Transaction, plan: Plan, m: Milestone, args: Args) -> b
 
 
 def intent_added(tx: Transaction, plan: Plan, item: CodeIntent, args: Args) -> bool:
-    milestone = find(plan, args["milestone"], "M")
-    after_committed(tx, plan, milestone)
+    after_committed(tx, plan, find(plan, args["milestone"], "M"))
     refresh_waves(plan)
     return True
 
 
-def change_added(tx: Transaction, plan: Plan, item: CodeChange, args: Args) -> bool:
-    item["intent_ref"] = args["intent"]
-    check_diff(tx, item["diff"], item["file"])
-    return True
-
-
 def change_moved(tx: Transaction, plan: Plan, item: CodeChange, args: Args) -> bool:
-    """A new --intent moves the change to that intent's milestone; its diff is checked as
-    it now stands."""
+    """A new change realises its --intent; a change given another moves to that intent's
+    milestone. Its diff is checked as it now stands."""
     intent = args["intent"]
-    if intent:
+    if intent and item.get("intent_ref"):
         find(plan, intent, "CI")
         owner(plan, item["id"])["code_changes"].remove(item)
         owner(plan, intent)["code_changes"].append(item)
-        item["intent_ref"] = intent
         item["shared_intents"] = []  # it now implements the one intent it was given
+    item["intent_ref"] = intent or item["intent_ref"]  # (a new one: its --intent)
     check_diff(tx, item["diff"], item["file"])
     return bool(intent)
 
@@ -409,151 +369,104 @@ def change_home(plan: Plan, args: Args) -> list[CodeChange]:
     return owner(plan, args["intent"])["code_changes"]
 
 
-MILESTONE_FIELDS = {
-    "name": "name",
-    "file": "files",
-    "requirement": "requirements",
-    "acceptance": "acceptance_criteria",
-    "risk": "risk",
-    "depends": "depends_on",
-    "doc_only": "is_documentation_only",
-    "flag": "flags",
-    "delegated_to": "delegated_to",
-}
-INTENT_FIELDS = {
-    "file": "file",
-    "function": "function",
-    "behavior": "behavior",
-    "param": "params",
-    "decision": "decision_refs",
-}
-CHANGE_FIELDS = {
-    "file": "file",
-    "diff": "diff",
-    "why": "why_comments",
-    "context_lines": "context_lines",
-}
-
-
 def context(field: str) -> Callable[[Plan, Args], list[Any]]:
     """The list of the planning context that `add` puts a new item in."""
     return lambda plan, args: cast("dict[str, list[Any]]", plan["planning_context"])[field]
 
 
+MILESTONE = dict(
+    name="name",
+    file="files",
+    requirement="requirements",
+    acceptance="acceptance_criteria",
+    risk="risk",
+    depends="depends_on",
+    doc_only="is_documentation_only",
+    flag="flags",
+    delegated_to="delegated_to",
+)
+TESTS = dict(
+    file="files",
+    type="type",
+    backing="backing",
+    normal="scenarios.normal",
+    edge="scenarios.edge",
+    error="scenarios.error",
+    skip_reason="skip_reason",
+)
+KNOWLEDGE = dict(
+    architecture_diagram="architecture.diagram_ascii",
+    architecture="architecture.description",
+    data_flow_diagram="data_flow.diagram_ascii",
+    data_flow="data_flow.description",
+    structure_rationale="structure_rationale",
+)
+INTENT = dict(
+    file="file", function="function", behavior="behavior", param="params", decision="decision_refs"
+)
+CHANGE = dict(file="file", diff="diff", why="why_comments", context_lines="context_lines")
+DOC = dict(
+    module_comment="module_comment",
+    docstring="docstrings",
+    algorithm="algorithm_blocks",
+    inline="inline_comments",
+)
 KINDS = {
-    "overview": Kind("overview", {k: k for k in ("title", "problem", "approach")}, part="overview"),
+    "overview": Kind(
+        "overview", "", dict(title="title", problem="problem", approach="approach"), "overview"
+    ),
     "decision": Kind(
         "decision",
-        {"decision": "decision", "reasoning": "reasoning_chain", "question": "question_refs"},
-        prefix="DL",
+        "DL",
+        dict(decision="decision", reasoning="reasoning_chain", question="question_refs"),
+        model="Decision",
         home=context("decision_log"),
-        new=lambda id, plan: new_decision(id, "", ""),
     ),
     "alternative": Kind(
         "alternative",
-        {"alternative": "alternative", "reason": "rejection_reason", "decision": "decision_ref"},
-        prefix="RA",
+        "RA",
+        dict(alternative="alternative", reason="rejection_reason", decision="decision_ref"),
+        model="RejectedAlternative",
         home=context("rejected_alternatives"),
-        new=lambda id, plan: new_alternative(id, "", "", ""),
     ),
     "constraint": Kind(
         "constraint",
-        {k: k for k in ("type", "description", "source")},
-        prefix="C",
+        "C",
+        dict(type="type", description="description", source="source"),
+        model="Constraint",
         home=context("constraints"),
-        new=lambda id, plan: {"id": id, "type": "", "description": "", "source": ""},
     ),
     "risk": Kind(
         "risk",
-        {
-            "risk": "risk",
-            "mitigation": "mitigation",
-            "anchor": "anchor",
-            "decision": "decision_ref",
-        },
-        prefix="R",
+        "R",
+        dict(risk="risk", mitigation="mitigation", anchor="anchor", decision="decision_ref"),
+        model="Risk",
         home=context("known_risks"),
-        new=lambda id, plan: {
-            "id": id,
-            "risk": "",
-            "mitigation": "",
-            "anchor": None,
-            "decision_ref": None,
-        },
     ),
-    "knowledge": Kind(
-        "knowledge",
-        {
-            "architecture_diagram": "architecture.diagram_ascii",
-            "architecture": "architecture.description",
-            "data_flow_diagram": "data_flow.diagram_ascii",
-            "data_flow": "data_flow.description",
-            "structure_rationale": "structure_rationale",
-        },
-        part="invisible_knowledge",
-    ),
+    "knowledge": Kind("knowledge", "", KNOWLEDGE, "invisible_knowledge"),
     "milestone": Kind(
         "milestone",
-        MILESTONE_FIELDS,
-        prefix="M",
+        "M",
+        MILESTONE,
+        model="Milestone",
         home=lambda plan, args: plan["milestones"],
-        new=lambda id, plan: new_milestone(
-            id, max((m["number"] for m in plan["milestones"]), default=0) + 1, ""
-        ),
         paths=("file",),
     ),
-    "milestone tests": Kind(
-        "milestone",
-        {
-            "file": "files",
-            "type": "type",
-            "backing": "backing",
-            "normal": "scenarios.normal",
-            "edge": "scenarios.edge",
-            "error": "scenarios.error",
-            "skip_reason": "skip_reason",
-        },
-        prefix="M",
-        part="tests",
-        paths=("file",),
-    ),
+    "milestone tests": Kind("milestone", "M", TESTS, "tests", paths=("file",)),
     "intent": Kind(
         "intent",
-        INTENT_FIELDS,
-        prefix="CI",
+        "CI",
+        INTENT,
+        model="CodeIntent",
         home=lambda plan, args: find(plan, args["milestone"], "M")["code_intents"],
-        new=lambda id, plan: {
-            "id": id,
-            "file": "",
-            "function": None,
-            "behavior": "",
-            "decision_refs": [],
-            "params": {},
-        },
         paths=("file",),
     ),
-    "change": Kind(
-        "change",
-        CHANGE_FIELDS,
-        prefix="CC",
-        home=change_home,
-        new=lambda id, plan: new_change(id, "", "", ""),
-    ),
-    "doc": Kind(
-        "doc",
-        {
-            "module_comment": "module_comment",
-            "docstring": "docstrings",
-            "algorithm": "algorithm_blocks",
-            "inline": "inline_comments",
-        },
-        prefix="M",
-        part="documentation",
-    ),
+    "change": Kind("change", "CC", CHANGE, model="CodeChange", home=change_home),
+    "doc": Kind("doc", "M", DOC, "documentation"),
 }
 
 overview_set = ItemOp(KINDS["overview"], "set")
-decision_add = ItemOp(KINDS["decision"], "add")
+decision_add = ItemOp(KINDS["decision"], "add", then=decision_added)
 decision_set = ItemOp(KINDS["decision"], "set")
 alternative_add = ItemOp(KINDS["alternative"], "add")
 alternative_set = ItemOp(KINDS["alternative"], "set")
@@ -563,16 +476,12 @@ risk_add = ItemOp(KINDS["risk"], "add")
 risk_set = ItemOp(KINDS["risk"], "set")
 knowledge_set = ItemOp(KINDS["knowledge"], "set")
 milestone_add = ItemOp(KINDS["milestone"], "add", then=milestone_added)
-milestone_set = ItemOp(
-    KINDS["milestone"],
-    "set",
-    tuple(f"{verb}_{name}" for name, _, _ in ITEM_EDITS for verb in ("add", "remove")),
-    then=milestone_edited,
-)
+EDITS = tuple(f"{verb}_{name}" for name, _, _ in ITEM_EDITS for verb in ("add", "remove"))
+milestone_set = ItemOp(KINDS["milestone"], "set", EDITS, then=milestone_edited)
 milestone_tests = ItemOp(KINDS["milestone tests"], "tests")
 intent_add = ItemOp(KINDS["intent"], "add", ("milestone",), then=intent_added)
 intent_set = ItemOp(KINDS["intent"], "set")
-change_add = ItemOp(KINDS["change"], "add", ("intent",), then=change_added)
+change_add = ItemOp(KINDS["change"], "add", ("intent",), then=change_moved)
 change_set = ItemOp(KINDS["change"], "set", ("intent",), then=change_moved)
 doc_set = ItemOp(KINDS["doc"], "set")
 

@@ -16,11 +16,10 @@ from state.storage.store import Store
 from tests.conftest import Plan
 
 
-def test_new_items_are_the_models_defaults() -> None:
-    """The typed constructors spell out the defaults models.py declares: the two agree."""
+def test_new_items_are_the_models_defaults(plan: Plan, session_dir: Path) -> None:
+    """A new item holds what the command gave and the defaults models.py declares: the typed
+    constructors (choice_ops) and the table's add path agree with the models."""
     built = {
-        "Milestone": plan_ops.new_milestone("M-001", 1, "Parser"),
-        "CodeChange": plan_ops.new_change("CC-001", "CI-001", "a.py", "--- a\n"),
         "Decision": plan_ops.new_decision("DL-001", "d", "r"),
         "RejectedAlternative": plan_ops.new_alternative("RA-001", "a", "r", "DL-001"),
     }
@@ -29,6 +28,14 @@ def test_new_items_are_the_models_defaults() -> None:
         required = {k: item[k] for k, f in model.model_fields.items() if f.is_required()}
         assert item == model(**required).model_dump(), name
     assert get_args(models.Milestone.model_fields["risk"].annotation) == plan_ops.RISKS
+    plan("milestone", "add", "--name", "Parser")
+    plan("milestone", "add", "--name", "Printer")
+    plan("constraint", "add", "--type", "technical", "--description", "d")
+    stored = json.loads((session_dir / "plan.json").read_text())
+    milestone = models.Milestone(id="M-002", number=2, name="Printer").model_dump()
+    assert stored["milestones"][1] == milestone
+    constraint = models.Constraint(id="C-001", type="technical", description="d").model_dump()
+    assert stored["planning_context"]["constraints"] == [constraint]
 
 
 def test_find_refuses_an_id_of_another_kind_before_looking(plan: Plan, session_dir: Path) -> None:
@@ -43,7 +50,7 @@ def test_find_refuses_an_id_of_another_kind_before_looking(plan: Plan, session_d
 
 def test_what_counts_as_given() -> None:
     """None and [] are not given; False is (--no-doc-only), and [''] clears a list."""
-    m = plan_ops.new_milestone("M-001", 1, "Parser") | {"depends_on": ["M-002"]}
+    m = {"name": "Parser", "is_documentation_only": True, "depends_on": ["M-002"]}
     fields = {"doc_only": "is_documentation_only", "depends": "depends_on", "name": "name"}
     assert not plan_ops.fill(m, fields, {"doc_only": None, "depends": [], "name": None})
     assert m["depends_on"] == ["M-002"] and m["name"] == "Parser"
