@@ -250,30 +250,6 @@ class ItemOp:
         return []
 
 
-def new_decision(
-    id: str, decision: str, reasoning: str, question_refs: list[str] | None = None
-) -> Decision:
-    """A decision recorded now, superseded by nothing."""
-    return {
-        "id": id,
-        "decision": decision,
-        "reasoning_chain": reasoning,
-        "timestamp": clock.now(),
-        "question_refs": question_refs or [],
-        "superseded_by": None,
-        "superseded_reason": None,
-    }
-
-
-def new_alternative(id: str, alternative: str, reason: str, decision: str) -> RejectedAlternative:
-    return {
-        "id": id,
-        "alternative": alternative,
-        "rejection_reason": reason,
-        "decision_ref": decision,
-    }
-
-
 def refresh_waves(plan: Plan) -> None:
     """Waves and their diagram are derived from depends_on after every change to it."""
     deps = plan["milestone_dependencies"]
