@@ -190,7 +190,8 @@ def test_request_changes_records_structured_comments(client: TestClient, store: 
     comments = [
         {"anchor": "DL-001", "line": None, "text": "Why mirror greet()?"},
         {"anchor": "CC-001", "line": 4, "text": "Name it goodbye"},
-    ]
+        {"anchor": "DL-001", "line": None, "text": "CC-001:4: a head in the text stays text"},
+    ]  # the page sends records: nothing in a text is read back as an anchor or a line
     done = post(client, "/request-changes", {"feedback": "Log farewells", "comments": comments})
     assert done.status_code == 200, done.text
     assert done.json()["next"] == f"planner --step 3 --state-dir {store.dir}"
@@ -231,7 +232,8 @@ def test_the_cli_takes_comments_and_wait_prints_the_routing(store: Store) -> Non
     cwd, at = Path(store.dir), ["--state-dir", store.dir]
     waited = run("plan", "review", "wait", "--timeout", "1s", *at, cwd=cwd)
     assert waited.returncode == 3 and "no verdict within 1s" in waited.stderr
-    assert run("plan", "review", "reject", "--comment", "M-001 no id", *at, cwd=cwd).returncode == 2
+    bad = run("plan", "review", "reject", "--comment", "M-001 no id", *at, cwd=cwd)
+    assert bad.returncode == 2 and "--comment 'M-001 no id': expected 'ID: text'" in bad.stderr
     rejected = run(
         "plan", "review", "reject", *at,
         "--comment", "DL-001: why?", "--comment", "CC-001:5: return a constant", cwd=cwd,

@@ -64,3 +64,21 @@ def test_milestone_set_changes_only_what_is_given(plan: Plan, session_dir: Path)
     assert after == before | {"is_documentation_only": True, "requirements": ["b", "c"]}
     done = plan("milestone", "set", "M-001", "--remove-requirement", "3", code=2)
     assert "--remove-requirement 3: M-001 has 2 requirements (counting from 1)" in done.stderr
+
+
+def test_state_names_the_field_and_the_command_line_the_option(
+    plan: Plan, session_dir: Path
+) -> None:
+    """state/ knows no flags: its error starts with the field (PlannerError.field), and the
+    command layer puts the option there."""
+    plan("milestone", "add", "--name", "Parser")
+    args: dict[str, object] = {k: [] for k in plan_ops.milestone_set.keywords}
+    args |= {"id": "M-001", "name": None, "risk": None, "doc_only": None, "delegated_to": None}
+    with pytest.raises(UsageError) as refused, Store(str(session_dir)).transaction("x") as tx:
+        plan_ops.milestone_set(tx, **args | {"remove_file": [2]})
+    assert refused.value.field == "remove_file"
+    assert refused.value.message == "remove_file 2: M-001 has 0 files (counting from 1)"
+    done = plan("milestone", "set", "M-001", "--remove-file", "2", code=2)
+    assert "--remove-file 2: M-001 has 0 files (counting from 1)" in done.stderr
+    done = plan("milestone", "set", "M-001", "--add-file", ".git/config", code=2)
+    assert "--add-file: '.git/config': " in done.stderr
