@@ -1,5 +1,5 @@
 """`plan exec`: the executor's record of milestones started and done, and deviations,
-through state/ops/exec_ops.py."""
+through state/ops/exec_commands.py."""
 
 from __future__ import annotations
 
