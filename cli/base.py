@@ -1,10 +1,11 @@
 """What every `plan` command shares: the command classes (--state-dir and --json on each,
 operations run in a store transaction), the FILE|- and non-blank text types, and output.
 
-An Operation runs a state/ function (its `op`, else its callback) with the open transaction
-and the command's own parameters as keywords, by their click names (repeatable options as
-lists); it returns the ids it created. `plan apply` runs the same function through the same
-parameters. tests/cli/test_operations.py keeps every op's keywords equal to its parameters.
+An Operation runs its state/ function (`op`) with the open transaction and the command's own
+parameters as keywords, by their click names (repeatable options as lists), through
+state/ops/perform.py; it returns the ids it created. `plan apply` runs the same function
+through the same parameters. tests/cli/test_operations.py keeps every op's keywords equal
+to its parameters.
 """
 
 from __future__ import annotations
@@ -81,6 +82,14 @@ class PlanCommand(CheckedCommand):
         extra = [p for p in common_params() if p.name not in own]
         super().__init__(name, params=[*(params or []), *extra], **kw)
 
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except PlannerError as e:
+            if e.field:  # state/ names the field; the user typed the option
+                e.relabel(option_label(self, e.field))
+            raise
+
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         rest = super().parse_args(ctx, args)
         for param in self.params:
@@ -133,23 +142,19 @@ def swallowed_option(command: click.Command, args: list[str]) -> None:
 
 
 class Operation(PlanCommand):
-    """A command that changes the session: its operation runs inside one store transaction.
-
-    `op` is the state/ function when the command only passes its parameters on; the decorated
-    function then gives the help text alone. Else the callback is the operation.
-    """
+    """A command that changes the session: `op`, its state/ function, runs inside one store
+    transaction; the decorated function gives the help text alone."""
 
     def __init__(
         self,
         name: str | None,
         params: list[click.Parameter] | None = None,
-        op: Callable[..., list[str] | None] | None = None,
+        *,
+        op: Callable[..., list[str] | None],
         **kw: Any,
     ):
         super().__init__(name, params, **kw)
-        operation = op or self.callback
-        assert operation is not None, name
-        self.op: Callable[..., list[str] | None] = operation
+        self.op = op
 
     def invoke(self, ctx: click.Context) -> int:
         store = open_store(ctx.params["state_dir"])
@@ -188,21 +193,24 @@ class Operation(PlanCommand):
         """The command's operation on converted arguments; the ids it created."""
         for name, value in args.items():
             for one in value if isinstance(value, list) else [value]:
-                if isinstance(one, str) and not is_unicode(one):
+                if any(isinstance(t, str) and not is_unicode(t) for t in texts(one)):
                     raise UsageError(
                         f"--{name.replace('_', '-')}: not valid Unicode (a lone surrogate, e.g. "
                         "from bytes that are not UTF-8); nothing was written"
                     )
+        from state.ops.perform import perform  # ~7 ms that `plan status` does not need
+
         try:
-            ids = self.op(tx, **args) or []
+            return perform(tx, self.op, args)
         except PlannerError as e:
             if e.field:  # state/ names the field; the user typed the option
                 e.relabel(option_label(self, e.field))
             raise
-        from state.ops.qr_ops import reopen_changed  # ~7 ms that `plan status` does not need
 
-        reopen_changed(tx)  # a reviewer's PASS on what this changed is TODO again
-        return ids
+
+def texts(value: object) -> list[object]:
+    """A value, or a record's values (a --comment), as the texts the user gave."""
+    return list(value.values()) if isinstance(value, dict) else [value]
 
 
 def unsaid(created: list[str], told: list[str]) -> list[str]:

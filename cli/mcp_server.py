@@ -29,6 +29,7 @@ from cli import workflows
 from cli.base import open_store
 from cli.commands import reading
 from cli.commands.session import session_rows
+from cli.comments import review_comment
 from shared import review_reads, status
 from shared.paths import active_session_dir, planner_home
 from shared.plan_md import for_session
@@ -290,8 +291,9 @@ def draft_feedback(
     on line 7 of a change's file, as `plan review reject --comment` takes them. The review
     page fills its form with the newest draft; `plan review reject --draft` sends it."""
     store = sessions.open(session)
+    parsed = [review_comment(c) for c in comments or []]
     with store.transaction("draft feedback") as tx:
-        [draft_id] = review_ops.draft_feedback(tx, text=text, comment=comments or [])
+        [draft_id] = review_ops.draft_feedback(tx, text=text, comment=parsed)
     draft = next(d for d in drafts.drafts_of(store) if d["id"] == draft_id)
     return {
         "draft": draft,

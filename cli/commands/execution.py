@@ -1,5 +1,5 @@
 """`plan exec`: the executor's record of milestones started and done, and deviations,
-through state/ops/exec_ops.py."""
+through state/ops/exec_commands.py."""
 
 from __future__ import annotations
 
@@ -9,25 +9,14 @@ import click
 
 from cli.base import TEXT, Operation, PlanGroup, open_store, out, target_id
 from state.errors import PlannerError
-from state.ops import asks, exec_ops
-from state.ops import exec_apply as ops
-from state.rules.planning import refuse_while_planning
+from state.ops import exec_commands as ops
 from state.vocab import WorkflowName
 
 if TYPE_CHECKING:
     from shared.workflow import Flags
-    from state.rules.session_store import Store, Transaction
+    from state.rules.session_store import Store
 
 MILESTONE = click.argument("id", metavar="M-n")
-
-
-class Execution(Operation):
-    """A `plan exec` command, in a batch as on the command line: refused (exit 4) while any
-    session of the project is planning, whatever --state-dir names."""
-
-    def run(self, tx: Transaction, args: dict[str, object]) -> list[str]:
-        refuse_while_planning(tx.store.dir)
-        return super().run(tx, args)
 
 
 @click.group("exec", cls=PlanGroup)
@@ -35,20 +24,18 @@ def exec_command() -> None:
     """Execution: milestones started, applied, done and committed; tests run; deviations."""
 
 
-@exec_command.command("start", cls=Execution)
+@exec_command.command("start", cls=Operation, op=ops.exec_start)
 @MILESTONE
-def exec_start(tx: Transaction, *, id: str) -> None:
+def exec_start() -> None:
     """Mark a milestone in progress.
 
     Refused (exit 4) when another planner session committed to its files since the base
     commit: the refusal asks the person yes or no (plan question answer, plan ask)."""
-    asks.before_start(tx, id)
-    exec_ops.exec_start(tx, id=id)
 
 
-@exec_command.command("apply", cls=Execution)
+@exec_command.command("apply", cls=Operation, op=ops.exec_apply)
 @MILESTONE
-def exec_apply(tx: Transaction, *, id: str) -> None:
+def exec_apply() -> None:
     """Apply the milestone's planned diffs to the project, in plan order, all or nothing.
 
     A file that moved on since planning is merged three-way; a conflict names the change,
@@ -58,11 +45,9 @@ def exec_apply(tx: Transaction, *, id: str) -> None:
     Refused (exit 4) when another planner session committed to its files since the base
     commit: the refusal asks the person yes or no; their yes lets the three-way apply decide.
     """
-    asks.before_apply(tx, id)
-    ops.exec_apply(tx, id=id)
 
 
-@exec_command.command("commit", cls=Execution)
+@exec_command.command("commit", cls=Operation, op=ops.exec_commit)
 @MILESTONE
 @click.option(
     "--allow-detached", is_flag=True, help="Commit even though HEAD is detached (on no branch)."
@@ -72,9 +57,7 @@ def exec_apply(tx: Transaction, *, id: str) -> None:
     is_flag=True,
     help="Commit your own edits that its files held before exec apply, with the milestone.",
 )
-def exec_commit(
-    tx: Transaction, *, id: str, allow_detached: bool, include_uncommitted: bool
-) -> None:
+def exec_commit() -> None:
     """Commit the milestone's files: "M-001 Name: CI-001, CI-002" (config commit = "none": not).
 
     Run again after a fix, it commits what changed in its files since as
@@ -84,13 +67,9 @@ def exec_commit(
     Refused (exit 3) on a detached HEAD, or when its files held edits of yours before exec
     apply, unless the flag says so.
     """
-    ops.exec_commit(
-        tx, id=id, allow_detached=allow_detached, include_uncommitted=include_uncommitted
-    )
-    asks.after_commit(tx, id)
 
 
-class Done(Execution):
+class Done(Operation):
     """`plan exec done --commit` that completes the wave executor step 3 shows prints the step
     its NEXT line names in the same call (the next wave, or the review), as a gate prints the
     step it leads to: nothing is left to do between them (docs/design.md, "Chained steps")."""
@@ -133,25 +112,19 @@ def wave_done(store: Store, milestone: str) -> None:
     out(engine.show(chain, flags))
 
 
-@exec_command.command("done", cls=Done)
+@exec_command.command("done", cls=Done, op=ops.exec_done)
 @MILESTONE
 @click.option("--evidence", multiple=True, help="What shows it works (repeatable).")
 @click.option(
     "--ran", multiple=True, metavar="TEST_FILE", help="A test file that was run (repeatable)."
 )
 @click.option("--commit", is_flag=True, help="Then commit it, as plan exec commit M-n does.")
-def exec_done(
-    tx: Transaction, *, id: str, evidence: list[str], ran: list[str], commit: bool
-) -> None:
+def exec_done() -> None:
     """Mark a milestone done, with the evidence and the tests that were run; with --commit,
     commit it in the same call."""
-    exec_ops.exec_done(tx, id=id, evidence=evidence, ran=ran)
-    if commit:
-        ops.exec_commit(tx, id=id)
-        asks.after_commit(tx, id)
 
 
-@exec_command.command("deviation", cls=Execution)
+@exec_command.command("deviation", cls=Operation, op=ops.exec_deviation)
 @target_id("M-n", "--milestone")
 @click.option(
     "--description", required=True, type=TEXT, help="What departs from the plan, and why."
@@ -170,22 +143,10 @@ def exec_done(
     metavar="NAME",
     help="A dependency it adds (repeatable): significant, asks the person.",
 )
-def exec_deviation(
-    tx: Transaction,
-    *,
-    id: str,
-    description: str,
-    drops_acceptance: list[str],
-    adds_dependency: list[str],
-) -> list[str]:
+def exec_deviation() -> None:
     """Record where the implementation departs from milestone M-n, and why.
 
     A significant deviation (it drops an acceptance criterion or adds a dependency, as
     declared; or its milestone's commits change files outside the milestone or add a
     dependency, as git shows) asks the person one question: continue, amend or stop.
     The implementation gate waits for the answer."""
-    ids = exec_ops.exec_deviation(tx, milestone=id, description=description)
-    asks.after_deviation(
-        tx, ids[0], drops_acceptance=drops_acceptance, adds_dependency=adds_dependency
-    )
-    return ids

@@ -61,7 +61,7 @@ def milestone_add() -> None:
 
 def item_edits(f: Callable[..., Any]) -> Callable[..., Any]:
     """--add-X TEXT and --remove-X N (1-based) for requirements, acceptance criteria, files."""
-    for name, what in reversed(plan_ops.ITEM_EDITS):
+    for name, _, what in reversed(plan_ops.ITEM_EDITS):
         f = click.option(
             f"--remove-{name}",
             multiple=True,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import click
 
 from cli.base import Operation, PlanGroup, dump, open_store, out
+from cli.comments import RESULT_COMMENT
 from cli.result_text import text
 from state.ops import result_ops
 from state.repo.result_view import result_of
@@ -50,6 +51,7 @@ def result_accept() -> None:
 @click.option(
     "--comment",
     multiple=True,
+    type=RESULT_COMMENT,
     metavar="ID[:LINE]=TEXT",
     help="A comment: 'M-001=…', on a commit's line 'M-001:src/app.py:7=…', on a planned "
     "change's line 'CC-004:7=…', or on a deviation 'DV-001=…'.",

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import click
 
 from cli.base import TEXT, Operation, PlanGroup, QRPhase, dump, open_store, out
+from cli.comments import REVIEW_COMMENT
 from shared.config import duration
 from shared.routing import StepRef, argv_of, command
 from state.errors import PlannerError, UsageError
@@ -21,7 +22,7 @@ from state.vocab import WorkflowName
 if TYPE_CHECKING:
     from shared.routing import Target
     from shared.workflow import Flags
-    from state.rules.session_store import Store, Transaction
+    from state.rules.session_store import Store
 
 PHASE = click.option(
     "--phase",
@@ -51,11 +52,12 @@ def review_approve() -> None:
     (plan.md is re-rendered in the same commit: shared/status.py settle)."""
 
 
-@review_command.command("reject", cls=Operation)
+@review_command.command("reject", cls=Operation, op=review_ops.review_reject)
 @click.option("--feedback", help="The user's words (this, --comment or --draft is required).")
 @click.option(
     "--comment",
     multiple=True,
+    type=REVIEW_COMMENT,
     metavar="'ID: TEXT'",
     help="A comment on one item, 'DL-003: why?', or on a line of a change, 'CC-004:7: …'.",
 )
@@ -65,13 +67,9 @@ def review_approve() -> None:
     help="Send the review companion's latest draft (plan mcp: draft_feedback) for this round; "
     "--feedback and --comment add to it.",
 )
-def review_reject(
-    tx: Transaction, *, feedback: str | None, comment: list[str], draft: bool
-) -> None:
+def review_reject() -> None:
     """The user rejects the plan: back to design with the feedback and the comments;
     max_rejects cancels."""
-    # the operation's `by` and `expect_sha256` are the review page's, which the CLI lacks
-    review_ops.review_reject(tx, feedback=feedback, comment=comment, draft=draft)
 
 
 @review_command.command("open")

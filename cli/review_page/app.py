@@ -53,6 +53,7 @@ if TYPE_CHECKING:
 
     from cli.review_page.view import PageModel
     from state.rules.session_store import Transaction
+    from state.storage.documents import ResultComment, ReviewComment
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # The CLI's words for what the page calls by its own names: an error the page shows names
@@ -60,15 +61,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PAGE_WORDS = (
     (re.compile(r"^(?:review|result) (?:approve|reject|accept|request-changes): "), ""),
     (
-        re.compile(r"--feedback, --comment or --draft is required"),
+        re.compile(r"the feedback, a comment or the draft is required"),
         "a comment or the overall feedback is required",
     ),
     (re.compile(r"plan review reject --feedback TEXT"), "Request changes on this page"),
-    (re.compile(r"--comment ('[^']*'|\S+?):"), r"the comment \1:"),
-    (re.compile(r"--feedback\b(?: TEXT)?"), "the overall feedback"),
-    (re.compile(r"--comment\b"), "a comment"),
-    (re.compile(r"--by\b(?: NAME)?"), "your name"),
-    (re.compile(r"--expect-sha256\b|^expect_sha256\b"), "the page's hash"),
+    (re.compile(r"^comment (\S+?):"), r"the comment on \1:"),
+    (re.compile(r"^feedback\b"), "the overall feedback"),
+    (re.compile(r"^comment\b"), "a comment"),
+    (re.compile(r"^by\b"), "your name"),
+    (re.compile(r"^expect_sha256\b"), "the page's hash"),
 )
 POLL_SECONDS = 0.25  # how often the event stream looks at the session's files
 HEARTBEAT_SECONDS = 15.0
@@ -270,20 +271,20 @@ def create_app(
             return JSONResponse({"error": e.message}, 413)
         return by, sha
 
-    def comment_args(body: dict[str, object]) -> list[str] | JSONResponse:
-        """The page's comments as the CLI writes them: `ID[:FILE][:LINE]: text` (a file only
-        on a result's commit line)."""
+    def comment_records(body: dict[str, object]) -> list[ResultComment] | JSONResponse:
+        """The page's comments as the records state/ takes: anchor, file (only on a result's
+        commit line), line and text."""
         given = body.get("comments") or []
         if not isinstance(given, list):
             return JSONResponse({"error": "comments must be a list"}, 400)
-        comments = []
+        comments: list[ResultComment] = []
         for c in given:
             if not isinstance(c, dict) or not isinstance(c.get("text"), str):
                 return JSONResponse({"error": "a comment needs anchor and text"}, 400)
             path = c.get("file") if isinstance(c.get("file"), str) and c.get("file") else None
             line = c["line"] if isinstance(c.get("line"), int) and c["line"] > 0 else None
-            where = (f":{path}" if path else "") + (f":{line}" if line else "")
-            comments.append(f"{c.get('anchor', '')}{where}: {c['text']}")
+            anchor = str(c.get("anchor", "")).strip().upper()
+            comments.append({"anchor": anchor, "file": path, "line": line, "text": c["text"]})
         return comments
 
     async def approve(request: Request) -> JSONResponse:
@@ -303,15 +304,18 @@ def create_app(
         feedback = text_field(body, "feedback")
         by = text_field(body, "by").strip()
         sha = text_field(body, "sha256") or None
-        comments = comment_args(body)
+        comments = comment_records(body)
         if isinstance(comments, JSONResponse):
             return comments
+        on_plan: list[ReviewComment] = [
+            {"anchor": c["anchor"], "line": c["line"], "text": c["text"]} for c in comments
+        ]
         return await verdict(
             "review reject",
             lambda tx: review_ops.review_reject(
                 tx,
                 feedback=feedback or None,
-                comment=comments,
+                comment=on_plan,
                 draft=False,
                 by=by or None,
                 expect_sha256=sha,
@@ -334,7 +338,7 @@ def create_app(
         sha = body.get("sha256")
         if not isinstance(sha, str) or len(sha) != 64:
             return JSONResponse({"error": "the page's result hash (sha256) is missing"}, 400)
-        comments = comment_args(body)
+        comments = comment_records(body)
         if isinstance(comments, JSONResponse):
             return comments
         feedback = text_field(body, "feedback") or None

@@ -9,7 +9,7 @@ the parameters; state/ parses none.
 from __future__ import annotations
 
 from state.errors import UsageError
-from state.ops.plan_ops import find, new_alternative, new_decision
+from state.ops.plan_ops import alternative_add, decision_add, find
 from state.ops.question_ops import extract_json, items_of
 from state.storage.ids import option_letter
 
@@ -101,7 +101,6 @@ def choice_import(tx: Transaction, *, source: str) -> list[str]:
 
 def pick(tx: Transaction, choice: Choice, option_id: str, rationale: str) -> list[str]:
     """The decision for the picked option, the others as rejected alternatives; their ids."""
-    context = tx.edit("plan")["planning_context"]
     chosen = next((o for o in choice["options"] if o["id"] == option_id), None)
     if chosen is None:
         known = ", ".join(o["id"] for o in choice["options"])
@@ -114,26 +113,15 @@ def pick(tx: Transaction, choice: Choice, option_id: str, rationale: str) -> lis
     said = rationale.strip()
     said += "" if not said or said[-1] in ".!?…:;" else "."  # "since jq. Pros: ..."
     reasons = said + (f" Pros: {'; '.join(chosen['pros'])}." if chosen["pros"] else "")
-    decision = new_decision(
-        tx.new_id("plan", "DL", context["decision_log"]),
-        f"{choice['topic']}: {chosen['name']}",
-        reasons,
-    )
-    context["decision_log"].append(decision)
-    ids = [decision["id"]]
+    topic = choice["topic"]
+    ids = decision_add(tx, decision=f"{topic}: {chosen['name']}", reasoning=reasons, question=[])
     for other in choice["options"]:
-        if other is chosen:
-            continue
-        alternative = new_alternative(
-            tx.new_id("plan", "RA", context["rejected_alternatives"]),
-            f"{choice['topic']}: {other['name']}",
-            "; ".join(other["cons"]) or f"{chosen['name']} was picked instead",
-            decision["id"],
-        )
-        context["rejected_alternatives"].append(alternative)
-        ids.append(alternative["id"])
+        if other is not chosen:
+            why = "; ".join(other["cons"]) or f"{chosen['name']} was picked instead"
+            alternative = f"{topic}: {other['name']}"
+            ids += alternative_add(tx, alternative=alternative, reason=why, decision=ids[0])
     choice["picked"], choice["rationale"] = chosen["id"], rationale
-    choice["decision_ref"] = decision["id"]
+    choice["decision_ref"] = ids[0]
     return ids
 
 

@@ -122,8 +122,9 @@ def take(tx: Transaction, session: Session) -> Draft:
     draft = latest(tx.store.dir, session)
     if draft is None:
         raise UsageError(
-            f"--draft: no unsent draft for review round {feedback_round(session)} (the review "
-            "companion's draft_feedback makes one)"
+            f"draft: no unsent draft for review round {feedback_round(session)} (the review "
+            "companion's draft_feedback makes one)",
+            field="draft",
         )
     doc = load(tx.store.dir)
     for d in doc["drafts"]:

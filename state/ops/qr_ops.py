@@ -42,7 +42,7 @@ def known_phase(phase: str) -> Phase:
     for known in PHASES:
         if known == phase:
             return known
-    raise UsageError(f"--phase: must be one of {', '.join(PHASES)}")
+    raise UsageError(f"phase: must be one of {', '.join(PHASES)}", field="phase")
 
 
 def find_item(store: Store, item_id: str, phase: str | None) -> FoundItem:
@@ -57,7 +57,9 @@ def find_item(store: Store, item_id: str, phase: str | None) -> FoundItem:
     ]
     if len(found) > 1:
         where = ", ".join(f["phase"] for f in found)
-        raise UsageError(f"{item_id}: in several phases ({where}); give --phase")
+        raise UsageError(
+            f"phase: {item_id} is in several phases ({where}); give one", field="phase"
+        )
     if not found:
         raise UsageError(f"no review item {item_id}" + (f" in {phase}" if phase else ""))
     return found[0]
@@ -126,7 +128,9 @@ def qr_add(
 
 def check_verdict(command: str, status: Verdict, finding: str | None) -> None:
     if status == "FAIL" and not (finding or "").strip():
-        raise UsageError(f"{command}: --status FAIL needs --finding saying what is wrong")
+        raise UsageError(
+            f"finding is required with status FAIL ({command}): say what is wrong", field="finding"
+        )
 
 
 def judge(

@@ -5,18 +5,16 @@ called by `plan result …` and the review page alike (docs/design.md, "Result r
 from __future__ import annotations
 
 import os
-import re
 
 from state import clock
 from state.errors import Refused, UsageError
 from state.ops.amend_ops import open_amendment
 from state.ops.review_ops import check_comment as check_plan_comment
-from state.ops.review_ops import check_sha256
+from state.ops.review_ops import check_sha256, check_words
 from state.repo.numbered import spans
 from state.repo.result_view import committed_files, result_of, shown_lines
 from state.rules.lifecycle import transition
 from state.validation.limits import (
-    COMMENT_MAX,
     COMMENTS_MAX,
     FEEDBACK_MAX,
     NAME_MAX,
@@ -142,67 +140,41 @@ def result_accept(tx: Transaction, *, by: str | None, expect_sha256: str | None)
     )
 
 
-# The comment's head: ID, then an optional FILE and LINE, then the separator. The text is
-# the rest, so a blank text is an error, never read as a shorter head ("DV-001:3=" is not
-# DV-001 saying "3=").
-COMMENT_HEAD = re.compile(
-    r"\s*([A-Za-z]+-\d+)(?::((?!\d+\s*[:=])[^\s:=][^:=]*))?(?::(\d+))?\s*[:=]"
-)
-
-
-def parse_comment(text: str) -> ResultComment:
-    """`M-001=text`, `M-001:src/app.py:7=text` (a line of the milestone's commit diff),
-    `CC-004:7=text` (a line of the planned diff) or `DV-001: text` as a comment record."""
-    check_text("a comment", text, COMMENT_MAX + 300)  # before the pattern reads it
-    match = COMMENT_HEAD.match(text)
-    if not match:
-        raise UsageError(
-            f"--comment {text[:40]!r}: expected 'ID=TEXT', 'ID:LINE=TEXT' or "
-            "'M-nnn:FILE:LINE=TEXT' (e.g. 'M-001:src/app.py:7=off by one', 'DV-001=why?')"
-        )
-    anchor, path, line = match.groups()
-    words = text[match.end() :]
-    if not words.strip():
-        raise UsageError(f"--comment {text[:40]!r}: the comment on {anchor.upper()} has no text")
-    check_text(f"the comment on {anchor.upper()}", words.strip(), COMMENT_MAX)
-    return {
-        "anchor": anchor.upper(),
-        "file": path.strip() if path else None,
-        "line": int(line) if line else None,
-        "text": words.strip(),
-    }
-
-
 def check_comment(tx: Transaction, result: Result, comment: ResultComment) -> ResultComment:
     """The comment, once its anchor names a milestone, deviation or plan item and its line a
     line the diff it points at shows; UsageError otherwise."""
     anchor, path, line = comment["anchor"], comment["file"], comment["line"]
+    check_words(comment)
     if anchor.startswith("DV-"):
         if not any(d["id"] == anchor for d in result["deviations"]):
-            raise UsageError(f"--comment: execution.json has no {anchor}")
+            raise UsageError(f"comment: execution.json has no {anchor}", field="comment")
         if line is not None or path is not None:
-            raise UsageError(f"--comment {anchor}: a deviation has no lines")
+            raise UsageError(f"comment {anchor}: a deviation has no lines", field="comment")
         return comment
     if anchor.startswith("M-") and line is not None:
         if not any(m["id"] == anchor for m in result["milestones"]):
-            raise UsageError(f"--comment: the plan has no {anchor}")
+            raise UsageError(f"comment: the plan has no {anchor}", field="comment")
         files = committed_files(result, anchor)
         if path is None and len(files) == 1:
             path = comment["file"] = files[0]
         if path is None or path not in files:
             raise UsageError(
-                f"--comment {anchor}:{path or ''}:{line}: name one of the files its commits "
-                f"change: {', '.join(files) or 'none (nothing committed)'}"
+                f"comment {anchor}:{path or ''}:{line}: name one of the files its commits "
+                f"change: {', '.join(files) or 'none (nothing committed)'}",
+                field="comment",
             )
         lines = shown_lines(result, anchor, path)
         if line not in lines:
             raise UsageError(
-                f"--comment {anchor}:{path}:{line}: its commits show lines "
-                f"{spans(lines) or 'none'} of {path}"
+                f"comment {anchor}:{path}:{line}: its commits show lines "
+                f"{spans(lines) or 'none'} of {path}",
+                field="comment",
             )
         return comment
     if path is not None:
-        raise UsageError(f"--comment {anchor}:{path}: only a milestone (M-) takes a file")
+        raise UsageError(
+            f"comment {anchor}:{path}: only a milestone (M-) takes a file", field="comment"
+        )
     check_plan_comment(tx, {"anchor": anchor, "line": line, "text": comment["text"]})
     return comment
 
@@ -211,7 +183,7 @@ def result_request_changes(
     tx: Transaction,
     *,
     feedback: str | None,
-    comment: list[str],
+    comment: list[ResultComment],
     by: str | None,
     expect_sha256: str | None,
 ) -> None:
@@ -225,12 +197,12 @@ def result_request_changes(
     task = (feedback or "").strip()
     if not task:
         raise UsageError(
-            "result request-changes: --feedback is required and may not be empty "
-            "(it becomes the amendment's task)"
+            "feedback is required and may not be empty (it becomes the amendment's task)",
+            field="feedback",
         )
     result = result_of(tx.store)
     check_shown(expect_sha256, result["sha256"], "request changes")
-    comments = [check_comment(tx, result, parse_comment(c)) for c in comment]
+    comments = [check_comment(tx, result, c) for c in comment]
     done = close_round(
         session,
         "changes_requested",

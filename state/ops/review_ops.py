@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from typing import Literal
 
     from state.rules.session_store import Transaction
-    from state.storage.documents import Plan, Review, ReviewComment, Session
+    from state.storage.documents import Plan, ResultComment, Review, ReviewComment, Session
     from state.storage.models import Phase
 
 PLANNING_PHASES: tuple[Phase, ...] = ("plan-design", "plan-code", "plan-docs")
@@ -116,36 +116,19 @@ def changed_outside(tx: Transaction, session: Session) -> tuple[int, str, str] |
     return None if shown == now else (current["round"], shown, now)
 
 
-# The comment's head: ID, an optional LINE, the separator. The text is the rest, so a blank
-# text is refused, never read as a shorter head ("CC-004:3=" is not CC-004 saying "3=").
-COMMENT_HEAD = re.compile(r"\s*([A-Za-z]+-\d+)(?::(\d+))?\s*[:=]")
-
-
-def parse_comment(text: str) -> ReviewComment:
-    """`DL-003: text` or `CC-004:7: text` (line 7 of the changed file, as the diff shows it)
-    as a comment record."""
-    check_text("a comment", text, COMMENT_MAX + 40)  # before the pattern reads it
-    match = COMMENT_HEAD.match(text)
-    if not match:
-        raise UsageError(
-            f"comment {text[:40]!r}: expected 'ID: text' or 'CC-nnn:LINE: text' "
-            "(e.g. 'DL-003: why not a dict?', 'CC-004:7: off by one')",
-            field="comment",
-        )
-    anchor, line = match.groups()
-    words = text[match.end() :]
-    if not words.strip():
-        raise UsageError(
-            f"comment {text[:40]!r}: the comment on {anchor.upper()} has no text", field="comment"
-        )
-    check_text(f"the comment on {anchor.upper()}", words.strip(), COMMENT_MAX)
-    return {"anchor": anchor.upper(), "line": int(line) if line else None, "text": words.strip()}
+def check_words(comment: ReviewComment | ResultComment) -> None:
+    """A comment's text is not blank nor over its limit (the text is stored stripped)."""
+    comment["text"] = comment["text"].strip()
+    if not comment["text"]:
+        raise UsageError(f"comment on {comment['anchor']}: has no text", field="comment")
+    check_text(f"the comment on {comment['anchor']}", comment["text"], COMMENT_MAX)
 
 
 def check_comment(tx: Transaction, comment: ReviewComment) -> ReviewComment:
     """The comment, once its anchor names an item of the plan (or a question) and its line
     a line of the changed file that the change's diff shows; UsageError otherwise."""
     anchor, line = comment["anchor"], comment["line"]
+    check_words(comment)
     if anchor.startswith("Q-"):
         context = tx.read_or_none("context")
         if not any(q["id"] == anchor for q in (context["questions"] if context else ())):
@@ -229,7 +212,7 @@ def review_reject(
     tx: Transaction,
     *,
     feedback: str | None,
-    comment: list[str],
+    comment: list[ReviewComment],
     draft: bool,
     by: str | None = None,
     expect_sha256: str | None = None,
@@ -254,12 +237,12 @@ def review_reject(
             "showed it: recorded as its own revision, to be reviewed again"
         )
     words = (feedback or "").strip()
-    comments = [check_comment(tx, parse_comment(c)) for c in comment]
+    comments = [check_comment(tx, c) for c in comment]
     if draft:  # the review companion's draft (state/ops/drafts.py), plus what is given
         words, comments = with_draft(tx, session, words, comments)
     if not words and not comments:
         raise UsageError(
-            "review reject: --feedback, --comment or --draft is required and may not be empty"
+            "review reject: the feedback, a comment or the draft is required and may not be empty"
         )
     session["rejects"] += 1
     close_round(
@@ -302,12 +285,12 @@ def with_draft(
     draft = drafts.take(tx, session)
     text = "\n\n".join(t for t in (draft["text"], feedback) if t)
     checked = [check_comment(tx, c) for c in draft["comments"]]
-    check_text("--feedback (with the draft)", text, FEEDBACK_MAX)
-    check_count("--comment (with the draft)", len(checked) + len(comments), COMMENTS_MAX)
+    check_text("the feedback (with the draft)", text, FEEDBACK_MAX)
+    check_count("comments (with the draft)", len(checked) + len(comments), COMMENTS_MAX)
     return text, checked + comments
 
 
-def draft_feedback(tx: Transaction, *, text: str | None, comment: list[str]) -> list[str]:
+def draft_feedback(tx: Transaction, *, text: str | None, comment: list[ReviewComment]) -> list[str]:
     """A draft of review feedback for the person to send (the review companion, plan mcp):
     text and comments checked as `review reject` checks them, stored without touching the
     plan or the status (state/ops/drafts.py); only while a plan review is open or to come."""
@@ -321,7 +304,7 @@ def draft_feedback(tx: Transaction, *, text: str | None, comment: list[str]) -> 
             f"{tx.store.path('session')}: the session is {session['status']}: a draft is "
             "feedback on the plan's review, open or to come (planning, or in review)"
         )
-    comments = [check_comment(tx, parse_comment(c)) for c in comment]
+    comments = [check_comment(tx, c) for c in comment]
     words = (text or "").strip()
     if not words and not comments:
         raise UsageError("a draft needs text or at least one comment")
@@ -356,7 +339,7 @@ def anchor_phase(plan: Plan, anchor: str) -> Phase:
 
 def rejected_phase(plan: Plan, round_: Review) -> Phase:
     """The smallest planning phase a rejection touches: the earliest phase any of its comments
-    touches; words not anchored to anything (--feedback) touch the design."""
+    touches; words not anchored to anything (the feedback) touch the design."""
     phases = [anchor_phase(plan, c["anchor"]) for c in round_["comments"]]
     if round_["feedback"] or not phases:
         phases.append("plan-design")

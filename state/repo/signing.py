@@ -77,16 +77,19 @@ def sign(root: str, session: Session, approval: Approval) -> Signature:
     key = git_config(root, "user.signingkey")
     fmt = git_config(root, "gpg.format") or "openpgp"
     if fmt not in ("ssh", "openpgp"):
-        raise UsageError(f"--sign: gpg.format {fmt} is not supported (ssh or openpgp)")
+        raise UsageError(f"sign: gpg.format {fmt} is not supported (ssh or openpgp)", field="sign")
     if not key and fmt == "ssh":
         raise UsageError(
-            "--sign: no signing key: set it as git does "
-            "(git config gpg.format ssh; git config user.signingkey ~/.ssh/id_ed25519.pub)"
+            "sign: no signing key: set it as git does "
+            "(git config gpg.format ssh; git config user.signingkey ~/.ssh/id_ed25519.pub)",
+            field="sign",
         )
     data = payload(session_id, approval, VERSION, signed_rounds(session, approval))
     if fmt == "ssh":
         if key.startswith("key::"):
-            raise UsageError("--sign: a literal key:: signing key needs ssh-agent; use a key file")
+            raise UsageError(
+                "sign: a literal key:: signing key needs ssh-agent; use a key file", field="sign"
+            )
         argv = ["ssh-keygen", "-Y", "sign", "-n", NAMESPACE, "-f", os.path.expanduser(key)]
     else:
         argv = [_gpg(root), "--batch", "--armor", "--status-fd", "2", "--detach-sign"]
@@ -99,8 +102,9 @@ def sign(root: str, session: Session, approval: Approval) -> Signature:
             if not line.startswith("[GNUPG:]")
         ]
         raise PreconditionFailed(
-            f"--sign: {argv[0]} could not sign ({reason[-1] if reason else 'no signature'}); "
-            "nothing was written"
+            f"sign: {argv[0]} could not sign ({reason[-1] if reason else 'no signature'}); "
+            "nothing was written",
+            field="sign",
         )
     signature = done.stdout.decode()
     if fmt == "ssh":
@@ -140,7 +144,7 @@ def _run(argv: list[str], data: bytes) -> subprocess.CompletedProcess[bytes]:
     try:
         return subprocess.run(argv, input=data, capture_output=True, timeout=120)
     except FileNotFoundError:
-        raise UsageError(f"--sign: {argv[0]} is not installed") from None
+        raise UsageError(f"sign: {argv[0]} is not installed", field="sign") from None
 
 
 class Checked:

@@ -71,7 +71,7 @@ def test_plan_show_reads_questions_choices_options_context_and_review_items(plan
     assert plan.json("show", "context")["task_spec"]["goal"] == "Say goodbye"
     item = plan.json("show", "qa-001", "--phase", "plan-code")
     assert (item["phase"], item["check"]) == ("plan-code", "diffs apply")
-    assert "give --phase" in plan("show", "qa-001", code=2).stderr
+    assert "--phase: qa-001 is in several phases" in plan("show", "qa-001", code=2).stderr
     assert "no review item qa-009" in plan("show", "qa-009", code=2).stderr
     assert "has no option OPT-C" in plan("show", "D-001/OPT-C", code=2).stderr
     assert "Q-, qa-, or context" in plan("show", "X-001", code=2).stderr
@@ -103,7 +103,7 @@ def test_qr_add_records_the_verdict_in_one_command(plan: Plan) -> None:
     item = plan.json("show", "qa-001")
     assert (item["status"], item["finding"]) == ("FAIL", "wrong file")
     done = plan("qr", "add", "--phase", "plan-code", "--check", "c", "--status", "FAIL", code=2)
-    assert "--status FAIL needs --finding" in done.stderr
+    assert "--finding is required with status FAIL" in done.stderr
     batch = [
         {"op": "qr add", "args": {"phase": "plan-code", "check": "d", "status": "PASS"}},
         {"op": "qr set", "args": {"id": "qa-001", "phase": "plan-code", "status": "PASS"}},

@@ -97,7 +97,7 @@ def test_a_reference_is_the_first_id_of_that_operation(
             made.append(item["id"])
         return made
 
-    monkeypatch.setitem(decision_command.commands, "pair", Operation("pair", callback=pair))
+    monkeypatch.setitem(decision_command.commands, "pair", Operation("pair", op=pair))
     created = apply(
         store,
         [

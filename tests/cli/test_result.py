@@ -223,14 +223,14 @@ def test_the_guard_asks_the_person_for_a_verdict(reviewing: Path, tmp_path: Path
 @example(anchor="M-001:src/app.py", line=None, sep=" = ", text="\x1c")
 def test_comments_parse_or_say_why(anchor: str, line: int | None, sep: str, text: str) -> None:
     """Any comment text is a record with its anchor, file and line, or a usage error."""
+    from cli.comments import result_comment
     from state.errors import UsageError
-    from state.ops.result_ops import parse_comment
 
     written = anchor + (f":{line}" if line is not None else "") + sep + text
     try:
-        got = parse_comment(written)
+        got = result_comment(written)
     except UsageError as e:
-        assert "--comment" in e.message
+        assert e.message.startswith("comment") and e.field == "comment"
         return
     assert got["anchor"] == anchor.split(":")[0].upper()
     assert got["line"] == line
@@ -241,12 +241,12 @@ def test_comments_parse_or_say_why(anchor: str, line: int | None, sep: str, text
 @pytest.mark.parametrize("written", ["CC-004:3=\t", "DL-001:7: ", "Q-001=\r\n", "DL-002 :"])
 def test_a_plan_review_comment_without_text_is_refused(written: str) -> None:
     """The plan review's comments too: a blank text is an error, never a shorter head."""
+    from cli.comments import review_comment
     from state.errors import UsageError
-    from state.ops.review_ops import parse_comment
 
     with pytest.raises(UsageError, match="has no text"):
-        parse_comment(written)
-    assert parse_comment("CC-004:3: off by one") == {
+        review_comment(written)
+    assert review_comment("CC-004:3: off by one") == {
         "anchor": "CC-004",
         "line": 3,
         "text": "off by one",

@@ -190,7 +190,8 @@ def test_request_changes_records_structured_comments(client: TestClient, store: 
     comments = [
         {"anchor": "DL-001", "line": None, "text": "Why mirror greet()?"},
         {"anchor": "CC-001", "line": 4, "text": "Name it goodbye"},
-    ]
+        {"anchor": "DL-001", "line": None, "text": "CC-001:4: a head in the text stays text"},
+    ]  # the page sends records: nothing in a text is read back as an anchor or a line
     done = post(client, "/request-changes", {"feedback": "Log farewells", "comments": comments})
     assert done.status_code == 200, done.text
     assert done.json()["next"] == f"planner --step 3 --state-dir {store.dir}"
@@ -231,7 +232,8 @@ def test_the_cli_takes_comments_and_wait_prints_the_routing(store: Store) -> Non
     cwd, at = Path(store.dir), ["--state-dir", store.dir]
     waited = run("plan", "review", "wait", "--timeout", "1s", *at, cwd=cwd)
     assert waited.returncode == 3 and "no verdict within 1s" in waited.stderr
-    assert run("plan", "review", "reject", "--comment", "M-001 no id", *at, cwd=cwd).returncode == 2
+    bad = run("plan", "review", "reject", "--comment", "M-001 no id", *at, cwd=cwd)
+    assert bad.returncode == 2 and "--comment 'M-001 no id': expected 'ID: text'" in bad.stderr
     rejected = run(
         "plan", "review", "reject", *at,
         "--comment", "DL-001: why?", "--comment", "CC-001:5: return a constant", cwd=cwd,
@@ -442,12 +444,13 @@ def test_the_pages_errors_name_its_fields_not_the_clis_options(
     assert empty.status_code == 400
     assert empty.json()["error"].startswith("a comment or the overall feedback is required")
     assert "--" not in empty.json()["error"]
-    words = page_words("result request-changes: --feedback is required and may not be empty")
+    words = page_words("feedback is required and may not be empty")
     assert words == "the overall feedback is required and may not be empty"
     assert (
-        page_words("--comment 'M-1 x': expected 'ID=TEXT'")
-        == "the comment 'M-1 x': expected 'ID=TEXT'"
+        page_words("comment M-001:a.py:9: its commits show lines 1-5 of a.py")
+        == "the comment on M-001:a.py:9: its commits show lines 1-5 of a.py"
     )
+    assert page_words("comment on DL-001: has no text") == "a comment on DL-001: has no text"
     assert "Request changes on this page" in page_words(
         "again: plan review reject --feedback TEXT)"
     )

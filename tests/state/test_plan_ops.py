@@ -16,19 +16,19 @@ from state.storage import models
 from tests.conftest import Plan
 
 
-def test_new_items_are_the_models_defaults() -> None:
-    """The typed constructors spell out the defaults models.py declares: the two agree."""
-    built = {
-        "Milestone": plan_ops.new_milestone("M-001", 1, "Parser"),
-        "CodeChange": plan_ops.new_change("CC-001", "CI-001", "a.py", "--- a\n"),
-        "Decision": plan_ops.new_decision("DL-001", "d", "r"),
-        "RejectedAlternative": plan_ops.new_alternative("RA-001", "a", "r", "DL-001"),
-    }
-    for name, item in built.items():
-        model = getattr(models, name)
-        required = {k: item[k] for k, f in model.model_fields.items() if f.is_required()}
-        assert item == model(**required).model_dump(), name
+def test_new_items_are_the_models_defaults(plan: Plan, session_dir: Path) -> None:
+    """A new item holds what the command gave and the defaults models.py declares, in the
+    models' order."""
     assert get_args(models.Milestone.model_fields["risk"].annotation) == plan_ops.RISKS
+    plan("milestone", "add", "--name", "Parser")
+    plan("milestone", "add", "--name", "Printer")
+    plan("constraint", "add", "--type", "technical", "--description", "d")
+    stored = json.loads((session_dir / "plan.json").read_text())
+    milestone = models.Milestone(id="M-002", number=2, name="Printer").model_dump()
+    assert stored["milestones"][1] == milestone
+    constraint = models.Constraint(id="C-001", type="technical", description="d").model_dump()
+    assert stored["planning_context"]["constraints"] == [constraint]
+    assert list(stored["milestones"][1]) == list(milestone)  # as `plan show` prints it
 
 
 def test_find_refuses_an_id_of_another_kind_before_looking(plan: Plan, session_dir: Path) -> None:
@@ -42,12 +42,16 @@ def test_find_refuses_an_id_of_another_kind_before_looking(plan: Plan, session_d
 
 
 def test_what_counts_as_given() -> None:
-    assert not plan_ops.some(None, [])
-    assert plan_ops.some(False)  # --no-doc-only
-    assert plan_ops.some([""])  # --depends '': clears the list
-    assert plan_ops.keep_list([""], ["M-001"]) == []
-    assert plan_ops.keep_list([], ["M-001"]) == ["M-001"]
-    assert plan_ops.keep(None, "old") == "old" and plan_ops.keep("", "old") == ""
+    """None and [] are not given; False is (--no-doc-only), and [''] clears a list."""
+    m = {"name": "Parser", "is_documentation_only": True, "depends_on": ["M-002"]}
+    fields = {"doc_only": "is_documentation_only", "depends": "depends_on", "name": "name"}
+    assert not plan_ops.fill(m, fields, {"doc_only": None, "depends": [], "name": None})
+    assert m["depends_on"] == ["M-002"] and m["name"] == "Parser"
+    assert plan_ops.fill(m, fields, {"doc_only": False, "depends": [""], "name": ""})
+    assert (m["is_documentation_only"], m["depends_on"], m["name"]) == (False, [], "")
+    tests = {"scenarios": {"edge": ["old"]}}
+    assert plan_ops.fill(tests, {"edge": "scenarios.edge"}, {"edge": ["a", "", "b"]})
+    assert tests == {"scenarios": {"edge": ["a", "b"]}}
 
 
 def test_milestone_set_changes_only_what_is_given(plan: Plan, session_dir: Path) -> None:
@@ -60,3 +64,21 @@ def test_milestone_set_changes_only_what_is_given(plan: Plan, session_dir: Path)
     assert after == before | {"is_documentation_only": True, "requirements": ["b", "c"]}
     done = plan("milestone", "set", "M-001", "--remove-requirement", "3", code=2)
     assert "--remove-requirement 3: M-001 has 2 requirements (counting from 1)" in done.stderr
+
+
+def test_state_names_the_field_and_the_command_line_the_option(
+    plan: Plan, session_dir: Path
+) -> None:
+    """state/ knows no flags: its error starts with the field (PlannerError.field), and the
+    command layer puts the option there."""
+    plan("milestone", "add", "--name", "Parser")
+    args: dict[str, object] = {k: [] for k in plan_ops.milestone_set.keywords}
+    args |= {"id": "M-001", "name": None, "risk": None, "doc_only": None, "delegated_to": None}
+    with pytest.raises(UsageError) as refused, Store(str(session_dir)).transaction("x") as tx:
+        plan_ops.milestone_set(tx, **args | {"remove_file": [2]})
+    assert refused.value.field == "remove_file"
+    assert refused.value.message == "remove_file 2: M-001 has 0 files (counting from 1)"
+    done = plan("milestone", "set", "M-001", "--remove-file", "2", code=2)
+    assert "--remove-file 2: M-001 has 0 files (counting from 1)" in done.stderr
+    done = plan("milestone", "set", "M-001", "--add-file", ".git/config", code=2)
+    assert "--add-file: '.git/config': " in done.stderr

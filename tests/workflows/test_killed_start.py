@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from state.errors import PlannerError
-from state.storage.store import Store
+from state.rules.session_store import Store
 from tests import crashpoints as cp
 from tests.conftest import BIN
 
