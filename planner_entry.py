@@ -3,8 +3,6 @@ cli, shared, state, skills and hooks are this planner's, then run the command (d
 "Own packages"). Standard library only: it runs before any of them is trusted.
 """
 
-from __future__ import annotations
-
 import os
 import sys
 
@@ -16,11 +14,9 @@ def foreign() -> tuple[str, str] | None:
     """The first package that is not this planner's and what is wrong, or None when all are:
     each __init__.py sets `__planner__` and sits beside this file (an import, an attribute
     read and a string comparison each; the command imports them anyway)."""
-    import importlib
-
     for name in PACKAGES:
         try:
-            package = importlib.import_module(name)
+            package = __import__(name)
         except Exception as e:  # another tool's package that does not even import here
             if os.environ.get("PLANNER_DEBUG") == "1":
                 raise
