@@ -63,6 +63,7 @@ PRODUCT_FILES = (
     os.path.join(".claude-plugin", "plugin.json"),  # bootstrap.py reads its version
     "gemini-extension.json",
     "pyproject.toml",
+    "planner_entry.py",  # the console scripts' entry
     "README.md",
     "LICENSE",
     "SKILL.md",

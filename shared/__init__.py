@@ -1,0 +1,1 @@
+__planner__ = True  # this package is planner's (planner_entry.py checks it)

@@ -145,7 +145,7 @@ def schema_command(name: str, state_dir: str | None, as_json: bool) -> None:
 
     NAME: plan (plan.json), context (context.json), qr (qr-PHASE.json), session
     (session.json), execution (execution.json) or config (the settings). For editors: see
-    the README's VS Code json.schemas mapping."""
+    the VS Code json.schemas mapping in docs/reference.md, "Editor support"."""
     from state.storage.models import export_schema  # pydantic: validate and verify run without
 
     dump(export_schema(name))

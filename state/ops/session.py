@@ -271,8 +271,8 @@ def new_context() -> Context:
     }
 
 
-# What stays local (README, "Which files to commit"): the review record is plan.json,
-# session.json, context.json, qr-*.json, execution.json and plan.md.
+# What stays local (docs/reference.md, "Which files of .planner/ to commit"): the review record
+# is plan.json, session.json, context.json, qr-*.json, execution.json and plan.md.
 GITIGNORE = """\
 # Written by planner when the first session started: these files are local.
 # Commit plan.json, session.json, context.json, qr-*.json, execution.json and plan.md:

@@ -211,8 +211,9 @@ def open_sessions(root: str) -> tuple[list[Planned], list[Note]]:
     """The open sessions of every work tree of the repository, with what their plans change;
     and a note for each session skipped because a file of it is damaged.
 
-    A session's files are committed (README, "Which files to commit"), so one session can be
-    in several work trees: one id is one session, and the copy changed last is the one read.
+    A session's files are committed (docs/reference.md, "Which files of .planner/ to
+    commit"), so one session can be in several work trees: one id is one session, and the copy
+    changed last is the one read.
     """
     copies: dict[str, tuple[str, str, Session]] = {}
     notes: list[Note] = []

@@ -205,8 +205,8 @@ def test_the_pre_commit_hook_catches_tampering_and_damage(
 
 
 def readme_block(after: str, language: str) -> str:
-    """The first fenced block of `language` after the line `after` in README.md."""
-    text = (REPO / "README.md").read_text()
+    """The first fenced block of `language` after the line `after` in docs/ci.md."""
+    text = (REPO / "docs" / "ci.md").read_text()
     start = text.index(f"```{language}\n", text.index(after)) + len(language) + 4
     return text[start : text.index("```", start)]
 
