@@ -8,8 +8,8 @@ import click
 from cli.base import PlanCommand, dump, open_store, out
 from cli.output import tell
 from state.errors import Refused
-from state.ops.lifecycle import FINAL
 from state.repo import worktree
+from state.vocab import CLOSED
 
 
 @click.command("worktree", cls=PlanCommand)
@@ -24,7 +24,7 @@ def worktree_command(state_dir: str | None, as_json: bool) -> None:
     store = open_store(state_dir)
     store.recover()
     session = store.read("session")
-    if session["status"] in FINAL:  # a closed session's worktree was removed with it
+    if session["status"] in CLOSED:  # a closed session's worktree was removed with it
         raise Refused(f"{store.dir}: the session is {session['status']}; it has no worktree")
     made = worktree.ensure(store, session)
     if made["gone"]:

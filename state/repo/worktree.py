@@ -15,11 +15,11 @@ import os
 from typing import TypedDict
 
 from state.errors import PreconditionFailed, UsageError
-from state.ops.lifecycle import FINAL
 from state.project import session_project
 from state.repo import gitinfo
 from state.storage import journal
 from state.storage.lock import locked
+from state.vocab import CLOSED
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -516,7 +516,7 @@ def settle(state_dir: str, wait: float = CREATE_TIMEOUT_S) -> bool:
             status = json.load(f).get("status")
     except (OSError, ValueError, AttributeError):
         return False  # a damaged session.json is reported by the command that reads it
-    if status not in FINAL:
+    if status not in CLOSED:
         return False
     try:
         project: str | None = session_project(state_dir)
