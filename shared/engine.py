@@ -280,7 +280,7 @@ def arrive(ctx: Context, step_kind: Kind) -> Routing:
     routing = step_kind.routing(ctx)
     reached = session["reached"]
     reached[ctx.workflow.name] = max(reached.get(ctx.workflow.name, 0), ctx.step.number)
-    session["workflow"] = WorkflowName(ctx.workflow.name).value
+    session["workflow"] = ctx.workflow.name
     session["step"] = ctx.step.number
     session["routing"] = routing.as_record()
     session["updated_at"] = clock.now()

@@ -13,6 +13,7 @@ from state.ops import exec_apply as ops
 from state.ops import exec_ops
 from state.validation import asks
 from state.validation.planning import refuse_while_planning
+from state.vocab import RunStatus, WorkflowName
 
 if TYPE_CHECKING:
     from shared.workflow import Flags
@@ -107,7 +108,7 @@ def wave_done(store: Store, milestone: str) -> None:
     done; a step that is not ready refuses before it writes, and its NEXT line stands."""
     session = store.read("session")
     argv = session["routing"].get("next") or []
-    if (session["workflow"], session["step"]) != ("executor", 3) or argv[:2] != [
+    if (session["workflow"], session["step"]) != (WorkflowName.EXECUTOR, 3) or argv[:2] != [
         "executor",
         "--step",
     ]:
@@ -115,10 +116,10 @@ def wave_done(store: Store, milestone: str) -> None:
     status = {m["id"]: m["status"] for m in store.read("execution")["milestones"]}
     waves = store.read("plan")["milestone_dependencies"]["waves"]
     wave = next((w["milestones"] for w in waves if milestone in w["milestones"]), [])
-    if not wave or any(status.get(m) != "done" for m in wave):
+    if not wave or any(status.get(m) != RunStatus.DONE for m in wave):
         return
     # the routing step 3 has now (its NEXT was recorded when it showed the wave just done)
-    pending = any(status.get(m) != "done" for w in waves for m in w["milestones"])
+    pending = any(status.get(m) != RunStatus.DONE for w in waves for m in w["milestones"])
     argv = ["executor", "--step", "3" if pending else "4"]
     from shared import engine  # the step engine loads here only, as `plan amend`'s does
     from shared.workflow import workflow_named

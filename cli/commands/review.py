@@ -15,6 +15,7 @@ from shared.routing import command
 from state.errors import PlannerError, UsageError
 from state.ops import qr_ops, review_ops
 from state.storage.store import report_name
+from state.vocab import ItemStatus, Severity
 
 if TYPE_CHECKING:
     from shared.workflow import Flags
@@ -175,14 +176,14 @@ def qr_command() -> None:
 @click.option(
     "--severity",
     type=click.Choice(qr_ops.SEVERITIES),
-    default="MUST",
+    default=Severity.MUST,
     show_default=True,
     help="How much a failure blocks the gate.",
 )
 @click.option(
     "--status",
-    type=click.Choice(["TODO", "PASS", "FAIL"]),
-    default="TODO",
+    type=click.Choice(tuple(ItemStatus)),
+    default=ItemStatus.TODO,
     show_default=True,
     help="The verdict, when the item is judged as it is recorded.",
 )
@@ -199,7 +200,10 @@ def qr_add() -> None:
 @click.argument("id", metavar="qa-NNN")
 @PHASE
 @click.option(
-    "--status", required=True, type=click.Choice(["PASS", "FAIL", "TODO"]), help="The verdict."
+    "--status",
+    required=True,
+    type=click.Choice((ItemStatus.PASS, ItemStatus.FAIL, ItemStatus.TODO)),
+    help="The verdict.",
 )
 @click.option("--finding", help="What is wrong (required with FAIL).")
 def qr_set() -> None:

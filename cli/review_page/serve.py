@@ -19,6 +19,7 @@ from shared.workflow import route_argv
 from state.errors import PreconditionFailed, Refused
 from state.routes import EXECUTE
 from state.vocab import ENDED
+from state.vocab import SessionStatus as S
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -114,7 +115,7 @@ def open_round(store: Store) -> Session:
     """The session, when a plan or a result is in review, or the plan approved (a verdict to
     report); else exit 3."""
     session = store.read("session")
-    if session["status"] not in ("review", "result_review") and not session["approval"]:
+    if session["status"] not in (S.REVIEW, S.RESULT_REVIEW) and not session["approval"]:
         raise PreconditionFailed(
             f"{store.path('session')}: status {session['status']}: no plan in review to wait "
             "for (planner step 11 puts it there)"
@@ -132,20 +133,20 @@ def wait_for_verdict(
     says to give up); Refused (exit 4) when the verdict cancelled the session.
     """
     session = open_round(store)
-    if session["status"] == "result_review":
+    if session["status"] == S.RESULT_REVIEW:
         session = decided(store, session, "result_reviews", "the result", timeout, poll, stop)
-        if session["status"] == "completed":
+        if session["status"] == S.COMPLETED:
             return []
         if session["status"] in ENDED:
             raise Refused(f"the session is {session['status']}: {session['reason'] or 'no reason'}")
         return current_routing(store, session).next or ["planner", "status"]
-    if session["status"] == "completed" and session["result_reviews"]:
+    if session["status"] == S.COMPLETED and session["result_reviews"]:
         return []  # the result was accepted: nothing follows
     if not session["approval"]:
         session = decided(store, session, "reviews", "the plan", timeout, poll, stop)
     if session["approval"]:
         return route_argv(EXECUTE, store.dir)
-    if session["status"] == "design":  # rejected: where the workflow's table sends it
+    if session["status"] == S.DESIGN:  # rejected: where the workflow's table sends it
         return current_routing(store, session).next or ["planner", "status"]
     raise Refused(f"the session is {session['status']}: {session['reason'] or 'no reason'}")
 

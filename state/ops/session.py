@@ -10,6 +10,8 @@ from state import clock
 from state.errors import WriteFailed
 from state.repo import gitinfo
 from state.storage.store import Store, write_atomic
+from state.vocab import SessionStatus as S
+from state.vocab import WorkflowName
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -118,10 +120,10 @@ def new_session(
         "task": task,
         "created_at": stamp,
         "updated_at": stamp,
-        "status": "discovery",
+        "status": S.DISCOVERY,
         "project_root": root,
         "base_commit": gitinfo.head_commit(root),
-        "workflow": "planner",
+        "workflow": WorkflowName.PLANNER,
         "step": 1,
         "reached": {},
         "next_command": None,

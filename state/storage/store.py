@@ -39,7 +39,8 @@ from state.storage.history import (
 from state.storage.ids import Identified, format_id, highest
 from state.storage.lock import locked
 from state.validation.amendments import approved_revision, open_round, scope_refusal
-from state.vocab import APPROVED, CLOSED, ENDED
+from state.vocab import APPROVED, CLOSED, ENDED, Phase
+from state.vocab import SessionStatus as S
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -68,11 +69,11 @@ def file_name(name: str) -> str:
 
 
 QR_NAMES: dict[str, QRName] = {
-    "plan-design": "qr-plan-design",
-    "plan-code": "qr-plan-code",
-    "plan-docs": "qr-plan-docs",
-    "impl-code": "qr-impl-code",
-    "impl-docs": "qr-impl-docs",
+    Phase.PLAN_DESIGN: "qr-plan-design",
+    Phase.PLAN_CODE: "qr-plan-code",
+    Phase.PLAN_DOCS: "qr-plan-docs",
+    Phase.IMPL_CODE: "qr-impl-code",
+    Phase.IMPL_DOCS: "qr-impl-docs",
 }
 
 
@@ -202,9 +203,9 @@ def write_refusal(
     status = session["status"] if session else None
     if status in CLOSED and name != "session":
         return f"the session is {status}; nothing was written"
-    if name == "context" and asks and status in ("approved", "executing"):
+    if name == "context" and asks and status in (S.APPROVED, S.EXECUTING):
         return ""
-    if name in PLANNING_FILES and status == "review" and not verdict:
+    if name in PLANNING_FILES and status == S.REVIEW and not verdict:
         # The person reviews exactly what the round shows: no edit until their verdict.
         return (
             "the plan is in review, frozen until the person's verdict (plan review "
@@ -629,7 +630,7 @@ class Transaction(DocumentReader):
         anything else changed in it is refused, whatever the command meant to ask."""
         session = self.read_or_none("session")
         raw = self.original.get("context")
-        if session is None or session["status"] not in ("approved", "executing") or raw is None:
+        if session is None or session["status"] not in (S.APPROVED, S.EXECUTING) or raw is None:
             return
 
         def planning_part(doc: Context) -> tuple[Context, list[Question]]:
