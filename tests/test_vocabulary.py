@@ -92,9 +92,9 @@ def _field(node: ast.AST) -> str | None:
     """The field an expression names: x["status"], x.get("status"), x.status, status."""
     if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
         return str(node.slice.value)
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args:
-        getter = node.func.attr == "get" and isinstance(node.args[0], ast.Constant)
-        return str(node.args[0].value) if getter else None  # type: ignore[attr-defined]
+    if isinstance(node, ast.Call) and _field(node.func) == "get" and node.args:
+        key = node.args[0]
+        return str(key.value) if isinstance(key, ast.Constant) else None
     if isinstance(node, ast.Attribute):
         return node.attr
     if isinstance(node, ast.Name):
