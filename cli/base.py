@@ -330,10 +330,12 @@ class QRPhase(PhaseChoice):
     def __init__(self) -> None:
         super().__init__([p.value for p in Phase])
 
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> Phase:
         if isinstance(value, str) and value in ("design", "code", "docs"):
             value = f"plan-{value}"
-        return super().convert(value, param, ctx)
+        return Phase(super().convert(value, param, ctx))
 
 
 FILE_TEXT = FileText()

@@ -5,6 +5,7 @@ the reconcile table."""
 from __future__ import annotations
 
 from state.repo.result_view import gone_commits
+from state.vocab import SessionStatus as S
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -98,7 +99,7 @@ def text(result: Result, session: Session) -> str:
     body += ["reconcile:", *reconcile_rows(result)]
     if result["tests_run"]:
         body.append("tests run: " + "; ".join(result["tests_run"]))
-    if session["status"] == "result_review":
+    if session["status"] == S.RESULT_REVIEW:
         body += [
             "",
             "Your verdict: plan result accept [--by NAME], or plan result request-changes "

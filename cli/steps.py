@@ -24,6 +24,7 @@ from shared.workflow import Flags, workflow_named
 from skills.planner.roles import ROLES, role_prompt
 from state.errors import UsageError
 from state.status_view import text
+from state.vocab import WorkflowName
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 STATE_DIR_HELP = "The session's directory (default: $PLANNER_STATE_DIR, else .planner/ACTIVE)."
@@ -54,7 +55,7 @@ def state_dir_option() -> Callable[[Any], Any]:
 
 def step_script(name: str) -> click.Group:
     """The `planner` or `executor` command: its workflow is looked up when a step runs."""
-    starts = name == "planner"
+    starts = name == WorkflowName.PLANNER
 
     @click.group(
         name=name,

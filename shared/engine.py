@@ -21,7 +21,7 @@ from state import clock
 from state.errors import Finding, PreconditionFailed, Refused, UsageError
 from state.rules.lifecycle import transition
 from state.rules.session_store import Store, tampered
-from state.vocab import ENDED, EngineMode, WorkflowName
+from state.vocab import ENDED, EngineMode
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -269,7 +269,7 @@ def arrive(ctx: Context, step_kind: Kind) -> Routing:
     routing = step_kind.routing(ctx)
     reached = session["reached"]
     reached[ctx.workflow.name] = max(reached.get(ctx.workflow.name, 0), ctx.step.number)
-    session["workflow"] = WorkflowName(ctx.workflow.name).value
+    session["workflow"] = ctx.workflow.name
     session["step"] = ctx.step.number
     session["routing"] = routing.as_record()
     session["updated_at"] = clock.now()

@@ -11,6 +11,7 @@ from shared.workflow import Context, Kind
 from state.errors import PreconditionFailed
 from state.ops import qr_ops
 from state.storage.store import report_name
+from state.vocab import ItemStatus, LoopState
 
 if TYPE_CHECKING:
     from state.rules.session_store import Transaction
@@ -60,8 +61,8 @@ class Execute(Kind):
     def context(self, ctx: Context) -> ExecuteVariables:
         state = loop(ctx)
         fix = []
-        if state["state"] in ("retry", "escalated"):
-            fix = [i for i in items(ctx) if i["status"] == "FAIL"]
+        if state["state"] in (LoopState.RETRY, LoopState.ESCALATED):
+            fix = [i for i in items(ctx) if i["status"] == ItemStatus.FAIL]
         recheck, unjudged = [], []
         if self.rechecking(ctx):
             recheck = [
@@ -84,7 +85,7 @@ class Execute(Kind):
     def rechecking(self, ctx: Context) -> bool:
         """Whether the reviewer judged this phase before and its loop is open again: a failed
         gate's fix round, or the rework a rejection reopened."""
-        if loop(ctx)["state"] not in ("retry", "initial"):
+        if loop(ctx)["state"] not in (LoopState.RETRY, LoopState.INITIAL):
             return False
         return any(i["source"] == "reviewer" for i in items(ctx))
 
@@ -161,9 +162,12 @@ class Gate(Kind):
     def outcome(self, ctx: Context) -> str:
         """The verdict the record holds: pass, fail, or none yet."""
         state = loop(ctx)["state"]
-        return {"complete": "pass", "accepted": "pass", "retry": "fail", "escalated": "fail"}.get(
-            state, "none"
-        )
+        return {
+            LoopState.COMPLETE: "pass",
+            LoopState.ACCEPTED: "pass",
+            LoopState.RETRY: "fail",
+            LoopState.ESCALATED: "fail",
+        }.get(state, "none")
 
     def context(self, ctx: Context) -> GateVariables:
         state = loop(ctx)
@@ -177,9 +181,9 @@ class Gate(Kind):
 
     def routing(self, ctx: Context) -> Routing:
         state = loop(ctx)
-        if state["state"] == "retry":
+        if state["state"] == LoopState.RETRY:
             return Routing(next=ctx.to(ctx.step.on_fail or ctx.workflow.steps[0]))
-        if state["state"] == "escalated":
+        if state["state"] == LoopState.ESCALATED:
             accept = ["plan", "qr", "accept", "--phase", ctx.step.phase or "", "--by", "<user>"]
             at = ["--state-dir", ctx.state_dir]
             return Routing(next=[*accept, "--reason", "<why the user accepts>", *at])

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Literal, Protocol, overload
 
 from shared.render import render
 from state.storage.store import report_name
+from state.vocab import PLANNING_PHASES, Phase, ReviewVerdict
 
 if TYPE_CHECKING:
     from state.rules.session_store import Transaction
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
     from state.storage.store import QRName
 
 TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
-PLANNING_PHASES = ("plan-design", "plan-code", "plan-docs")
 
 
 class Reader(Protocol):
@@ -45,7 +45,7 @@ def render_plan(
     plan: Plan,
     context: Context | None = None,
     session: Session | None = None,
-    reports: dict[str, QRReport] | None = None,
+    reports: dict[Phase, QRReport] | None = None,
     compact: bool = False,
 ) -> str:
     """plan.md for `plan`; the approval shows only on a frozen plan (else "not approved yet").
@@ -61,7 +61,7 @@ def render_plan(
         "alternatives": _by_decision(plan["planning_context"]["rejected_alternatives"]),
         "loose_constraints": loose_constraints(plan, context),
         "reports": [(p, reports[p]) for p in PLANNING_PHASES if reports and p in reports],
-        "rejections": [r for r in session["reviews"] if r["verdict"] == "rejected"]
+        "rejections": [r for r in session["reviews"] if r["verdict"] == ReviewVerdict.REJECTED]
         if session
         else [],
         "approval": session["approval"] if session and plan["frozen_at"] else None,

@@ -13,23 +13,24 @@ from typing import TYPE_CHECKING
 from state.errors import Finding, PreconditionFailed
 from state.ops.qr_ops import add_item, open_report, unjudged
 from state.storage.store import report_name
+from state.vocab import ItemStatus, LoopState, Severity
 
 if TYPE_CHECKING:
     from state.rules.session_store import Transaction
     from state.storage.documents import Plan, QRItem, QRLoop, QRReport, Session
 
-OPEN = ("FAIL", "TODO")
+OPEN = (ItemStatus.FAIL, ItemStatus.TODO)
 
 
 def blocking_severities(iteration: int) -> tuple[str, ...]:
     """Iterations 1-2 block on everything, 3-4 on MUST and SHOULD, 5 and later on MUST."""
     if iteration <= 2:
-        return ("MUST", "SHOULD", "COULD")
-    return ("MUST", "SHOULD") if iteration <= 4 else ("MUST",)
+        return (Severity.MUST, Severity.SHOULD, Severity.COULD)
+    return (Severity.MUST, Severity.SHOULD) if iteration <= 4 else (Severity.MUST,)
 
 
 def loop_of(session: Session, phase: str) -> QRLoop:
-    return session["qr"].get(phase) or {"iteration": 1, "state": "initial", "gate": []}
+    return session["qr"].get(phase) or {"iteration": 1, "state": LoopState.INITIAL, "gate": []}
 
 
 def record_mechanical_items(
@@ -46,8 +47,8 @@ def record_mechanical_items(
     _mechanical(report, findings)
     if new_round:
         for item in report["items"]:
-            if item["source"] == "reviewer" and item["status"] == "FAIL":
-                item["status"] = "TODO"  # the finding stays: the reviewer re-checks it
+            if item["source"] == "reviewer" and item["status"] == ItemStatus.FAIL:
+                item["status"] = ItemStatus.TODO  # the finding stays: the reviewer re-checks it
     return report
 
 
@@ -67,20 +68,20 @@ def _mechanical(report: QRReport, findings: list[Finding]) -> None:
         seen.add(key)
         finding = f"fix: {f.fix}" if f.fix else f.message
         if key in mechanical:
-            mechanical[key].update({"status": "FAIL", "finding": finding})
+            mechanical[key].update({"status": ItemStatus.FAIL, "finding": finding})
         else:
             add_item(
                 report,
                 f.message,
                 f.path or "*",
-                "MUST",
+                Severity.MUST,
                 source="validator",
-                status="FAIL",
+                status=ItemStatus.FAIL,
                 finding=finding,
             )
     for key, item in mechanical.items():
-        if key not in seen and item["status"] == "FAIL":
-            item.update({"status": "PASS", "finding": "fixed"})
+        if key not in seen and item["status"] == ItemStatus.FAIL:
+            item.update({"status": ItemStatus.PASS, "finding": "fixed"})
 
 
 def open_items(report: QRReport, iteration: int) -> list[QRItem]:
@@ -107,7 +108,7 @@ def refuse_pass(
                 f"run the review step, then: plan qr add --phase {phase} --check C",
             )
         ]
-    if loop["state"] == "accepted":
+    if loop["state"] == LoopState.ACCEPTED:
         return []
     found = [
         Finding(
@@ -145,7 +146,7 @@ def recheck(item: QRItem, phase: str, fail_argv: str) -> str:
     if item["source"] == "validator" and fix != (item["finding"] or ""):
         # a mechanical item: the gate checks it again itself; a reviewer's PASS cannot clear it
         return f"{fix}; the gate checks it again; or {fail_argv}"
-    if item["status"] == "TODO":
+    if item["status"] == ItemStatus.TODO:
         return f"the reviewer checks it and records the verdict: {record}; or {fail_argv}"
     return f"fix the finding, then the reviewer re-checks it: {record}; or {fail_argv}"
 
@@ -153,7 +154,7 @@ def recheck(item: QRItem, phase: str, fail_argv: str) -> str:
 def refuse_fail(report: QRReport | None, phase: str) -> list[Finding]:
     name = f"{report_name(phase)}.json"
     if report and any(
-        i["status"] == "FAIL" and (i["finding"] or "").strip() for i in report["items"]
+        i["status"] == ItemStatus.FAIL and (i["finding"] or "").strip() for i in report["items"]
     ):
         return []
     return [
@@ -181,17 +182,17 @@ def judge(
         problems = refuse_pass(report, phase, loop, fail_argv, tx.read_or_none("plan"))
         if problems:
             raise PreconditionFailed(f"{phase} gate: cannot pass", problems)
-        if loop["state"] != "accepted":  # a pass after acceptance stays marked as such
-            loop["state"] = "complete"
+        if loop["state"] != LoopState.ACCEPTED:  # a pass after acceptance stays marked as such
+            loop["state"] = LoopState.COMPLETE
     else:
         problems = refuse_fail(report, phase)
         if problems:
             raise PreconditionFailed(f"{phase} gate: cannot fail", problems)
         if loop["iteration"] >= max_iterations:
-            loop["state"] = "escalated"
+            loop["state"] = LoopState.ESCALATED
         else:
             loop["iteration"] += 1
-            loop["state"] = "retry"
+            loop["state"] = LoopState.RETRY
     loop["gate"] = gate_argv
     session["qr"][phase] = loop
     tx.note(verdict=verdict, phase=phase, iteration=loop["iteration"], state=loop["state"])

@@ -10,7 +10,8 @@ from shared.routing import argv_of
 from shared.workflow import Context, registered, step_ref, workflow_named
 from state.rules.session_store import Store
 from state.status_view import summary
-from state.vocab import CLOSED, ENDED, Document, WorkflowName
+from state.vocab import CLOSED, ENDED, Document, ItemStatus, LoopState, ReviewVerdict, WorkflowName
+from state.vocab import SessionStatus as S
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ def session_status(store: Store) -> Status:
     if session["status"] in CLOSED:
         return found
     problems = [*_hand_edit(store, session), *_underway(store), *_mechanical(store, session)]
-    if session["status"] == "executing" and not problems:
+    if session["status"] == S.EXECUTING and not problems:
         problems += _undone(store)
     if session["base_commit"] or store.exists("execution"):
         from state.errors import PreconditionFailed
@@ -69,7 +70,7 @@ def _hand_edit(store: Store, session: Session) -> list[str]:
         reason = tampered(session, store.read_or_none("plan"))
         if not reason and open_amendment(session) is not None:  # the round checks against it
             reason = _unrecorded(store)
-        if not reason and session["status"] == "review":
+        if not reason and session["status"] == S.REVIEW:
             return _unreviewed(store, session)
     except PlannerError as e:  # unreadable: the commands that read it say so
         return [f"{e} (fix: plan restore)"]
@@ -116,7 +117,7 @@ def settle(tx: Transaction) -> None:
         return
     if tx.move_to is not None:  # an operation moved the session to a step it names
         moved = tx.edit("session")
-        moved["workflow"] = WorkflowName(tx.move_to.workflow).value
+        moved["workflow"] = WorkflowName(tx.move_to.workflow)
         moved["step"] = step_ref(tx.move_to, tx.store.dir).number
     if tx.next_route is not None:
         tx.next_argv = step_ref(tx.next_route, tx.store.dir).argv()
@@ -186,7 +187,7 @@ def _unreviewed(store: Store, session: Session) -> list[str]:
     from state.storage.content import plan_hash
 
     rounds = session["reviews"]
-    current = rounds[-1] if rounds and rounds[-1]["verdict"] == "submitted" else None
+    current = rounds[-1] if rounds and rounds[-1]["verdict"] == ReviewVerdict.SUBMITTED else None
     if current is None or not current["sha256"] or not store.exists("plan"):
         return []
     if plan_hash(store.read("plan")) == current["sha256"]:
@@ -208,11 +209,11 @@ def _mechanical(store: Store, session: Session) -> list[str]:
     found = []
     for phase in Phase:
         loop = session["qr"].get(phase.value)
-        if loop is not None and loop["state"] in ("complete", "accepted"):
+        if loop is not None and loop["state"] in (LoopState.COMPLETE, LoopState.ACCEPTED):
             continue
         report = store.read_or_none(report_name(phase.value))
         for item in report["items"] if report else []:
-            if item["source"] == "validator" and item["status"] == "FAIL":
+            if item["source"] == "validator" and item["status"] == ItemStatus.FAIL:
                 fix = item["finding"] or ""
                 shown = f" ({fix})" if fix.startswith("fix: ") else ""
                 name = report_name(phase.value)

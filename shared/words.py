@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, TypedDict
 from shared.kinds import Execute
 from shared.qr import loop_of
 from shared.workflow import Context, Kind
+from state.vocab import LoopState, ResultVerdict
 
 if TYPE_CHECKING:
     from state.storage.documents import Amendment, Question, ResultReview, Review, Session
@@ -30,7 +31,9 @@ def user_words(session: Session, context: ContextDoc | None) -> Words:
     """What the user said, for every prompt after discovery: answers, review feedback and
     the amendments' reasons (and the person's words that asked for them)."""
     questions = context["questions"] if context else []
-    results = [r for r in session["result_reviews"] if r["verdict"] == "changes_requested"]
+    results = [
+        r for r in session["result_reviews"] if r["verdict"] == ResultVerdict.CHANGES_REQUESTED
+    ]
     return {
         "answers": [q for q in questions if q["answer"] is not None],
         "feedback": [r for r in session["reviews"] if r["feedback"] or r["comments"]],
@@ -60,7 +63,10 @@ def words_in_full(ctx: Context, step_kind: Kind, words: Words) -> bool:
 
 def fixing(ctx: Context) -> bool:
     """Whether an execute step is back in fix mode (its words were shown on its first run)."""
-    return loop_of(ctx.session, ctx.step.phase or "")["state"] in ("retry", "escalated")
+    return loop_of(ctx.session, ctx.step.phase or "")["state"] in (
+        LoopState.RETRY,
+        LoopState.ESCALATED,
+    )
 
 
 def words_line(ctx: Context, words: Words) -> str:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Literal, TypedDict, overload
 
 from shared.routing import Routing, StepRef
 from state.errors import Finding, PreconditionFailed, UsageError
+from state.vocab import Phase, SessionStatus, WorkflowName
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -22,7 +23,6 @@ if TYPE_CHECKING:
     from state.rules.session_store import Store, Transaction
     from state.storage.documents import Config, Execution, Plan, QRReport, Session
     from state.storage.documents import Context as ContextDoc
-    from state.storage.models import SessionStatus
     from state.storage.store import DocName, Document, QRName
 
 Requirement = Callable[["Context"], list[Finding]]  # what must hold to arrive at a step
@@ -52,10 +52,10 @@ class Step:
     kind: type[Kind]
     template: str
     role: str | None = None  # who does the work: architect, developer, technical-writer, …
-    phase: str | None = None  # the QR phase the step executes, reviews or gates
+    phase: Phase | None = None  # the QR phase the step executes, reviews or gates
     skip: tuple[SkipRule, ...] = ()  # rules that leave this step out
     on_fail: str | None = None  # the step (by name) a failed gate sends the session back to
-    on_reject: dict[str, str] | None = None  # phase -> the step (by name) a rejection reopens
+    on_reject: dict[Phase, str] | None = None  # phase -> the step (by name) a rejection reopens
     status: SessionStatus | None = None  # the session status arriving here sets
     requires: tuple[Requirement, ...] = ()  # what must hold to arrive
     on_arrive: tuple[Action, ...] = ()  # what arriving records, before the kind's own arrive
@@ -63,11 +63,11 @@ class Step:
 
 @dataclass
 class Workflow:
-    name: str
+    name: WorkflowName
     title: str
     steps: tuple[Step, ...]
     templates: list[str]  # template search path: the workflow's dir, then shared
-    checks: dict[str, Requirement]  # QR phase -> what the validator checks before the reviewer
+    checks: dict[Phase, Requirement]  # QR phase -> what the validator checks before the reviewer
     start: Callable[[Workflow, Flags], str] | None = None  # step 1 with --task: what to print
     by_number: dict[int, Step] = field(init=False, repr=False)
 
@@ -88,7 +88,7 @@ class Workflow:
         return any(rule(ctx) for rule in step.skip)
 
     def mechanical_checks(self, ctx: Context) -> list[Finding]:
-        return self.checks[ctx.step.phase or ""](ctx)
+        return self.checks[ctx.step.phase](ctx) if ctx.step.phase else []
 
     @property
     def total(self) -> int:

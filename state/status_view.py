@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from state.vocab import ENDED
+from state.vocab import ENDED, WorkflowName
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # the hooks run on Python 3.8: types are for mypy only
@@ -84,7 +84,7 @@ def summary(session: Mapping[str, object], state_dir: str, context: object = Non
         "state_dir": state_dir,
         "task": session.get("task", ""),
         "status": session.get("status"),
-        "workflow": session.get("workflow", "planner"),
+        "workflow": session.get("workflow", WorkflowName.PLANNER),
         "step": session.get("step", 1),
         "next": next_lines(session, state_dir),
         "open_questions": open_questions(context),

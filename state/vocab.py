@@ -2,8 +2,9 @@
 decisions, clients and document names as `str` Enums (docs/design.md, "One vocabulary").
 
 Standard library only, importing nothing of the package, and Python 3.8 syntax: the hooks
-import it under `python3 -S -I` before any environment exists. tests/state/test_vocab.py keeps
-it equal to the pydantic Literals of state/storage/models.py.
+import it under `python3 -S -I` before any environment exists. The pydantic models take their
+Literals from these Enums (state/storage/models.py); tests/test_vocabulary.py refuses the raw
+strings in the product.
 """
 
 from __future__ import annotations
@@ -36,10 +37,12 @@ class SessionStatus(Word):
 
 
 S = SessionStatus
+# Drafting: a plan is being made, nothing is approved yet.
+DRAFTING = frozenset({S.DISCOVERY, S.DESIGN, S.DETAILING, S.REVIEW})
 # Planning: the project stays read-only (any status not listed as settled guards as planning).
 # result_review is guarded like a plan in review: the agent changes nothing the person is
 # reviewing, and their verdict (`plan result accept|request-changes`) is asked.
-PLANNING = frozenset({S.DISCOVERY, S.DESIGN, S.DETAILING, S.REVIEW, S.RESULT_REVIEW})
+PLANNING = DRAFTING | {S.RESULT_REVIEW}
 APPROVED = frozenset({S.APPROVED, S.EXECUTING, S.RESULT_REVIEW, S.COMPLETED})
 ENDED = frozenset({S.CANCELLED, S.FAILED})  # never approved, never will be
 CLOSED = frozenset({S.COMPLETED, *ENDED})  # no step runs, nothing is resumed
@@ -91,6 +94,30 @@ class ReviewVerdict(Word):
     SUBMITTED = "submitted"
     APPROVED = "approved"
     REJECTED = "rejected"
+
+
+class ResultVerdict(Word):
+    """A result review round's verdict (session.json `result_reviews[].verdict`)."""
+
+    SUBMITTED = "submitted"
+    ACCEPTED = "accepted"
+    CHANGES_REQUESTED = "changes_requested"
+
+
+class RunStatus(Word):
+    """A milestone's progress (execution.json `milestones[].status`)."""
+
+    PENDING = "pending"
+    IN_PROGRESS = "in_progress"
+    DONE = "done"
+
+
+class QuestionKind(Word):
+    """How a question is answered (context.json `questions[].kind`)."""
+
+    CHOICE = "choice"
+    YES_NO = "yes_no"
+    TEXT = "text"
 
 
 class WorkflowName(Word):

@@ -14,6 +14,7 @@ import click
 from cli.base import FILE_TEXT, TEXT, Operation, PlanCommand, PlanGroup, dump, open_store, out
 from state.errors import PreconditionFailed, UsageError
 from state.ops import choice_ops, context_ops, question_ops
+from state.vocab import QuestionKind
 
 if TYPE_CHECKING:
     from state.rules.session_store import Store
@@ -61,7 +62,10 @@ def question_command() -> None:
     help="What kind of question it is.",
 )
 @click.option(
-    "--kind", required=True, type=click.Choice(question_ops.KINDS), help="How it is answered."
+    "--kind",
+    required=True,
+    type=click.Choice([k.value for k in question_ops.KINDS]),
+    help="How it is answered.",
 )
 @click.option("--text", required=True, type=TEXT, help="The question itself.")
 @click.option("--why", help="Why the answer matters.")
@@ -173,13 +177,17 @@ def prompt(q: Question, progress: str) -> tuple[str, str]:
     if q["why"]:
         lines.append(wrapped(f"why it matters: {q['why']}", "   "))
     default = ""
-    if q["kind"] == "choice" or q["recommended"]:
+    if q["kind"] == QuestionKind.CHOICE or q["recommended"]:
         for n, option in enumerate(q["options"], 1):
             mark = "  (recommended)" if option["label"] == q["recommended"] else ""
             extra = f": {option['description']}" if option["description"] else ""
             lines.append(wrapped(f"{n}) {option['label']}{extra}{mark}", "   "))
             default = f" [{n}]" if mark else default
-    hint = {"choice": "number or text", "yes_no": "y/n", "text": "your answer"}[q["kind"]]
+    hint = {
+        QuestionKind.CHOICE: "number or text",
+        QuestionKind.YES_NO: "y/n",
+        QuestionKind.TEXT: "your answer",
+    }[q["kind"]]
     if q["about"]:  # the executor waits for this answer: Enter neither skips nor picks
         return "\n".join(lines) + "\n", f"   {hint} > "
     enter = "Enter takes" if default else "Enter skips"

@@ -10,7 +10,7 @@ import click
 from cli.base import TEXT, Operation, PlanGroup, open_store, out, target_id
 from state.errors import PlannerError
 from state.ops import exec_commands as ops
-from state.vocab import WorkflowName
+from state.vocab import RunStatus, WorkflowName
 
 if TYPE_CHECKING:
     from shared.workflow import Flags
@@ -86,13 +86,12 @@ def wave_done(store: Store, milestone: str) -> None:
     done; a step that is not ready refuses before it writes, and its NEXT line stands."""
     session = store.read("session")
     recorded = session["routing"].get("next") or []  # a step's command line (state/ stores argv)
-    executor_name = WorkflowName.EXECUTOR.value
-    if session["workflow"] != executor_name or recorded[:1] != [executor_name]:
+    if session["workflow"] != WorkflowName.EXECUTOR or recorded[:1] != [WorkflowName.EXECUTOR]:
         return
     status = {m["id"]: m["status"] for m in store.read("execution")["milestones"]}
     waves = store.read("plan")["milestone_dependencies"]["waves"]
     wave = next((w["milestones"] for w in waves if milestone in w["milestones"]), [])
-    if not wave or any(status.get(m) != "done" for m in wave):
+    if not wave or any(status.get(m) != RunStatus.DONE for m in wave):
         return
     from shared import engine  # the step engine loads here only, as `plan amend`'s does
     from shared.workflow import workflow_named
@@ -101,7 +100,7 @@ def wave_done(store: Store, milestone: str) -> None:
     if session["step"] != executor.named("impl-execute").number:
         return
     # the routing step 3 has now (its NEXT was recorded when it showed the wave just done)
-    pending = any(status.get(m) != "done" for w in waves for m in w["milestones"])
+    pending = any(status.get(m) != RunStatus.DONE for w in waves for m in w["milestones"])
     step = executor.named("impl-execute" if pending else "impl-code-qr")
     flags: Flags = {"state_dir": store.dir}
     try:

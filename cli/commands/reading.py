@@ -16,6 +16,7 @@ from state.ops.question_ops import find_question
 from state.storage.outputs import write_render
 from state.storage.store import dumps
 from state.validation.diff import diff as semantic_diff
+from state.vocab import ReviewVerdict
 
 if TYPE_CHECKING:
     from state.rules.session_store import Store
@@ -84,7 +85,7 @@ def review_lines(reviews: list[Review]) -> list[str]:
     """The decided review rounds with their feedback and anchored comments."""
     lines: list[str] = []
     for r in reviews:
-        if r["verdict"] == "submitted":
+        if r["verdict"] == ReviewVerdict.SUBMITTED:
             continue
         said = f": {r['feedback']}" if r["feedback"] else ""
         lines.append(f"Review round {r['round']} {r['verdict']}{said}")

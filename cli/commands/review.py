@@ -17,7 +17,7 @@ from state.errors import PlannerError, UsageError
 from state.ops import qr_ops, review_ops
 from state.routes import EXECUTE
 from state.storage.store import report_name
-from state.vocab import WorkflowName
+from state.vocab import ItemStatus, Severity, WorkflowName
 
 if TYPE_CHECKING:
     from shared.routing import Target
@@ -191,14 +191,14 @@ def qr_command() -> None:
 @click.option(
     "--severity",
     type=click.Choice(qr_ops.SEVERITIES),
-    default="MUST",
+    default=Severity.MUST,
     show_default=True,
     help="How much a failure blocks the gate.",
 )
 @click.option(
     "--status",
-    type=click.Choice(["TODO", "PASS", "FAIL"]),
-    default="TODO",
+    type=click.Choice(tuple(ItemStatus)),
+    default=ItemStatus.TODO,
     show_default=True,
     help="The verdict, when the item is judged as it is recorded.",
 )
@@ -215,7 +215,10 @@ def qr_add() -> None:
 @click.argument("id", metavar="qa-NNN")
 @PHASE
 @click.option(
-    "--status", required=True, type=click.Choice(["PASS", "FAIL", "TODO"]), help="The verdict."
+    "--status",
+    required=True,
+    type=click.Choice((ItemStatus.PASS, ItemStatus.FAIL, ItemStatus.TODO)),
+    help="The verdict.",
 )
 @click.option("--finding", help="What is wrong (required with FAIL).")
 def qr_set() -> None:

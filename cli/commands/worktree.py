@@ -10,7 +10,7 @@ from cli.output import tell
 from state.errors import Refused
 from state.repo import worktree
 from state.rules.amendments import worktree_round
-from state.rules.lifecycle import FINAL
+from state.vocab import CLOSED
 
 
 @click.command("worktree", cls=PlanCommand)
@@ -25,7 +25,7 @@ def worktree_command(state_dir: str | None, as_json: bool) -> None:
     store = open_store(state_dir)
     store.recover()
     session = store.read("session")
-    if session["status"] in FINAL:  # a closed session's worktree was removed with it
+    if session["status"] in CLOSED:  # a closed session's worktree was removed with it
         raise Refused(f"{store.dir}: the session is {session['status']}; it has no worktree")
     made = worktree.ensure(
         store, session, *worktree_round(session, store.read_or_none("execution"))

@@ -18,7 +18,7 @@ from shared.status import current_routing
 from shared.workflow import step_ref
 from state.errors import PreconditionFailed, Refused
 from state.routes import EXECUTE
-from state.vocab import APPROVED, ENDED, ReviewVerdict
+from state.vocab import APPROVED, ENDED, ResultVerdict, ReviewVerdict
 from state.vocab import SessionStatus as S
 
 TYPE_CHECKING = False
@@ -125,10 +125,10 @@ def the_round(
     the review the session was last in (the plan's, or the result's), once decided. `number`
     names the round of that review instead. Exit 3 when there is no such round."""
     status = session["status"]
-    kind: Rounds | None = "reviews" if status == S.REVIEW.value else "result_reviews"
+    kind: Rounds | None = "reviews" if status == S.REVIEW else "result_reviews"
     if status in (S.REVIEW, S.RESULT_REVIEW):
         rounds = session["reviews"] if kind == "reviews" else session["result_reviews"]
-        submitted = rounds and rounds[-1]["verdict"] == ReviewVerdict.SUBMITTED.value
+        submitted = rounds and rounds[-1]["verdict"] == ReviewVerdict.SUBMITTED
         latest, is_open = len(rounds) + (not submitted), True
     else:
         kind, is_open = last_reviewed(session), False
@@ -158,13 +158,14 @@ def last_reviewed(session: Session) -> Rounds | None:
     once approved (the plan's approval, the amendment's too) or rejected; else the result's
     when it was sent back (an amendment plans again)."""
     plan, result = session["reviews"], session["result_reviews"]
-    if session["status"] == S.COMPLETED.value and result:
+    if session["status"] == S.COMPLETED and result:
         return "result_reviews"
     if session["status"] in APPROVED:
         return "reviews" if plan else None
-    if plan and plan[-1]["verdict"] == ReviewVerdict.REJECTED.value:
+    if plan and plan[-1]["verdict"] == ReviewVerdict.REJECTED:
         return "reviews"
-    return "result_reviews" if result and result[-1]["verdict"] == "changes_requested" else None
+    sent_back = result and result[-1]["verdict"] == ResultVerdict.CHANGES_REQUESTED
+    return "result_reviews" if sent_back else None
 
 
 def wait_for_verdict(
@@ -192,7 +193,7 @@ def reported(store: Store, session: Session, rounds: Rounds) -> Target:
     """What follows the verdict on the latest round of `rounds`, as the session now is."""
     if session["status"] in ENDED:
         raise Refused(f"the session is {session['status']}: {session['reason'] or 'no reason'}")
-    if rounds == "result_reviews" and session["status"] == S.COMPLETED.value:
+    if rounds == "result_reviews" and session["status"] == S.COMPLETED:
         return []  # the result was accepted: nothing follows
     if rounds == "reviews" and session["approval"]:
         return step_ref(EXECUTE, store.dir)

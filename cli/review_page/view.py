@@ -16,6 +16,8 @@ from state.storage.documents import CodeChange, CodeIntent, Milestone  # bases o
 from state.storage.store import AUDIT_FILE, report_name
 from state.validation.diff import Change
 from state.validation.diff import diff as semantic_diff
+from state.vocab import ReviewVerdict
+from state.vocab import SessionStatus as S
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -132,8 +134,8 @@ def page_model(store: Store) -> PageModel:
             reviews,
             amending=session["approval"] is None and bool(session["amendments"]),
         ),
-        "in_review": session["status"] == "review",
-        "draft": drafts.latest(store.dir, session) if session["status"] == "review" else None,
+        "in_review": session["status"] == S.REVIEW,
+        "draft": drafts.latest(store.dir, session) if session["status"] == S.REVIEW else None,
         **result_model(store, session),
     }
 
@@ -142,14 +144,14 @@ def result_model(store: Store, session: Session) -> ResultPart:
     """The result view's part of the page (state/repo/result_view.py, what `plan result show`
     prints too): while the result is in review, and once it was accepted."""
     rounds = session["result_reviews"]
-    shown = session["status"] == "result_review" or (
-        session["status"] == "completed" and bool(rounds)
+    shown = session["status"] == S.RESULT_REVIEW or (
+        session["status"] == S.COMPLETED and bool(rounds)
     )
     if not shown:
         rounds = []  # none of its parts shows
     return {
         "result": result_of(store) if shown else None,
-        "in_result_review": session["status"] == "result_review",
+        "in_result_review": session["status"] == S.RESULT_REVIEW,
         "result_rounds": rounds,
         "result_round": rounds[-1]["round"] if rounds else 0,
         "result_said": said(rounds),
@@ -229,7 +231,9 @@ def since_last_round(
     the agent changed for the person (the freeze itself is not news). While an amendment is
     open (`amending`) the approved round counts too: the person sees the changes since the
     last approval, as step 11 prints them."""
-    verdicts = ("rejected", "approved") if amending else ("rejected",)
+    verdicts = (
+        (ReviewVerdict.REJECTED, ReviewVerdict.APPROVED) if amending else (ReviewVerdict.REJECTED,)
+    )
     seen = [(r, rev) for r in reviews if r["verdict"] in verdicts and (rev := r["revision"])]
     if not seen:
         return None
@@ -238,7 +242,7 @@ def since_last_round(
     changes = [c for c in changes if c.what != "frozen_at"]
     return {
         "round": last["round"],
-        "approved": last["verdict"] == "approved",
+        "approved": last["verdict"] == ReviewVerdict.APPROVED,
         "revision": revision,
         "changes": changes,
         "ids": {c.what for c in changes},

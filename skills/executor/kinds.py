@@ -23,6 +23,8 @@ from state.repo.result_view import assemble
 from state.rules.amendments import approved_revision, committed, runs_by_id
 from state.rules.approval import verify
 from state.validation.validate import completeness
+from state.vocab import ItemStatus, LoopState, RunStatus
+from state.vocab import SessionStatus as S
 
 if TYPE_CHECKING:
     from shared.kinds import ExecuteVariables, ReviewVariables
@@ -93,7 +95,7 @@ def all_done(ctx: Context) -> list[Finding]:
             f"plan exec done {m['id']} --evidence E",
         )
         for m in ctx.doc("execution")["milestones"]
-        if m["status"] != "done"
+        if m["status"] != RunStatus.DONE
     ]
 
 
@@ -169,7 +171,7 @@ def resume_amended(plan: Plan, execution: Execution, project: str) -> None:
     for m in plan["milestones"]:
         if m["id"] not in runs:
             execution["milestones"].append(new_run(m["id"]))
-    done = {r["id"] for r in execution["milestones"] if r["status"] == "done"}
+    done = {r["id"] for r in execution["milestones"] if r["status"] == RunStatus.DONE}
     left: Plan = {**plan, "milestones": [m for m in plan["milestones"] if m["id"] not in done]}
     execution["stale_diffs"] = stale_diffs(left, project)
 
@@ -204,10 +206,14 @@ class Implement(Execute):
         status = {m["id"]: m["status"] for m in ctx.doc("execution")["milestones"]}
         waves = ctx.doc("plan")["milestone_dependencies"]["waves"]
         for index, wave in enumerate(waves):
-            if any(status.get(mid) != "done" for mid in wave["milestones"]):
+            if any(status.get(mid) != RunStatus.DONE for mid in wave["milestones"]):
                 # a later wave done already (committed before an amendment) does not wait
                 later = [m for w in waves[index + 1 :] for m in w["milestones"]]
-                return wave["wave"], wave["milestones"], any(status.get(m) != "done" for m in later)
+                return (
+                    wave["wave"],
+                    wave["milestones"],
+                    any(status.get(m) != RunStatus.DONE for m in later),
+                )
         return 0, [], False
 
     def context(self, ctx: Context) -> ImplementVariables:
@@ -216,14 +222,15 @@ class Implement(Execute):
         status = {m["id"]: m["status"] for m in ctx.doc("execution")["milestones"]}
         milestones: list[WaveMilestone] = []
         for mid in ids:
-            if status.get(mid) == "done":  # e.g. committed before an amendment: never redone
+            # e.g. committed before an amendment: never redone
+            if status.get(mid) == RunStatus.DONE:
                 continue
             m = find(plan, mid, "M")
             milestones.append(
                 {
                     "id": mid,
                     "name": m["name"],
-                    "status": status.get(mid, "pending"),
+                    "status": status.get(mid, RunStatus.PENDING),
                     "changes": [c["id"] for c in m["code_changes"]],
                     "tests": m["tests"]["files"],
                 }
@@ -246,14 +253,14 @@ class ImplReview(Review):
     def context(self, ctx: Context) -> ImplReviewVariables:
         found = super().context(ctx)
         rounds = ctx.session["amendments"]
-        if not (rounds and found["rechecking"] and loop(ctx)["state"] == "initial"):
+        if not (rounds and found["rechecking"] and loop(ctx)["state"] == LoopState.INITIAL):
             return {**found, "since": [], "round": 0, "standing": 0}
         items = found["items"]
         return {
             **found,
             "since": since_review(ctx),
             "round": rounds[-1]["round"],
-            "standing": sum(i["status"] == "PASS" for i in items),
+            "standing": sum(i["status"] == ItemStatus.PASS for i in items),
             "items": [i for i in items if i["status"] in qr.OPEN],
             "rechecking": False,  # new work: new checks, not `qr set` on the old ones
         }
@@ -267,7 +274,7 @@ def since_review(ctx: Context) -> list[MilestoneName]:
     rounds: list[Amendment] = []
     for amendment in reversed(ctx.session["amendments"]):
         rounds.append(amendment)
-        if amendment["from_status"] == "result_review":
+        if amendment["from_status"] == S.RESULT_REVIEW:
             break
     found = approved_revision(ctx.store, rounds[-1]["approval"]["sha256"], ctx.session)
     before = {m["id"] for m in found[1]["milestones"]} if found else set()
@@ -352,7 +359,7 @@ class DocsImplement(Execute):
         return {**super().context(ctx), "to_write": to_write(ctx)}
 
     def chains(self, ctx: Context) -> bool:
-        return not to_write(ctx) and loop(ctx)["state"] == "initial"
+        return not to_write(ctx) and loop(ctx)["state"] == LoopState.INITIAL
 
     def rechecking(self, ctx: Context) -> bool:
         return amended_rechecking(self, ctx)
@@ -363,7 +370,7 @@ def amended_rechecking(kind: Execute, ctx: Context) -> bool:
     loop is "initial" with items on record only after an amendment (state/ops/amend_ops.py): the
     last round's items judged other work, the amended and new milestones were never reviewed,
     so the review step runs in full."""
-    return loop(ctx)["state"] != "initial" and Execute.rechecking(kind, ctx)
+    return loop(ctx)["state"] != LoopState.INITIAL and Execute.rechecking(kind, ctx)
 
 
 def to_write(ctx: Context) -> list[str]:
@@ -393,10 +400,10 @@ class Reconcile(Kind):
         path = os.path.join(ctx.state_dir, "reconcile.json")
         with open(path, encoding="utf-8") as f:
             table = reconcile.table(json.load(f))
-        return {"path": path, "table": table, "review": ctx.session["status"] == "result_review"}
+        return {"path": path, "table": table, "review": ctx.session["status"] == S.RESULT_REVIEW}
 
     def routing(self, ctx: Context) -> Routing:
-        if ctx.session["status"] == "result_review":
+        if ctx.session["status"] == S.RESULT_REVIEW:
             at = ["--state-dir", ctx.state_dir]
             return Routing(
                 if_pass=["plan", "result", "accept", *at],

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from state.errors import Finding
 from state.repo import gitinfo
+from state.vocab import RunStatus
 
 if TYPE_CHECKING:
     from state.repo.result_view import ReconcileRecord, ReconcileRow, TestRun
@@ -38,7 +39,7 @@ def build(plan: Plan, execution: Execution, root: str) -> ReconcileRecord:
         milestones.append(
             {
                 "id": m["id"],
-                "status": run["status"] if run else "pending",
+                "status": run["status"] if run else RunStatus.PENDING,
                 "planned_files": planned,
                 "changed_files": sorted(set(planned) & changed),
                 "untouched_planned_files": sorted(set(planned) - changed),

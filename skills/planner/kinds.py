@@ -23,6 +23,8 @@ from state.storage.documents import Question  # a base class below: typing only,
 from state.storage.store import write_atomic
 from state.validation.diff import diff
 from state.validation.validate import validate
+from state.vocab import Phase, ReviewVerdict
+from state.vocab import SessionStatus as S
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -153,14 +155,14 @@ def rework_step(ctx: Context) -> Step:
     from state.ops.review_ops import rejected_phase  # ~4 ms, only after a rejection
 
     table = ctx.step.on_reject or {}
-    rejected = [r for r in ctx.session["reviews"] if r["verdict"] == "rejected"]
+    rejected = [r for r in ctx.session["reviews"] if r["verdict"] == ReviewVerdict.REJECTED]
     amended = [a["opened_at"] for a in ctx.session.get("amendments") or []]
-    phase = "plan-design"
+    phase = Phase.PLAN_DESIGN
     if rejected and not (amended and amended[-1] >= rejected[-1]["at"]):
         phase = rejected_phase(ctx.doc("plan"), rejected[-1])
-    step = ctx.workflow.named(table.get(phase) or table["plan-design"])
+    step = ctx.workflow.named(table.get(phase) or table[Phase.PLAN_DESIGN])
     if ctx.workflow.skipped(step, ctx):
-        return ctx.workflow.named(table["plan-design"])
+        return ctx.workflow.named(table[Phase.PLAN_DESIGN])
     return step
 
 
@@ -332,7 +334,7 @@ def amended_since(ctx: Context) -> AmendedSince:
     """In an amendment's review: the round, and what changed since the approval it amends,
     by meaning (state/validation/diff.py), against the revision in history/ that approval bound."""
     amendment = open_amendment(ctx.session)
-    if amendment is None or ctx.session["status"] != "review":
+    if amendment is None or ctx.session["status"] != S.REVIEW:
         return {}
     found = approved_revision(ctx.store, amendment["approval"]["sha256"], ctx.session)
     if found is None:
@@ -366,8 +368,8 @@ class FinalGate(Gate):
     def check(self, ctx: Context) -> list[Finding]:
         if ctx.flags.get("qr_status") == "fail":
             return []
-        phase = "design" if quick(ctx) else "final"
-        return [f for f in validator_findings(phase)(ctx) if f.level == "error"]
+        scope = "design" if quick(ctx) else "final"  # plan validate --phase
+        return [f for f in validator_findings(scope)(ctx) if f.level == "error"]
 
     def arrive(self, ctx: Context, tx: Transaction) -> None:
         if not quick(ctx):
@@ -375,13 +377,13 @@ class FinalGate(Gate):
             if self.outcome(ctx) == "fail":
                 return
         session = tx.edit("session")
-        transition(session, "review")
+        transition(session, S.REVIEW)
         render_plan_md(ctx)
         revision = tx.plan_revision()
         session["reviews"].append(
             {
                 "round": len(session["reviews"]) + 1,
-                "verdict": "submitted",
+                "verdict": ReviewVerdict.SUBMITTED,
                 "at": clock.now(),
                 "by": None,
                 "feedback": None,
@@ -394,21 +396,21 @@ class FinalGate(Gate):
         if ctx.non_interactive:
             approval = approve(tx, "auto")
             session["reviews"][-1].update(
-                {"verdict": "approved", "by": "auto", "sha256": approval["sha256"]}
+                {"verdict": ReviewVerdict.APPROVED, "by": "auto", "sha256": approval["sha256"]}
             )
             tx.note(policy=ctx.policy)
             render_plan_md(ctx)  # again: plan.md shows the approval it was frozen with
 
     def outcome(self, ctx: Context) -> str:
         if quick(ctx):
-            return "pass" if ctx.session["status"] != "design" else "none"
+            return "pass" if ctx.session["status"] != S.DESIGN else "none"
         return super().outcome(ctx)
 
     def context(self, ctx: Context) -> FinalGateVariables:
         from shared.plan_md import summary  # jinja2: the prompt's rendering needs it anyway
 
         approval = ctx.session["approval"]
-        in_review = ctx.session["status"] == "review"
+        in_review = ctx.session["status"] == S.REVIEW
         return {
             **super().context(ctx),
             "approval": approval,
@@ -424,9 +426,9 @@ class FinalGate(Gate):
     def routing(self, ctx: Context) -> Routing:
         if ctx.session["approval"]:
             return Routing(next=ctx.route(EXECUTE))
-        if ctx.session["status"] == "design":  # rejected: to the phase the feedback touches
+        if ctx.session["status"] == S.DESIGN:  # rejected: to the phase the feedback touches
             return Routing(next=ctx.to(rework_step(ctx)))
-        if ctx.session["status"] == "review":
+        if ctx.session["status"] == S.REVIEW:
             at = ["--state-dir", ctx.state_dir]
             return Routing(
                 if_pass=["plan", "review", "approve", *at],

@@ -31,41 +31,43 @@ from skills.planner.kinds import (
 )
 from state.errors import UsageError
 from state.ops import session
+from state.vocab import Phase, WorkflowName
+from state.vocab import SessionStatus as S
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 # A rejection reopens the smallest phase it touches (state/ops/review_ops.rejected_phase): the
 # step that does that phase's work; a phase this depth skips falls back to the design.
 REWORK = {
-    "plan-design": "plan-design-execute",
-    "plan-code": "plan-code-execute",
-    "plan-docs": "plan-docs-execute",
+    Phase.PLAN_DESIGN: "plan-design-execute",
+    Phase.PLAN_CODE: "plan-code-execute",
+    Phase.PLAN_DOCS: "plan-docs-execute",
 }
 
 # fmt: off
 STEPS = (
     #    n   name                   kind         template                        role
-    Step(1,  "plan-init",           Init,        "01-plan-init.j2",              status="discovery"),
-    Step(2,  "context-verify",      Discovery,   "02-context-verify.j2",         status="discovery"),
+    Step(1,  "plan-init",           Init,        "01-plan-init.j2",              status=S.DISCOVERY),
+    Step(2,  "context-verify",      Discovery,   "02-context-verify.j2",         status=S.DISCOVERY),
     Step(3,  "plan-design-execute", DesignExecute, "03-plan-design-execute.j2",  role="architect",
-         phase="plan-design", status="design", requires=(goal, questions),
+         phase=Phase.PLAN_DESIGN, status=S.DESIGN, requires=(goal, questions),
          on_arrive=(answer_by_policy,)),
     Step(4,  "plan-design-qr",      Review,      "04-plan-design-qr.j2",         role="quality-reviewer",
-         phase="plan-design", requires=(choices,), on_arrive=(pick_by_policy,)),
+         phase=Phase.PLAN_DESIGN, requires=(choices,), on_arrive=(pick_by_policy,)),
     Step(5,  "plan-design-qr-gate", Gate,        "05-plan-design-qr-gate.j2",
-         phase="plan-design", on_fail="plan-design-execute"),
+         phase=Phase.PLAN_DESIGN, on_fail="plan-design-execute"),
     Step(6,  "plan-code-execute",   WorktreeExecute, "06-plan-code-execute.j2",  role="developer",
-         phase="plan-code", status="detailing", skip=(quick, docs_only)),
+         phase=Phase.PLAN_CODE, status=S.DETAILING, skip=(quick, docs_only)),
     Step(7,  "plan-code-qr",        Review,      "07-plan-code-qr.j2",           role="quality-reviewer",
-         phase="plan-code", skip=(quick, docs_only)),
+         phase=Phase.PLAN_CODE, skip=(quick, docs_only)),
     Step(8,  "plan-code-qr-gate",   Gate,        "08-plan-code-qr-gate.j2",
-         phase="plan-code", on_fail="plan-code-execute", skip=(quick, docs_only)),
+         phase=Phase.PLAN_CODE, on_fail="plan-code-execute", skip=(quick, docs_only)),
     Step(9,  "plan-docs-execute",   DocsExecute, "09-plan-docs-execute.j2",      role="technical-writer",
-         phase="plan-docs", status="detailing", skip=(quick,)),
+         phase=Phase.PLAN_DOCS, status=S.DETAILING, skip=(quick,)),
     Step(10, "plan-docs-qr",        Review,      "10-plan-docs-qr.j2",           role="quality-reviewer",
-         phase="plan-docs", skip=(quick,)),
+         phase=Phase.PLAN_DOCS, skip=(quick,)),
     Step(11, "plan-docs-qr-gate",   FinalGate,   "11-plan-docs-qr-gate.j2",
-         phase="plan-docs", on_fail="plan-docs-execute", on_reject=REWORK),
+         phase=Phase.PLAN_DOCS, on_fail="plan-docs-execute", on_reject=REWORK),
 )
 # fmt: on
 
@@ -104,14 +106,14 @@ def start(workflow: Workflow, flags: Flags) -> str:
 
 
 PLANNER = Workflow(
-    "planner",
+    WorkflowName.PLANNER,
     "PLANNER",
     STEPS,
     [os.path.join(HERE, "templates"), SHARED_TEMPLATES],
     checks={
-        "plan-design": validator_findings("design"),
-        "plan-code": validator_findings("code"),
-        "plan-docs": validator_findings("docs"),
+        Phase.PLAN_DESIGN: validator_findings("design"),
+        Phase.PLAN_CODE: validator_findings("code"),
+        Phase.PLAN_DOCS: validator_findings("docs"),
     },
     start=start,
 )

@@ -10,6 +10,8 @@ from state.ops.review_ops import reopen_reviews
 from state.rules.amendments import NEW_MILESTONE, committed, runs_by_id
 from state.rules.lifecycle import check_amendable, reopen
 from state.validation.limits import FEEDBACK_MAX, REASON_MAX, check_text
+from state.vocab import LoopState, Phase, RunStatus
+from state.vocab import SessionStatus as S
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -17,9 +19,8 @@ if TYPE_CHECKING:
 
     from state.rules.session_store import Transaction
     from state.storage.documents import Amendment, Session
-    from state.storage.models import Phase
 
-IMPL_PHASES: tuple[Phase, ...] = ("impl-code", "impl-docs")
+IMPL_PHASES = (Phase.IMPL_CODE, Phase.IMPL_DOCS)
 
 
 def open_amendment(
@@ -47,7 +48,7 @@ def open_amendment(
             f"{tx.store.path('session')}: status {status} but no approval on record "
             "(damaged? see plan verify)"
         )
-    from_status = reopen(session, "design")
+    from_status = reopen(session, S.DESIGN)
     record: Amendment = {
         "round": len(session["amendments"]) + 1,
         "reason": reason.strip(),
@@ -112,10 +113,10 @@ def _reopen_loops(tx: Transaction, session: Session, reopened: list[str]) -> Non
     """The planning reviews run again from design (state/ops/review_ops.reopen_reviews: PASS
     verdicts stand but on the reopened milestones; new and reopened milestones need items of
     their own), and so do the executor's, which judge the new work."""
-    reopen_reviews(tx, session, "plan-design", reopened, reopened)
+    reopen_reviews(tx, session, Phase.PLAN_DESIGN, reopened, reopened)
     for phase in IMPL_PHASES:
         if phase in session["qr"]:
-            session["qr"][phase].update({"state": "initial", "iteration": 1, "gate": []})
+            session["qr"][phase].update({"state": LoopState.INITIAL, "iteration": 1, "gate": []})
 
 
 def _reset_runs(tx: Transaction, reopened: list[str]) -> None:
@@ -127,7 +128,7 @@ def _reset_runs(tx: Transaction, reopened: list[str]) -> None:
         if run["id"] in reopened:
             run.update(
                 {
-                    "status": "pending",
+                    "status": RunStatus.PENDING,
                     "started_at": None,
                     "done_at": None,
                     "evidence": [],

@@ -27,6 +27,7 @@ from state.ops.question_ops import new_question
 from state.project import session_project
 from state.repo import gitinfo
 from state.repo import worktree as wt
+from state.vocab import QuestionKind, RunStatus
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -47,12 +48,16 @@ DEVIATION_OPTIONS = (
 
 
 def _question(
-    tx: Transaction, about: str, kind: Literal["choice", "yes_no"], text: str, why: str
+    tx: Transaction,
+    about: str,
+    kind: Literal[QuestionKind.CHOICE, QuestionKind.YES_NO],
+    text: str,
+    why: str,
 ) -> str:
     """A new executor question in context.json (the transaction may write it: `tx.asks`),
     answered as discovery's are (state/ops/question_ops.py)."""
     tx.asks = True
-    answers = DEVIATION_OPTIONS if kind == "choice" else (("yes", ""), ("no", ""))
+    answers = DEVIATION_OPTIONS if kind == QuestionKind.CHOICE else (("yes", ""), ("no", ""))
     context = tx.edit("context")
     q = new_question(
         tx.new_id("context", "Q", context["questions"]),
@@ -91,7 +96,7 @@ def before_start(tx: Transaction, milestone: str) -> None:
     """`plan exec start`: a milestone not started or applied yet is checked for other
     sessions' commits."""
     run = run_of(tx, milestone)
-    if run["status"] == "pending" and not run["applied_at"]:
+    if run["status"] == RunStatus.PENDING and not run["applied_at"]:
         check_other_sessions(tx, plan_ops.find(tx.read("plan"), milestone, "M"))
 
 
@@ -146,7 +151,7 @@ def mark_significant(tx: Transaction, deviation: Deviation, reasons: list[str]) 
             f"{deviation['description']}. Continue, amend the plan, or stop?"
         )
         why = "it is significant: " + "; ".join(deviation["significant"])
-        deviation["question"] = _question(tx, deviation["id"], "choice", text, why)
+        deviation["question"] = _question(tx, deviation["id"], QuestionKind.CHOICE, text, why)
         tx.tell(
             f"{deviation['id']} is significant ({'; '.join(new)}): "
             f"{deviation['question']} asks the person: continue, amend or stop"
@@ -430,7 +435,7 @@ def check_other_sessions(tx: Transaction, milestone: Milestone) -> None:
             "Apply it anyway (a three-way merge decides; a conflict still refuses)?"
         )
         why = "the other session's work could be overwritten or duplicated"
-        qid = _question(tx, mid, "yes_no", text, why)
+        qid = _question(tx, mid, QuestionKind.YES_NO, text, why)
         run_of(tx, mid)["overlap_question"] = qid
 
     # the id `ask` will give it: the refusal's record starts afresh (Transaction._record_only)

@@ -20,6 +20,7 @@ from state import clock
 from state.errors import DamagedFile, UsageError
 from state.storage.journal import read_if_any
 from state.storage.store import dumps
+from state.vocab import ReviewVerdict
 
 if TYPE_CHECKING:
     from state.rules.session_store import Store, Transaction
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
 DRAFTS_FILE = "drafts.json"
 DRAFTS_KEPT = 50  # the newest drafts kept; the audit log records every one that was made
 # The statuses a plan review is open or to come in: a draft is feedback on that review.
-DRAFTING = ("discovery", "design", "detailing", "review")
 STRICT = ConfigDict(extra="forbid", strict=True)
 
 
@@ -85,7 +85,7 @@ def load(state_dir: str) -> Drafts:
 def feedback_round(session: Session) -> int:
     """The review round feedback given now would close: the open one, else the next."""
     reviews = session["reviews"]
-    if reviews and reviews[-1]["verdict"] == "submitted":
+    if reviews and reviews[-1]["verdict"] == ReviewVerdict.SUBMITTED:
         return reviews[-1]["round"]
     return len(reviews) + 1
 

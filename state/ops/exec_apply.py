@@ -17,6 +17,7 @@ from state.repo import contention, gitinfo, unidiff
 from state.repo import worktree as wt
 from state.rules.session_store import RESTORE_FIX, tampered
 from state.validation.project_paths import check_milestone
+from state.vocab import RunStatus
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -61,7 +62,9 @@ def exec_apply(tx: Transaction, *, id: str) -> None:
         data = None if text is None else text.encode("utf-8", "surrogateescape")
         tx.put_project(root, _destination(project, path, deleting=text is None), data)
     was = run["applied_at"]
-    run["status"] = "in_progress" if changed or run["status"] == "pending" else run["status"]
+    run["status"] = (
+        RunStatus.IN_PROGRESS if changed or run["status"] == RunStatus.PENDING else run["status"]
+    )
     run["started_at"] = run["started_at"] or clock.now()
     run["applied_at"] = clock.now()
     if not changed:

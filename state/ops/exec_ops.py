@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from state import clock
 from state.errors import PreconditionFailed, UsageError
+from state.vocab import RunStatus
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -20,7 +21,7 @@ def new_run(milestone: str) -> MilestoneRun:
     """A milestone's record in execution.json before anything happened to it."""
     return {
         "id": milestone,
-        "status": "pending",
+        "status": RunStatus.PENDING,
         "started_at": None,
         "done_at": None,
         "evidence": [],
@@ -48,16 +49,16 @@ def run_of(tx: Transaction, milestone: str) -> MilestoneRun:
 def exec_start(tx: Transaction, *, id: str) -> None:
     """Mark a milestone in progress."""
     run = run_of(tx, id)
-    if run["status"] == "done":
+    if run["status"] == RunStatus.DONE:
         raise UsageError(f"exec start: {id} is already done")
-    run["status"] = "in_progress"
+    run["status"] = RunStatus.IN_PROGRESS
     run["started_at"] = run["started_at"] or clock.now()
 
 
 def exec_done(tx: Transaction, *, id: str, evidence: list[str], ran: list[str]) -> None:
     """Mark a milestone done, with the evidence and the tests that were run."""
     run = run_of(tx, id)
-    run["status"] = "done"
+    run["status"] = RunStatus.DONE
     run["started_at"] = run["started_at"] or clock.now()
     run["done_at"] = clock.now()
     run["evidence"] += evidence

@@ -15,6 +15,7 @@ from state.ops.plan_ops import find
 from state.storage.ids import next_id
 from state.storage.store import report_name
 from state.validation.limits import NAME_MAX, REASON_MAX, check_text
+from state.vocab import ItemStatus, LoopState, Phase, Severity
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -22,9 +23,6 @@ if TYPE_CHECKING:
 
     from state.rules.session_store import Store, Transaction
     from state.storage.documents import Plan, QRItem, QRReport
-    from state.storage.models import Phase, Severity
-
-    Verdict = Literal["TODO", "PASS", "FAIL"]
 
     class FoundItem(QRItem):
         """A review item with the phase whose report holds it (`plan show qa-NNN`)."""
@@ -32,8 +30,8 @@ if TYPE_CHECKING:
         phase: Phase
 
 
-PHASES: tuple[Phase, ...] = ("plan-design", "plan-code", "plan-docs", "impl-code", "impl-docs")
-SEVERITIES: tuple[Severity, ...] = ("MUST", "SHOULD", "COULD")
+PHASES = tuple(Phase)
+SEVERITIES = tuple(Severity)
 
 
 def known_phase(phase: str) -> Phase:
@@ -87,7 +85,7 @@ def add_item(
     scope: str,
     severity: Severity,
     source: Literal["validator", "reviewer"] = "reviewer",
-    status: Verdict = "TODO",
+    status: ItemStatus = ItemStatus.TODO,
     finding: str | None = None,
 ) -> str:
     item_id = next_id(report["items"], "qa")
@@ -115,7 +113,7 @@ def qr_add(
     check: str,
     scope: str,
     severity: Severity,
-    status: Verdict,
+    status: ItemStatus,
     finding: str | None,
 ) -> list[str]:
     """Record a review item (qa-NNN) for a phase: TODO, or judged at once with --status."""
@@ -126,28 +124,30 @@ def qr_add(
     return [item_id]
 
 
-def check_verdict(command: str, status: Verdict, finding: str | None) -> None:
-    if status == "FAIL" and not (finding or "").strip():
+def check_verdict(command: str, status: ItemStatus, finding: str | None) -> None:
+    if status == ItemStatus.FAIL and not (finding or "").strip():
         raise UsageError(
             f"finding is required with status FAIL ({command}): say what is wrong", field="finding"
         )
 
 
 def judge(
-    tx: Transaction, item: QRItem, status: Verdict, finding: str | None, phase: Phase
+    tx: Transaction, item: QRItem, status: ItemStatus, finding: str | None, phase: Phase
 ) -> None:
     """Record a verdict; a PASS remembers the hash of what its scope holds now."""
     item["status"] = status
     if finding is not None:
         item["finding"] = finding
     plan = tx.read_or_none("plan")
-    passed = status == "PASS" and plan is not None
+    passed = status == ItemStatus.PASS and plan is not None
     item["judged"] = scope_hash(plan, item["scope"], phase) if plan and passed else None
     whole = plan and passed and item["scope"].strip() in ("", "*")
     item["milestones"] = [m["id"] for m in plan["milestones"]] if plan and whole else None
 
 
-def qr_set(tx: Transaction, *, id: str, phase: Phase, status: Verdict, finding: str | None) -> None:
+def qr_set(
+    tx: Transaction, *, id: str, phase: Phase, status: ItemStatus, finding: str | None
+) -> None:
     """Judge a review item: PASS, or FAIL with the finding."""
     check_verdict("qr set", status, finding)
     name = report_name(phase)
@@ -172,7 +172,7 @@ def scope_content(plan: Plan, scope: str, phase: Phase | None = None) -> list[ob
     if scope in ("", "*"):
         return None
     milestones = plan["milestones"]
-    design = phase == "plan-design"
+    design = phase == Phase.PLAN_DESIGN
     if scope.split("-", 1)[0] in ("DL", "RA", "C", "R", "D", "M", "CI", "CC"):
         try:
             item = find(plan, scope)
@@ -219,12 +219,12 @@ def unjudged(plan: Plan, items: list[QRItem], phase: str = "") -> list[str]:
         if item["source"] != "reviewer":
             continue
         if item["scope"].strip() in ("", "*"):
-            judged = item.get("milestones") if item["status"] == "PASS" else None
+            judged = item.get("milestones") if item["status"] == ItemStatus.PASS else None
             covered |= {m["id"] for m in plan["milestones"]} if judged is None else set(judged)
         else:
             covered |= milestones_of(plan, item["scope"])
     skipped = {m["id"] for m in plan["milestones"] if m["is_documentation_only"]}
-    if phase != "plan-code":
+    if phase != Phase.PLAN_CODE:
         skipped = set()
     return [m["id"] for m in plan["milestones"] if m["id"] not in covered | skipped]
 
@@ -252,7 +252,7 @@ def reopen_changed(tx: Transaction) -> None:
         stale = [
             item
             for item in tx.read(name)["items"]
-            if item["status"] == "PASS"
+            if item["status"] == ItemStatus.PASS
             and item["judged"]
             and scope_hash(plan, item["scope"], phase) != item["judged"]
         ]
@@ -260,7 +260,9 @@ def reopen_changed(tx: Transaction) -> None:
             continue
         items = {i["id"]: i for i in tx.edit(name)["items"]}
         for item in stale:
-            items[item["id"]].update({"status": "TODO", "judged": None, "milestones": None})
+            items[item["id"]].update(
+                {"status": ItemStatus.TODO, "judged": None, "milestones": None}
+            )
             tx.tell(
                 f"{item['id']} ({phase}) is TODO again: {item['scope']} changed after it passed"
             )
@@ -271,13 +273,15 @@ def qr_accept(tx: Transaction, *, phase: Phase, by: str, reason: str) -> None:
     check_text("by", by, NAME_MAX, field=True)
     check_text("reason", reason, REASON_MAX, field=True)
     loop = tx.edit("session")["qr"].get(phase)
-    if not loop or loop["state"] != "escalated":
+    if not loop or loop["state"] != LoopState.ESCALATED:
         raise PreconditionFailed(
             f"qr accept: the {phase} review loop has not stopped at its "
             "last iteration; there is nothing to accept"
         )
     report = tx.edit(report_name(phase))
-    still_open = [i["id"] for i in report["items"] if i["status"] in ("FAIL", "TODO")]
+    still_open = [
+        i["id"] for i in report["items"] if i["status"] in (ItemStatus.FAIL, ItemStatus.TODO)
+    ]
     report["accepted"] = {"by": by, "reason": reason, "at": clock.now(), "items": still_open}
-    loop["state"] = "accepted"
+    loop["state"] = LoopState.ACCEPTED
     tx.next_argv = loop["gate"]

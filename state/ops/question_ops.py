@@ -17,6 +17,7 @@ from typing import Literal, get_args
 from state import clock
 from state.errors import UsageError
 from state.validation.limits import ANSWER_MAX, check_text
+from state.vocab import QuestionKind
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -28,9 +29,8 @@ if TYPE_CHECKING:
     Allowed = TypeVar("Allowed", bound=str)
 
 Category = Literal["clarification", "scope", "technical", "priority", "constraint"]
-Kind = Literal["choice", "yes_no", "text"]
 CATEGORIES: tuple[Category, ...] = get_args(Category)
-KINDS: tuple[Kind, ...] = get_args(Kind)
+KINDS = tuple(QuestionKind)
 FIELDS = ("category", "kind", "text", "why", "options", "recommended")
 YES, NO = ("y", "yes", "true", "1"), ("n", "no", "false", "0")
 
@@ -125,11 +125,11 @@ def make_question(
     checked_category = _one_of(category_word, CATEGORIES, f"{where}.category")
     checked_kind = _one_of(kind_word, KINDS, f"{where}.kind")
     choices = _options(options or [], where)
-    if checked_kind == "yes_no" and not choices:
+    if checked_kind == QuestionKind.YES_NO and not choices:
         choices = [{"label": "yes", "description": ""}, {"label": "no", "description": ""}]
-    if checked_kind == "choice" and len(choices) < 2:
+    if checked_kind == QuestionKind.CHOICE and len(choices) < 2:
         raise UsageError(f"{where}.options: a choice question needs at least two options")
-    if checked_kind == "text" and choices:
+    if checked_kind == QuestionKind.TEXT and choices:
         raise UsageError(f"{where}.options: a text question takes no options")
     return new_question(
         "",
@@ -145,7 +145,7 @@ def make_question(
 def new_question(
     id: str,
     category: Category,
-    kind: Kind,
+    kind: QuestionKind,
     text: str,
     why: str,
     options: list[QuestionOption],
@@ -286,13 +286,13 @@ def normal_answer(q: Question, text: str) -> tuple[str, str | None]:
     text = text.strip()
     if not text:
         raise UsageError(f"{q['id']}: the answer is empty (use --skip to skip)")
-    if q["kind"] == "text":
+    if q["kind"] == QuestionKind.TEXT:
         return text, None
     labels = [o["label"] for o in q["options"]]
     found = pick_option(q["id"], q["kind"], labels, text)
     if found is None:
         numbered = ", ".join(f"{n}) {label}" for n, label in enumerate(labels, 1))
-        if q["kind"] == "yes_no":
+        if q["kind"] == QuestionKind.YES_NO:
             raise UsageError(f"{q['id']}: answer yes or no, not {text!r}")
         raise UsageError(
             f"{q['id']}: {text!r} is not one of the options: {numbered} (answer with a "
@@ -314,7 +314,7 @@ def pick_option(item_id: str, kind: str, labels: list[str], text: str) -> tuple[
             len(text) == len(label) or not text[len(label)].isalnum()
         ):
             return label, text[len(label) :]
-    if kind == "yes_no":
+    if kind == QuestionKind.YES_NO:
         word = re.match(r"(\w+)(.*)$", text, re.S)
         if word and word.group(1).lower() in YES + NO:
             return ("yes" if word.group(1).lower() in YES else "no"), word.group(2)

@@ -26,7 +26,7 @@ from state.ops.exec_apply import (
 from state.project import session_project
 from state.repo import gitinfo, unidiff
 from state.repo import worktree as wt
-from state.vocab import CLOSED, PLANNING
+from state.vocab import CLOSED, DRAFTING
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -53,7 +53,7 @@ def plan_rebase(tx: Transaction, *, drop_worktree: bool = False) -> None:
             "plan onto (fix: git switch <branch>, or commit, then rerun plan rebase)"
         )
     tree = wt.path_of(tx.store.dir)
-    planning = session["status"] in PLANNING - {"result_review"}
+    planning = session["status"] in DRAFTING
     if planning and os.path.lexists(tree) and not drop_worktree:
         raise PreconditionFailed(
             f"{tree}: the scratch worktree was checked out from the old base; its edits "

@@ -21,6 +21,8 @@ from state.validation.limits import (
     check_count,
     check_text,
 )
+from state.vocab import ResultVerdict
+from state.vocab import SessionStatus as S
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -39,7 +41,7 @@ class StaleResult(Refused):
 
 def new_round(
     session: Session,
-    verdict: Literal["submitted", "accepted"],
+    verdict: Literal[ResultVerdict.SUBMITTED, ResultVerdict.ACCEPTED],
     sha256: str | None,
     *,
     by: str | None = None,
@@ -64,19 +66,19 @@ def new_round(
 
 def submit_result(session: Session, sha256: str) -> None:
     """Executor step 9 of an interactive session: a round waits for the person's verdict."""
-    transition(session, "result_review")
-    new_round(session, "submitted", sha256)
+    transition(session, S.RESULT_REVIEW)
+    new_round(session, ResultVerdict.SUBMITTED, sha256)
 
 
 def accept_by_policy(session: Session, sha256: str) -> None:
     """Executor step 9 of a non-interactive session: nobody is asked, accepted on record."""
-    transition(session, "completed")
-    new_round(session, "accepted", sha256, by="policy", policy=True)
+    transition(session, S.COMPLETED)
+    new_round(session, ResultVerdict.ACCEPTED, sha256, by="policy", policy=True)
 
 
 def in_result_review(tx: Transaction) -> Session:
     session = tx.edit("session")
-    if session["status"] != "result_review":
+    if session["status"] != S.RESULT_REVIEW:
         raise Refused(
             f"session.json: status {session['status']}: there is no result in review "
             "(executor step 9 of an interactive session puts it there)"
@@ -96,7 +98,7 @@ def check_shown(expected: str | None, sha: str, verdict: str) -> None:
 
 def close_round(
     session: Session,
-    verdict: Literal["accepted", "changes_requested"],
+    verdict: Literal[ResultVerdict.ACCEPTED, ResultVerdict.CHANGES_REQUESTED],
     *,
     by: str | None,
     sha256: str,
@@ -105,9 +107,9 @@ def close_round(
 ) -> ResultReview:
     """The verdict on the round that is open (executor step 9 opened it)."""
     rounds = session["result_reviews"]
-    done = rounds[-1] if rounds and rounds[-1]["verdict"] == "submitted" else None
+    done = rounds[-1] if rounds and rounds[-1]["verdict"] == ResultVerdict.SUBMITTED else None
     if done is None:
-        done = new_round(session, "submitted", None)
+        done = new_round(session, ResultVerdict.SUBMITTED, None)
     done.update(
         {
             "at": clock.now(),
@@ -132,8 +134,8 @@ def result_accept(tx: Transaction, *, by: str | None, expect_sha256: str | None)
     sha = result_of(tx.store)["sha256"]
     check_shown(expect_sha256, sha, "accept")
     by = (by or "").strip() or os.environ.get("USER") or "user"
-    done = close_round(session, "accepted", by=by, sha256=sha)
-    transition(session, "completed")
+    done = close_round(session, ResultVerdict.ACCEPTED, by=by, sha256=sha)
+    transition(session, S.COMPLETED)
     tx.note(accepted_by=by, sha256=sha)
     tx.tell(
         f"DONE: the result is accepted (round {done['round']}, by {by}); the session is completed"
@@ -205,7 +207,7 @@ def result_request_changes(
     comments = [check_comment(tx, result, c) for c in comment]
     done = close_round(
         session,
-        "changes_requested",
+        ResultVerdict.CHANGES_REQUESTED,
         by=(by or "").strip() or None,
         feedback=task,
         comments=comments,

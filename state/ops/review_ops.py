@@ -28,6 +28,16 @@ from state.validation.limits import (
     check_count,
     check_text,
 )
+from state.vocab import (
+    DRAFTING,
+    PLANNING_PHASES,
+    ItemStatus,
+    LoopState,
+    Phase,
+    ReviewVerdict,
+    Severity,
+)
+from state.vocab import SessionStatus as S
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -36,14 +46,11 @@ if TYPE_CHECKING:
 
     from state.rules.session_store import Transaction
     from state.storage.documents import Plan, ResultComment, Review, ReviewComment, Session
-    from state.storage.models import Phase
-
-PLANNING_PHASES: tuple[Phase, ...] = ("plan-design", "plan-code", "plan-docs")
 
 
 def in_review(tx: Transaction) -> Session:
     session = tx.edit("session")
-    if session["status"] != "review":
+    if session["status"] != S.REVIEW:
         raise Refused(
             f"session.json: status {session['status']}: there is no plan in review "
             "(planner step 11 puts it there)"
@@ -53,7 +60,7 @@ def in_review(tx: Transaction) -> Session:
 
 def close_round(
     session: Session,
-    verdict: Literal["approved", "rejected"],
+    verdict: Literal[ReviewVerdict.APPROVED, ReviewVerdict.REJECTED],
     *,
     by: str | None,
     sha256: str | None,
@@ -62,7 +69,7 @@ def close_round(
 ) -> None:
     """The verdict on the review round that is open (step 11 opened it)."""
     reviews = session["reviews"]
-    if not reviews or reviews[-1]["verdict"] != "submitted":
+    if not reviews or reviews[-1]["verdict"] != ReviewVerdict.SUBMITTED:
         reviews.append(submitted_round(len(reviews) + 1))
     reviews[-1].update(
         {
@@ -80,7 +87,7 @@ def submitted_round(number: int) -> Review:
     """Review round `number`, submitted now and not yet decided."""
     return {
         "round": number,
-        "verdict": "submitted",
+        "verdict": ReviewVerdict.SUBMITTED,
         "at": clock.now(),
         "by": None,
         "feedback": None,
@@ -103,7 +110,7 @@ def changed_outside(tx: Transaction, session: Session) -> tuple[int, str, str] |
     review round was opened with, or not the revision it names (an edit on disk: every
     `plan` command refuses a plan in review); None when it is."""
     rounds = session["reviews"]
-    current = rounds[-1] if rounds and rounds[-1]["verdict"] == "submitted" else None
+    current = rounds[-1] if rounds and rounds[-1]["verdict"] == ReviewVerdict.SUBMITTED else None
     shown = current["sha256"] if current else None
     now = plan_hash(tx.read("plan"))
     if current is None or not shown:
@@ -175,7 +182,7 @@ def review_approve(
     expect_shown(tx, expect_sha256, "approve")
     by = by or os.environ.get("USER") or "user"
     approval = approve(tx, by)
-    close_round(session, "approved", by=by, sha256=approval["sha256"])
+    close_round(session, ReviewVerdict.APPROVED, by=by, sha256=approval["sha256"])
     if sign:  # after the round is closed: the signature covers every round's `by`
         # git and ssh/gpg by subprocess: loaded when asked, off the path of plan status
         from state.project import session_project
@@ -247,7 +254,7 @@ def review_reject(
     session["rejects"] += 1
     close_round(
         session,
-        "rejected",
+        ReviewVerdict.REJECTED,
         by=by or None,
         feedback=words or None,
         comments=comments,
@@ -256,14 +263,14 @@ def review_reject(
     )
     limit = session["config"]["max_rejects"]
     if session["rejects"] >= limit:
-        transition(session, "cancelled")
+        transition(session, S.CANCELLED)
         session["reason"] = f"rejected {session['rejects']} times (max_rejects {limit})"
         tx.tell(
             f"The session is cancelled: {session['reason']}. Start a new one with "
             "planner --step 1 --task TEXT."
         )
         return
-    transition(session, "design")
+    transition(session, S.DESIGN)
     rejected = session["reviews"][-1]
     phase = rejected_phase(tx.read("plan"), rejected)
     reopen_reviews(tx, session, phase, [c["anchor"] for c in rejected["comments"]])
@@ -299,7 +306,7 @@ def draft_feedback(tx: Transaction, *, text: str | None, comment: list[ReviewCom
     check_text("text", text, FEEDBACK_MAX)
     check_count("comments (in one draft)", len(comment), COMMENTS_MAX)
     session = tx.read("session")
-    if session["status"] not in drafts.DRAFTING:
+    if session["status"] not in DRAFTING:
         raise Refused(
             f"{tx.store.path('session')}: the session is {session['status']}: a draft is "
             "feedback on the plan's review, open or to come (planning, or in review)"
@@ -333,8 +340,8 @@ def anchor_phase(plan: Plan, anchor: str) -> Phase:
             for item in (*milestone["code_intents"], *milestone["code_changes"]):
                 if item["id"] == anchor:
                     documents = milestone["is_documentation_only"] or is_doc_file(item["file"])
-                    return "plan-docs" if documents else "plan-code"
-    return "plan-design"
+                    return Phase.PLAN_DOCS if documents else Phase.PLAN_CODE
+    return Phase.PLAN_DESIGN
 
 
 def rejected_phase(plan: Plan, round_: Review) -> Phase:
@@ -342,14 +349,14 @@ def rejected_phase(plan: Plan, round_: Review) -> Phase:
     touches; words not anchored to anything (the feedback) touch the design."""
     phases = [anchor_phase(plan, c["anchor"]) for c in round_["comments"]]
     if round_["feedback"] or not phases:
-        phases.append("plan-design")
+        phases.append(Phase.PLAN_DESIGN)
     return min(phases, key=PLANNING_PHASES.index)
 
 
 def reopen_reviews(
     tx: Transaction,
     session: Session,
-    phase: Phase = "plan-design",
+    phase: Phase = Phase.PLAN_DESIGN,
     subjects: Sequence[str] = (),
     reopened: Sequence[str] = (),
 ) -> None:
@@ -366,19 +373,19 @@ def reopen_reviews(
     milestones = {m["id"] for m in plan["milestones"]}
     for later in PLANNING_PHASES[PLANNING_PHASES.index(phase) :]:
         if later in session["qr"]:
-            session["qr"][later]["state"] = "initial"
+            session["qr"][later]["state"] = LoopState.INITIAL
         name = report_name(later)
         if tx.read_or_none(name) is None:
             continue
         for item in tx.edit(name)["items"]:
-            if item["source"] != "reviewer" or item["status"] != "PASS":
+            if item["source"] != "reviewer" or item["status"] != ItemStatus.PASS:
                 continue
             if item["scope"].strip() in ("", "*"):
                 judged = item.get("milestones")
                 kept = sorted(milestones) if judged is None else judged
                 item["milestones"] = [m for m in kept if m not in reopened]
             elif item["scope"].strip() in named:
-                item.update({"status": "TODO", "judged": None})
+                item.update({"status": ItemStatus.TODO, "judged": None})
 
 
 def related(plan: Plan, subjects: Sequence[str]) -> set[str]:
@@ -406,17 +413,17 @@ def recheck_the_words(tx: Transaction, round_: Review) -> None:
     said = f"review round {round_['round']}"
     for c in round_["comments"]:
         report = open_report(tx, anchor_phase(plan, c["anchor"]))
-        add_item(report, f"the person's comment ({said}) is addressed", c["anchor"], "MUST")
+        add_item(report, f"the person's comment ({said}) is addressed", c["anchor"], Severity.MUST)
     if round_["feedback"]:
         report = open_report(tx, "plan-design")
-        add_item(report, f"the person's feedback ({said}) is addressed", "*", "MUST")
+        add_item(report, f"the person's feedback ({said}) is addressed", "*", Severity.MUST)
 
 
 def cancel(tx: Transaction, *, reason: str | None) -> None:
     """Cancel the session (from any status that is not final)."""
     check_text("reason", reason, REASON_MAX, field=True)
     session = tx.edit("session")
-    transition(session, "cancelled")
+    transition(session, S.CANCELLED)
     session["reason"] = reason or "cancelled by the user"
 
 
@@ -424,5 +431,5 @@ def fail(tx: Transaction, *, error: str) -> None:
     """Mark the session failed, with the error."""
     check_text("error", error, REASON_MAX, field=True)
     session = tx.edit("session")
-    transition(session, "failed")
+    transition(session, S.FAILED)
     session["reason"] = error

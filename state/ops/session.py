@@ -14,6 +14,8 @@ from state.rules.session_store import Store
 from state.storage import journal
 from state.storage.lock import locked
 from state.storage.store import LOCK_FILE, write_atomic
+from state.vocab import SessionStatus as S
+from state.vocab import WorkflowName
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -198,10 +200,10 @@ def new_session(
         "task": task,
         "created_at": stamp,
         "updated_at": stamp,
-        "status": "discovery",
+        "status": S.DISCOVERY,
         "project_root": root,
         "base_commit": gitinfo.head_commit(root),
-        "workflow": "planner",
+        "workflow": WorkflowName.PLANNER,
         "step": 1,
         "reached": {},
         "next_command": None,

@@ -7,6 +7,7 @@ from __future__ import annotations
 from state import clock
 from state.ops.question_ops import assume
 from state.rules.lifecycle import transition
+from state.vocab import SessionStatus as S
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -20,7 +21,7 @@ def _overdue(since: str | None, limit: int, now: float) -> bool:
 
 def _approval_overdue(session: Session, now: float) -> bool:
     limit = session["config"]["approval_timeout"]
-    return session["status"] == "review" and _overdue(session["review_started_at"], limit, now)
+    return session["status"] == S.REVIEW and _overdue(session["review_started_at"], limit, now)
 
 
 def _question_overdue(q: Question, limit: int, now: float) -> bool:
@@ -40,8 +41,8 @@ def expire(store: Store) -> None:
     """Apply what has timed out; nothing is written when nothing has."""
     session = store.read("session")
     watch_questions = session["config"]["question_timeout"] and session["status"] in (
-        "discovery",
-        "design",
+        S.DISCOVERY,
+        S.DESIGN,
     )
     context = store.read_or_none("context") if watch_questions else None
     if not due(session, context):
@@ -50,11 +51,11 @@ def expire(store: Store) -> None:
         session, now = tx.edit("session"), clock.epoch()
         config = session["config"]
         if _approval_overdue(session, now):
-            transition(session, "cancelled")
+            transition(session, S.CANCELLED)
             session["reason"] = (
                 f"no approval within approval_timeout ({config['approval_timeout']}s)"
             )
-            tx.note(timeout="approval", status="cancelled")
+            tx.note(timeout="approval", status=S.CANCELLED)
         if watch_questions:
             context = tx.edit("context")
             skipped = []

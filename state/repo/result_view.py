@@ -13,6 +13,7 @@ from typing import NotRequired, TypedDict
 from state.project import session_project
 from state.repo import git, gitinfo
 from state.repo.numbered import numbered
+from state.vocab import RunStatus
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -193,7 +194,7 @@ def assemble(
             {
                 "id": m["id"],
                 "name": m["name"],
-                "status": run["status"] if run else "pending",
+                "status": run["status"] if run else RunStatus.PENDING,
                 "planned": [
                     {"id": c["id"], "file": c["file"], "lines": lines_of(c["diff"])}
                     for c in m["code_changes"]

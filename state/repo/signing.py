@@ -18,6 +18,7 @@ import tempfile
 
 from state.errors import Finding, PreconditionFailed, UsageError
 from state.repo import git
+from state.vocab import ReviewVerdict
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -60,7 +61,7 @@ def signed_rounds(session: Session, approval: Approval) -> list[Review]:
     reviews = session["reviews"]
     for index in range(len(reviews) - 1, -1, -1):
         r = reviews[index]
-        if r["verdict"] == "approved" and r["sha256"] == approval["sha256"]:
+        if r["verdict"] == ReviewVerdict.APPROVED and r["sha256"] == approval["sha256"]:
             return reviews[: index + 1]
     return reviews
 

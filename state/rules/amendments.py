@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from state.errors import Finding, PlannerError
 from state.storage.content import plan_hash
+from state.vocab import CLOSED, ReviewVerdict, RunStatus
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -44,7 +45,7 @@ def runs_by_id(execution: Execution | None) -> dict[str, MilestoneRun]:
 def committed(run: Mapping[str, object]) -> bool:
     """Whether execution.json says the milestone is carried out (done, or committed); `run`
     is its MilestoneRun, or {} when execution.json has none."""
-    return run.get("status") == "done" or bool(run.get("commit"))
+    return run.get("status") == RunStatus.DONE or bool(run.get("commit"))
 
 
 def open_amendment(session: Session | None) -> Amendment | None:
@@ -126,7 +127,7 @@ def approved_revision(
     seen = [
         r["revision"]
         for r in (session["reviews"] if session else [])
-        if r["verdict"] == "approved" and r["sha256"] == sha256 and r["revision"]
+        if r["verdict"] == ReviewVerdict.APPROVED and r["sha256"] == sha256 and r["revision"]
     ]
     for rev in [*seen[-1:], *(e["rev"] for e in reversed(store.history()))]:
         try:
@@ -162,15 +163,15 @@ def chain_findings(
         return []
     findings: list[Finding] = []
     fix = "restore session.json from git" + (
-        ""
-        if session.get("status") in ("completed", "cancelled", "failed")
-        else ", or cancel the session"
+        "" if session.get("status") in CLOSED else ", or cancel the session"
     )
 
     def broken(where: str, message: str, rule: str = "amendment-chain") -> None:
         findings.append(Finding(f"session.json:{where}", message, fix, rule=rule))
 
-    approved_rounds = [r["sha256"] for r in session["reviews"] if r["verdict"] == "approved"]
+    approved_rounds = [
+        r["sha256"] for r in session["reviews"] if r["verdict"] == ReviewVerdict.APPROVED
+    ]
     links = [rounds[0]["approval"]["sha256"]] + [
         a["approved"]["sha256"] for a in rounds if a["approved"]
     ]
@@ -210,7 +211,7 @@ def chain_findings(
     if revision_hash is not None:  # a revision edited after its approval breaks the chain
         for review in session["reviews"]:
             rev, sha = review["revision"], review["sha256"]
-            if review["verdict"] != "approved" or not rev or not sha:
+            if review["verdict"] != ReviewVerdict.APPROVED or not rev or not sha:
                 continue
             held = revision_hash(rev)
             if held != sha:

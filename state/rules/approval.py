@@ -13,6 +13,8 @@ from state.rules.amendments import chain_findings, open_amendment, revision_hash
 from state.rules.lifecycle import transition
 from state.rules.session_store import Store
 from state.storage.content import plan_hash as plan_hash  # part of what approval offers
+from state.vocab import ReviewVerdict
+from state.vocab import SessionStatus as S
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -29,7 +31,7 @@ def approve(tx: Transaction, by: str) -> Approval:
     at = clock.now()
     approval: Approval = {"by": by, "at": at, "sha256": plan_hash(plan), "signature": None}
     plan["frozen_at"] = at
-    transition(session, "approved")
+    transition(session, S.APPROVED)
     amendment = open_amendment(session)
     if amendment is not None:  # a re-approval: the round's own link in the chain
         amendment["approved"] = approval
@@ -107,7 +109,7 @@ def _review_findings(session: Session, approval: Approval) -> list[Finding]:
     """The last review round is the approval: verdict approved, the same hash."""
     rounds = session["reviews"]
     last = rounds[-1] if rounds else None
-    if not last or last["verdict"] != "approved":
+    if not last or last["verdict"] != ReviewVerdict.APPROVED:
         message = "the last review round is not the approval"
         return [Finding("session.json:reviews", message, rule="review-mismatch")]
     if last["sha256"] != approval["sha256"]:

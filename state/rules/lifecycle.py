@@ -11,58 +11,52 @@ from __future__ import annotations
 
 from state.errors import Refused
 from state.vocab import CLOSED, ENDED
+from state.vocab import SessionStatus as S
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from state.storage.documents import Session
-    from state.storage.models import SessionStatus
 
-TRANSITIONS: dict[str, frozenset[str]] = {
-    "discovery": frozenset({"design"}),
-    "design": frozenset({"detailing", "review"}),
-    "detailing": frozenset({"review"}),
-    "review": frozenset({"approved", "design"}),
-    "approved": frozenset({"executing"}),
-    "executing": frozenset({"completed", "result_review"}),
+_FORWARD: dict[S, set[S]] = {
+    S.DISCOVERY: {S.DESIGN},
+    S.DESIGN: {S.DETAILING, S.REVIEW},
+    S.DETAILING: {S.REVIEW},
+    S.REVIEW: {S.APPROVED, S.DESIGN},
+    S.APPROVED: {S.EXECUTING},
     # The person accepts the result, or asks for changes: an amendment reopens planning.
-    "result_review": frozenset({"completed", "design"}),
-    "completed": frozenset(),
-    "cancelled": frozenset(),
-    "failed": frozenset(),
+    S.EXECUTING: {S.COMPLETED, S.RESULT_REVIEW},
+    S.RESULT_REVIEW: {S.COMPLETED, S.DESIGN},
 }
-FINAL = CLOSED
+# Where each status may go; cancelled and failed from every status that is not closed.
+TRANSITIONS: dict[S, frozenset[S]] = {
+    old: frozenset() if old in CLOSED else frozenset(_FORWARD[old] | ENDED) for old in S
+}
 # The statuses an amendment may be opened from: a plan the person approved and that is not
 # closed. result_review: the person asked for changes after execution (plan result).
-AMENDABLE = frozenset({"approved", "executing", "result_review"})
+AMENDABLE = frozenset({S.APPROVED, S.EXECUTING, S.RESULT_REVIEW})
 
 
-def allowed(old: str, new: str) -> bool:
-    if old in FINAL:
-        return False
-    if old == new:
-        return True
-    if new in ENDED:
-        return old not in FINAL
-    return new in TRANSITIONS[old]
+def allowed(old: S, new: S) -> bool:
+    return old not in CLOSED and (old == new or new in TRANSITIONS[old])
 
 
-def transition(session: Session, new: SessionStatus) -> None:
+def listed(statuses: frozenset[S]) -> str:
+    """The statuses in lifecycle order, as a message names them."""
+    return ", ".join(s for s in S if s in statuses)
+
+
+def transition(session: Session, new: S) -> None:
     """Move the session to status `new`, or refuse (exit 4) when the lifecycle does not allow it."""
     old = session["status"]
     if not allowed(old, new):
-        nexts = ", ".join(
-            sorted(
-                TRANSITIONS[old] | ({"cancelled", "failed"} - FINAL if old not in FINAL else set())
-            )
-        )
         raise Refused(
             f"session.json: status {old} cannot become {new} "
-            f"(from {old}: {nexts or 'nothing, it is final'})"
+            f"(from {old}: {listed(TRANSITIONS[old]) or 'nothing, it is final'})"
         )
     session["status"] = new
 
 
-def reopen(session: Session, new: SessionStatus = "design") -> SessionStatus:
+def reopen(session: Session, new: S = S.DESIGN) -> S:
     """Move an approved session back to planning for an amendment, or refuse (exit 4) when
     its status is not one an amendment may start from; the status it had."""
     old = session["status"]
@@ -76,5 +70,5 @@ def check_amendable(status: str) -> None:
     if status not in AMENDABLE:
         raise Refused(
             f"session.json: status {status}: only an approved plan can be amended "
-            f"(status {', '.join(sorted(AMENDABLE))})"
+            f"(status {listed(AMENDABLE)})"
         )

@@ -15,8 +15,6 @@ from state.project import project_root
 from state.rules.lifecycle import TRANSITIONS
 from state.vocab import APPROVED, CLOSED
 
-SETTLED = APPROVED | CLOSED
-
 
 def unsettled(home: str) -> list[tuple[str, str]]:
     """(session id, why it may be planning) for each session under a `.planner/` directory."""
@@ -42,7 +40,7 @@ def _why_planning(path: str) -> str:
     except (OSError, ValueError, RecursionError, AttributeError) as e:
         return f"cannot be read (session.json: {type(e).__name__})"
     known = status if isinstance(status, str) else None  # a list or an object is no status
-    if known in SETTLED:
+    if known in APPROVED | CLOSED:  # result_review too: nothing is being planned
         return ""
     if known in TRANSITIONS:
         return f"is planning (status {status})"

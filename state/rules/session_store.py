@@ -51,7 +51,7 @@ def write_refusal(
         return f"the session is {status}; nothing was written"
     if name == Document.CONTEXT and asks and status in ASKING:
         return ""
-    if name in PLANNING_FILES and status == SessionStatus.REVIEW.value and not verdict:
+    if name in PLANNING_FILES and status == SessionStatus.REVIEW and not verdict:
         # The person reviews exactly what the round shows: no edit until their verdict.
         return (
             "the plan is in review, frozen until the person's verdict (plan review "

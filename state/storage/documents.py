@@ -8,6 +8,19 @@ from __future__ import annotations
 
 from typing import Literal, TypedDict
 
+from state.vocab import (
+    ItemStatus,
+    LoopState,
+    Phase,
+    QuestionKind,
+    ResultVerdict,
+    ReviewVerdict,
+    RunStatus,
+    SessionStatus,
+    Severity,
+    WorkflowName,
+)
+
 
 class Overview(TypedDict):
     title: str
@@ -190,7 +203,7 @@ class QuestionOption(TypedDict):
 class Question(TypedDict):
     id: str
     category: Literal["clarification", "scope", "technical", "priority", "constraint"]
-    kind: Literal["choice", "yes_no", "text"]
+    kind: QuestionKind
     text: str
     why: str
     options: list[QuestionOption]
@@ -222,8 +235,8 @@ class QRItem(TypedDict):
     id: str
     check: str
     scope: str
-    severity: Literal["MUST", "SHOULD", "COULD"]
-    status: Literal["TODO", "PASS", "FAIL"]
+    severity: Severity
+    status: ItemStatus
     finding: str | None
     source: Literal["validator", "reviewer"]
     iteration: int
@@ -240,7 +253,7 @@ class Acceptance(TypedDict):
 
 class QRReport(TypedDict):
     schema_version: Literal[1]
-    phase: Literal["plan-design", "plan-code", "plan-docs", "impl-code", "impl-docs"]
+    phase: Phase
     iteration: int
     items: list[QRItem]
     accepted: Acceptance | None
@@ -261,7 +274,7 @@ class Config(TypedDict):
 
 class QRLoop(TypedDict):
     iteration: int
-    state: Literal["initial", "retry", "complete", "escalated", "accepted"]
+    state: LoopState
     gate: list[str]
 
 
@@ -273,7 +286,7 @@ class ReviewComment(TypedDict):
 
 class Review(TypedDict):
     round: int
-    verdict: Literal["submitted", "approved", "rejected"]
+    verdict: ReviewVerdict
     at: str
     by: str | None
     feedback: str | None
@@ -306,7 +319,7 @@ class ResultComment(TypedDict):
 
 class ResultReview(TypedDict):
     round: int
-    verdict: Literal["submitted", "accepted", "changes_requested"]
+    verdict: ResultVerdict
     at: str
     by: str | None
     feedback: str | None
@@ -332,21 +345,10 @@ class Session(TypedDict):
     task: str
     created_at: str
     updated_at: str
-    status: Literal[
-        "discovery",
-        "design",
-        "detailing",
-        "review",
-        "approved",
-        "executing",
-        "result_review",
-        "completed",
-        "cancelled",
-        "failed",
-    ]
+    status: SessionStatus
     project_root: str
     base_commit: str | None
-    workflow: Literal["planner", "executor"]
+    workflow: WorkflowName
     step: int
     reached: dict[str, int]
     next_command: str | None
@@ -367,7 +369,7 @@ class Session(TypedDict):
 
 class MilestoneRun(TypedDict):
     id: str
-    status: Literal["pending", "in_progress", "done"]
+    status: RunStatus
     started_at: str | None
     done_at: str | None
     evidence: list[str]

@@ -12,6 +12,41 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from state import vocab
+
+# The words of state/vocab.py that the files hold. The type checker sees each Enum itself;
+# pydantic sees a Literal of its members, so the JSON Schema holds the plain words (an `enum`,
+# no $defs) and a file's string validates in strict mode: schemas and files are what string
+# Literals gave (tests/test_vocabulary.py).
+WORDS: tuple[type[vocab.Word], ...] = (
+    vocab.ItemStatus,
+    vocab.LoopState,
+    vocab.Phase,
+    vocab.QuestionKind,
+    vocab.ResultVerdict,
+    vocab.ReviewVerdict,
+    vocab.RunStatus,
+    vocab.SessionStatus,
+    vocab.Severity,
+    vocab.WorkflowName,
+)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from state.vocab import (
+        ItemStatus,
+        LoopState,
+        Phase,
+        QuestionKind,
+        ResultVerdict,
+        ReviewVerdict,
+        RunStatus,
+        SessionStatus,
+        Severity,
+        WorkflowName,
+    )
+else:
+    globals().update({e.__name__: Literal[tuple(e)] for e in WORDS})
+
 
 class Strict(BaseModel):
     # A field's docstring is its description in the exported JSON Schema (plan schema NAME).
@@ -27,8 +62,6 @@ DecisionId = Annotated[str, _id("DL")]
 MilestoneId = Annotated[str, _id("M")]
 IntentId = Annotated[str, _id("CI")]
 QuestionId = Annotated[str, _id("Q")]
-Severity = Literal["MUST", "SHOULD", "COULD"]
-Phase = Literal["plan-design", "plan-code", "plan-docs", "impl-code", "impl-docs"]
 
 
 # ---------------------------------------------------------------- plan.json
@@ -316,7 +349,7 @@ class Question(Strict):
     """Q-NNN, assigned by the CLI."""
     category: Literal["clarification", "scope", "technical", "priority", "constraint"]
     """clarification, scope, technical, priority or constraint."""
-    kind: Literal["choice", "yes_no", "text"]
+    kind: QuestionKind
     """choice, yes_no or text: how it is answered."""
     text: str
     """The question as the user sees it."""
@@ -396,9 +429,9 @@ class QRItem(Strict):
     """What the reviewer checks."""
     scope: str = "*"
     """What it applies to (a milestone, a file, or * for all)."""
-    severity: Severity = "MUST"
+    severity: Severity = vocab.Severity.MUST
     """MUST, SHOULD or COULD: which iterations it blocks."""
-    status: Literal["TODO", "PASS", "FAIL"] = "TODO"
+    status: ItemStatus = vocab.ItemStatus.TODO
     """TODO, PASS or FAIL."""
     finding: str | None = None
     """What the reviewer found, for a FAIL."""
@@ -469,7 +502,7 @@ class Config(Strict):
 class QRLoop(Strict):
     iteration: Annotated[int, Field(ge=1)] = 1
     """The loop's current iteration, from 1."""
-    state: Literal["initial", "retry", "complete", "escalated", "accepted"] = "initial"
+    state: LoopState = vocab.LoopState.INITIAL
     """initial, retry, complete, escalated or accepted."""
     gate: list[str] = []
     """The gate command that passes once findings are accepted."""
@@ -489,7 +522,7 @@ class ReviewComment(Strict):
 class Review(Strict):
     round: Annotated[int, Field(ge=1)]
     """The review round, from 1."""
-    verdict: Literal["submitted", "approved", "rejected"]
+    verdict: ReviewVerdict
     """submitted, approved or rejected."""
     at: Timestamp
     """When the verdict was given (UTC, ISO 8601)."""
@@ -547,7 +580,7 @@ class ResultComment(Strict):
 class ResultReview(Strict):
     round: Annotated[int, Field(ge=1)]
     """The result review round, from 1."""
-    verdict: Literal["submitted", "accepted", "changes_requested"]
+    verdict: ResultVerdict
     """submitted (waiting for the person), accepted or changes_requested."""
     at: Timestamp
     """When the round opened or the verdict was given (UTC, ISO 8601)."""
@@ -585,20 +618,6 @@ class Amendment(Strict):
     """Its own re-approval, once the person gave it."""
 
 
-SessionStatus = Literal[
-    "discovery",
-    "design",
-    "detailing",
-    "review",
-    "approved",
-    "executing",
-    "result_review",
-    "completed",
-    "cancelled",
-    "failed",
-]
-
-
 class Session(Strict):
     schema_version: Literal[1] = 1
     """The session.json format: 1."""
@@ -610,13 +629,13 @@ class Session(Strict):
     """When the session started (UTC, ISO 8601)."""
     updated_at: Timestamp
     """When it last changed."""
-    status: SessionStatus = "discovery"
+    status: SessionStatus = vocab.SessionStatus.DISCOVERY
     """Where the session is in its lifecycle."""
     project_root: str
     """The project the session plans for."""
     base_commit: str | None = None
     """The git commit the session started from."""
-    workflow: Literal["planner", "executor"] = "planner"
+    workflow: WorkflowName = vocab.WorkflowName.PLANNER
     """planner or executor: the workflow running now."""
     step: Annotated[int, Field(ge=1)] = 1
     """The current step of the workflow."""
@@ -660,7 +679,7 @@ class Session(Strict):
 class MilestoneRun(Strict):
     id: MilestoneId
     """The milestone (M-NNN)."""
-    status: Literal["pending", "in_progress", "done"] = "pending"
+    status: RunStatus = vocab.RunStatus.PENDING
     """pending, in_progress or done."""
     started_at: Timestamp | None = None
     """When work on it started."""
@@ -748,6 +767,8 @@ def _annotation(tp: Any, nested: list[type[BaseModel]]) -> str:
     if isinstance(tp, type) and issubclass(tp, BaseModel):
         nested.append(tp)
         return tp.__name__
+    if origin is Literal and all(isinstance(a, vocab.Word) for a in args):
+        return type(args[0]).__name__  # a word of state/vocab.py: the Enum by name
     if origin is Literal:
         return f"Literal[{', '.join(json.dumps(a) for a in args)}]"
     if origin in (Union, UnionType):
@@ -787,7 +808,8 @@ def typed_dicts() -> str:
 
     for model in MODELS.values():
         emit(model)
-    return DOCUMENTS_HEAD + "\n\n".join(done.values())
+    words = ",\n".join(f"    {e.__name__}" for e in WORDS)
+    return DOCUMENTS_HEAD.format(words=words) + "\n\n".join(done.values())
 
 
 DOCUMENTS_HEAD = '''"""The state files as TypedDicts, generated from state/storage/models.py (do not
@@ -799,6 +821,10 @@ file fresh.
 from __future__ import annotations
 
 from typing import Literal, TypedDict
+
+from state.vocab import (
+{words},
+)
 
 
 '''

@@ -10,7 +10,7 @@ import os
 
 from state.errors import Refused, UsageError
 from state.storage.store import write_atomic
-from state.vocab import APPROVED
+from state.vocab import APPROVED, ENDED
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ def render_target(store: DocumentStore, output: str, status: str) -> tuple[str, 
     first = rel.split(os.sep)[0]
     if inside and (first in STATE_NAMES or (first.startswith("qr-") and first.endswith(".json"))):
         raise UsageError(f"-o {output}: is one of the session's state files; choose another name")
-    if not inside and status not in APPROVED | {"cancelled", "failed"}:
+    if not inside and status not in APPROVED | ENDED:
         raise Refused(
             f"-o {output}: while planning (status {status}) plan render writes only inside "
             f"the session directory {store.dir} (e.g. -o {os.path.join(store.dir, 'plan.md')})"

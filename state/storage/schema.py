@@ -160,9 +160,12 @@ class _Compiler:
     @staticmethod
     def _enum(allowed: list[Any]) -> Check:
         shown = ", ".join(str(a) for a in allowed)
+        types = {type(a) for a in allowed}  # 1 is not True; a word of state/vocab.py is a str
 
         def run(value: Any, path: list[str | int], problems: list[str]) -> Any:
-            if value in allowed and type(value) in {type(a) for a in allowed}:
+            if value in allowed and (
+                type(value) in types or (isinstance(value, str) and str in types)
+            ):
                 return value
             problems.append(f"{format_path(path)}: {value!r} is not one of {shown}")
             return _BAD

@@ -35,6 +35,7 @@ from state.storage.history import (
 )
 from state.storage.ids import Identified, format_id, highest
 from state.storage.lock import locked
+from state.vocab import Phase
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -61,11 +62,11 @@ def file_name(name: str) -> str:
 
 
 QR_NAMES: dict[str, QRName] = {
-    "plan-design": "qr-plan-design",
-    "plan-code": "qr-plan-code",
-    "plan-docs": "qr-plan-docs",
-    "impl-code": "qr-impl-code",
-    "impl-docs": "qr-impl-docs",
+    Phase.PLAN_DESIGN: "qr-plan-design",
+    Phase.PLAN_CODE: "qr-plan-code",
+    Phase.PLAN_DOCS: "qr-plan-docs",
+    Phase.IMPL_CODE: "qr-impl-code",
+    Phase.IMPL_DOCS: "qr-impl-docs",
 }
 
 

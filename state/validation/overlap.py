@@ -21,8 +21,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from state.storage.documents import Milestone, Session
 
-ENDED = CLOSED  # every other status is open
-
 
 class SideRecord(TypedDict):
     milestones: list[str]
@@ -224,7 +222,7 @@ def open_sessions(root: str) -> tuple[list[Planned], list[Note]]:
                 copies[name] = (tree, state_dir, session)
     planned: list[Planned] = []
     for name, (tree, state_dir, session) in sorted(copies.items()):
-        if session["status"] in ENDED:
+        if session["status"] in CLOSED:  # every other status is open
             continue
         found = _planned(name, tree, state_dir, session, notes)
         if found is not None:

@@ -11,7 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from state.errors import Refused
-from state.rules.planning import SETTLED, refuse_while_planning, unsettled
+from state.rules.planning import refuse_while_planning, unsettled
+
+# Nothing is being planned: the plan is approved (result_review included) or the session closed.
+SETTLED = {"approved", "executing", "result_review", "completed", "cancelled", "failed"}
 
 STATUSES = st.one_of(
     st.sampled_from(sorted(SETTLED | {"discovery", "design", "detailing", "review"})),
