@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from state import vocab
-from state.ops import lifecycle
+from state.rules import lifecycle
 from state.storage import models
 from state.storage.schema import load_schema
 from state.storage.store import dumps
