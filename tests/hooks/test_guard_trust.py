@@ -15,7 +15,7 @@ import pytest
 
 from hooks import guard_hook as guard
 from hooks import hookstate
-from tests.cli.test_guard import bash, make_session
+from tests.hooks.test_guard import bash, make_session
 from tests.conftest import REPO, run
 from tests.state.test_git_hardening import planted_repository, snapshot
 
