@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 
 from state.validation.limits import COMMENTS_MAX, FEEDBACK_MAX, NAME_MAX
 from tests.cli.result_helpers import init_project, to_result_review
+from tests.conftest import git, run
 from tests.hooks.test_guard import bash
 from tests.hooks.test_guard_own import decide
-from tests.conftest import git, run
 from tests.workflows.helpers import to_approval
 
 
