@@ -129,8 +129,8 @@ def worst_case(root: Path, count: int) -> str:
     hook runs it, without the interpreter's start-up), dialects in turn; the slowest is then
     judged again through the hook process."""
     sys.path.insert(0, str(REPO))
-    from hooks import guard_hook
     from bench.guard_grammar import Grammar, Stress
+    from hooks import guard_hook
 
     dialects = (("claude", "Bash"), ("codex", "Bash"), ("gemini", "run_shell_command"))
     worst: tuple[float, str, str, str, float] = (0.0, "", "", "", 0.0)

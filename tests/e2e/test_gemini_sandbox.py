@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.hooks.test_sandbox import snapshot, tmux_server
 from tests.conftest import REPO
 from tests.e2e.test_other_harnesses_guard import RUN_GEMINI, needs_gemini, start_session
+from tests.hooks.test_sandbox import snapshot, tmux_server
 
 pytestmark = [
     pytest.mark.client,

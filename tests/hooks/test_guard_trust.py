@@ -15,8 +15,8 @@ import pytest
 
 from hooks import guard_hook as guard
 from hooks import hookstate
-from tests.hooks.test_guard import bash, make_session
 from tests.conftest import REPO, run
+from tests.hooks.test_guard import bash, make_session
 from tests.state.test_git_hardening import planted_repository, snapshot
 
 ALLOW, DENY = "allow", "deny"
