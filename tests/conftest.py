@@ -12,7 +12,11 @@ import pytest
 from filelock import FileLock
 
 from tests.inprocess import run_script
-from tests.tiers import pytest_runtest_makereport, pytest_runtest_setup  # noqa: F401
+from tests.tiers import (  # noqa: F401 (the tiers' hooks)
+    pytest_configure,
+    pytest_runtest_makereport,
+    pytest_runtest_setup,
+)
 
 BIN = Path(sys.executable).parent
 REPO = Path(__file__).resolve().parents[1]

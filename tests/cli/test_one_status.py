@@ -120,6 +120,7 @@ def result_review(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return project
 
 
+@pytest.mark.slow
 def test_every_view_agrees_in_result_review_and_after_accept(result_review, tmp_path):
     project, state = copy_of(result_review, tmp_path)
     first = three_views(project, state)

@@ -201,6 +201,7 @@ def test_the_plan_verdicts_are_refused_while_the_result_is_reviewed(
     assert store.read("session")["status"] == "result_review"
 
 
+@pytest.mark.slow
 def test_review_wait_reports_the_result_verdict(store: Store) -> None:
     project = Path(store.dir).parents[1]
     waiting = run("plan", "review", "wait", "--timeout", "1s", cwd=project)
