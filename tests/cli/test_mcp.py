@@ -116,7 +116,8 @@ def reviewed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 @pytest.fixture
 def shared(reviewed: dict[str, Any]) -> Path:
-    """The module's project (its sessions are shared: tests here only read them)."""
+    """The module's project (its sessions are shared: tests here only read them). Making it
+    costs more CPU than the quick tier allows a test, so every test that uses it is slow."""
     return reviewed["project"]
 
 
@@ -136,6 +137,7 @@ def test_the_tools_listed_are_the_companion_s_and_none_gives_a_verdict(shared: P
         assert tool.input_schema["additionalProperties"] is False, tool.name
 
 
+@pytest.mark.slow
 def test_sessions_status_and_the_plan_of_the_active_session(
     shared: Path, reviewed: dict[str, Any]
 ) -> None:
@@ -249,6 +251,7 @@ BAD_ARGUMENTS = [
 ]
 
 
+@pytest.mark.slow
 def test_bad_arguments_are_tool_errors_that_say_what_is_wrong(
     shared: Path, reviewed: dict[str, Any]
 ) -> None:
@@ -267,6 +270,7 @@ def test_bad_arguments_are_tool_errors_that_say_what_is_wrong(
     assert sorted(p.name for p in reviewed["review"].iterdir()) == before  # nothing written
 
 
+@pytest.mark.slow
 def test_reading_writes_nothing(shared: Path, reviewed: dict[str, Any]) -> None:
     def snapshot() -> dict[str, bytes]:
         return {
