@@ -17,6 +17,8 @@ import re
 import tempfile
 from pathlib import Path
 
+from bench import sample
+from bench.agent import Agent, Output
 from bench.bench_worktree import (
     Person,
     cost,
@@ -27,9 +29,7 @@ from bench.bench_worktree import (
     review_round,
     split_approval,
 )
-from tests import sample
-from tests.agent import Agent, Output
-from tests.sample import FAREWELL, IDENTITY, WAVE, edit
+from bench.sample import FAREWELL, IDENTITY, WAVE, edit
 
 WORKTREE = re.compile(r"captured edits\): (.+)$", re.M)
 WAVE_MILESTONE = [
@@ -59,7 +59,7 @@ def worktree(out: Output) -> Path:
 def approved_and_committed(project: Path) -> tuple[Agent, Person, Path]:
     """The set-up, not measured: the plan approved, M-001 done and committed."""
     (project / "pyproject.toml").write_text("[tool.planner]\nquestions_min = 0\n")
-    agent = Agent(project, env=IDENTITY, process=True)
+    agent = Agent(project, env=IDENTITY)
     agent.shell("git add pyproject.toml && git commit -qm 'planner: no questions'")
     out = agent.step("planner --step 1 --task 'Add a farewell'")
     agent.plan("context", "set", "--goal", "Users can say goodbye")

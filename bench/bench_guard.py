@@ -2,7 +2,7 @@
 ~1.55x, so the 1.5x first asked for cannot be met by any hook that reads JSON), measured in one
 run, with the sandbox wrapper's own start-up beside it, the time to judge a 1 MB command, the
 20-`cd` attack, and the worst-case judging time over generated inputs (the round-2 bash
-grammar and the attacker's shapes of tests/cli/guard_grammar.py; target < 1 s, the guard's
+grammar and the attacker's shapes of bench/guard_grammar.py; target < 1 s, the guard's
 own deadline denies past 0.5 s).
 
 Run: .venv/bin/python -m bench.bench_guard [--rounds N]
@@ -129,8 +129,8 @@ def worst_case(root: Path, count: int) -> str:
     hook runs it, without the interpreter's start-up), dialects in turn; the slowest is then
     judged again through the hook process."""
     sys.path.insert(0, str(REPO))
+    from bench.guard_grammar import Grammar, Stress
     from hooks import guard_hook
-    from tests.cli.guard_grammar import Grammar, Stress
 
     dialects = (("claude", "Bash"), ("codex", "Bash"), ("gemini", "run_shell_command"))
     worst: tuple[float, str, str, str, float] = (0.0, "", "", "", 0.0)

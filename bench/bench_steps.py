@@ -27,10 +27,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.agent import Agent
 from bench.common import BIN, REPO, baseline, compile_package, environment_note, rounds
-from tests.agent import Agent
-from tests.sample import DESIGN
-from tests.sample import FAREWELL_DIFF as DIFF  # the sample plan the tests use too
+from bench.sample import DESIGN
+from bench.sample import FAREWELL_DIFF as DIFF  # the sample plan the tests use too
 
 
 class Session:
@@ -39,7 +39,7 @@ class Session:
     def __init__(self, project: Path, snapshots: Path):
         self.project, self.snapshots = project, snapshots
         # the scripted agent the tests use; bin/ launchers run this interpreter (it has the deps)
-        self.agent = Agent(project, env={"PLANNER_PYTHON": sys.executable}, process=True)
+        self.agent = Agent(project, env={"PLANNER_PYTHON": sys.executable})
         self.state: Path | None = None
         self.steps: list[tuple[str, Path | None, str]] = []  # command, snapshot, output
         self.roles: list[str] = []

@@ -24,8 +24,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tests.agent import Agent, Output
-from tests.sample import (
+from bench.agent import Agent, Output
+from bench.sample import (
     FAREWELL,
     GREET,
     IDENTITY,
@@ -34,7 +34,7 @@ from tests.sample import (
     WAVE,
     edit,
 )
-from tests.sample import TWO_MILESTONES as DESIGN
+from bench.sample import TWO_MILESTONES as DESIGN
 
 COMMENT = "CC-003:1: credit ann for the idea"  # the person's comment on the README diff
 
@@ -147,7 +147,7 @@ def review_round(agent: Agent, person: Person, *verdict: str, on: str = "review"
 def walk(project: Path) -> tuple[Agent, int, list[int]]:
     """Both workflows; returns the agent, how many transcript entries planning took, and
     the file-tool edits the agent made in each (counted apart from commands)."""
-    agent = Agent(project, env=IDENTITY, process=True)
+    agent = Agent(project, env=IDENTITY)
     edits = [0]
 
     def change(path: Path, text: str) -> None:

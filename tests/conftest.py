@@ -12,6 +12,11 @@ import pytest
 from filelock import FileLock
 
 from tests.inprocess import run_script
+from tests.tiers import (  # noqa: F401 (the tiers' hooks)
+    pytest_configure,
+    pytest_runtest_makereport,
+    pytest_runtest_setup,
+)
 
 BIN = Path(sys.executable).parent
 REPO = Path(__file__).resolve().parents[1]
@@ -22,6 +27,9 @@ REPO = Path(__file__).resolve().parents[1]
 NETWORK_FIXTURES = {"plugin_data", "plugin_environment", "wheelhouse"}
 # `not slow` is the quick loop: it leaves out the real clients, the browser and the network too.
 IMPLY_SLOW = ("client", "browser", "network")
+# PLANNER_CHECK_TIERS=1 fails a quick test over its CPU budget (tests/tiers.py); pytester
+# runs that check on a made-up test (tests/test_tiers.py).
+pytest_plugins = ["pytester"]
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

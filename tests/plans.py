@@ -6,7 +6,7 @@ one documentation milestone, everything every phase of validation asks for.
 
 from __future__ import annotations
 
-from tests.sample import FAREWELL_DIFF as FAREWELL_DIFF
+from bench.sample import FAREWELL_DIFF as FAREWELL_DIFF
 
 README_DIFF = """\
 --- a/README.md

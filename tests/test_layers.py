@@ -208,3 +208,17 @@ def test_the_hooks_rule_sees_a_forbidden_import(tmp_path: Path) -> None:
     assert outside_the_standard_library(module, HOOKS_MAY_IMPORT) == ["state.storage.store"]
     module.write_text("import pydantic\nfrom state.vocab import Phase\n")
     assert outside_the_standard_library(module, HOOKS_MAY_IMPORT) == ["pydantic"]
+
+
+def test_bench_imports_nothing_from_tests() -> None:
+    """A benchmark runs from a checkout without the test suite: what both need lives in bench/
+    (docs/design.md, "Tests in tiers")."""
+    benches = sorted((REPO / "bench").glob("*.py"))
+    assert len(benches) > 5
+    found = {
+        str(path.relative_to(REPO)): sorted(
+            name for name in imported_names(path) if name.split(".")[0] == "tests"
+        )
+        for path in benches
+    }
+    assert {path: bad for path, bad in found.items() if bad} == {}

@@ -1,6 +1,9 @@
 """The test tiers hold (docs/design.md, "Tests in tiers"): the quick loop leaves out the real
-clients, the browser and the network; tests never import bench/; and a command run in this
-process answers as the console script does."""
+clients, the browser and the network; tests import bench/'s support modules (the scripted
+agent, the sample, the guard's grammar), never a benchmark; a command run in this process
+answers as the console script does; and `slow` means what it says: PLANNER_CHECK_TIERS=1
+fails a quick test that spends more than ~2 s of CPU (tests/tiers.py; CPU, not wall-clock,
+so that a loaded machine does not decide)."""
 
 from __future__ import annotations
 
@@ -14,8 +17,11 @@ import pytest
 from tests.conftest import REPO, run, run_in_process
 from tests.inprocess import simple_command
 
+# What bench/ holds that the tests use too (bench/ imports nothing from tests/: test_layers.py).
+BENCH_SUPPORT = {"bench.agent", "bench.sample", "bench.guard_grammar"}
 
-def test_tests_never_import_bench() -> None:
+
+def test_tests_import_bench_support_never_a_benchmark() -> None:
     found = []
     for path in (REPO / "tests").rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
@@ -23,8 +29,13 @@ def test_tests_never_import_bench() -> None:
             if isinstance(node, ast.Import):
                 names = [alias.name for alias in node.names]
             elif isinstance(node, ast.ImportFrom) and node.level == 0:
-                names = [node.module or ""]
-            found += [f"{path.relative_to(REPO)}: {n}" for n in names if n.split(".")[0] == "bench"]
+                module = node.module or ""
+                names = [f"{module}.{a.name}" if module == "bench" else module for a in node.names]
+            found += [
+                f"{path.relative_to(REPO)}: {n}"
+                for n in names
+                if n.split(".")[0] == "bench" and ".".join(n.split(".")[:2]) not in BENCH_SUPPORT
+            ]
     assert found == []
 
 
@@ -82,3 +93,42 @@ def test_only_plain_calls_of_the_scripts_run_in_process(
     command: str, words: list[str] | None
 ) -> None:
     assert simple_command(command) == words
+
+
+BURN = """
+import time, pytest
+
+def burn():
+    end = time.process_time() + 0.2
+    while time.process_time() < end:
+        pass
+
+def test_quick():
+    burn()
+
+@pytest.mark.slow
+def test_marked():
+    burn()
+
+def test_cheap():
+    pass
+"""
+
+PLUGIN = ("-p", "tests.tiers", "-W", "ignore::pytest.PytestAssertRewriteWarning")
+
+
+def test_a_quick_test_over_its_cpu_budget_fails_when_tiers_are_checked(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makepyfile(test_burn=BURN)
+    pytester.makeini("[pytest]\nmarkers = slow: over the budget\n")
+    monkeypatch.setenv("PLANNER_TIER_BUDGET", "0.1")
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")  # the made-up run needs none
+    monkeypatch.delenv("PLANNER_CHECK_TIERS", raising=False)
+    pytester.runpytest_inprocess(*PLUGIN).assert_outcomes(passed=3)
+    monkeypatch.setenv("PLANNER_CHECK_TIERS", "1")
+    checked = pytester.runpytest_inprocess(*PLUGIN)
+    checked.assert_outcomes(passed=3, errors=1)  # test_quick: passed, then its error
+    checked.stdout.fnmatch_lines(
+        ["*test_quick spent * s of CPU*over the 0.1 s budget*", "*2 quick tests spent * s of CPU*"]
+    )

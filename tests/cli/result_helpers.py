@@ -3,6 +3,7 @@ person's review (result_review), for the result review tests."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from tests.agent import Agent, Output
@@ -44,3 +45,11 @@ def to_result_review(project: Path) -> tuple[Agent, Output]:
     assert "executor --step 1" in approved.stderr, approved.stderr
     out.next = approved.stderr.split("NEXT: ", 1)[1].strip()
     return agent, execute(agent, out, deviation="kept greet as it was: the plan missed a caller")
+
+
+def copy_of(reviewing: Path, where: Path) -> tuple[Path, Path]:
+    """A copy of the `reviewing` project under `where`: the project and its session's state."""
+    project = where / "project"
+    shutil.copytree(reviewing, project, symlinks=True)
+    name = (project / ".planner" / "ACTIVE").read_text().strip()
+    return project, project / ".planner" / name

@@ -434,3 +434,11 @@ def test_milestones_of_one_wave_changing_one_file_warn_at_plan_time(project: Pat
     path.write_text(json.dumps(doc, indent=2))
     assert "same-file-same-wave" not in plan("validate", str(path), "--format", "github").stdout
     plan("validate", str(path), "--phase", "code", "--strict")
+
+
+def approved(project: Path, name: str, *extra: str) -> Path:
+    """An approved session under .planner/NAME (plan.md rendered), committed."""
+    directory = approved_session(project, name, *extra)
+    git(project, "add", ".planner")
+    git(project, "commit", "-qm", f"plan {name}")
+    return directory

@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import BIN, Plan
+from tests.conftest import BIN, REPO, Plan
 
 
 def plan_bytes(cwd: Path, *args: bytes, input: bytes | None = None) -> subprocess.CompletedProcess:
@@ -130,3 +132,30 @@ def test_no_unexpected_error_for_a_missing_session_json_module_run(project: Path
         text=True,
     )
     assert done.returncode == 2 and "unexpected error" not in done.stderr
+
+
+def test_a_damaged_file_says_where_once(plan: Plan, session_dir: Path) -> None:
+    (session_dir / "plan.json").write_text('{"overview": {"title": "cut sh')
+    said = plan("show", code=3).stderr
+    assert "Unterminated string starting at line 1 column" in said and "at at" not in said
+
+
+@pytest.mark.slow
+def test_ctrl_c_while_python_starts_prints_no_traceback(project: Path) -> None:
+    """SIGINT at a range of moments from the launcher's start to the command's run: each
+    run ends quietly (130, or killed by the signal before Python handles it), never with a
+    traceback."""
+    env = {**os.environ, "PLANNER_PYTHON": sys.executable}
+    seen = set()
+    for n in range(16):
+        child = subprocess.Popen(
+            [str(REPO / "bin" / "plan"), "status"], cwd=project, env=env,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        time.sleep(0.015 * n)
+        child.send_signal(signal.SIGINT)
+        _, err = child.communicate(timeout=30)
+        assert "Traceback" not in err, (n, err)
+        assert child.returncode in (130, -signal.SIGINT, 2, 0), (n, child.returncode, err)
+        seen.add(child.returncode)
+    assert 130 in seen  # some of them landed while Python ran the launcher or imported

@@ -116,7 +116,8 @@ def reviewed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 @pytest.fixture
 def shared(reviewed: dict[str, Any]) -> Path:
-    """The module's project (its sessions are shared: tests here only read them)."""
+    """The module's project (its sessions are shared: tests here only read them). Making it
+    costs more CPU than the quick tier allows a test, so every test that uses it is slow."""
     return reviewed["project"]
 
 
@@ -124,6 +125,7 @@ def session_json(state: Path) -> dict[str, Any]:
     return json.loads((state / "session.json").read_text())
 
 
+@pytest.mark.slow
 def test_the_tools_listed_are_the_companion_s_and_none_gives_a_verdict(shared: Path) -> None:
     tools, _ = session_calls(shared, [])
     assert {t.name for t in tools} == TOOLS
@@ -135,6 +137,7 @@ def test_the_tools_listed_are_the_companion_s_and_none_gives_a_verdict(shared: P
         assert tool.input_schema["additionalProperties"] is False, tool.name
 
 
+@pytest.mark.slow
 def test_sessions_status_and_the_plan_of_the_active_session(
     shared: Path, reviewed: dict[str, Any]
 ) -> None:
@@ -169,6 +172,7 @@ def test_search_finds_items_and_the_diff_line_a_comment_anchors_to(shared: Path)
     assert call(shared, "search_plan", query="no such words anywhere").json()["matches"] == 0
 
 
+@pytest.mark.slow
 def test_questions_reviews_history_compare_and_the_audit(shared: Path) -> None:
     calls = [
         ("questions", {}),
@@ -247,6 +251,7 @@ BAD_ARGUMENTS = [
 ]
 
 
+@pytest.mark.slow
 def test_bad_arguments_are_tool_errors_that_say_what_is_wrong(
     shared: Path, reviewed: dict[str, Any]
 ) -> None:
@@ -265,6 +270,7 @@ def test_bad_arguments_are_tool_errors_that_say_what_is_wrong(
     assert sorted(p.name for p in reviewed["review"].iterdir()) == before  # nothing written
 
 
+@pytest.mark.slow
 def test_reading_writes_nothing(shared: Path, reviewed: dict[str, Any]) -> None:
     def snapshot() -> dict[str, bytes]:
         return {
@@ -281,6 +287,7 @@ def test_reading_writes_nothing(shared: Path, reviewed: dict[str, Any]) -> None:
     assert snapshot() == before
 
 
+@pytest.mark.slow
 def test_a_draft_fills_the_review_page_and_plan_review_reject_draft_sends_it(
     tmp_path: Path,
 ) -> None:
@@ -351,6 +358,7 @@ def test_plan_review_reject_draft_without_a_draft_says_so(tmp_path: Path) -> Non
     assert session_json(Path(out.state_dir))["status"] == "review"
 
 
+@pytest.mark.slow
 def test_plan_mcp_serves_stdio_until_the_client_closes(project: Path) -> None:
     """A client that closes stdin ends the server cleanly, with nothing on stdout but MCP;
     a --state-dir that names no session is a usage error before anything is served."""

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -16,8 +15,9 @@ from starlette.testclient import TestClient
 
 from cli.review_page.app import create_app
 from state.rules.approval import plan_hash
+from tests.cli.result_helpers import copy_of, init_project
 from tests.cli.review_helpers import to_review
-from tests.conftest import REPO, git, run
+from tests.conftest import REPO, run
 
 HOOK = REPO / "hooks" / "session_start.py"
 TOKEN, CSRF, PORT = "t0ken", "csrf", 8124
@@ -28,21 +28,9 @@ TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)?")
 @pytest.fixture(scope="module")
 def in_review(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A project whose session waits at step 11; each test works on a copy of the project."""
-    project = tmp_path_factory.mktemp("status") / "project"
-    (project / "src").mkdir(parents=True)
-    (project / "src" / "app.py").write_text("def greet(name):\n    return 'hi ' + name\n")
-    git(project, "init", "-q")
-    git(project, "add", "-A")
-    git(project, "commit", "-qm", "init")
+    project = init_project(tmp_path_factory.mktemp("status") / "project")
     to_review(project)
     return project
-
-
-def copy_of(in_review: Path, where: Path) -> tuple[Path, Path]:
-    project = where / "project"
-    shutil.copytree(in_review, project, symlinks=True)
-    name = (project / ".planner" / "ACTIVE").read_text().strip()
-    return project, project / ".planner" / name
 
 
 def three_views(project: Path, state: Path) -> list[str]:
@@ -120,6 +108,7 @@ def result_review(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return project
 
 
+@pytest.mark.slow
 def test_every_view_agrees_in_result_review_and_after_accept(result_review, tmp_path):
     project, state = copy_of(result_review, tmp_path)
     first = three_views(project, state)

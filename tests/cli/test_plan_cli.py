@@ -331,3 +331,24 @@ def test_diffs_to_one_file_apply_in_wave_order(plan: Plan, tmp_path: Path) -> No
     plan("milestone", "set", "M-001", "--depends", "M-003")  # and M-001 comes last
     done = plan("validate", "--phase", "code", code=3)
     assert "CC-002" in done.stdout and "does not apply" in done.stdout
+
+
+def test_the_item_a_command_acts_on_is_its_first_argument(plan: Plan) -> None:
+    """`plan doc set M-n` as `plan exec done M-n`; the former --milestone still works (plans
+    and batches written before), hidden from --help; both at once must agree."""
+    plan("milestone", "add", "--name", "One", "--file", "src/app.py")
+    assert plan("doc", "set", "M-001", "--docstring", "d: one").stdout.split() == ["M-001"]
+    assert plan("doc", "set", "--milestone", "M-001", "--inline", "x").stdout.split() == ["M-001"]
+    doc = plan.json("show", "M-001")["documentation"]
+    assert doc["docstrings"] == ["d: one"] and doc["inline_comments"] == ["x"]
+    assert "M-n: required" in plan("doc", "set", "--inline", "y", code=2).stderr
+    twice = plan("doc", "set", "M-001", "--milestone", "M-002", "--inline", "y", code=2)
+    assert "M-n: given twice" in twice.stderr
+    helped = plan("doc", "set", "--help").stdout
+    assert "doc set [OPTIONS] M-n" in helped and "--milestone" not in helped
+    assert "--milestone" not in plan("exec", "deviation", "--help").stdout
+    batch = [{"op": "doc set", "args": {"id": "M-001", "algorithm": ["a"]}},
+             {"op": "doc set", "args": {"milestone": "M-001", "module_comment": "m"}}]  # fmt: skip
+    plan("apply", "-", input=json.dumps(batch))
+    doc = plan.json("show", "M-001")["documentation"]
+    assert doc["algorithm_blocks"] == ["a"] and doc["module_comment"] == "m"

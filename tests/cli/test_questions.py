@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import Plan, run
+from tests.conftest import REPO, Plan, run
 
 
 def question(**fields: object) -> dict:
@@ -246,3 +246,67 @@ def test_the_words_the_commands_offer_are_the_models() -> None:
     assert get_args(fields["kind"].annotation) == question_ops.KINDS
     lists = [n for n, f in models.Context.model_fields.items() if f.annotation == list[str]]
     assert list(context_ops.LISTS) == lists
+
+
+TEMPLATES = str(REPO / "shared" / "templates")
+
+
+def add_store_question(plan: Plan, kind: str = "choice") -> None:
+    options = ["--option", "sqlite", "--option", "postgres server"] if kind == "choice" else []
+    plan("question", "add", "--category", "technical", "--kind", kind, "--text", "Which?",
+         *options)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "text, answer, condition",
+    [
+        ("1", "sqlite", None),
+        ("b", "postgres server", None),
+        ("OPT-B", "postgres server", None),
+        ("Postgres Server", "postgres server", None),
+        ("1 - and also accept a bare number", "sqlite", "and also accept a bare number"),
+        ("B) if ops agree", "postgres server", "if ops agree"),
+        ("sqlite, for now", "sqlite", "for now"),
+        ("1 - but never more than 3", "sqlite", "never more than 3"),  # shown ", but never…"
+    ],
+)
+def test_a_choice_answer_resolves_to_an_option_and_keeps_the_rest(
+    plan: Plan, text: str, answer: str, condition: str | None
+) -> None:
+    add_store_question(plan)
+    assert plan.ids("question", "answer", "Q-001", text) == ["Q-001"]
+    q = plan.json("show", "Q-001")
+    assert (q["answer"], q["condition"]) == (answer, condition)
+
+
+@pytest.mark.parametrize("text", ["whatever the team uses", "a bare number", "c", "3"])
+def test_a_choice_answer_naming_no_option_is_refused_with_the_options(
+    plan: Plan, text: str
+) -> None:
+    add_store_question(plan)
+    done = plan("question", "answer", "Q-001", text, code=2)
+    assert "1) sqlite, 2) postgres server" in done.stderr or "1 to 2" in done.stderr
+
+
+def test_a_yes_no_answer_with_a_condition_is_yes_and_the_condition(plan: Plan) -> None:
+    add_store_question(plan, "yes_no")
+    plan("question", "answer", "Q-001", "yes, but only for admins")
+    q = plan.json("show", "Q-001")
+    assert (q["answer"], q["condition"]) == ("yes", "only for admins")
+    listed = plan("question", "list").stdout
+    assert "-> yes (condition: only for admins)" in listed
+    plan("question", "answer", "Q-001", "n")
+    assert plan.json("show", "Q-001")["condition"] is None
+
+
+def test_the_condition_is_shown_with_the_users_words() -> None:
+    from shared.render import render
+
+    q = {"id": "Q-001", "text": "Wave too?", "answer": "yes", "assumed": False}
+
+    def user(**fields: object) -> str:
+        return render("_user.j2", {"answers": [{**q, **fields}], "feedback": []}, [TEMPLATES])
+
+    text = user(condition="but only for admins")
+    assert "Q-001 Wave too? -> yes\n     on condition: but only for admins\n" in text
+    assert "condition" not in user(condition=None) + user()

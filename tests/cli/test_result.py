@@ -6,7 +6,6 @@ person's acts (the guard asks, `plan apply` refuses them)."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -14,26 +13,11 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from state.validation.limits import COMMENTS_MAX, FEEDBACK_MAX, NAME_MAX
-from tests.cli.result_helpers import init_project, to_result_review
-from tests.cli.test_guard import bash
-from tests.cli.test_guard_own import decide
+from tests.cli.result_helpers import copy_of, init_project
 from tests.conftest import git, run
+from tests.hooks.test_guard import bash
+from tests.hooks.test_guard_own import decide
 from tests.workflows.helpers import to_approval
-
-
-@pytest.fixture(scope="module")
-def reviewing(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A project whose session waits for the result's review; tests work on copies."""
-    project = init_project(tmp_path_factory.mktemp("result") / "project")
-    to_result_review(project)
-    return project
-
-
-def copy_of(reviewing: Path, where: Path) -> tuple[Path, Path]:
-    project = where / "project"
-    shutil.copytree(reviewing, project, symlinks=True)
-    name = (project / ".planner" / "ACTIVE").read_text().strip()
-    return project, project / ".planner" / name
 
 
 def session(state: Path) -> dict:

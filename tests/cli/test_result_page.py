@@ -5,7 +5,6 @@ limits, a stale result), and the verdicts through state/ops/result_ops.py."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,7 @@ from cli.review_page.app import create_app
 from state.repo.result_view import result_of
 from state.rules.session_store import Store
 from state.validation.limits import BODY_MAX, COMMENTS_MAX, FEEDBACK_MAX, NAME_MAX
-from tests.cli.result_helpers import init_project, to_result_review
+from tests.cli.result_helpers import copy_of
 from tests.conftest import git, run
 
 TOKEN, CSRF, PORT = "t0ken-for-results", "csrf-for-results", 8125
@@ -24,18 +23,9 @@ ORIGIN = f"http://127.0.0.1:{PORT}"
 ON_LINE_4 = {"anchor": "M-001", "file": "src/app.py", "line": 4, "text": "t"}
 
 
-@pytest.fixture(scope="module")
-def reviewing(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    project = init_project(tmp_path_factory.mktemp("result-page") / "project")
-    to_result_review(project)
-    return project
-
-
 @pytest.fixture
-def store(reviewing: Path, tmp_path: Path) -> Store:
-    project = tmp_path / "project"
-    shutil.copytree(reviewing, project, symlinks=True)
-    return Store(str(project / ".planner" / (project / ".planner" / "ACTIVE").read_text().strip()))
+def store(reviewing: Path, tmp_path: Path) -> Store:  # reviewing: tests/cli/conftest.py
+    return Store(str(copy_of(reviewing, tmp_path)[1]))
 
 
 @pytest.fixture
@@ -201,6 +191,7 @@ def test_the_plan_verdicts_are_refused_while_the_result_is_reviewed(
     assert store.read("session")["status"] == "result_review"
 
 
+@pytest.mark.slow
 def test_review_wait_reports_the_result_verdict(store: Store) -> None:
     project = Path(store.dir).parents[1]
     waiting = run("plan", "review", "wait", "--timeout", "1s", cwd=project)

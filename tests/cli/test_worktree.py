@@ -4,7 +4,6 @@ executor's `plan exec apply` / `plan exec commit`, on real git repositories."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -12,11 +11,6 @@ import pytest
 from state.rules.session_store import Store
 from state.storage import schema
 from tests.conftest import Plan, git
-
-os.environ.setdefault("GIT_AUTHOR_NAME", "t")
-os.environ.setdefault("GIT_AUTHOR_EMAIL", "t@example.com")
-os.environ.setdefault("GIT_COMMITTER_NAME", "t")
-os.environ.setdefault("GIT_COMMITTER_EMAIL", "t@example.com")
 
 DESIGN = [
     {"op": "overview set", "args": {"title": "T", "problem": "P.", "approach": "A."}},

@@ -16,7 +16,8 @@ from state.rules.approval import plan_hash
 from state.rules.session_store import Store
 from tests.agent import Output
 from tests.cli.review_helpers import back_to_review, to_review
-from tests.cli.test_ci_round2 import approved, ssh_signer
+from tests.cli.test_ci import approved
+from tests.cli.test_ci_signatures import ssh_signer
 from tests.cli.test_review_page import CSRF, PORT, TOKEN, post
 from tests.cli.test_review_page import in_review as in_review  # a fixture: made once here too
 from tests.conftest import Plan

@@ -7,27 +7,15 @@ repository."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 
-from tests.cli.result_helpers import init_project, to_result_review
+from tests.cli.result_helpers import copy_of
+from tests.cli.test_worktree import DESIGN as WORKTREE_DESIGN
 from tests.conftest import Plan, git
 
-os.environ.setdefault("GIT_AUTHOR_NAME", "t")
-os.environ.setdefault("GIT_AUTHOR_EMAIL", "t@example.com")
-os.environ.setdefault("GIT_COMMITTER_NAME", "t")
-os.environ.setdefault("GIT_COMMITTER_EMAIL", "t@example.com")
-
-DESIGN = [
-    {"op": "overview set", "args": {"title": "T", "problem": "P.", "approach": "A."}},
-    {
-        "op": "milestone add",
-        "args": {"name": "Farewell", "file": ["src/app.py"], "acceptance": ["ok"]},
-    },
-    {"op": "intent add", "args": {"milestone": "$2", "file": "src/app.py", "behavior": "bye"}},
-]
+DESIGN = WORKTREE_DESIGN[:3]  # one milestone, src/app.py, one intent
 
 
 def prune(project: Path) -> None:
@@ -71,23 +59,6 @@ def test_a_base_commit_amended_and_pruned_while_planning(
 def test_status_says_nothing_of_commits_that_are_there(plan: Plan) -> None:
     assert "gone from git" not in plan("status").stdout
     assert "problems" not in plan.json("status")  # type: ignore[operator]
-
-
-@pytest.fixture(scope="module")
-def reviewing(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A project whose session waits for the result's review; tests work on copies."""
-    project = init_project(tmp_path_factory.mktemp("world") / "project")
-    to_result_review(project)
-    return project
-
-
-def copy_of(reviewing: Path, where: Path) -> tuple[Path, Path]:
-    import shutil
-
-    project = where / "project"
-    shutil.copytree(reviewing, project, symlinks=True)
-    name = (project / ".planner" / "ACTIVE").read_text().strip()
-    return project, project / ".planner" / name
 
 
 def milestone_commit(state: Path) -> str:

@@ -13,8 +13,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -39,6 +40,88 @@ SCENARIOS = Path(__file__).resolve().parent / "scenarios"
 CACHE = os.environ.get("HARNESS_CACHE_DIR") or os.path.join(
     os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "claude-plugin-harness"
 )
+RUN_CODEX = HARNESS / "run-codex"
+RUN_GEMINI = HARNESS / "run-gemini"
+BIN = Path(sys.executable).parent
+PLANNER = BIN / "planner"
+# What each client finds on PATH: this Python's console scripts and the system tools.
+CLIENT_PATH = {RUN_CODEX: f"{BIN}:/usr/bin:/bin", RUN_GEMINI: f"{BIN}:/usr/local/bin:/usr/bin:/bin"}
+
+needs_codex = pytest.mark.skipif(
+    not RUN_CODEX.exists() or not Path(CACHE, "codex").exists(),
+    reason="no Codex CLI installed by the harness (run-codex once)",
+)
+needs_gemini = pytest.mark.skipif(
+    not RUN_GEMINI.exists() or not Path(CACHE, "gemini").exists() or not shutil.which("bwrap"),
+    reason="no Gemini CLI installed by the harness (run-gemini once), or no bubblewrap",
+)
+
+
+def start_session(project: Path) -> Path:
+    """`planner --step 1`: a planning session in `project`; its state directory."""
+    done = subprocess.run(
+        [str(PLANNER), "--step", "1", "--task", "Add a farewell"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return Path(done.stdout.split("STATE_DIR=", 1)[1].split()[0])
+
+
+def guard_hook(dialect: str, matcher: str = "*", before: tuple[dict[str, Any], ...] = ()) -> dict:
+    """A hooks file that runs this checkout's guard in `dialect` (codex: PreToolUse; gemini:
+    BeforeTool), after the hooks in `before`."""
+    guard = f"python3 -S -I {REPO}/hooks/guard.py --dialect {dialect}"
+    if dialect == "codex":
+        hooks = [*before, {"type": "command", "command": guard}]
+        return {"PreToolUse": [{"matcher": matcher, "hooks": hooks}]}
+    hook = {"type": "command", "name": "planner-guard", "timeout": 10000, "command": guard}
+    return {"BeforeTool": [{"matcher": matcher, "hooks": [*before, hook]}]}
+
+
+ScriptedClient = Callable[..., dict[str, Any]]
+
+
+@pytest.fixture
+def scripted_client(project: Path, tmp_path: Path) -> ScriptedClient:
+    """Runs Codex CLI or Gemini CLI (RUN_CODEX, RUN_GEMINI) in `project` on a scripted model:
+    `scripted_client(client, scenario, hooks, *extra, timeout=300)` writes the scenario (a
+    dict, or a file under scenarios/) and the hooks file into tmp_path, runs the client and
+    returns the harness's summary, the run having exited 0."""
+
+    def run(
+        client: Path,
+        scenario: dict[str, Any] | str,
+        hooks: dict[str, Any],
+        *extra: str,
+        timeout: int = 300,
+    ) -> dict[str, Any]:
+        if isinstance(scenario, str):
+            scenario = json.loads((SCENARIOS / scenario).read_text())
+        (tmp_path / "scenario.json").write_text(json.dumps(scenario))
+        (tmp_path / "hooks.json").write_text(json.dumps({"hooks": hooks}))
+        out = tmp_path / "out"
+        done = subprocess.run(
+            [
+                str(client),
+                *("--scenario", str(tmp_path / "scenario.json")),
+                *("--hooks-file", str(tmp_path / "hooks.json")),
+                *("--workdir", str(project), "--out", str(out)),
+                *("--path", CLIENT_PATH[client], "--quiet", *extra),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+        summary = out / "summary.json"
+        assert summary.exists(), f"no summary (exit {done.returncode}): {done.stderr[-2000:]}"
+        s: dict[str, Any] = json.loads(summary.read_text())
+        assert done.returncode == 0, s.get("stderr_tail")
+        return s
+
+    return run
 
 
 @pytest.fixture(scope="session")

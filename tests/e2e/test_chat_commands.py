@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import run_claude
+from tests.e2e.conftest import RUN_GEMINI, needs_codex, needs_gemini, run_claude, start_session
 from tests.e2e.test_clients_install import (
     codex_shim,
     gemini_bundle,
@@ -28,12 +28,6 @@ from tests.e2e.test_clients_install import (
     results,
     run_client,
     run_codex,
-)
-from tests.e2e.test_other_harnesses_guard import (
-    RUN_GEMINI,
-    needs_codex,
-    needs_gemini,
-    start_session,
 )
 
 pytestmark = pytest.mark.client

@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import run_claude
+from tests.e2e.conftest import run_claude, start_session
 
 pytestmark = [
     pytest.mark.client,
@@ -28,19 +26,6 @@ pytestmark = [
     ),
 ]
 PYTHON_WRITE = "python3 -c \"open('README.md', 'a').write('changed')\""
-PLANNER = Path(sys.executable).parent / "planner"
-
-
-def start_session(project: Path) -> Path:
-    done = subprocess.run(
-        [str(PLANNER), "--step", "1", "--task", "Add a farewell"],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    return Path(done.stdout.split("STATE_DIR=", 1)[1].split()[0])
 
 
 def results(summary: dict) -> list[tuple[dict, dict]]:

@@ -29,10 +29,11 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
-from tests.e2e.conftest import CACHE, SCENARIOS
-from tests.e2e.test_other_harnesses_guard import (
+from tests.e2e.conftest import (
+    CACHE,
     RUN_CODEX,
     RUN_GEMINI,
+    SCENARIOS,
     needs_codex,
     needs_gemini,
     start_session,

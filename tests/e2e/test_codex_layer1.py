@@ -6,15 +6,11 @@ refused, and the project stays as it was.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
-from tests.e2e.test_other_harnesses_guard import RUN_CODEX, needs_codex, start_session
+from tests.e2e.conftest import RUN_CODEX, ScriptedClient, guard_hook, needs_codex, start_session
 
 pytestmark = [pytest.mark.client, pytest.mark.usefixtures("plugin_environment")]
 
@@ -58,7 +54,7 @@ def scenario(project: Path, worktree: Path) -> dict:
 
 @needs_codex
 def test_codex_refuses_evaluated_strings_indented_headers_and_planted_repos(
-    project: Path, tmp_path: Path
+    project: Path, scripted_client: ScriptedClient
 ) -> None:
     state = start_session(project)
     worktree = state / "worktree"
@@ -68,26 +64,8 @@ def test_codex_refuses_evaluated_strings_indented_headers_and_planted_repos(
     (worktree / "evil" / "objects").mkdir(parents=True)
     (worktree / "evil" / "refs").mkdir()
     (worktree / "evil" / "HEAD").write_text("ref: refs/heads/main\n")
-    guard = f"python3 -S -I {REPO}/hooks/guard.py --dialect codex"
-    hooks = {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": guard}]}]}
-    (tmp_path / "hooks.json").write_text(json.dumps({"hooks": hooks}))
-    (tmp_path / "scenario.json").write_text(json.dumps(scenario(project, worktree)))
     readme = (project / "README.md").read_text()
-    out = tmp_path / "out"
-    run = subprocess.run(
-        [
-            str(RUN_CODEX),
-            *("--scenario", str(tmp_path / "scenario.json")),
-            *("--hooks-file", str(tmp_path / "hooks.json")),
-            *("--workdir", str(project), "--out", str(out)),
-            *("--path", f"{Path(sys.executable).parent}:/usr/bin:/bin", "--quiet"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    s = json.loads((out / "summary.json").read_text())
-    assert run.returncode == 0, s["stderr_tail"]
+    s = scripted_client(RUN_CODEX, scenario(project, worktree), guard_hook("codex"))
     reasons = [d["reason"] for d in s["hook_denials"]]
     assert len(reasons) == 6, reasons
     assert "name or subscript" in reasons[0] and "name or subscript" in reasons[1]

@@ -12,14 +12,11 @@ it may run in any directory of the worktree (docs/design.md, "The guard").
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
-from tests.e2e.test_other_harnesses_guard import RUN_CODEX, needs_codex, start_session
+from tests.e2e.conftest import RUN_CODEX, ScriptedClient, guard_hook, needs_codex, start_session
 from tests.hooks.guard_setup import snapshot
 
 pytestmark = [pytest.mark.client, pytest.mark.usefixtures("plugin_environment")]
@@ -75,7 +72,7 @@ def scenario(project: Path, worktree: Path) -> dict[str, object]:
 
 @needs_codex
 def test_codex_refuses_planted_layouts_git_anywhere_and_the_cd_attack(
-    project: Path, tmp_path: Path
+    project: Path, tmp_path: Path, scripted_client: ScriptedClient
 ) -> None:
     state = start_session(project)
     worktree = state / "worktree"
@@ -86,33 +83,14 @@ def test_codex_refuses_planted_layouts_git_anywhere_and_the_cd_attack(
         (project / f"e{i}").mkdir()
     (project / "notes.txt").write_text("x=1\n")
     inputs = tmp_path / "inputs.jsonl"
-    guard = f"python3 -S -I {REPO}/hooks/guard.py --dialect codex"
     record = f"cat >> {inputs}; echo >> {inputs}"  # what Codex hands the hook, for the record
-    hooks = [{"type": "command", "command": record}, {"type": "command", "command": guard}]
-    (tmp_path / "hooks.json").write_text(
-        json.dumps({"hooks": {"PreToolUse": [{"matcher": "*", "hooks": hooks}]}})
-    )
-    (tmp_path / "scenario.json").write_text(json.dumps(scenario(project, worktree)))
+    hooks = guard_hook("codex", before=({"type": "command", "command": record},))
     outside = {p: snapshot(p) for p in (project / ".git", project / "src")}
     readme, home = (project / "README.md").read_text(), snapshot(Path.home() / ".config")
     gitconfig = (
         (Path.home() / ".gitconfig").read_bytes() if (Path.home() / ".gitconfig").exists() else None
     )
-    out = tmp_path / "out"
-    run = subprocess.run(
-        [
-            str(RUN_CODEX),
-            *("--scenario", str(tmp_path / "scenario.json")),
-            *("--hooks-file", str(tmp_path / "hooks.json")),
-            *("--workdir", str(project), "--out", str(out)),
-            *("--path", f"{Path(sys.executable).parent}:/usr/bin:/bin", "--quiet"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    s = json.loads((out / "summary.json").read_text())
-    assert run.returncode == 0, s["stderr_tail"]
+    s = scripted_client(RUN_CODEX, scenario(project, worktree), hooks)
     reasons = [d["reason"] for d in s["hook_denials"]]
     assert len(reasons) == 7, reasons
     assert "HEAD" in reasons[0] and "HEAD" in reasons[1]  # the layout, and a HEAD alone

@@ -7,17 +7,19 @@ project, its .git and HOME's git config are as they were.
 
 from __future__ import annotations
 
-import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
-from tests.e2e.conftest import run_claude
-from tests.e2e.test_other_harnesses_guard import RUN_GEMINI, needs_gemini, start_session
+from tests.e2e.conftest import (
+    RUN_GEMINI,
+    ScriptedClient,
+    guard_hook,
+    needs_gemini,
+    run_claude,
+    start_session,
+)
 from tests.hooks.guard_setup import snapshot
 
 pytestmark = [
@@ -68,29 +70,8 @@ def test_claude_answers_the_cd_attack(harness: Path, project: Path, tmp_path: Pa
 
 
 @needs_gemini
-def test_gemini_answers_the_cd_attack(project: Path, tmp_path: Path) -> None:
+def test_gemini_answers_the_cd_attack(project: Path, scripted_client: ScriptedClient) -> None:
     outside, gitconfig = prepare(project)
-    (tmp_path / "scenario.json").write_text(
-        json.dumps({"prompt": "Change the notes.", "turns": TURNS})
-    )
-    guard = f"python3 -S -I {REPO}/hooks/guard.py --dialect gemini"
-    hook = {"type": "command", "name": "planner-guard", "timeout": 10000, "command": guard}
-    hooks = {"BeforeTool": [{"matcher": ".*", "hooks": [hook]}]}
-    (tmp_path / "hooks.json").write_text(json.dumps({"hooks": hooks}))
-    out = tmp_path / "out"
-    run = subprocess.run(
-        [
-            str(RUN_GEMINI),
-            *("--scenario", str(tmp_path / "scenario.json")),
-            *("--hooks-file", str(tmp_path / "hooks.json")),
-            *("--workdir", str(project), "--out", str(out)),
-            *("--path", f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin", "--quiet"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    s = json.loads((out / "summary.json").read_text())
-    assert run.returncode == 0, s["stderr_tail"]
-    check(s)
+    scenario = {"prompt": "Change the notes.", "turns": TURNS}
+    check(scripted_client(RUN_GEMINI, scenario, guard_hook("gemini", ".*")))
     unchanged(project, outside, gitconfig)

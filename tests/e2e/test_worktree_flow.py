@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from bench.sample import FAREWELL, IDENTITY, README_LINE, TEST, WAVE, edit
+from bench.sample import TWO_MILESTONES as DESIGN
 from tests.agent import Agent, Output
 from tests.conftest import git
-from tests.sample import FAREWELL, IDENTITY, README_LINE, TEST, WAVE, edit
-from tests.sample import TWO_MILESTONES as DESIGN
 from tests.workflows.helpers import review
 
 pytestmark = pytest.mark.slow  # both workflows through a real shell

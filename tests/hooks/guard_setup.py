@@ -108,3 +108,18 @@ def snapshot(root: Path) -> dict[str, object]:
             else:
                 found[rel] = (info.st_mode, "dir")
     return found
+
+
+def guard_call(project: Path, dialect: str = "claude") -> None:
+    """One tool call through the real guard, as hooks/hooks.json runs it: it leaves the
+    session's trace (the status then says the guard is heard)."""
+    payload = {"tool_name": "Bash", "tool_input": {"command": "ls"}, "cwd": str(project)}
+    done = subprocess.run(
+        [sys.executable, "-S", "-I", str(REPO / "hooks" / "guard.py"), "--dialect", dialect],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin"},
+    )
+    assert done.returncode == 0, done.stderr

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from tests.cli.guard_grammar import Grammar, Stress
+from bench.guard_grammar import Grammar, Stress
 from tests.hooks.guard_setup import (
     CLIENT_TIMEOUT,
     SHELL_TOOL,

@@ -15,8 +15,9 @@ import pytest
 
 from hooks import guard_hook as guard
 from hooks import hookstate
-from tests.cli.test_guard import bash, make_session
 from tests.conftest import REPO, run
+from tests.hooks.guard_setup import guard_call
+from tests.hooks.test_guard import bash, make_session
 from tests.state.test_git_hardening import planted_repository, snapshot
 
 ALLOW, DENY = "allow", "deny"
@@ -134,20 +135,6 @@ def status(project: Path, **env: str) -> str:
     done = run("plan", "status", cwd=project, env=env)
     assert done.returncode == 0, done.stderr
     return done.stdout
-
-
-def guard_call(project: Path, dialect: str) -> None:
-    """One tool call through the real guard, as hooks/hooks.json runs it."""
-    payload = {"tool_name": "Bash", "tool_input": {"command": "ls"}, "cwd": str(project)}
-    done = subprocess.run(
-        [sys.executable, "-S", "-I", str(REPO / "hooks" / "guard.py"), "--dialect", dialect],
-        input=json.dumps(payload),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={"PATH": "/usr/bin:/bin"},
-    )
-    assert done.returncode == 0, done.stderr
 
 
 @pytest.mark.parametrize("dialect", ["codex", "claude"])

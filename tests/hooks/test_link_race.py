@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from hooks import guard_hook as guard
-from tests.cli.test_sandbox import env, make_project, needs_bwrap, trees
+from tests.hooks.test_sandbox import env, make_project, needs_bwrap, trees
 
-__all__ = ["env"]  # the fixture, shared with tests/cli/test_sandbox.py
+__all__ = ["env"]  # the fixture, shared with tests/hooks/test_sandbox.py
 
 # Runs in the sandbox: flip `x` as fast as it can until STOP appears, then say what it did.
 FLIPPER = """

@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests import crashpoints as cp
-from tests.cli.test_guard import ALLOW, DENY, decide, home, make_session, project, write
-from tests.cli.test_sandbox import env, make_project, needs_bwrap, run_wrapped, trees, wrap_in
+from tests.hooks.test_guard import ALLOW, DENY, decide, home, make_session, project, write
+from tests.hooks.test_sandbox import env, make_project, needs_bwrap, run_wrapped, trees, wrap_in
 
 __all__ = ["env", "home", "project"]  # fixtures shared with tests/cli/
 

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from hooks import hookstate, sandbox
-from tests.cli.test_sandbox import env, make_project, needs_bwrap, run_wrapped, trees, wrap_in
+from tests.hooks.test_sandbox import env, make_project, needs_bwrap, run_wrapped, trees, wrap_in
 
-__all__ = ["env"]  # the fixture, shared with tests/cli/test_sandbox.py
+__all__ = ["env"]  # the fixture, shared with tests/hooks/test_sandbox.py
 
 WALKER = Path(__file__).with_name("writable.py")
 # Devices every sandbox has, whose writing changes nothing anyone else reads.

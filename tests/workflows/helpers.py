@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from bench.sample import DESIGN as DESIGN
+from bench.sample import FAREWELL_DIFF
 from tests.agent import Agent, Output
-from tests.sample import DESIGN as DESIGN
-from tests.sample import FAREWELL_DIFF
 
 DOCS_ONLY = [
     {

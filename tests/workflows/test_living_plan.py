@@ -10,6 +10,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from state.storage.content import plan_hash
 from tests.agent import Agent, Output
 from tests.workflows.helpers import review
@@ -120,6 +122,7 @@ def commit_of(state: Path, mid: str) -> str:
     return str(run["commit"])
 
 
+@pytest.mark.slow
 def test_the_living_plan_from_approval_to_the_accepted_result(project: Path) -> None:
     (project / "pyproject.toml").write_text("[tool.planner]\nquestions_min = 0\n")
     git(project, "add", "pyproject.toml")  # the project's own settings: not the plan's change

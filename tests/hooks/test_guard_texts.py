@@ -14,8 +14,8 @@ import pytest
 from hooks import guard_hook as guard
 from hooks.guard_tools import MUTATE, UNKNOWN, Hint, Verdict
 from hooks.hookstate import Session
-from tests.cli import test_guard
-from tests.cli.test_guard import GUARD, bash, make_session
+from tests.hooks import test_guard
+from tests.hooks.test_guard import GUARD, bash, make_session
 
 pytestmark = pytest.mark.usefixtures("home")
 home, project = test_guard.home, test_guard.project  # the fixtures, shared

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from hooks import guard_hook as guard
 from hooks.guard_rules import classify_bash
-from tests.cli.guard_corpus import ALLOW, ASK, CORPUS, DENY, OWN
+from tests.hooks.guard_corpus import ALLOW, ASK, CORPUS, DENY, OWN
 
 GUARD = Path(__file__).resolve().parents[2] / "hooks" / "guard.py"
 KIND_TO_LABEL = {guard.OK: ALLOW, guard.UNKNOWN: ASK, guard.MUTATE: DENY}
@@ -43,7 +43,7 @@ def home(tmp_path, monkeypatch):
     monkeypatch.delenv("PLANNER_DEBUG", raising=False)
     for name in ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR"):
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("PLANNER_SANDBOX", "off")  # layer 1 alone; tests/cli/test_sandbox.py
+    monkeypatch.setenv("PLANNER_SANDBOX", "off")  # layer 1 alone; tests/hooks/test_sandbox.py
     return home
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli import test_guard
-from tests.cli.test_guard import (
+from tests.hooks import test_guard
+from tests.hooks.test_guard import (
     ALLOW,
     DENY,
     GUARD,

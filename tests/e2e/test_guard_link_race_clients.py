@@ -16,10 +16,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import run_claude
+from tests.e2e.conftest import (
+    RUN_GEMINI,
+    ScriptedClient,
+    guard_hook,
+    needs_gemini,
+    run_claude,
+    start_session,
+)
 from tests.e2e.test_claude_guard import results
 from tests.e2e.test_gemini_sandbox import outside_the_session
-from tests.e2e.test_other_harnesses_guard import RUN_GEMINI, needs_gemini, start_session
 
 pytestmark = [
     pytest.mark.client,
@@ -149,48 +155,22 @@ def test_claude_code_writes_never_follow_a_flipped_link(
 
 
 @needs_gemini
-def test_gemini_writes_never_follow_a_flipped_link(project: Path, tmp_path: Path) -> None:
+def test_gemini_writes_never_follow_a_flipped_link(
+    project: Path, tmp_path: Path, scripted_client: ScriptedClient
+) -> None:
     state, tree = make_worktree(project)
     before = outside_the_session(project)
-    (tmp_path / "scenario.json").write_text(
-        json.dumps(
-            scenario(
-                tree, project, ("run_shell_command", "is_background", "write_file"), GEMINI_CALLS
-            )
-        )
-    )
-    repo = Path(__file__).resolve().parents[2]
-    guard = f"python3 -S -I {repo}/hooks/guard.py --dialect gemini"
-    hook = {"type": "command", "name": "planner-guard", "timeout": 10000, "command": guard}
-    hooks = {"BeforeTool": [{"matcher": ".*", "hooks": [hook]}]}
-    (tmp_path / "hooks.json").write_text(json.dumps({"hooks": hooks}))
+    tools = ("run_shell_command", "is_background", "write_file")
     # the same call again and again is what Gemini CLI's loop detection stops
     (tmp_path / "settings.json").write_text(json.dumps({"model": {"disableLoopDetection": True}}))
-    out = tmp_path / "out"
-    run = subprocess.run(
-        [
-            str(RUN_GEMINI),
-            "--scenario",
-            str(tmp_path / "scenario.json"),
-            "--hooks-file",
-            str(tmp_path / "hooks.json"),
-            "--settings-file",
-            str(tmp_path / "settings.json"),
-            "--workdir",
-            str(project),
-            "--out",
-            str(out),
-            "--path",
-            f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
-            "--keep-home",
-            "--quiet",
-        ],
-        capture_output=True,
-        text=True,
+    s = scripted_client(
+        RUN_GEMINI,
+        scenario(tree, project, tools, GEMINI_CALLS),
+        guard_hook("gemini", ".*"),
+        *("--settings-file", str(tmp_path / "settings.json"), "--keep-home"),
         timeout=400,
     )
-    s = json.loads((out / "summary.json").read_text())
-    assert run.returncode == 0 and s["ok"], s.get("stderr_tail")
+    assert s["ok"], s.get("stderr_tail")
     home = Path(s["run"]["home"])
     tries, refused, flips = flipper_report(tree)
     writes = [

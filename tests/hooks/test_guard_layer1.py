@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from hooks import guard_hook as guard
-from tests.cli.test_guard import make_session
+from tests.hooks.test_guard import make_session
 
 ALLOW, DENY = "allow", "deny"
 

@@ -25,8 +25,8 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from bench.guard_grammar import Grammar
 from hooks import guard_hook as guard
-from tests.cli.guard_grammar import Grammar
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="no bubblewrap here")
 

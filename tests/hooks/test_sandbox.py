@@ -28,8 +28,8 @@ from hypothesis import strategies as st
 from hooks import guard_hook as guard
 from hooks import hookstate, sandbox
 from state import vocab
-from tests.cli.guard_corpus import BYPASSES, CORPUS, DENY, FALSE_DENIALS
-from tests.cli.test_guard import make_session
+from tests.hooks.guard_corpus import BYPASSES, CORPUS, DENY, FALSE_DENIALS
+from tests.hooks.test_guard import make_session
 
 needs_bwrap = pytest.mark.skipif(
     shutil.which("bwrap") is None,

@@ -1,9 +1,10 @@
 """The sample the tests and the benchmarks both walk: a project whose src/app.py gains
-farewell() beside greet(), and the design batch an architect records (tests/agent.py runs
-the commands the steps print); the two-milestone walk of the worktree flow. bench/ imports
-it from here (tests never import bench/); never imported by the package."""
+farewell() beside greet(), and the design batch an architect records (bench/agent.py runs
+the commands the steps print); the two-milestone walk of the worktree flow. Here because
+bench/ imports nothing from tests/; never imported by the package."""
 
 from pathlib import Path
+from typing import Any
 
 FAREWELL_DIFF = """\
 --- a/src/app.py
@@ -60,7 +61,7 @@ TEST = (
 README_LINE = "\n`farewell(name)` says goodbye.\n"
 
 
-def _intent(milestone: str, file: str, behavior: str, function: str = "") -> dict:
+def _intent(milestone: str, file: str, behavior: str, function: str = "") -> dict[str, Any]:
     args = {"milestone": milestone, "file": file, "behavior": behavior, "decision": ["$2"]}
     return {"op": "intent add", "args": {**args, **({"function": function} if function else {})}}
 

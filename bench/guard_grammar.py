@@ -142,7 +142,7 @@ class Grammar:
     def __init__(self, seed: int) -> None:
         self.r = random.Random(seed)
 
-    def pick(self, items: list) -> str:
+    def pick(self, items: list[str]) -> str:
         return self.r.choice(items)
 
     def chance(self, p: float) -> bool:

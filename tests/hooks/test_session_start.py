@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from tests.conftest import REPO, run
+from tests.hooks.guard_setup import guard_call
 
 HOOK = REPO / "hooks" / "session_start.py"
 
@@ -36,21 +37,6 @@ def start(project: Path) -> Path:
     done = run("planner", "--step", "1", "--task", "Add a farewell", cwd=project)
     assert done.returncode == 0, done.stderr
     return Path(done.stdout.split("STATE_DIR=", 1)[1].split()[0])
-
-
-def guard_call(project: Path, dialect: str = "claude") -> None:
-    """One tool call through the real guard, as hooks/hooks.json runs it: it leaves the
-    session's trace (the status then says the guard is heard)."""
-    payload = {"tool_name": "Bash", "tool_input": {"command": "ls"}, "cwd": str(project)}
-    done = subprocess.run(
-        [sys.executable, "-S", "-I", str(REPO / "hooks" / "guard.py"), "--dialect", dialect],
-        input=json.dumps(payload),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={"PATH": "/usr/bin:/bin"},
-    )
-    assert done.returncode == 0, done.stderr
 
 
 def test_no_session_prints_nothing(project: Path) -> None:

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from hooks import guard_hook as guard
-from tests.cli.test_guard import audit_lines, bash, make_session
+from tests.hooks.test_guard import audit_lines, bash, make_session
 
 ALLOW, ASK, DENY, WRAP = "allow", "ask", "deny", "wrap"
 HOOK = [
