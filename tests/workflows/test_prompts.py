@@ -36,7 +36,7 @@ class Walk:
         self.outputs.append(out)
         for text in out.text.splitlines():
             if text.startswith("Role: "):
-                self.roles.append(self.agent.shell(text.split("first runs: ", 1)[1]).stdout)
+                self.roles.append(self.agent.shell(text.split("sub-agent: ", 1)[1].rstrip(")")).stdout)
         return out
 
 
