@@ -248,9 +248,7 @@ class Discovery(Kind):
 
     def routing(self, ctx: Context) -> Routing:
         if questions_waiting(ctx):  # design refuses to start until they are answered
-            note = (
-                "Once the answers are recorded, run NEXT: design starts (no need to rerun step 2)."
-            )
+            note = "With the answers recorded, run NEXT (not step 2 again)."
             return Routing(next=ctx.argv(3), note=note)
         return super().routing(ctx)
 
@@ -340,6 +338,20 @@ def amended_since(ctx: Context) -> AmendedSince:
     return {"amendment": amendment, "approved_rev": rev, "amended": changes}
 
 
+def rejected_since(ctx: Context) -> tuple[str, list[str]] | None:
+    """After a rejection, review round N > 1: the revision round N-1 showed and what changed
+    since, by meaning; None when there was no such round, or history/ lacks its revision."""
+    reviews = ctx.session["reviews"]
+    if ctx.session["status"] != "review" or len(reviews) < 2 or not reviews[-2]["revision"]:
+        return None
+    rev = reviews[-2]["revision"]
+    try:
+        before = ctx.store.revision(rev)
+    except PlannerError:  # history/ is local: a clone lacks it
+        return None
+    return rev, [c.line() for c in diff(before, ctx.doc("plan")) if c.what != "frozen_at"]
+
+
 class FinalGateVariables(GateVariables, AmendedSince):
     """Step 11's template variables."""
 
@@ -350,6 +362,8 @@ class FinalGateVariables(GateVariables, AmendedSince):
     round: int
     rejects: int
     summary: list[str]
+    since_rev: str
+    since: list[str]
 
 
 class FinalGate(Gate):
@@ -407,6 +421,7 @@ class FinalGate(Gate):
 
         approval = ctx.session["approval"]
         in_review = ctx.session["status"] == "review"
+        changed = None if open_round(ctx.session) else rejected_since(ctx)
         return {
             **super().context(ctx),
             "approval": approval,
@@ -415,7 +430,9 @@ class FinalGate(Gate):
             "in_review": in_review,
             "round": len(ctx.session["reviews"]),
             "rejects": ctx.session["rejects"],
-            "summary": summary(ctx.doc("plan")) if in_review else [],
+            "summary": summary(ctx.doc("plan")) if in_review and not changed else [],
+            "since_rev": changed[0] if changed else "",
+            "since": changed[1] if changed else [],
             **amended_since(ctx),
         }
 
