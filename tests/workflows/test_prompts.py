@@ -36,7 +36,8 @@ class Walk:
         self.outputs.append(out)
         for text in out.text.splitlines():
             if text.startswith("Role: "):
-                self.roles.append(self.agent.shell(text.split("sub-agent: ", 1)[1].rstrip(")")).stdout)
+                role = text.split("sub-agent: ", 1)[1].rstrip(")")
+                self.roles.append(self.agent.shell(role).stdout)
         return out
 
 

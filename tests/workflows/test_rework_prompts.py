@@ -34,7 +34,8 @@ def test_the_design_rework_names_the_edits_and_prints_no_skeleton(project: Path)
                   "--remove-requirement", "plan apply --help"):  # fmt: skip
         assert words in out.text, words
     # the item to re-check, with what it checks, then the line that judges it
-    item = re.search(r"^  (qa-\d+) \[DL-001\] the person's comment \(review round 1\)", out.text, re.M)
+    said = r"^  (qa-\d+) \[DL-001\] the person's comment \(review round 1\) is addressed$"
+    item = re.search(said, out.text, re.M)
     assert item, out.text
     assert f'{{"op": "qr set", "args": {{"id": "{item[1]}", "phase": "plan-design"' in out.text
     assert out.text.count("why mirror it?") == 1  # the words once, whole
@@ -49,8 +50,8 @@ def test_the_code_and_docs_reworks_name_the_record_edits_and_the_check(
 ) -> None:
     _, out = rework(project, "--comment", comment)
     assert out.header.startswith(f"PLANNER {step}/11")
-    assert "plan intent set CI-n" in out.text and "milestone set M-n" in out.text
-    assert "--intent CI-n [FILE]... (in plan apply: {\"op\": \"change capture\"" in out.text
+    assert "Records: plan intent set CI-n | milestone set M-n, with the options" in out.text
+    assert 'capture --intent CI-n [FILE]..., in plan apply {"op": "change capture"' in out.text
     anchor = comment.split(":", 1)[0]
     assert re.search(rf"^  qa-\d+ \[{anchor}\] the person's comment", out.text, re.M), out.text
     assert f'"phase": "{phase}", "status": "PASS|FAIL"' in out.text
