@@ -112,3 +112,19 @@ def test_an_amendments_code_step_says_what_to_edit_and_capture(project: Path) ->
     assert "Committed milestones stay as they are" in code.text
     assert "Change only what the person's words" not in code.text  # nothing recorded to edit
     assert '"scope": "M-003", "check": "C"' in code.text  # its own review item, to add
+
+
+def test_a_rejection_shows_its_words_whole_and_the_unchanged_answers_in_one_line(
+    project: Path,
+) -> None:
+    agent, _ = to_review(project)  # Q-001 "Who says it?" answered "the app", shown at step 3
+    rejected = agent.plan("review", "reject", "--comment", "CC-002:3: credit ann")
+    line = rejected.stderr.split("NEXT: ", 1)[1].strip()
+    out = agent.step(line)  # 9
+    words = out.text.split("The user's words (hold to them):\n", 1)[1]
+    assert words.startswith("  Q-001 unchanged: plan show --answers\n  Review round 1 rejected")
+    assert "credit ann" in words and "the app" not in out.text
+    assert agent.step(line).text == out.text  # a re-render shows what the arrival showed
+    agent.plan("question", "answer", "Q-001", "the user")  # the answers change: whole again
+    again = agent.step(line)
+    assert "Q-001 Who says it? -> the user" in again.text and "credit ann" in again.text
