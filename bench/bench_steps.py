@@ -64,7 +64,7 @@ class Session:
             )
         for line in output.splitlines():
             if line.startswith("Role: "):
-                self.roles.append(self.sh(line.split("first runs: ", 1)[1]))
+                self.roles.append(self.sh(line.split("sub-agent: ", 1)[1].rstrip(")")))
         return output
 
     def follow(self, output: str, verdict: str | None = None) -> str:

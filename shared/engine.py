@@ -15,7 +15,7 @@ from shared.kinds import Gate
 from shared.paths import open_session
 from shared.routing import Routing, RoutingJson, StepRef, command
 from shared.status import current_routing
-from shared.words import note_words, user_words, words_in_full, words_line
+from shared.words import answers_line, note_words, user_words, words_in_full, words_line
 from shared.workflow import Context, Flags, Kind, Step, Workflow
 from state import clock
 from state.errors import Finding, PreconditionFailed, Refused, UsageError
@@ -303,6 +303,7 @@ def render_step(
         "policy": ctx.policy,
         **words,
         "words_line": "" if full else words_line(ctx, words),
+        "answers_line": answers_line(ctx, words) if full else "",
         "words_said": words_said and not full,
         **step_kind.context(ctx),
     }

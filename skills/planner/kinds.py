@@ -251,9 +251,7 @@ class Discovery(Kind):
 
     def routing(self, ctx: Context) -> Routing:
         if questions_waiting(ctx):  # design refuses to start until they are answered
-            note = (
-                "Once the answers are recorded, run NEXT: design starts (no need to rerun step 2)."
-            )
+            note = "With the answers recorded, run NEXT (not step 2 again)."
             return Routing(next=ctx.to("plan-design-execute"), note=note)
         return super().routing(ctx)
 
@@ -344,6 +342,20 @@ def amended_since(ctx: Context) -> AmendedSince:
     return {"amendment": amendment, "approved_rev": rev, "amended": changes}
 
 
+def rejected_since(ctx: Context) -> tuple[str, list[str]] | None:
+    """After a rejection, review round N > 1: the revision round N-1 showed and what changed
+    since, by meaning; None when there was no such round, or history/ lacks its revision."""
+    reviews = ctx.session["reviews"]
+    if ctx.session["status"] != "review" or len(reviews) < 2 or not reviews[-2]["revision"]:
+        return None
+    rev = reviews[-2]["revision"]
+    try:
+        before = ctx.store.revision(rev)
+    except PlannerError:  # history/ is local: a clone lacks it
+        return None
+    return rev, [c.line() for c in diff(before, ctx.doc("plan")) if c.what != "frozen_at"]
+
+
 class FinalGateVariables(GateVariables, AmendedSince):
     """Step 11's template variables."""
 
@@ -354,6 +366,8 @@ class FinalGateVariables(GateVariables, AmendedSince):
     round: int
     rejects: int
     summary: list[str]
+    since_rev: str
+    since: list[str]
 
 
 class FinalGate(Gate):
@@ -411,6 +425,7 @@ class FinalGate(Gate):
 
         approval = ctx.session["approval"]
         in_review = ctx.session["status"] == S.REVIEW
+        changed = None if open_amendment(ctx.session) else rejected_since(ctx)
         return {
             **super().context(ctx),
             "approval": approval,
@@ -419,7 +434,9 @@ class FinalGate(Gate):
             "in_review": in_review,
             "round": len(ctx.session["reviews"]),
             "rejects": ctx.session["rejects"],
-            "summary": summary(ctx.doc("plan")) if in_review else [],
+            "summary": summary(ctx.doc("plan")) if in_review and not changed else [],
+            "since_rev": changed[0] if changed else "",
+            "since": changed[1] if changed else [],
             **amended_since(ctx),
         }
 

@@ -84,7 +84,7 @@ def judge_todo(agent: Agent, out: Output, phase: str) -> None:
     """Pass every item a QR step lists as TODO, or a work step lists to re-check (what a
     re-review after a rejection or a fix needs)."""
     for line in out.text.splitlines():
-        if " TODO " in line:
+        if line.lstrip().startswith("qa-") and " TODO " in line:
             agent.plan("qr", "set", line.split()[0], "--phase", phase, "--status", "PASS")
     listed = [{"op": "qr set", "args": {"id": i, "phase": p, "status": "PASS"}}
               for i, p in RECHECK.findall(out.text)]  # fmt: skip

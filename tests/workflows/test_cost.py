@@ -229,7 +229,8 @@ def test_design_shows_discoverys_constraints_and_plan_md_lists_each_once(project
     agent, out = start(project)
     agent.plan("context", "add", "constraints", "Runs on Python 3.8")
     design = agent.step(f"planner --step 3 --state-dir '{state_of(out)}'")  # a re-render
-    assert '"constraint add" only new ones' in design.text
+    assert "source) only new ones:\n  - Runs on Python 3.8" in design.text
+    assert '{"op": "constraint add"' not in design.text  # one list: discovery's
     assert "  - Runs on Python 3.8" in design.text
     constraint = {"type": "technical", "description": "Runs on Python 3.8", "source": "user"}
     agent.apply([*DESIGN, {"op": "constraint add", "args": constraint}])

@@ -22,7 +22,7 @@ def test_step_1_prints_discovery_and_discovery_leads_to_design(project: Path) ->
     assert "planner step 2 follows (run here: do not run it again)." in out.text
     assert out.header == "PLANNER 2/11 context-verify"
     assert out.route().startswith("planner --step 3 ")  # never back to itself
-    assert "Once the answers are recorded, run NEXT" in out.text
+    assert "With the answers recorded, run NEXT" in out.text
     refused = agent.shell(out.route(), code=3)  # design waits for the answers
     assert "more question(s) must be answered" in refused.stderr
     agent.plan("context", "set", "--goal", "say goodbye")

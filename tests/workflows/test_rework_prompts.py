@@ -1,0 +1,130 @@
+"""What an agent reads at a rework, round 3 (issue 32): after a rejection the step names the
+commands that edit (no help calls needed) and each item to re-check with its check, and does
+not print the first pass's skeleton again; the next review round shows what changed; fix mode
+does not repeat the user's words; an amendment's code step says what to edit and capture."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.agent import Output
+from tests.workflows.helpers import DESIGN, review
+from tests.workflows.test_amend import approved_plan
+from tests.workflows.test_cost import interactive, to_review
+
+SKELETON = 'plan apply - <<\'EOF\'\n[{"op": "overview set"'
+
+
+def rework(project: Path, *words: str) -> tuple[Output, Output]:
+    """The plan in review is rejected with `words`; the rejection's output and the step it
+    routes to."""
+    agent, _ = to_review(project)
+    rejected = agent.plan("review", "reject", *words)
+    return Output(rejected.stderr), agent.step(rejected.stderr.split("NEXT: ", 1)[1].strip())
+
+
+def test_the_design_rework_names_the_edits_and_prints_no_skeleton(project: Path) -> None:
+    _, out = rework(project, "--comment", "DL-001: why mirror it?")
+    assert out.header.startswith("PLANNER 3/11")
+    assert SKELETON not in out.text and '"milestone tests"' not in out.text  # said at step 3
+    for words in ("decision set DL-n", "milestone set M-n", "intent set CI-n", "--add-requirement",
+                  "--remove-requirement", "plan apply --help"):  # fmt: skip
+        assert words in out.text, words
+    # the item to re-check, with what it checks, then the line that judges it
+    said = r"^  (qa-\d+) \[DL-001\] the person's comment \(review round 1\) is addressed$"
+    item = re.search(said, out.text, re.M)
+    assert item, out.text
+    assert f'{{"op": "qr set", "args": {{"id": "{item[1]}", "phase": "plan-design"' in out.text
+    assert out.text.count("why mirror it?") == 1  # the words once, whole
+
+
+@pytest.mark.parametrize(
+    ("comment", "step", "phase"),
+    [("CC-001:4: use an f-string", 6, "plan-code"), ("CC-002:3: credit ann", 9, "plan-docs")],
+)
+def test_the_code_and_docs_reworks_name_the_record_edits_and_the_check(
+    project: Path, comment: str, step: int, phase: str
+) -> None:
+    _, out = rework(project, "--comment", comment)
+    assert out.header.startswith(f"PLANNER {step}/11")
+    assert "Records: plan intent set CI-n | milestone set M-n, with the options" in out.text
+    assert 'capture --intent CI-n [FILE]..., in plan apply {"op": "change capture"' in out.text
+    anchor = comment.split(":", 1)[0]
+    assert re.search(rf"^  qa-\d+ \[{anchor}\] the person's comment", out.text, re.M), out.text
+    assert f'"phase": "{phase}", "status": "PASS|FAIL"' in out.text
+
+
+def test_review_round_2_shows_what_changed_since_round_1(project: Path) -> None:
+    agent, _ = to_review(project)
+    first = agent.plan("render", "--summary").stdout
+    rejected = agent.plan("review", "reject", "--comment", "DL-001: say why")
+    out = agent.step(rejected.stderr.split("NEXT: ", 1)[1].strip())  # 3
+    agent.plan("decision", "set", "DL-001", "--reasoning", "Same shape as greet()")
+    qa = re.findall(r'"id": "(qa-\d+)", "phase": "plan-design"', out.text)
+    agent.apply([{"op": "qr set", "args": {"id": i, "phase": "plan-design", "status": "PASS"}}
+                 for i in qa])  # fmt: skip
+    out = agent.step(out.route("pass"))  # 5, which prints 6: the code phase kept its items
+    while not (out.if_pass or "").startswith("plan review approve"):
+        nxt = out.next or out.if_pass
+        assert nxt, out.text
+        out = agent.step(nxt)
+    assert "Review round 2: tell the user what changed since round 1 (plan diff r" in out.text
+    assert "~ DL-001" in out.text  # the decision they asked about, by meaning
+    assert first.splitlines()[1] not in out.text  # not the whole summary again
+
+
+def test_fix_mode_names_no_unchanged_words_and_no_skeleton(project: Path) -> None:
+    agent, design = interactive(project)  # Q-001 answered
+    agent.apply(DESIGN)
+    qr = agent.step(design.route())  # 4
+    assert "The user's words (Q-001) unchanged since step 3" in qr.text
+    review(agent, "plan-design", "FAIL", finding="DL-001 gives no reason")
+    fix = agent.step(qr.route("fail"))  # 5 fail, which prints 3 in fix mode
+    assert "FIX MODE" in fix.text and SKELETON not in fix.text
+    assert "The user's words" not in fix.text  # named by the review step just before
+    assert "Before moving on" not in fix.text  # the gate below checks it
+
+
+def test_an_amendments_code_step_says_what_to_edit_and_capture(project: Path) -> None:
+    agent, approved = approved_plan(project)
+    agent.step(approved.route())  # executor 1, 2, 3
+    agent.plan("exec", "apply", "M-001")
+    agent.plan("exec", "done", "M-001", "--evidence", "ran it", "--commit")
+    opened = Output(agent.plan("amend", "--reason", "bow too").stdout)  # prints step 3
+    assert '"op": "milestone add"' in opened.text  # the new milestones' skeleton
+    bow = [
+        {"op": "milestone add", "args": {"name": "Bow", "file": ["src/bow.py"],
+                                         "acceptance": ["bow() bows"]}},
+        {"op": "intent add", "args": {"milestone": "$1", "file": "src/bow.py",
+                                      "function": "bow", "behavior": "bows"}},
+        {"op": "qr add", "args": {"phase": "plan-design", "scope": "$1", "check": "sound",
+                                  "status": "PASS"}},
+    ]  # fmt: skip
+    agent.apply(bow)
+    code = agent.step(opened.route("pass"))  # 5, which prints 6
+    assert code.header.startswith("PLANNER 6/11"), code.text
+    said = "Amendment: make the intents of M-003 real edits in the worktree (STATE_DIR/worktree)"
+    assert said in code.text
+    assert "plan change capture --intent CI-n [FILE]..." in code.text
+    assert "Committed milestones stay as they are" in code.text
+    assert "Change only what the person's words" not in code.text  # nothing recorded to edit
+    assert '"scope": "M-003", "check": "C"' in code.text  # its own review item, to add
+
+
+def test_a_rejection_shows_its_words_whole_and_the_unchanged_answers_in_one_line(
+    project: Path,
+) -> None:
+    agent, _ = to_review(project)  # Q-001 "Who says it?" answered "the app", shown at step 3
+    rejected = agent.plan("review", "reject", "--comment", "CC-002:3: credit ann")
+    line = rejected.stderr.split("NEXT: ", 1)[1].strip()
+    out = agent.step(line)  # 9
+    words = out.text.split("The user's words (hold to them):\n", 1)[1]
+    assert words.startswith("  Q-001 unchanged: plan show --answers\n  Review round 1 rejected")
+    assert "credit ann" in words and "the app" not in out.text
+    assert agent.step(line).text == out.text  # a re-render shows what the arrival showed
+    agent.plan("question", "answer", "Q-001", "the user")  # the answers change: whole again
+    again = agent.step(line)
+    assert "Q-001 Who says it? -> the user" in again.text and "credit ann" in again.text
