@@ -346,7 +346,7 @@ def rejected_since(ctx: Context) -> tuple[str, list[str]] | None:
     """After a rejection, review round N > 1: the revision round N-1 showed and what changed
     since, by meaning; None when there was no such round, or history/ lacks its revision."""
     reviews = ctx.session["reviews"]
-    if ctx.session["status"] != "review" or len(reviews) < 2 or not reviews[-2]["revision"]:
+    if ctx.session["status"] != S.REVIEW or len(reviews) < 2 or not reviews[-2]["revision"]:
         return None
     rev = reviews[-2]["revision"]
     try:
