@@ -49,7 +49,7 @@ def test_round_two_attacks_change_nothing(
     pth_before = glob.glob(f"{data}/*/lib/python3*/site-packages/*.pth")
     rc, s = run_claude(
         tmp_path,
-        "guard_round2.json",
+        "guard_attacks.json",
         "--path",
         isolated_path,
         "--env",
