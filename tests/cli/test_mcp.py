@@ -9,6 +9,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -364,6 +365,45 @@ def test_plan_mcp_serves_stdio_until_the_client_closes(project: Path) -> None:
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert missing.returncode == 2 and "no session here" in missing.stderr
+
+
+OPENING = [
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "test", "version": "0"},
+        },
+    },
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+]
+
+
+def test_a_second_start_answers_the_opening_as_the_sdk_did_before_loading_it(
+    shared: Path,
+) -> None:
+    """initialize and tools/list: the SDK answers the first start and its answers are kept;
+    the next start gives the same answers without importing the SDK, and loads it for the
+    first other request (the connection so far replayed to it: a tool call works)."""
+    Path(sys.prefix, "planner-mcp.json").unlink(missing_ok=True)
+    opening = "".join(json.dumps(m) + "\n" for m in OPENING)
+    env = {**os.environ, "PYTHONPROFILEIMPORTTIME": "1"}
+    command = [str(BIN / "plan"), "mcp"]
+    runs = [
+        subprocess.run(command, cwd=shared, input=opening, capture_output=True, text=True, env=env)
+        for _ in range(2)
+    ]
+    answers = [[json.loads(line) for line in run.stdout.splitlines()] for run in runs]
+    assert [a["id"] for a in answers[0]] == [1, 2] and answers[0] == answers[1]
+    assert {t["name"] for t in answers[0][1]["result"]["tools"]} == TOOLS
+    assert "mcp.server.lowlevel" in runs[0].stderr
+    assert "| mcp" not in runs[1].stderr and "mcp_types" not in runs[1].stderr
+    tools, [history] = session_calls(shared, [("history", {})])
+    assert {t.name for t in tools} == TOOLS and history.json()[0]["rev"] == "r1"
 
 
 @pytest.mark.browser
