@@ -116,10 +116,11 @@ def serve(state_dir: str | None) -> None:
     over. The SDK's rule kept: handlers' stray output and input miss the wire (fd 0 reads
     the null device, fd 1 writes to stderr, while serving)."""
     wire_in, wire_out = os.dup(0), os.dup(1)
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    os.close(null)
-    os.dup2(2, 1)
+    with suppress(OSError):  # best effort, as the SDK's own: the wire is served either way
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+        os.dup2(2, 1)
     answers = Answers()
     read: list[bytes] = []
     answered: set[str] = set()
