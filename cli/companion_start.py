@@ -1,13 +1,7 @@
 """`plan mcp`'s start: a client's `initialize` and `tools/list` answered with the MCP SDK's own
-earlier answers, before the SDK is loaded; the first other message loads it and hands it the
-connection (docs/design.md, "The companion's start").
-
-Importing any part of the `mcp` SDK runs its package's `__init__`, which loads its client and
-the pydantic models of two protocol eras (~580 modules, ~70x `python -c pass`): more than a
-client waits for to list the tools. What the SDK answered is kept in the Python environment
-(ANSWERS), keyed by the request's exact params and by the files that shape the answers.
-A handover replays every message read so far to the SDK and drops its second answer to those
-already answered, so the SDK serves the whole connection as if from its first byte.
+earlier answers before the SDK is loaded (any `mcp` module costs ~70x `python -c pass`); the
+first other message loads it and hands it the connection, every line so far replayed and its
+second answer to those already answered dropped (docs/design.md, "The companion's start").
 """
 
 from __future__ import annotations
