@@ -49,20 +49,24 @@ class Answers:
 
     def __init__(self) -> None:
         self.identity = identity()
-        self.by_client: dict[str, dict[str, Any]] = {}
+        self.by_client = self.read()
+
+    def read(self) -> dict[str, dict[str, Any]]:
         try:
             with open(ANSWERS, encoding="utf-8") as f:
                 kept = json.load(f)
             if kept["identity"] == self.identity:
-                self.by_client = kept["answers"]
+                return dict(kept["answers"])
         except (OSError, ValueError, KeyError, TypeError):
             pass  # none kept yet, or unreadable: the SDK answers and they are kept anew
+        return {}
 
     def get(self, client: str | None, method: str, params: str) -> Any:
         entry = self.by_client.get(client or params, {})
         return entry.get(method) if method == "initialize" else entry.get(method, {}).get(params)
 
     def keep(self, client: str, method: str, params: str, result: Any) -> None:
+        self.by_client = {**self.read(), **self.by_client}  # what other servers kept meanwhile
         entry = self.by_client.pop(client, {})
         if method == "initialize":
             entry["initialize"] = result

@@ -390,18 +390,26 @@ def test_a_second_start_answers_the_opening_as_the_sdk_did_before_loading_it(
     the next start gives the same answers without importing the SDK, and loads it for the
     first other request (the connection so far replayed to it: a tool call works)."""
     Path(sys.prefix, "planner-mcp.json").unlink(missing_ok=True)
-    opening = "".join(json.dumps(m) + "\n" for m in OPENING)
     env = {**os.environ, "PYTHONPROFILEIMPORTTIME": "1"}
-    command = [str(BIN / "plan"), "mcp"]
-    runs = [
-        subprocess.run(command, cwd=shared, input=opening, capture_output=True, text=True, env=env)
-        for _ in range(2)
-    ]
-    answers = [[json.loads(line) for line in run.stdout.splitlines()] for run in runs]
-    assert [a["id"] for a in answers[0]] == [1, 2] and answers[0] == answers[1]
-    assert {t["name"] for t in answers[0][1]["result"]["tools"]} == TOOLS
-    assert "mcp.server.lowlevel" in runs[0].stderr
-    assert "| mcp" not in runs[1].stderr and "mcp_types" not in runs[1].stderr
+
+    def opening() -> tuple[list[Any], str]:
+        """The two answers, read before stdin closes (the SDK drops an answer under way)."""
+        server = subprocess.Popen(
+            [str(BIN / "plan"), "mcp"], cwd=shared, env=env, text=True,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        assert server.stdin and server.stdout
+        server.stdin.write("".join(json.dumps(m) + "\n" for m in OPENING))
+        server.stdin.flush()
+        answers = [json.loads(server.stdout.readline()) for _ in range(2)]
+        _, imported = server.communicate(timeout=120)
+        return answers, imported
+
+    (first, first_imports), (second, second_imports) = opening(), opening()
+    assert [a["id"] for a in first] == [1, 2] and first == second
+    assert {t["name"] for t in first[1]["result"]["tools"]} == TOOLS
+    assert "mcp.server.lowlevel" in first_imports
+    assert "| mcp" not in second_imports and "mcp_types" not in second_imports
     tools, [history] = session_calls(shared, [("history", {})])
     assert {t.name for t in tools} == TOOLS and history.json()[0]["rev"] == "r1"
 
