@@ -2,6 +2,7 @@
 them, as CPU-time ratios to `python -c pass` of interleaved pairs (targets: a step's re-render
 and first arrival <= 8x, `plan status` and `plan decision add` <= 6x, the guard <= 1.8x,
 `plan mcp` answering `initialize` + `tools/list` <= 15x, a mutation of a 3 MB plan <= 10x).
+`plan mcp` is also measured as in a new environment, before the SDK's answers are kept.
 
 Each round runs `python -c pass`, then the subject, for every subject in turn: a busy machine
 hits both of a pair alike. A figure is the median CPU time (user + system of the child and its
@@ -49,13 +50,14 @@ MCP_INPUT = (
     + "\n"
 ).encode()
 
-TARGETS = {
+TARGETS: dict[str, float | None] = {
     "step re-render": 8.0,
     "first arrival": 8.0,
     "plan status": 6.0,
     "plan decision add": 6.0,
     "guard": 1.8,
     "plan mcp initialize + tools/list": 15.0,
+    "plan mcp, the same, its answers not yet kept": None,
     "mutation of a 3 MB plan": 10.0,
 }
 
@@ -94,6 +96,9 @@ def main() -> None:
         allowed = hook_input(root, "Bash", {"command": COMMAND, "description": "Summarise"})
 
         pairs: dict[str, list[tuple[Sample, Sample]]] = {name: [] for name in TARGETS}
+        # plan mcp answers initialize and tools/list with the SDK's answers kept in the
+        # environment (cli/mcp_start.py); without them it loads the SDK
+        answers = Path(env["PLANNER_DATA_DIR"]) / "venv" / "planner-mcp.json"
 
         def pair(name: str, argv: list[str], **kwargs: object) -> None:
             base = run_timed(baseline())[0]
@@ -124,7 +129,12 @@ def main() -> None:
                     decision = [plan, "decision", "add", "--decision", "d", "--reasoning", "r"]
                     pair("plan decision add", decision, cwd=root)
             pair("guard", guard, cwd=root, input=allowed)
-            pair("plan mcp initialize + tools/list", [plan, "mcp"], cwd=root, input=MCP_INPUT)
+            answers.unlink(missing_ok=True)  # as in a new environment: the SDK answers
+            for name in (
+                "plan mcp, the same, its answers not yet kept",
+                "plan mcp initialize + tools/list",
+            ):
+                pair(name, [plan, "mcp"], cwd=root, input=MCP_INPUT)
             mutation = [plan, "decision", "add", "--decision", "d", "--reasoning", "r"]
             pair("mutation of a 3 MB plan", [*mutation, "--state-dir", str(big)], cwd=root)
         restore(final)
@@ -136,10 +146,10 @@ def main() -> None:
         base_wall = statistics.median(b[0] for b, _ in values)
         wall = statistics.median(t[0] for _, t in values)
         label = f"{name} ({size})" if name.startswith("mutation") else name
+        goal = f"target <= {target:g}x" if target else "once per environment, no target"
         print(
             f"  {label}: CPU {cpu:.1f} ms vs {base_cpu:.1f} ms = {cpu / base_cpu:.2f}x"
-            f" (target <= {target:g}x); wall {wall:.1f} ms vs {base_wall:.1f} ms"
-            f" = {wall / base_wall:.2f}x"
+            f" ({goal}); wall {wall:.1f} ms vs {base_wall:.1f} ms = {wall / base_wall:.2f}x"
         )
 
 

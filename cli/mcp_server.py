@@ -19,9 +19,11 @@ from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Annotated, Any, get_type_hints
 
+import anyio
 import pydantic
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.stdio import stdio_server
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
@@ -302,6 +304,15 @@ def draft_feedback(
     }
 
 
-def serve(state_dir: str | None) -> None:
-    """Serve over stdio until the client closes the connection."""
-    create_server(state_dir).run("stdio")
+def serve_streams(state_dir: str | None, stdin: Any, stdout: Any) -> None:
+    """Serve until `stdin` ends: line streams (readline, write, flush) that
+    cli/mcp_start.py hands over with the connection so far replayed."""
+    server = create_server(state_dir)
+    lowlevel = server._lowlevel_server  # as its run_stdio_async, on streams of our own
+
+    async def run() -> None:
+        streams = stdio_server(anyio.wrap_file(stdin), anyio.wrap_file(stdout))
+        async with streams as (read, write):
+            await lowlevel.run(read, write, lowlevel.create_initialization_options())
+
+    anyio.run(run)

@@ -16,7 +16,7 @@ def mcp_command(state_dir: str | None, as_json: bool) -> None:
     an IDE): read-only tools over the session (--state-dir, else the active one; any of
     `plan list` by id) and draft_feedback, a draft the person sends themselves. No tool
     approves, rejects, accepts or amends. Runs until the client disconnects."""
-    from cli.mcp_server import serve  # the MCP SDK takes ~1.5 s to import: not at plan --help
+    from cli.mcp_start import serve  # the MCP SDK loads when a client needs it
 
     if state_dir:  # a session named on the command line must exist; the active one may come
         open_store(state_dir)

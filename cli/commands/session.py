@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, TypedDict, final
 
 import click
 
-from cli.base import TEXT, Operation, PlanCommand, dump, open_store, out
+from cli.base import PlanCommand, dump, open_store, out
 from hooks.hookstate import with_guard
 from shared.paths import (
     active_session_dir,
@@ -20,7 +20,6 @@ from shared.paths import (
 from shared.status import session_status
 from state import clock
 from state.errors import DamagedFile, Refused
-from state.ops import review_ops
 from state.rules.session_store import Store
 from state.status_view import text
 from state.vocab import CLOSED, ENDED
@@ -192,15 +191,3 @@ def resume_command(id: str | None, state_dir: str | None, as_json: bool) -> None
     make_active(project_root(store.dir), os.path.basename(store.dir))
     summary = with_guard(session_status(store))
     out(json.dumps(summary, indent=2) if as_json else text(summary))
-
-
-@click.command("cancel", cls=Operation, op=review_ops.cancel)
-@click.option("--reason", help="Why the session is cancelled (kept on record).")
-def cancel_command() -> None:
-    """Cancel the session (from any status that is not final)."""
-
-
-@click.command("fail", cls=Operation, op=review_ops.fail)
-@click.option("--error", required=True, type=TEXT, help="What went wrong.")
-def fail_command() -> None:
-    """Mark the session failed, with the error."""

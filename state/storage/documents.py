@@ -1,10 +1,9 @@
 """The state files as TypedDicts, generated from state/storage/models.py (do not
 edit; run `python -m state.storage.models`). What the store reads and edits has these shapes:
 validation fills every default, so every key is present. tests/state/test_schema.py keeps this
-file fresh.
+file fresh. No `from __future__ import annotations`: typing would compile every field's
+string annotation when the classes are made (~300 of them), which each step paid.
 """
-
-from __future__ import annotations
 
 from typing import Literal, TypedDict
 

@@ -215,19 +215,32 @@ class _Compiler:
 
     def _object(self, node: dict[str, Any]) -> Check:
         props = {k: self.compile(v) for k, v in node.get("properties", {}).items()}
+        # Fields whose whole check is a type test (most strings, flags, nullable strings,
+        # lists of plain strings) are tested here, without a call or a path entry: a big
+        # plan is mostly these. Anything else, or a value that fails, takes the full check.
+        quick = {k: t for k, v in node.get("properties", {}).items() if (t := _quick(v))}
         fill = {k: v["default"] for k, v in node.get("properties", {}).items() if "default" in v}
         required = [k for k in node.get("required", []) if k not in fill]
         extra = node.get("additionalProperties", True)
         extra_check = self.compile(extra) if isinstance(extra, dict) else None
 
+        needed = fill.keys() | required
+
         def run(value: dict[str, Any], path: list[str | int], problems: list[str]) -> Any:
-            for key in required:
-                if key not in value:
-                    problems.append(f"{format_path([*path, key])}: missing")
-            for key, default in fill.items():
-                if key not in value:
-                    value[key] = _copy(default)
+            if not needed <= value.keys():  # one set test for the usual object, whole
+                for key in required:
+                    if key not in value:
+                        problems.append(f"{format_path([*path, key])}: missing")
+                for key, default in fill.items():
+                    if key not in value:
+                        value[key] = _copy(default)
             for key, element in value.items():
+                kind = quick.get(key)
+                if kind is _STRINGS:
+                    if isinstance(element, list) and all(isinstance(e, str) for e in element):
+                        continue
+                elif kind is not None and isinstance(element, kind):
+                    continue
                 path.append(key)
                 one = props.get(key, extra_check)
                 if one is not None:
@@ -241,3 +254,21 @@ class _Compiler:
 
 
 _BAD = object()
+_STRINGS = object()  # _quick's answer for a list of plain strings
+_PLAIN = {"string": str, "boolean": bool, "null": type(None)}
+_NOTES = ("title", "description", "default")
+
+
+def _quick(node: dict[str, Any]) -> Any:
+    """What passes `node` by an isinstance() test alone (a type, a tuple of types, or
+    _STRINGS), or None when its check is more than that."""
+    keys = set(node) - set(_NOTES)
+    if keys == {"type"}:
+        return _PLAIN.get(node["type"])
+    if keys == {"type", "items"} and node["type"] == "array":
+        return _STRINGS if _quick(node["items"]) is str else None
+    if keys == {"anyOf"}:
+        kinds = [_quick(option) for option in node["anyOf"]]
+        if all(isinstance(k, type) for k in kinds):
+            return tuple(kinds)
+    return None

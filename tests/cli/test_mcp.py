@@ -9,6 +9,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -372,6 +373,53 @@ def test_plan_mcp_serves_stdio_until_the_client_closes(project: Path) -> None:
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert missing.returncode == 2 and "no session here" in missing.stderr
+
+
+OPENING = [
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "test", "version": "0"},
+        },
+    },
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+]
+
+
+def test_a_second_start_answers_the_opening_as_the_sdk_did_before_loading_it(
+    shared: Path,
+) -> None:
+    """initialize and tools/list: the SDK answers the first start and its answers are kept;
+    the next start gives the same answers without importing the SDK, and loads it for the
+    first other request (the connection so far replayed to it: a tool call works)."""
+    Path(sys.prefix, "planner-mcp.json").unlink(missing_ok=True)
+    env = {**os.environ, "PYTHONPROFILEIMPORTTIME": "1"}
+
+    def opening() -> tuple[list[Any], str]:
+        """The two answers, read before stdin closes (the SDK drops an answer under way)."""
+        server = subprocess.Popen(
+            [str(BIN / "plan"), "mcp"], cwd=shared, env=env, text=True,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        assert server.stdin and server.stdout
+        server.stdin.write("".join(json.dumps(m) + "\n" for m in OPENING))
+        server.stdin.flush()
+        answers = [json.loads(server.stdout.readline()) for _ in range(2)]
+        _, imported = server.communicate(timeout=120)
+        return answers, imported
+
+    (first, first_imports), (second, second_imports) = opening(), opening()
+    assert [a["id"] for a in first] == [1, 2] and first == second
+    assert {t["name"] for t in first[1]["result"]["tools"]} == TOOLS
+    assert "mcp.server.lowlevel" in first_imports
+    assert "| mcp" not in second_imports and "mcp_types" not in second_imports
+    tools, [history] = session_calls(shared, [("history", {})])
+    assert {t.name for t in tools} == TOOLS and history.json()[0]["rev"] == "r1"
 
 
 @pytest.mark.browser
