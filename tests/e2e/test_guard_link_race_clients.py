@@ -112,12 +112,16 @@ def scenario(
 
 
 def flipper_report(tree: Path) -> tuple[int, int, int]:
-    for _ in range(100):  # the background loop writes its last line once STOP is seen
-        if (tree / "flip.out").exists() and not (tree / "x").is_symlink():
+    """The background flipper's counts, written once it sees STOP (a loaded machine may take
+    a while to get there: up to 60 s)."""
+    words: list[str] = []
+    for _ in range(600):
+        out = tree / "flip.out"
+        words = out.read_text().split() if out.exists() else []
+        if len(words) == 3 and not (tree / "x").is_symlink():
             break
         time.sleep(0.1)
-    time.sleep(0.5)
-    tries, refused, flips = (int(n) for n in (tree / "flip.out").read_text().split())
+    tries, refused, flips = (int(n) for n in words)
     return tries, refused, flips
 
 
