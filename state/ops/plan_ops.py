@@ -291,7 +291,7 @@ def milestone_added(tx: Transaction, plan: Plan, m: Milestone, args: Args) -> bo
     return True
 
 
-# `milestone set --add-X T / --remove-X N`: (option name, its field, what it is)
+# `milestone set --add-X T / --remove-X N|T`: (option name, its field, what it is)
 ITEM_EDITS = (
     ("requirement", "requirements", "requirement"),
     ("acceptance", "acceptance_criteria", "acceptance criterion"),
@@ -300,24 +300,37 @@ ITEM_EDITS = (
 
 
 def milestone_edited(tx: Transaction, plan: Plan, m: Milestone, args: Args) -> bool:
-    """--add-X appends (blank entries skipped) and --remove-X N drops the N-th (1-based)
-    requirement, criterion or file, counted as the list was; True if any was given."""
+    """--add-X appends (blank entries skipped) and --remove-X drops a requirement, criterion
+    or file, given as its 1-based position or as its exact text, counted as the list was;
+    True if any was given."""
     check_paths(tx, "add_file", args["add_file"])
     edited = False
     for name, field, _ in ITEM_EDITS:
         lists = cast("dict[str, list[str]]", m)  # the three list fields, by name
         kept, add = list(lists[field]), [v for v in args[f"add_{name}"] if v.strip()]
-        for n in sorted(set(remove := args[f"remove_{name}"]), reverse=True):
-            if n > len(kept):
-                raise UsageError(
-                    f"remove_{name} {n}: {m['id']} has {len(kept)} {field} (counting from 1)",
-                    field=f"remove_{name}",
-                )
+        remove = [
+            position(m["id"], field, kept, str(v), f"remove_{name}") for v in args[f"remove_{name}"]
+        ]
+        for n in sorted(set(remove), reverse=True):
             del kept[n - 1]
         lists[field] = kept + add
         edited = edited or bool(remove or add)
     refresh_waves(plan)
     return edited
+
+
+def position(owner_id: str, field: str, listed: list[str], given: str, option: str) -> int:
+    """The 1-based position `given` names in `listed`: digits are a position, anything else
+    the exact text of an entry; else UsageError naming what is listed."""
+    if given.isdigit() and 1 <= int(given) <= len(listed):
+        return int(given)
+    if not given.isdigit() and given in listed:
+        return listed.index(given) + 1
+    shown = "; ".join(f"{n} {v!r}" for n, v in enumerate(listed, 1)) or "none"
+    raise UsageError(
+        f"{option} {given!r}: not a position (from 1) or an entry of {owner_id}'s {field}: {shown}",
+        field=option,
+    )
 
 
 def intent_added(tx: Transaction, plan: Plan, item: CodeIntent, args: Args) -> bool:
