@@ -330,3 +330,32 @@ def test_at_a_terminal_each_captured_id_is_printed_once(
     assert child.exitstatus == 0, child.before
     assert child.before.count("CC-001") == 1, child.before
     assert "CC-001 CI-001,CI-002 src/app.py: captured" in child.before
+
+
+def test_an_intent_whose_edits_another_change_holds_is_told_how_to_take_them(
+    plan: Plan, tree: Path, session_dir: Path
+) -> None:
+    """The trial's loop: the test file's edits went to CI-001 (CC-002); an intent added for
+    that file later finds nothing to capture. Capture and validate both name CC-002 and the
+    command that gives its edits to the intent, and that command makes the plan valid."""
+    write(tree, "src/app.py", GREET + BYE + WAVE)
+    write(tree, "tests/test_app.py", TEST_APP)
+    plan("change", "capture")
+    plan("intent", "add", "--milestone", "M-001", "--file", "tests/test_app.py", "--behavior", "t")
+    move = "plan change set CC-002 --intent CI-004"
+    share = "plan change capture --intent CI-001 --intent CI-004 tests/test_app.py"
+    refused = plan("validate", "--phase", "code", code=3)
+    assert move in refused.stdout + refused.stderr and share in refused.stdout + refused.stderr
+    assert "plan change capture --intent CI-004 tests/test_app.py" not in refused.stdout
+    done = plan("change", "capture", "--intent", "CI-004", "tests/test_app.py")
+    assert done.stderr.splitlines()[0] == (
+        "CI-004: tests/test_app.py has no edit to capture: CC-002 (CI-001) already holds its "
+        f"edits; to give them to CI-004: {move} (to share them: {share})"
+    )
+    assert changes(session_dir)[1] == ("CC-002", "CI-001", [], "tests/test_app.py")
+    plan(*share.split()[1:])
+    assert changes(session_dir)[1] == ("CC-002", "CI-001", ["CI-004"], "tests/test_app.py")
+    plan("validate", "--phase", "code")
+    plan(*move.split()[1:])
+    assert changes(session_dir)[1] == ("CC-002", "CI-004", [], "tests/test_app.py")
+    plan("validate", "--phase", "code")
