@@ -146,6 +146,12 @@ def intent_set() -> None:
     """Change a code intent."""
 
 
+@intent_command.command("remove", cls=Operation, op=plan_ops.intent_remove)
+@ID
+def intent_remove() -> None:
+    """Remove a code intent no change points at (move or re-point its changes first)."""
+
+
 def change_options(f: Callable[..., Any]) -> Callable[..., Any]:
     f = click.option("--context-lines", type=int, help="Lines of context the diff was made with.")(
         f
