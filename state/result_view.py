@@ -269,7 +269,7 @@ def since_review(session: Session, execution: Execution | None) -> tuple[int, li
     one in review asked for them): that round and the milestones carried out or reopened
     since (what it did not see); else None."""
     asked = session["result_reviews"][:-1]
-    if session["status"] != SessionStatus.RESULT_REVIEW or not asked:
+    if session["status"] not in {SessionStatus.RESULT_REVIEW} or not asked:
         return None
     seen = asked[-1]["at"]
     runs = execution["milestones"] if execution else []
