@@ -360,4 +360,18 @@ def emit(record: StepRecord, flags: Flags, earlier: list[StepRecord]) -> None:
             shown["before"] = cut
         sys.stdout.write(json.dumps(shown, ensure_ascii=False) + "\n")
         return
-    sys.stdout.write("".join(e["text"] for e in earlier) + record["text"])
+    sys.stdout.write(
+        chained(earlier, record) + "".join(e["text"] for e in earlier) + record["text"]
+    )
+
+
+def chained(earlier: list[StepRecord], record: StepRecord) -> str:
+    """The first line of a call that ran several steps: which follow, and where it ends."""
+    if not earlier:
+        return ""
+    steps = [str(e["step"]) for e in [*earlier, record]]
+    named = ", ".join(steps[:-1]) + " and " + steps[-1]
+    return (
+        f"{record['workflow']} steps {named} follow, in order (run here: do not run them again); "
+        f"your work is at step {record['step']}.\n\n"
+    )
