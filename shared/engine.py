@@ -366,12 +366,12 @@ def emit(record: StepRecord, flags: Flags, earlier: list[StepRecord]) -> None:
 
 
 def chained(earlier: list[StepRecord], record: StepRecord) -> str:
-    """The first line of a call that ran several steps: which follow, and where it ends."""
+    """The first line of a call that ran several steps: which, and the one the work is at."""
     if not earlier:
         return ""
     steps = [str(e["step"]) for e in [*earlier, record]]
     named = ", ".join(steps[:-1]) + " and " + steps[-1]
     return (
-        f"{record['workflow']} steps {named} follow, in order (run here: do not run them again); "
-        f"your work is at step {record['step']}.\n\n"
+        f"This call runs {record['workflow']} steps {named}, printed below in order (do not "
+        f"run them again); your work is at step {record['step']}.\n\n"
     )

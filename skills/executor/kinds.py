@@ -69,6 +69,7 @@ class InitVariables(TypedDict):
     base: str | None
     drift: list[str]
     short_sha: str
+    commits: bool  # milestones are committed (config `commit`): the plan is committed first
 
 
 class LoadVariables(TypedDict):
@@ -159,6 +160,7 @@ class ExecInit(Kind):
             "base": execution["base_commit"],
             "drift": execution["drift"],
             "short_sha": approval["sha256"][:12] if approval else "",
+            "commits": ctx.session["config"]["commit"] != "none",
         }
 
 

@@ -149,8 +149,8 @@ def test_next_status_and_role(project: Path) -> None:
     passed = agent.step("planner next --qr-status pass")  # the gate, then step 6
     first, _, rest = passed.text.partition("\n\n")
     assert first == (
-        "planner steps 5 and 6 follow, in order (run here: do not run them again); your work "
-        "is at step 6."
+        "This call runs planner steps 5 and 6, printed below in order (do not run them again); "
+        "your work is at step 6."
     )  # said before the gate's text, so no reader stops at it
     assert rest.startswith("PLANNER 5/11") and passed.header.startswith("PLANNER 6/11")
     role = agent.shell(f"planner role architect --state-dir '{state}'").stdout
@@ -226,6 +226,6 @@ def test_the_rework_after_a_rejection_says_first_which_steps_its_verdict_runs(
     assert len(steps) > 1 and after.header.startswith(f"PLANNER {steps[-1]}/11"), done.stdout
     named = " and ".join([", ".join(steps[:-1]), steps[-1]])
     assert first == (
-        f"planner steps {named} follow, in order (run here: do not run them again); your work "
-        f"is at step {steps[-1]}."
+        f"This call runs planner steps {named}, printed below in order (do not run them again); "
+        f"your work is at step {steps[-1]}."
     )
