@@ -14,6 +14,7 @@ from state.project import session_project
 from state.repo import git, gitinfo, unidiff
 from state.repo import worktree as wt
 from state.repo.numbered import numbered
+from state.validation.amendments import approved_revision
 from state.vocab import SessionStatus
 
 TYPE_CHECKING = False
@@ -25,7 +26,6 @@ if TYPE_CHECKING:
         Milestone,
         MilestoneRun,
         Plan,
-        Session,
     )
     from state.storage.store import Store
 
@@ -264,19 +264,29 @@ def composed(root: str, commit: CommitView, m: Milestone, plan: Plan) -> CommitV
     return commit
 
 
-def since_review(session: Session, execution: Execution | None) -> tuple[int, list[str]] | None:
+def since_review(store: Store) -> tuple[int, list[str]] | None:
     """While the person reviews a result after asking for changes (every round before the
-    one in review asked for them): that round and the milestones carried out or reopened
-    since (what it did not see); else None."""
+    one in review asked for them, each opening an amendment): that round, and the milestones
+    it did not see, new in the plan since (history/ has the plan it saw) or reopened since;
+    None when no round asked, or history/ lacks that plan (a clone: then everything)."""
+    session = store.read("session")
     asked = session["result_reviews"][:-1]
     if session["status"] not in {SessionStatus.RESULT_REVIEW} or not asked:
         return None
-    seen = asked[-1]["at"]
-    runs = execution["milestones"] if execution else []
-    since = [r["id"] for r in runs if (r["done_at"] or "") > seen]
-    for a in session["amendments"]:
-        if a["opened_at"] >= seen:
-            since += [mid for mid in a["milestones"] if mid not in since]
+    opened = [a for a in session["amendments"] if a["from_status"] in {SessionStatus.RESULT_REVIEW}]
+    if len(opened) < len(asked):
+        return None
+    k = session["amendments"].index(opened[len(asked) - 1])
+    found = approved_revision(store, opened[len(asked) - 1]["approval"]["sha256"], session)
+    if found is None:
+        return None
+    seen = {m["id"] for m in found[1]["milestones"]}
+    reopened = {mid for a in session["amendments"][k:] for mid in a["milestones"]}
+    since = [
+        m["id"]
+        for m in store.read("plan")["milestones"]
+        if m["id"] not in seen or m["id"] in reopened
+    ]
     return asked[-1]["round"], since
 
 

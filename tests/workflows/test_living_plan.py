@@ -217,6 +217,9 @@ def test_the_living_plan_from_approval_to_the_accepted_result(project: Path) -> 
     everything = agent.plan("result", "show", "--all").stdout
     assert "since result round" not in everything and "+def bow" in everything
     assert shown.split("sha256 ")[1][:64] == everything.split("sha256 ")[1][:64]
+    (state / "history").rename(state / "history.away")  # a clone: the plan round 1 saw is unknown
+    assert agent.plan("result", "show").stdout == everything
+    (state / "history.away").rename(state / "history")
 
     # Result round 2: accepted; the session is complete.
     accepted = agent.shell(f"{out.if_pass} --by ann")
