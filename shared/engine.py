@@ -360,13 +360,13 @@ def emit(record: StepRecord, flags: Flags, earlier: list[StepRecord]) -> None:
             shown["before"] = cut
         sys.stdout.write(json.dumps(shown, ensure_ascii=False) + "\n")
         return
-    sys.stdout.write(
-        chained(earlier, record) + "".join(e["text"] for e in earlier) + record["text"]
-    )
+    first = chained(earlier, record) if flags.get("qr_status") else ""
+    sys.stdout.write(first + "".join(e["text"] for e in earlier) + record["text"])
 
 
 def chained(earlier: list[StepRecord], record: StepRecord) -> str:
-    """The first line of a call that ran several steps: which, and the one the work is at."""
+    """The first line of a verdict's call that ran several steps (its gate and the steps the
+    gate leads to): which, and the one the work is at, before any of them is read."""
     if not earlier:
         return ""
     steps = [str(e["step"]) for e in [*earlier, record]]
