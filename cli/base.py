@@ -307,6 +307,16 @@ class Text(TextParam):
         return value
 
 
+class Position(TextParam):
+    """N|TEXT: an entry of a list by its position (from 1) or its exact text; state tells
+    which (digits are a position). In `plan apply`, a number is a position too."""
+
+    name = "position"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        return str(value)
+
+
 class KeyValue(PairParam):
     """KEY=VALUE: one named parameter, as a (key, value) pair."""
 
@@ -340,6 +350,7 @@ class QRPhase(PhaseChoice):
 
 FILE_TEXT = FileText()
 TEXT = Text()
+POSITION = Position()
 KEY_VALUE = KeyValue()
 
 

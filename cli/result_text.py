@@ -1,15 +1,16 @@
 """The result as terminal text (`plan result show`): per milestone the planned diff, then
 what its commits did (only where they differ from the plan), the tests and deviations, then
-the reconcile table."""
+the reconcile table. After a round that asked for changes, only what that round did not see
+is printed (the rest one line a milestone; `--all` prints everything)."""
 
 from __future__ import annotations
 
-from state.repo.result_view import gone_commits
+from state.ops.result_view import gone_commits
 from state.vocab import SessionStatus as S
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from state.repo.result_view import DiffLine, MilestoneResult, Result
+    from state.ops.result_view import DiffLine, MilestoneResult, Result
     from state.storage.documents import Session
 
 
@@ -31,12 +32,32 @@ def body(lines: list[DiffLine]) -> list[tuple[int | None, int | None, str, str]]
     return [(x["old"], x["new"], x["kind"], x["text"]) for x in lines if x["kind"] in BODY]
 
 
+def stats(lines: list[DiffLine]) -> str:
+    kinds = [x["kind"] for x in lines]
+    return f"+{kinds.count('add')} -{kinds.count('del')}"
+
+
 def milestone_text(m: MilestoneResult) -> list[str]:
     """A milestone's planned diffs, then its commits: a commit's file whose diff is a planned
-    one, line for line, is named by it ("= CC-001"), not printed again."""
+    one, line for line, is named by it ("= CC-001"), not printed again; one that is several
+    planned changes applied in order is printed once, in the commit, each of them one line."""
     lines = [f"{m['id']} {m['name']} ({m['status']})"]
     planned: dict[tuple[str, str], list[str]] = {}
+    together = {
+        cid: f["planned"]
+        for c in m["commits"]
+        for f in c["files"]
+        if "planned" in f
+        for cid in f["planned"]
+    }
     for change in m["planned"]:
+        if change["id"] in together:
+            others = ", ".join(i for i in together[change["id"]] if i != change["id"])
+            lines.append(
+                f" planned {change['id']} {change['file']} ({stats(change['lines'])}): with "
+                f"{others}, in the commit's diff below"
+            )
+            continue
         lines.append(f" planned {change['id']} {change['file']}:")
         lines += diff_text(change["lines"])
         key = (change["file"], repr(body(change["lines"])))
@@ -50,6 +71,10 @@ def milestone_text(m: MilestoneResult) -> list[str]:
         lines.append(f" commit {commit['short']} {commit['subject']}")
         for f in commit["files"]:
             same = planned.get((f["path"], repr(body(f["lines"]))))
+            if "planned" in f:
+                lines.append(f"  {f['path']}: = {' then '.join(f['planned'])} (as planned):")
+                lines += diff_text(f["lines"])
+                continue
             if same:
                 lines.append(f"  {f['path']}: = {', '.join(same)} (as planned, numbered above)")
                 continue
@@ -75,8 +100,9 @@ def reconcile_rows(result: Result) -> list[str]:
     return lines
 
 
-def text(result: Result, session: Session) -> str:
-    """What `plan result show` prints."""
+def text(result: Result, session: Session, since: tuple[int, list[str]] | None = None) -> str:
+    """What `plan result show` prints; with `since` (the round that asked for changes and
+    the milestones carried out since), those milestones whole and the others one line each."""
     rounds = session["result_reviews"]
     head = [
         f"result of {session['id']}: {result['title'] or session['task']}",
@@ -94,7 +120,17 @@ def text(result: Result, session: Session) -> str:
             f"commits gone from git: {named} (history rewritten and pruned; the planned diffs "
             "are shown, the verdict still stands; fix: plan rebase)",
         )
+    if since:
+        n, new = since
+        body += [
+            f"since result round {n}: {', '.join(new) or 'no milestone'} (the others as round "
+            f"{n} showed them; everything: plan result show --all)",
+            "",
+        ]
     for m in result["milestones"]:
+        if since and m["id"] not in since[1]:
+            body.append(f"{m['id']} {m['name']} ({m['status']}): as result round {since[0]} saw it")
+            continue
         body += [*milestone_text(m), ""]
     body += ["reconcile:", *reconcile_rows(result)]
     if result["tests_run"]:

@@ -349,4 +349,18 @@ def printed(record: StepRecord, flags: Flags, earlier: list[StepRecord]) -> str:
             shown["gate"] = cut[0]
             shown["before"] = cut
         return json.dumps(shown, ensure_ascii=False) + "\n"
-    return "".join(e["text"] for e in earlier) + record["text"]
+    first = chained(earlier, record) if flags.get("qr_status") else ""
+    return first + "".join(e["text"] for e in earlier) + record["text"]
+
+
+def chained(earlier: list[StepRecord], record: StepRecord) -> str:
+    """The first line of a verdict's call that ran several steps (its gate and the steps the
+    gate leads to): which, and the one the work is at, before any of them is read."""
+    if not earlier:
+        return ""
+    steps = [str(e["step"]) for e in [*earlier, record]]
+    named = ", ".join(steps[:-1]) + " and " + steps[-1]
+    return (
+        f"This call runs {record['workflow']} steps {named}, printed below in order (do not "
+        f"run them again); your work is at step {record['step']}.\n\n"
+    )

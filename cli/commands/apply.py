@@ -14,7 +14,16 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from cli.base import COMMON, FILE_TEXT, INLINE, Operation, PlanCommand, emit_ids, open_store
+from cli.base import (
+    COMMON,
+    FILE_TEXT,
+    INLINE,
+    POSITION,
+    Operation,
+    PlanCommand,
+    emit_ids,
+    open_store,
+)
 from cli.output import out, tell
 from hooks.human_acts import is_human_act, refusal
 from state.errors import Finding, PlannerError, PreconditionFailed, Refused, UsageError
@@ -274,7 +283,7 @@ def json_value(param: click.Parameter, value: Any, where: str) -> Any:
         if not isinstance(value, bool):
             raise UsageError(f"{where}: {label(param)} must be true or false, got {value!r}")
         return value
-    number = isinstance(param.type, click.types.IntParamType)
+    number = isinstance(param.type, click.types.IntParamType) or param.type is POSITION
     many = param.multiple or param.nargs == -1  # a repeatable option, or FILE... positionals
     values = value if many and isinstance(value, list) else [value]
     if param.metavar in ("JSON", "FILE|-"):  # JSON text may be given as the JSON itself

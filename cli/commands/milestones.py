@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from cli.base import FILE_TEXT, KEY_VALUE, TEXT, Operation, PlanGroup, target_id
+from cli.base import FILE_TEXT, KEY_VALUE, POSITION, TEXT, Operation, PlanGroup, target_id
 from state.ops import capture_ops, plan_ops
 
 if TYPE_CHECKING:
@@ -60,14 +60,15 @@ def milestone_add() -> None:
 
 
 def item_edits(f: Callable[..., Any]) -> Callable[..., Any]:
-    """--add-X TEXT and --remove-X N (1-based) for requirements, acceptance criteria, files."""
+    """--add-X TEXT and --remove-X N|TEXT for requirements, acceptance criteria, files."""
     for name, _, what in reversed(plan_ops.ITEM_EDITS):
         f = click.option(
             f"--remove-{name}",
             multiple=True,
-            type=click.IntRange(min=1),
-            metavar="N",
-            help=f"Remove the {what} at position N, counting from 1 (repeatable).",
+            type=POSITION,
+            metavar="N|TEXT",
+            help=f"Remove a {what}: its position N (counting from 1) or its "
+            "exact text (repeatable).",
         )(f)
         f = click.option(
             f"--add-{name}",
@@ -84,8 +85,9 @@ def item_edits(f: Callable[..., Any]) -> Callable[..., Any]:
 @item_edits
 def milestone_set() -> None:
     """Change a milestone. A repeatable option (--requirement …) replaces its whole list
-    (given as '' it clears it); --add-requirement T appends and --remove-requirement N
-    (1-based) drops one, and the same for --*-acceptance and --*-file."""
+    (given as '' it clears it); --add-requirement T appends and --remove-requirement N|T
+    drops one, by its position (from 1) or its exact text; the same for --*-acceptance and
+    --*-file."""
 
 
 @milestone_command.command("tests", cls=Operation, op=plan_ops.milestone_tests)
@@ -142,6 +144,12 @@ def intent_add() -> None:
 @intent_options
 def intent_set() -> None:
     """Change a code intent."""
+
+
+@intent_command.command("remove", cls=Operation, op=plan_ops.intent_remove)
+@ID
+def intent_remove() -> None:
+    """Remove a code intent no change points at (move or re-point its changes first)."""
 
 
 def change_options(f: Callable[..., Any]) -> Callable[..., Any]:

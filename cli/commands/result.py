@@ -9,7 +9,7 @@ from cli.base import Operation, PlanGroup, dump, open_store, out
 from cli.comments import RESULT_COMMENT
 from cli.result_text import text
 from state.ops import result_ops
-from state.repo.result_view import result_of
+from state.ops.result_view import result_of, since_review
 
 EXPECT = click.option(
     "--expect-sha256",
@@ -24,16 +24,24 @@ def result_command() -> None:
 
 
 @result_command.command("show")
-def result_show(state_dir: str | None, as_json: bool) -> None:
+@click.option(
+    "--all",
+    "show_all",
+    is_flag=True,
+    help="After a round that asked for changes: every milestone, not only those since.",
+)
+def result_show(show_all: bool, state_dir: str | None, as_json: bool) -> None:
     """Per milestone the planned diff beside its commits' diffs, the tests that ran, the
-    deviations with their reasons, and the reconcile table; the sha256 a verdict binds."""
+    deviations with their reasons, and the reconcile table; the sha256 a verdict binds.
+    After a round that asked for changes, the milestones carried out since (--all: all)."""
     store = open_store(state_dir)
     result = result_of(store)
     session = store.read("session")
     if as_json:
         dump({"status": session["status"], "rounds": session["result_reviews"], **result})
         return
-    out(text(result, session))
+    since = None if show_all else since_review(store)
+    out(text(result, session, since))
 
 
 @result_command.command("accept", cls=Operation, op=result_ops.result_accept)

@@ -9,8 +9,8 @@ from typing import TypedDict
 
 from state.ops import drafts
 from state.ops.qr_ops import PHASES
+from state.ops.result_view import Result, result_of
 from state.repo.numbered import Line, numbered
-from state.repo.result_view import Result, result_of
 from state.rules.approval import plan_hash
 from state.storage.documents import CodeChange, CodeIntent, Milestone  # bases of the views
 from state.storage.store import AUDIT_FILE, report_name
@@ -141,7 +141,7 @@ def page_model(store: Store) -> PageModel:
 
 
 def result_model(store: Store, session: Session) -> ResultPart:
-    """The result view's part of the page (state/repo/result_view.py, what `plan result show`
+    """The result view's part of the page (state/ops/result_view.py, what `plan result show`
     prints too): while the result is in review, and once it was accepted."""
     rounds = session["result_reviews"]
     shown = session["status"] == S.RESULT_REVIEW or (

@@ -18,8 +18,8 @@ from state.errors import Finding, PreconditionFailed, Refused
 from state.ops import asks, result_ops
 from state.ops.exec_ops import new_run
 from state.ops.plan_ops import find
+from state.ops.result_view import assemble
 from state.repo import gitinfo
-from state.repo.result_view import assemble
 from state.rules.amendments import approved_revision, committed, runs_by_id
 from state.rules.approval import verify
 from state.validation.validate import completeness
@@ -28,7 +28,7 @@ from state.vocab import SessionStatus as S
 
 if TYPE_CHECKING:
     from shared.kinds import ExecuteVariables, ReviewVariables
-    from state.repo.result_view import ReconcileRecord
+    from state.ops.result_view import ReconcileRecord
     from state.rules.session_store import Transaction
     from state.storage.documents import Amendment, Execution, Plan
 
@@ -70,6 +70,7 @@ class InitVariables(TypedDict):
     base: str | None
     drift: list[str]
     short_sha: str
+    commits: bool  # milestones are committed (config `commit`): the plan is committed first
 
 
 class LoadVariables(TypedDict):
@@ -160,6 +161,7 @@ class ExecInit(Kind):
             "base": execution["base_commit"],
             "drift": execution["drift"],
             "short_sha": approval["sha256"][:12] if approval else "",
+            "commits": ctx.session["config"]["commit"] != "none",
         }
 
 

@@ -11,7 +11,7 @@ from state.repo import gitinfo
 from state.vocab import RunStatus
 
 if TYPE_CHECKING:
-    from state.repo.result_view import ReconcileRecord, ReconcileRow, TestRun
+    from state.ops.result_view import ReconcileRecord, ReconcileRow, TestRun
     from state.storage.documents import Deviation, Execution, Milestone, Plan
 
 

@@ -239,6 +239,10 @@ class Capture:
                 ) from None
         states.reverse()  # states[0]: after intent_id; states[j + 1]: after after[j]
         diff = wt.make_diff(self.repo, path, start, states[0])
+        if not diff and not own and rest:  # another change holds the file's edits
+            holder = held(self.plan, before[-1] if before else after[0], group[0], path)
+            self.tx.tell(f"{','.join(group)}: {path} has no edit to capture: {holder}")
+            return
         check_diff(self.project, diff, intent_id)
         self._record(milestone, group, path, own, diff)
         for (_, c), old, new in zip(after, states, states[1:], strict=False):
@@ -327,6 +331,20 @@ class Capture:
             return wt.read_tree_file(self.tree, path) != at_base
         except (PreconditionFailed, UsageError):  # a link, a directory, not text: changed
             return True
+
+
+def held(plan: Plan, holder: tuple[Milestone, CodeChange], intent_id: str, path: str) -> str:
+    """The change already holding the edits of `path` an intent asked for, and the commands
+    that give them to it: moved, or (one milestone) shared with the intent it serves."""
+    m, c = holder
+    text = (
+        f"{c['id']} ({c['intent_ref']}) already holds its edits; to give them to {intent_id}: "
+        f"plan change set {c['id']} --intent {intent_id}"
+    )
+    if plan_ops.owner(plan, intent_id) is m:
+        share = f"plan change capture --intent {c['intent_ref']} --intent {intent_id} {path}"
+        text += f" (to share them: {share})"
+    return text
 
 
 def _key(plan: Plan, milestone: Milestone, intent_id: str) -> tuple[int, ...]:

@@ -1,9 +1,9 @@
 """Operations on plan.json content: overview, decisions, risks, milestones, intents, changes, docs.
 
 One table of item kinds (KINDS) says, for each kind, where its items live, their id prefix and
-which keyword fills which field; one path adds an item and one sets the fields given
-(`ItemOp`). A set-operation changes only what is given; a repeatable option given replaces
-its list, given as '' it clears it.
+which keyword fills which field; one path adds an item, one sets the fields given and one
+removes an item of a kind whose `holder` is known (`ItemOp`). A set-operation changes only
+what is given; a repeatable option given replaces its list, given as '' it clears it.
 
 Each operation takes the open transaction and the command's parameters as keywords, by their
 click names (repeatable ones as lists); it returns the ids it created. cli/commands/ declares
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Literal, cast, get_args, get_type_hints, is_typeddict, overload
 
 from state import clock
-from state.errors import UsageError
+from state.errors import PreconditionFailed, UsageError
 from state.repo import unidiff
 from state.storage import documents, schema
 from state.validation import waves
@@ -194,6 +194,7 @@ class Kind:
     model: str = ""  # its items' model in plan.json's schema, whose defaults a new one has
     home: Callable[[Plan, Args], list[Any]] | None = None  # where `add` puts a new item
     paths: tuple[str, ...] = ()  # the keywords that name project files
+    holder: Callable[[Plan, str], list[Any]] | None = None  # the list item id is in (`remove`)
 
 
 def blank(typed: Any, defaults: dict[str, Any]) -> dict[str, Any]:
@@ -206,18 +207,21 @@ def blank(typed: Any, defaults: dict[str, Any]) -> dict[str, Any]:
 
 
 class ItemOp:
-    """`plan KIND add` or `plan KIND set|tests`: one operation over the kind's keywords.
+    """`plan KIND add`, `plan KIND set|tests` or `plan KIND remove`: one operation over the
+    kind's keywords.
 
     It declares them in its signature (what inspect reads, as tests/cli/test_operations.py
-    does for every op): `id` first for a set-operation on an item, then the kind's fields,
-    then `extra` (keywords `then` reads)."""
+    does for every op): `id` first for a set-operation on an item, then the kind's fields
+    (none for remove), then `extra` (keywords `then` reads). A removal's `then` runs after
+    it and may refuse it (nothing is written)."""
 
     def __init__(
         self, kind: Kind, verb: str, extra: tuple[str, ...] = (), then: Then | None = None
     ):
         self.kind, self.verb, self.then = kind, verb, then
         self.__name__ = f"{kind.command.replace(' ', '_')}_{verb}"
-        self.keywords = ["id"] * bool(verb != "add" and kind.prefix) + [*kind.fields, *extra]
+        fields = [] if verb == "remove" else list(kind.fields)
+        self.keywords = ["id"] * bool(verb != "add" and kind.prefix) + [*fields, *extra]
         keyword = inspect.Parameter.KEYWORD_ONLY
         self.__signature__ = inspect.Signature(
             [
@@ -238,6 +242,12 @@ class ItemOp:
             item["id"] = tx.new_id("plan", kind.prefix, every(plan, kind.prefix) or [])
         elif kind.prefix:
             item = find(plan, args["id"], kind.prefix)
+        if self.verb == "remove":
+            assert kind.holder is not None, kind.command
+            kind.holder(plan, item["id"]).remove(item)
+            if self.then:
+                self.then(tx, plan, item, args)
+            return []
         for keyword in kind.paths:
             check_paths(tx, keyword, args[keyword])
         given = fill(item[kind.part] if kind.part else item, kind.fields, args)
@@ -291,7 +301,7 @@ def milestone_added(tx: Transaction, plan: Plan, m: Milestone, args: Args) -> bo
     return True
 
 
-# `milestone set --add-X T / --remove-X N`: (option name, its field, what it is)
+# `milestone set --add-X T / --remove-X N|T`: (option name, its field, what it is)
 ITEM_EDITS = (
     ("requirement", "requirements", "requirement"),
     ("acceptance", "acceptance_criteria", "acceptance criterion"),
@@ -300,19 +310,18 @@ ITEM_EDITS = (
 
 
 def milestone_edited(tx: Transaction, plan: Plan, m: Milestone, args: Args) -> bool:
-    """--add-X appends (blank entries skipped) and --remove-X N drops the N-th (1-based)
-    requirement, criterion or file, counted as the list was; True if any was given."""
+    """--add-X appends (blank entries skipped) and --remove-X drops a requirement, criterion
+    or file, given as its 1-based position or as its exact text, counted as the list was;
+    True if any was given."""
     check_paths(tx, "add_file", args["add_file"])
     edited = False
     for name, field, _ in ITEM_EDITS:
         lists = cast("dict[str, list[str]]", m)  # the three list fields, by name
         kept, add = list(lists[field]), [v for v in args[f"add_{name}"] if v.strip()]
-        for n in sorted(set(remove := args[f"remove_{name}"]), reverse=True):
-            if n > len(kept):
-                raise UsageError(
-                    f"remove_{name} {n}: {m['id']} has {len(kept)} {field} (counting from 1)",
-                    field=f"remove_{name}",
-                )
+        remove = [
+            position(m["id"], field, kept, str(v), f"remove_{name}") for v in args[f"remove_{name}"]
+        ]
+        for n in sorted(set(remove), reverse=True):
             del kept[n - 1]
         lists[field] = kept + add
         edited = edited or bool(remove or add)
@@ -320,8 +329,40 @@ def milestone_edited(tx: Transaction, plan: Plan, m: Milestone, args: Args) -> b
     return edited
 
 
+def position(owner_id: str, field: str, listed: list[str], given: str, option: str) -> int:
+    """The 1-based position `given` names in `listed`: digits are a position, anything else
+    the exact text of an entry; else UsageError naming what is listed."""
+    if given.isdigit() and 1 <= int(given) <= len(listed):
+        return int(given)
+    if not given.isdigit() and given in listed:
+        return listed.index(given) + 1
+    shown = "; ".join(f"{n} {v!r}" for n, v in enumerate(listed, 1)) or "none"
+    raise UsageError(
+        f"{option} {given!r}: not a position (from 1) or an entry of {owner_id}'s {field}: {shown}",
+        field=option,
+    )
+
+
 def intent_added(tx: Transaction, plan: Plan, item: CodeIntent, args: Args) -> bool:
     after_committed(tx, plan, find(plan, args["milestone"], "M"))
+    refresh_waves(plan)
+    return True
+
+
+def intent_removed(tx: Transaction, plan: Plan, item: CodeIntent, args: Args) -> bool:
+    """An intent goes only once no change points at it (its own, or one it shares)."""
+    for c in every(plan, "CC") or []:
+        change = cast("CodeChange", c)
+        if change["intent_ref"] == item["id"]:
+            fix = f"plan change set {change['id']} --intent CI-n (another intent)"
+        elif item["id"] in change["shared_intents"]:
+            fix = f"plan change set {change['id']} --intent {change['intent_ref']} (its own alone)"
+        else:
+            continue
+        raise PreconditionFailed(
+            f"{item['id']}: {change['id']} still points at it; nothing removed (fix: {fix}, "
+            f"then plan intent remove {item['id']})"
+        )
     refresh_waves(plan)
     return True
 
@@ -436,6 +477,7 @@ KINDS = {
         model="CodeIntent",
         home=lambda plan, args: find(plan, args["milestone"], "M")["code_intents"],
         paths=("file",),
+        holder=lambda plan, item_id: owner(plan, item_id)["code_intents"],
     ),
     "change": Kind("change", "CC", CHANGE, model="CodeChange", home=change_home),
     "doc": Kind("doc", "M", DOC, "documentation"),
@@ -457,6 +499,7 @@ milestone_set = ItemOp(KINDS["milestone"], "set", EDITS, then=milestone_edited)
 milestone_tests = ItemOp(KINDS["milestone tests"], "tests")
 intent_add = ItemOp(KINDS["intent"], "add", ("milestone",), then=intent_added)
 intent_set = ItemOp(KINDS["intent"], "set")
+intent_remove = ItemOp(KINDS["intent"], "remove", then=intent_removed)
 change_add = ItemOp(KINDS["change"], "add", ("intent",), then=change_moved)
 change_set = ItemOp(KINDS["change"], "set", ("intent",), then=change_moved)
 doc_set = ItemOp(KINDS["doc"], "set")

@@ -9,10 +9,10 @@ import os
 from state import clock
 from state.errors import Refused, UsageError
 from state.ops.amend_ops import open_amendment
+from state.ops.result_view import committed_files, result_of, shown_lines
 from state.ops.review_ops import check_comment as check_plan_comment
 from state.ops.review_ops import check_sha256, check_words
 from state.repo.numbered import spans
-from state.repo.result_view import committed_files, result_of, shown_lines
 from state.rules.lifecycle import transition
 from state.validation.limits import (
     COMMENTS_MAX,
@@ -28,7 +28,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Literal
 
-    from state.repo.result_view import Result
+    from state.ops.result_view import Result
     from state.rules.session_store import Transaction
     from state.storage.documents import ResultComment, ResultReview, Session
 

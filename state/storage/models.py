@@ -591,7 +591,7 @@ class ResultReview(Strict):
     comments: list[ResultComment] = []
     """Remarks anchored to milestones, commit diff lines, planned changes, deviations."""
     sha256: str | None = None
-    """The hash of the result the person was shown (state/repo/result_view.py)."""
+    """The hash of the result the person was shown (state/ops/result_view.py)."""
     policy: bool = False
     """True when a non-interactive session was accepted by policy, nobody asked."""
 

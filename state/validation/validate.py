@@ -255,7 +255,7 @@ def _code(plan: Plan, root: str, base: str | None) -> list[Finding]:
                     Finding(
                         f"{where}.code_intents[{i['id']}]",
                         "no code change",
-                        f"plan change capture --intent {i['id']} {i['file']}",
+                        _capture_fix(m, i["id"], i["file"]),
                         rule=INCOMPLETE,
                     )
                 )
@@ -277,6 +277,19 @@ def _code(plan: Plan, root: str, base: str | None) -> list[Finding]:
                 )
             )
     return found
+
+
+def _capture_fix(milestone: Milestone, intent_id: str, path: str) -> str:
+    """How an intent gets its change: when a change of its milestone already holds the
+    file's edits, capturing again finds no edit (they are that change's): move or share it."""
+    holder = next((c for c in milestone["code_changes"] if c["file"] == path), None)
+    if holder is None:
+        return f"plan change capture --intent {intent_id} {path}"
+    return (
+        f"plan change set {holder['id']} --intent {intent_id} ({holder['id']} holds {path}'s "
+        f"edits), or share it: plan change capture --intent {holder['intent_ref']} --intent "
+        f"{intent_id} {path}"
+    )
 
 
 def _tests_captured(milestone: Milestone, where: str) -> list[Finding]:

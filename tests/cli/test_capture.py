@@ -330,3 +330,62 @@ def test_at_a_terminal_each_captured_id_is_printed_once(
     assert child.exitstatus == 0, child.before
     assert child.before.count("CC-001") == 1, child.before
     assert "CC-001 CI-001,CI-002 src/app.py: captured" in child.before
+
+
+def test_an_intent_whose_edits_another_change_holds_is_told_how_to_take_them(
+    plan: Plan, tree: Path, session_dir: Path
+) -> None:
+    """The trial's loop: the test file's edits went to CI-001 (CC-002); an intent added for
+    that file later finds nothing to capture. Capture and validate both name CC-002 and the
+    command that gives its edits to the intent, and that command makes the plan valid."""
+    write(tree, "src/app.py", GREET + BYE + WAVE)
+    write(tree, "tests/test_app.py", TEST_APP)
+    plan("change", "capture")
+    plan("intent", "add", "--milestone", "M-001", "--file", "tests/test_app.py", "--behavior", "t")
+    move = "plan change set CC-002 --intent CI-004"
+    share = "plan change capture --intent CI-001 --intent CI-004 tests/test_app.py"
+    refused = plan("validate", "--phase", "code", code=3)
+    assert move in refused.stdout + refused.stderr and share in refused.stdout + refused.stderr
+    assert "plan change capture --intent CI-004 tests/test_app.py" not in refused.stdout
+    done = plan("change", "capture", "--intent", "CI-004", "tests/test_app.py")
+    assert done.stderr.splitlines()[0] == (
+        "CI-004: tests/test_app.py has no edit to capture: CC-002 (CI-001) already holds its "
+        f"edits; to give them to CI-004: {move} (to share them: {share})"
+    )
+    assert changes(session_dir)[1] == ("CC-002", "CI-001", [], "tests/test_app.py")
+    plan(*share.split()[1:])
+    assert changes(session_dir)[1] == ("CC-002", "CI-001", ["CI-004"], "tests/test_app.py")
+    plan("validate", "--phase", "code")
+    plan(*move.split()[1:])
+    assert changes(session_dir)[1] == ("CC-002", "CI-004", [], "tests/test_app.py")
+    plan("validate", "--phase", "code")
+
+
+def test_intent_remove_refuses_while_a_change_points_at_it(
+    plan: Plan, tree: Path, session_dir: Path
+) -> None:
+    """An intent the design no longer wants goes with `plan intent remove`, once no change
+    points at it: a refusal names the change and the command that re-points it."""
+    write(tree, "src/app.py", GREET + BYE + WAVE)
+    write(tree, "tests/test_app.py", TEST_APP)
+    plan("change", "capture")  # CC-001: CI-001, sharing CI-002; CC-002: CI-001's test file
+    before = (session_dir / "plan.json").read_text()
+    refused = plan("intent", "remove", "CI-002", code=3)
+    assert refused.stderr.strip().splitlines() == [
+        "plan: CI-002: CC-001 still points at it; nothing removed (fix: plan change set CC-001 "
+        "--intent CI-001 (its own alone), then plan intent remove CI-002)"
+    ]
+    refused = plan("intent", "remove", "CI-001", code=3)
+    assert "CC-001 still points at it" in refused.stderr
+    assert "plan change set CC-001 --intent CI-n (another intent)" in refused.stderr
+    assert (session_dir / "plan.json").read_text() == before
+    plan("change", "set", "CC-001", "--intent", "CI-001")
+    plan("intent", "remove", "CI-002")
+    intents = [i["id"] for i in plan.json("show", "M-001")["code_intents"]]  # type: ignore[index]
+    assert intents == ["CI-001"]
+    plan("validate", "--phase", "code")
+    batch = [{"op": "intent remove", "args": {"id": "CI-003"}}]  # no change: it just goes
+    plan("apply", "-", input=json.dumps(batch))
+    assert plan.json("show", "M-002")["code_intents"] == []  # type: ignore[index]
+    assert "plan.json: no CI-003" in plan("intent", "remove", "CI-003", code=2).stderr
+    assert "not a code intent id" in plan("intent", "remove", "M-001", code=2).stderr

@@ -183,6 +183,7 @@ def test_every_plan_mutation_is_refused_on_a_frozen_plan(
         (["constraint", "set", "C-001", "--source", "s"], None),
         (["milestone", "set", "M-001", "--name", "n"], None),
         (["intent", "set", "CI-001", "--behavior", "b"], None),
+        (["intent", "remove", "CI-001"], None),
         (["change", "set", "CC-001", "--why", "w"], None),
         (["change", "capture"], None),
         (["decision", "supersede", "DL-001", "--by", "DL-001", "--reason", "r"], None),

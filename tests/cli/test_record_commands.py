@@ -154,7 +154,7 @@ def test_milestone_set_edits_one_requirement_criterion_or_file(plan: Plan) -> No
     assert m["requirements"] == ["one", "three", "two"]
     assert (m["acceptance_criteria"], m["files"]) == (["a", "b"], ["y.py"])
     done = plan("milestone", "set", "M-001", "--remove-acceptance", "3", code=2)
-    assert "--remove-acceptance 3: M-001 has 2 acceptance_criteria (counting from 1)" in done.stderr
+    assert "--remove-acceptance '3': not a position (from 1) or an entry of M-001's" in done.stderr
     plan("milestone", "set", "M-001", "--requirement", "only")  # still replaces the list
     assert plan.json("show", "M-001")["requirements"] == ["only"]
 

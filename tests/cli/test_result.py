@@ -239,7 +239,7 @@ def test_a_plan_review_comment_without_text_is_refused(written: str) -> None:
 
 def test_result_text_prints_a_commit_only_where_it_differs_from_the_plan() -> None:
     from cli.result_text import milestone_text
-    from state.repo.result_view import lines_of
+    from state.ops.result_view import lines_of
 
     planned = "--- a/f.py\n+++ b/f.py\n@@ -1 +1,2 @@\n x\n+y\n"
     other = "--- a/f.py\n+++ b/f.py\n@@ -1 +1,2 @@\n x\n+z\n"
@@ -254,3 +254,58 @@ def test_result_text_prints_a_commit_only_where_it_differs_from_the_plan() -> No
         text = "\n".join(milestone_text({**milestone, "commits": [commit]}))  # type: ignore[typeddict-item]
         assert ("f.py: = CC-001" in text) is not shown
         assert ("+z" in text) is shown and text.count("+y") == 1
+
+
+def test_a_file_of_several_planned_changes_is_printed_once_in_its_commit(tmp_path: Path) -> None:
+    """CC-001 then CC-005 on one file (a rework built on the first): the commit is the two
+    applied in order, so each planned change is one line and the file's diff is printed once,
+    in the commit (the trial's cli.py was printed three times). A commit that differs from
+    them prints the planned diffs whole."""
+    from state.result_view import commit_view, composed, lines_of
+
+    from cli.result_text import milestone_text
+
+    project = init_project(tmp_path / "project")
+    first = (
+        "--- a/src/app.py\n+++ b/src/app.py\n@@ -1,2 +1,5 @@\n def greet(name):\n"
+        "     return 'hi ' + name\n+\n+def bye():\n+    return 'bye'\n"
+    )
+    second = (
+        "--- a/src/app.py\n+++ b/src/app.py\n@@ -3,3 +3,3 @@\n \n def bye():\n"
+        "-    return 'bye'\n+    return 'goodbye'\n"
+    )
+    changes = [
+        {"id": "CC-005", "intent_ref": "CI-006", "file": "src/app.py", "diff": second},
+        {"id": "CC-001", "intent_ref": "CI-001", "file": "src/app.py", "diff": first},
+    ]
+    m = {"id": "M-001", "name": "Bye", "code_changes": changes}
+    plan = {"milestones": [m], "milestone_dependencies": {"waves": []}}
+    app = project / "src" / "app.py"
+    for body in ("return 'goodbye'", "return 'ciao'"):
+        app.write_text(f"def greet(name):\n    return 'hi ' + name\n\ndef bye():\n    {body}\n")
+        git(project, "commit", "-qam", "M-001 Bye")
+        sha = git(project, "rev-parse", "HEAD").strip()
+        commit = composed(str(project), commit_view(str(project), sha), m, plan)  # type: ignore[arg-type]
+        result = {
+            "id": "M-001", "name": "Bye", "status": "done", "evidence": [], "tests": [],
+            "deviations": [], "reconcile": None, "commits": [commit],
+            "planned": [{"id": c["id"], "file": c["file"], "lines": lines_of(c["diff"])}
+                        for c in changes],
+        }  # fmt: skip
+        text = "\n".join(milestone_text(result))  # type: ignore[arg-type]
+        if body == "return 'goodbye'":
+            assert commit["files"][0]["planned"] == ["CC-001", "CC-005"]
+            assert (
+                " planned CC-001 src/app.py (+3 -0): with CC-005, in the commit's diff below"
+                in (text)
+            )
+            assert (
+                " planned CC-005 src/app.py (+1 -1): with CC-001, in the commit's diff below"
+                in (text)
+            )
+            assert "  src/app.py: = CC-001 then CC-005 (as planned):" in text
+            assert text.count("+def bye():") == 1 and text.count("'goodbye'") == 1
+        else:  # not what was planned: the planned diffs and the commit, each whole
+            assert "planned" not in commit["files"][0]
+            assert " planned CC-001 src/app.py:\n" in text and "'ciao'" in text
+            assert " planned CC-005 src/app.py:\n" in text and "+    return 'ciao'" in text

@@ -12,7 +12,7 @@ from starlette.testclient import TestClient
 
 from cli.result_text import text
 from cli.review_page.app import create_app
-from state.repo.result_view import result_of
+from state.ops.result_view import result_of
 from state.rules.session_store import Store
 from state.validation.limits import BODY_MAX, COMMENTS_MAX, FEEDBACK_MAX, NAME_MAX
 from tests.cli.result_helpers import copy_of

@@ -63,7 +63,42 @@ def test_milestone_set_changes_only_what_is_given(plan: Plan, session_dir: Path)
     after = json.loads((session_dir / "plan.json").read_text())["milestones"][0]
     assert after == before | {"is_documentation_only": True, "requirements": ["b", "c"]}
     done = plan("milestone", "set", "M-001", "--remove-requirement", "3", code=2)
-    assert "--remove-requirement 3: M-001 has 2 requirements (counting from 1)" in done.stderr
+    assert (
+        "--remove-requirement '3': not a position (from 1) or an entry of M-001's requirements: "
+        "1 'b'; 2 'c'" in done.stderr
+    )
+
+
+def test_remove_takes_the_listed_text_or_the_position(plan: Plan, session_dir: Path) -> None:
+    """--remove-file takes the path as listed as well as its position, on the command line and
+    in `plan apply` (an agent names what it sees); a text not listed is refused, nothing written."""
+    plan("milestone", "add", "--name", "P", "--file", "src/a.py", "--file", "src/b.py",
+         "--file", "src/c.py", "--requirement", "r1", "--requirement", "r2")  # fmt: skip
+
+    def files() -> list[str]:
+        return json.loads((session_dir / "plan.json").read_text())["milestones"][0]["files"]
+
+    plan("milestone", "set", "M-001", "--remove-file", "src/b.py")
+    assert files() == ["src/a.py", "src/c.py"]
+    batch = [{"op": "milestone set", "args": {"id": "M-001", "remove_file": ["src/c.py"]}}]
+    plan("apply", "-", input=json.dumps(batch))
+    assert files() == ["src/a.py"]
+    batch = [{"op": "milestone set", "args": {"id": "M-001", "remove_file": [1]}}]
+    plan("apply", "-", input=json.dumps(batch))
+    assert files() == []
+    plan("milestone", "set", "M-001", "--add-file", "src/a.py")
+    done = plan("milestone", "set", "M-001", "--remove-file", "src/z.py", "--add-file", "x", code=2)
+    assert done.stderr.strip().splitlines() == [
+        "plan: --remove-file 'src/z.py': not a position (from 1) or an entry of M-001's files: "
+        "1 'src/a.py'"
+    ]
+    assert files() == ["src/a.py"]
+    plan("milestone", "set", "M-001", "--remove-requirement", "r2", "--remove-requirement", "1")
+    assert (
+        json.loads((session_dir / "plan.json").read_text())["milestones"][0]["requirements"] == []
+    )
+    shown = plan("milestone", "set", "--help").stdout
+    assert "--remove-file N|TEXT" in shown and "exact text" in shown
 
 
 def test_state_names_the_field_and_the_command_line_the_option(
@@ -77,8 +112,10 @@ def test_state_names_the_field_and_the_command_line_the_option(
     with pytest.raises(UsageError) as refused, Store(str(session_dir)).transaction("x") as tx:
         plan_ops.milestone_set(tx, **args | {"remove_file": [2]})
     assert refused.value.field == "remove_file"
-    assert refused.value.message == "remove_file 2: M-001 has 0 files (counting from 1)"
+    assert refused.value.message == (
+        "remove_file '2': not a position (from 1) or an entry of M-001's files: none"
+    )
     done = plan("milestone", "set", "M-001", "--remove-file", "2", code=2)
-    assert "--remove-file 2: M-001 has 0 files (counting from 1)" in done.stderr
+    assert "--remove-file '2': not a position" in done.stderr
     done = plan("milestone", "set", "M-001", "--add-file", ".git/config", code=2)
     assert "--add-file: '.git/config': " in done.stderr

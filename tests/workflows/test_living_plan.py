@@ -210,6 +210,20 @@ def test_the_living_plan_from_approval_to_the_accepted_result(project: Path) -> 
     out = execute_rest(agent, wave, since="M-004")  # M-001 to M-003 were judged in round 1
     assert out.header.startswith("EXECUTOR 9/9")
 
+    # Result round 2 shows what round 1 did not see (M-004), the rest one line each.
+    shown = agent.plan("result", "show").stdout
+    assert "since result round 1: M-004 (the others as round 1 showed them; everything: plan "\
+        "result show --all)" in shown  # fmt: skip
+    assert "M-003 Bow (done): as result round 1 saw it" in shown
+    assert "M-004 Bow lower (done)\n planned" in shown and "m(. .)m" in shown
+    assert "+def bow" not in shown  # M-003's diff is not printed again
+    everything = agent.plan("result", "show", "--all").stdout
+    assert "since result round" not in everything and "+def bow" in everything
+    assert shown.split("sha256 ")[1][:64] == everything.split("sha256 ")[1][:64]
+    (state / "history").rename(state / "history.away")  # a clone: the plan round 1 saw is unknown
+    assert agent.plan("result", "show").stdout == everything
+    (state / "history.away").rename(state / "history")
+
     # Result round 2: accepted; the session is complete.
     accepted = agent.shell(f"{out.if_pass} --by ann")
     assert "DONE: the result is accepted (round 2, by ann)" in accepted.stderr

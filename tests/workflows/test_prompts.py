@@ -79,7 +79,7 @@ def test_what_the_agent_reads(project: Path) -> None:
     state = at_review.state_dir
     fix = next(o for o in w.outputs if "FIX MODE" in o.text)
     for words in ("decision set", "risk set", "intent set", "milestone set", "--add-requirement",
-                  "--remove-requirement"):  # fmt: skip
+                  "--remove-requirement N|TEXT", "plan intent remove CI-n"):  # fmt: skip
         assert words in fix.text, words
     assert 'plan apply - <<\'EOF\'\n[{"op": "overview set"' in design_of(w).text
     assert "counting from 1" in design_of(w).text and "milestone tests" in design_of(w).text

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from pathlib import Path
 
@@ -10,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from shared.routing import quote
-from tests.agent import Agent
+from tests.agent import Agent, Output
 from tests.workflows.helpers import (
     DESIGN,
     DOCS_ONLY,
@@ -146,7 +147,12 @@ def test_next_status_and_role(project: Path) -> None:
     assert "give --qr-status" in agent.shell("planner next", code=2).stderr
     review(agent, "plan-design")
     passed = agent.step("planner next --qr-status pass")  # the gate, then step 6
-    assert passed.text.startswith("PLANNER 5/11") and passed.header.startswith("PLANNER 6/11")
+    first, _, rest = passed.text.partition("\n\n")
+    assert first == (
+        "This call runs planner steps 5 and 6, printed below in order (do not run them again); "
+        "your work is at step 6."
+    )  # said before the gate's text, so no reader stops at it
+    assert rest.startswith("PLANNER 5/11") and passed.header.startswith("PLANNER 6/11")
     role = agent.shell(f"planner role architect --state-dir '{state}'").stdout
     assert role.startswith("You are the architect for: Add a farewell")
     assert "plan-code" in agent.shell("planner role quality-reviewer").stdout  # now at 6
@@ -196,3 +202,30 @@ def test_version_and_help(project: Path) -> None:
         assert "--state-dir" in agent.shell(f"{script} --help").stdout
     assert "--task" in agent.shell("planner --help").stdout
     assert "--task" not in agent.shell("executor --help").stdout
+
+
+def test_the_rework_after_a_rejection_says_first_which_steps_its_verdict_runs(
+    project: Path,
+) -> None:
+    """The trial: after the person's rejection, the rework step's `plan apply --verdict pass`
+    ran the gate and the steps after it in one call; its first line says so."""
+    from tests.cli.review_helpers import to_review
+
+    agent, _ = to_review(project)
+    sent = agent.plan("review", "reject", "--comment", "M-001: smaller")
+    rework = agent.step(Output(sent.stderr + sent.stdout).route())
+    assert rework.header.startswith("PLANNER 3/11"), rework.header
+    batch = [
+        {"op": "milestone set", "args": {"id": "M-001", "name": "Farewell, smaller"}},
+        {"op": "qr set", "args": {"id": "qa-002", "phase": "plan-design", "status": "PASS"}},
+    ]
+    done = agent.shell(f"plan apply --verdict pass - <<'EOF'\n{json.dumps(batch)}\nEOF")
+    first = done.stdout.splitlines()[0]
+    after = Output(done.stdout)
+    steps = re.findall(r"^PLANNER (\d+)/11", done.stdout, re.M)
+    assert len(steps) > 1 and after.header.startswith(f"PLANNER {steps[-1]}/11"), done.stdout
+    named = " and ".join([", ".join(steps[:-1]), steps[-1]])
+    assert first == (
+        f"This call runs planner steps {named}, printed below in order (do not run them again); "
+        f"your work is at step {steps[-1]}."
+    )

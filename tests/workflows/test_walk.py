@@ -20,6 +20,8 @@ def test_step_1_prints_discovery_and_discovery_leads_to_design(project: Path) ->
     agent = Agent(project, env={})
     out = agent.step("planner --step 1 --task 'Add a farewell'")
     assert "planner step 2 follows (run here: do not run it again)." in out.text
+    assert out.text.startswith("PLANNER 1/11 plan-init\n")  # no verdict: its chain as it was
+    assert "executor step 1 says to commit it with the approved plan" in out.text
     assert out.header == "PLANNER 2/11 context-verify"
     assert out.route().startswith("planner --step 3 ")  # never back to itself
     assert "With the answers recorded, run NEXT" in out.text
@@ -255,6 +257,15 @@ def test_the_executor_chains_to_the_work_and_done_commits(project: Path) -> None
     first = agent.step(out.route())  # executor 1, which prints 2 and 3
     assert "executor step 2 follows" in first.text and "executor step 3 follows" in first.text
     assert first.header.startswith("EXECUTOR 3/9")
+    # Step 1 says when .planner/ is committed (planner step 1 said it would): the agent runs it
+    [line] = [x for x in first.text.splitlines() if x.startswith("Commit .planner/ first")]
+    agent.shell(line.split(": ", 1)[1])
+    tracked = subprocess.run(
+        ["git", "ls-files", ".planner"], cwd=project, capture_output=True, text=True
+    ).stdout.split()
+    names = {t.rsplit("/", 1)[-1] for t in tracked}
+    assert {"plan.json", "session.json", "execution.json", "plan.md"} <= names, tracked
+    assert not {"ACTIVE", "audit.jsonl", ".lock"} & names, tracked
     agent.plan("exec", "apply", "M-001")
     done = agent.plan("exec", "done", "M-001", "--evidence", "ran it", "--commit")
     assert "M-001 done" in done.stderr and "committed" in done.stderr

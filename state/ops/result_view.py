@@ -11,13 +11,23 @@ import re
 from typing import NotRequired, TypedDict
 
 from state.project import session_project
-from state.repo import git, gitinfo
+from state.repo import git, gitinfo, unidiff
+from state.repo import worktree as wt
 from state.repo.numbered import numbered
-from state.vocab import RunStatus
+from state.rules.amendments import approved_revision
+from state.vocab import RunStatus, SessionStatus
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from state.storage.documents import Deviation, Execution, MilestoneRun, Plan
+    from state.rules.session_store import Store
+    from state.storage.documents import (
+        CodeChange,
+        Deviation,
+        Execution,
+        Milestone,
+        MilestoneRun,
+        Plan,
+    )
     from state.storage.store import DocumentStore
 
 RECONCILE_FILE = "reconcile.json"
@@ -68,6 +78,8 @@ class DiffLine(TypedDict):
 class FileDiff(TypedDict):
     path: str
     lines: list[DiffLine]
+    # a milestone commit's file that is its several planned changes of it, applied in order
+    planned: NotRequired[list[str]]
 
 
 class CommitView(TypedDict):
@@ -200,7 +212,10 @@ def assemble(
                     for c in m["code_changes"]
                 ],
                 "commits": [
-                    gone_view(sha) if sha in lost else commit_view(root, sha) for sha in shas
+                    gone_view(sha)
+                    if sha in lost
+                    else composed(root, commit_view(root, sha), m, plan)
+                    for sha in shas
                 ],
                 "evidence": run["evidence"] if run else [],
                 "tests": [t for t in tests if t["milestone"] == m["id"]],
@@ -220,6 +235,60 @@ def assemble(
     }
     result["sha256"] = result_hash(result)
     return result
+
+
+def composed(root: str, commit: CommitView, m: Milestone, plan: Plan) -> CommitView:
+    """Marks each file of the commit that is the milestone's planned changes of it (two or
+    more: one alone is compared line for line where it is shown), applied in plan order on
+    the commit's parent: those planned diffs are then not shown beside it."""
+    order = [c for mm, c in wt.ordered_changes(plan) if mm is m]
+    chains: dict[str, list[CodeChange]] = {}
+    for c in order:
+        chains.setdefault(c["file"], []).append(c)
+    paths = [f["path"] for f in commit["files"] if len(chains.get(f["path"], [])) > 1]
+    if not paths:
+        return commit
+    before = wt.base_reader(root, f"{commit['sha']}^")(paths)
+    after = wt.base_reader(root, commit["sha"])(paths)
+    for f in commit["files"]:
+        if f["path"] not in paths:
+            continue
+        text = before[f["path"]]
+        try:
+            for c in chains[f["path"]]:
+                for patch in unidiff.parse(c["diff"]):
+                    text = unidiff.apply(patch, text)
+        except unidiff.DiffError:
+            continue
+        if text == after[f["path"]]:
+            f["planned"] = [c["id"] for c in chains[f["path"]]]
+    return commit
+
+
+def since_review(store: Store) -> tuple[int, list[str]] | None:
+    """While the person reviews a result after asking for changes (every round before the
+    one in review asked for them, each opening an amendment): that round, and the milestones
+    it did not see, new in the plan since (history/ has the plan it saw) or reopened since;
+    None when no round asked, or history/ lacks that plan (a clone: then everything)."""
+    session = store.read("session")
+    asked = session["result_reviews"][:-1]
+    if session["status"] not in {SessionStatus.RESULT_REVIEW} or not asked:
+        return None
+    opened = [a for a in session["amendments"] if a["from_status"] in {SessionStatus.RESULT_REVIEW}]
+    if len(opened) < len(asked):
+        return None
+    k = session["amendments"].index(opened[len(asked) - 1])
+    found = approved_revision(store, opened[len(asked) - 1]["approval"]["sha256"], session)
+    if found is None:
+        return None
+    seen = {m["id"] for m in found[1]["milestones"]}
+    reopened = {mid for a in session["amendments"][k:] for mid in a["milestones"]}
+    since = [
+        m["id"]
+        for m in store.read("plan")["milestones"]
+        if m["id"] not in seen or m["id"] in reopened
+    ]
+    return asked[-1]["round"], since
 
 
 def gone_commits(result: Result) -> list[tuple[str, str]]:
