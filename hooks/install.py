@@ -85,7 +85,7 @@ TRUST = (
 )
 
 
-def codex_hooks(root: str = ROOT) -> dict[str, list[HookGroup]]:
+def codex_hooks() -> dict[str, list[HookGroup]]:
     """planner's hook entries for Codex, by event (Claude Code's shape, timeouts in seconds)."""
 
     def command(*words: str) -> HookCommand:
@@ -96,15 +96,15 @@ def codex_hooks(root: str = ROOT) -> dict[str, list[HookGroup]]:
         "PreToolUse": [
             {
                 "matcher": "*",
-                "hooks": [command("-S", "-I", f"{root}/hooks/guard.py", "--dialect", "codex")],
+                "hooks": [command("-S", "-I", f"{ROOT}/hooks/guard.py", "--dialect", "codex")],
             }
         ],
         "SessionStart": [
             {
                 "matcher": "startup|resume|clear|compact",
                 "hooks": [
-                    command("-S", "-I", f"{root}/hooks/session_start.py", "--dialect", "codex"),
-                    command("-S", "-I", f"{root}/hooks/bootstrap.py", "session-start"),
+                    command("-S", "-I", f"{ROOT}/hooks/session_start.py", "--dialect", "codex"),
+                    command("-S", "-I", f"{ROOT}/hooks/bootstrap.py", "session-start"),
                 ],
             }
         ],

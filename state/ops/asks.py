@@ -445,8 +445,8 @@ def check_other_sessions(tx: Transaction, milestone: Milestone) -> None:
     raise refusal
 
 
-def _how(qid: str, answers: str = "yes|no") -> str:
+def _how(qid: str) -> str:
     return (
         f"ask the person (`plan ask` in their terminal), then record their answer: "
-        f"plan question answer {qid} {answers}"
+        f"plan question answer {qid} yes|no"
     )

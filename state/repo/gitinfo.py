@@ -126,11 +126,11 @@ def resolves(root: str, sha: str) -> bool:
     return done.returncode == 0
 
 
-def contains(root: str, sha: str, head: str = "HEAD") -> bool:
-    """Whether commit `sha` is `head` or one of its ancestors."""
+def contains(root: str, sha: str) -> bool:
+    """Whether commit `sha` is HEAD or one of its ancestors."""
     from state.repo import git
 
-    done = git.run(root, "merge-base", "--is-ancestor", "--end-of-options", sha, head)
+    done = git.run(root, "merge-base", "--is-ancestor", "--end-of-options", sha, "HEAD")
     return done.returncode == 0
 
 
