@@ -169,10 +169,7 @@ def last_reviewed(session: Session) -> Rounds | None:
 
 
 def wait_for_verdict(
-    store: Store,
-    timeout: int,
-    stop: Callable[[], bool] | None = None,
-    number: int | None = None,
+    store: Store, timeout: int, stop: Callable[[], bool] | None = None, number: int | None = None
 ) -> Target:
     """The routing target of the verdict on the round `the_round` names, once it is decided
     (timeout 0: no limit); [] when the person accepted the result.

@@ -14,13 +14,7 @@ from state.ops.review_ops import check_sha256, check_words
 from state.repo.numbered import spans
 from state.repo.result_view import committed_files, result_of, shown_lines
 from state.rules.lifecycle import transition
-from state.validation.limits import (
-    COMMENTS_MAX,
-    FEEDBACK_MAX,
-    NAME_MAX,
-    check_count,
-    check_text,
-)
+from state.validation.limits import COMMENTS_MAX, FEEDBACK_MAX, NAME_MAX, check_count, check_text
 from state.vocab import ResultVerdict
 from state.vocab import SessionStatus as S
 
