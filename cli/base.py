@@ -66,12 +66,8 @@ class CheckedCommand(click.Command):
         return super().parse_args(ctx, args)
 
 
-class CheckedGroup(click.Group):
+class CheckedGroup(CheckedCommand, click.Group):
     """A group that says it of its own options, up to its subcommand (which checks its own)."""
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        swallowed_option(self, args)
-        return super().parse_args(ctx, args)
 
 
 class PlanCommand(CheckedCommand):

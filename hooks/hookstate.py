@@ -196,12 +196,11 @@ CODEX_GUARD += " guard cannot judge, are denied, in the scratch worktree too; ed
 CODEX_GUARD += " with apply_patch, in the scratch worktree"
 
 
-def client_dialect(env: Mapping[str, str] | None = None) -> Dialect:
+def client_dialect() -> Dialect:
     """The client a command runs under, from what it sets in its shells' environment: Codex
     gives every command CODEX_THREAD_ID (and runs no rewritten command, so its guard line
     differs); Claude Code and Gemini CLI share the sandboxed one."""
-    env = os.environ if env is None else env
-    codex = env.get("CODEX_THREAD_ID") or env.get("CODEX_SESSION_ID")
+    codex = os.environ.get("CODEX_THREAD_ID") or os.environ.get("CODEX_SESSION_ID")
     return Dialect.CODEX if codex else Dialect.CLAUDE
 
 

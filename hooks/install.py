@@ -85,7 +85,7 @@ TRUST = (
 )
 
 
-def codex_hooks(root: str = ROOT) -> dict[str, list[HookGroup]]:
+def codex_hooks() -> dict[str, list[HookGroup]]:
     """planner's hook entries for Codex, by event (Claude Code's shape, timeouts in seconds)."""
 
     def command(*words: str) -> HookCommand:
@@ -96,15 +96,15 @@ def codex_hooks(root: str = ROOT) -> dict[str, list[HookGroup]]:
         "PreToolUse": [
             {
                 "matcher": "*",
-                "hooks": [command("-S", "-I", f"{root}/hooks/guard.py", "--dialect", "codex")],
+                "hooks": [command("-S", "-I", f"{ROOT}/hooks/guard.py", "--dialect", "codex")],
             }
         ],
         "SessionStart": [
             {
                 "matcher": "startup|resume|clear|compact",
                 "hooks": [
-                    command("-S", "-I", f"{root}/hooks/session_start.py", "--dialect", "codex"),
-                    command("-S", "-I", f"{root}/hooks/bootstrap.py", "session-start"),
+                    command("-S", "-I", f"{ROOT}/hooks/session_start.py", "--dialect", "codex"),
+                    command("-S", "-I", f"{ROOT}/hooks/bootstrap.py", "session-start"),
                 ],
             }
         ],
@@ -166,6 +166,17 @@ def link(target: str, path: str) -> str:
     return "linked"
 
 
+def link_launchers(source: str, bin_dir: str, say: Callable[[str], None]) -> bool:
+    """Link planner, executor and plan from `source`/bin into bin_dir, saying so; whether
+    bin_dir is on PATH."""
+    for name in LAUNCHERS:
+        where = os.path.join(bin_dir, name)
+        made = link(os.path.join(source, "bin", name), where)
+        say(f"command {where} -> {source}/bin/{name} ({made})")
+    paths = os.environ.get("PATH", "").split(os.pathsep)
+    return os.path.realpath(bin_dir) in {os.path.realpath(p) for p in paths if p}
+
+
 def companion(config: str) -> str:
     """The review companion (`plan mcp`) as `[mcp_servers.planner]` in Codex's config.toml,
     added when that table is missing (one of the person's own is kept); what happened."""
@@ -217,14 +228,7 @@ def install_codex(codex_home: str, bin_dir: str, build: bool, say: Callable[[str
     done = "written" if changed else "unchanged"
     say(f"hooks   {hooks_path}: the guard and SessionStart ({done})")
 
-    on_path = os.path.realpath(bin_dir) in {
-        os.path.realpath(p) for p in os.environ.get("PATH", "").split(os.pathsep) if p
-    }
-    for name in LAUNCHERS:
-        where = os.path.join(bin_dir, name)
-        made = link(os.path.join(ROOT, "bin", name), where)
-        say(f"command {where} -> {ROOT}/bin/{name} ({made})")
-    if not on_path:
+    if not link_launchers(ROOT, bin_dir, say):
         say(f"note    {bin_dir} is not on PATH: add it in your shell's profile (bash -lc reads it)")
 
     say(companion(os.path.join(codex_home, "config.toml")))
@@ -277,14 +281,7 @@ def install_gemini(bin_dir: str, say: Callable[[str], None]) -> int:
             say(f"gemini extensions install failed (exit {done.returncode}; above: why)")
             return 3
     say(f"installed {extension}")
-    for name in LAUNCHERS:
-        where = os.path.join(bin_dir, name)
-        made = link(os.path.join(extension, "bin", name), where)
-        say(f"command {where} -> {extension}/bin/{name} ({made})")
-    on_path = os.path.realpath(bin_dir) in {
-        os.path.realpath(p) for p in os.environ.get("PATH", "").split(os.pathsep) if p
-    }
-    if not on_path:
+    if not link_launchers(extension, bin_dir, say):
         say(f"note    {bin_dir} is not on PATH: add it in your shell's profile")
     say("The first session makes the Python environment (SessionStart, in the background).")
     return 0

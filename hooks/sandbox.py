@@ -367,10 +367,7 @@ ARCHES = {  # uname machine -> (AUDIT_ARCH_*, socket, io_uring_setup, x32 bit or
 # uname machine -> what else fails with EPERM: what makes a link (symlink, symlinkat, link,
 # linkat: a link made in the worktree would change, after the guard looked, where a file tool
 # writes), and the kernel keyrings (add_key, request_key, keyctl: shared with the host user's)
-REFUSED = {
-    "x86_64": (88, 266, 86, 265, 248, 249, 250),
-    "aarch64": (36, 37, 217, 218, 219),
-}
+REFUSED = {"x86_64": (88, 266, 86, 265, 248, 249, 250), "aarch64": (36, 37, 217, 218, 219)}
 AF_UNIX = 1
 
 

@@ -23,10 +23,6 @@ from hooks import hookstate
 from state.vocab import CLOSED, Dialect
 from state.vocab import SessionStatus as S
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Mapping
-
 HEADER = "planner: an active session (run the NEXT command to continue; `plan status` for more)"
 # In review the next act is the person's verdict, which the guard refuses to the agent: the
 # header says whose it is and where they give it, not "run the NEXT command".
@@ -90,7 +86,7 @@ def render(text: str, dialect: str) -> str:
     return json.dumps({"hookSpecificOutput": context})
 
 
-def parse_dialect(args: list[str], env: Mapping[str, str] | None = None) -> str:
+def parse_dialect(args: list[str]) -> str:
     """`--dialect claude|codex|gemini` (or `--dialect=…`); claude and codex read plain text.
 
     Without the flag, Gemini CLI is recognised by the GEMINI_SESSION_ID it gives every hook:
@@ -102,19 +98,17 @@ def parse_dialect(args: list[str], env: Mapping[str, str] | None = None) -> str:
             return args[i + 1]
         if arg.startswith("--dialect="):
             return arg.split("=", 1)[1]
-    env = os.environ if env is None else env
-    gemini = env.get("GEMINI_SESSION_ID") and env.get("GEMINI_CWD")
+    gemini = os.environ.get("GEMINI_SESSION_ID") and os.environ.get("GEMINI_CWD")
     return Dialect.GEMINI if gemini else Dialect.CLAUDE
 
 
-def launchers_note(dialect: str, env: Mapping[str, str] | None = None) -> str:
+def launchers_note(dialect: str) -> str:
     """Where the launchers are, when the agent's shell cannot find them: Claude Code puts the
     plugin's bin/ on PATH, Gemini CLI does not (the person links them once) and Codex's
     install links them into a directory that may not be on PATH; "" when `planner` is found."""
     import shutil
 
-    env = os.environ if env is None else env
-    if dialect == Dialect.CLAUDE or shutil.which("planner", path=env.get("PATH", "")):
+    if dialect == Dialect.CLAUDE or shutil.which("planner", path=os.environ.get("PATH", "")):
         return ""
     bin_dir = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bin")
     return (

@@ -118,9 +118,9 @@ class Problem:
         self.rule = rule or "schema"
 
     @classmethod
-    def of(cls, finding: Finding, rule: str = "") -> Problem:
+    def of(cls, finding: Finding) -> Problem:
         problem = cls(finding.message, finding.path, finding.fix, finding.level)
-        problem.rule = finding.rule or rule or problem.rule
+        problem.rule = finding.rule or problem.rule
         return problem
 
     def as_dict(self) -> ProblemRecord:

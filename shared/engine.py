@@ -232,8 +232,7 @@ def _check_approved(tx: Transaction) -> None:
     reason = tampered(tx.read("session"), tx.read_or_none("plan"))
     if reason:
         raise PreconditionFailed(
-            f"{tx.store.path('plan')}: {reason}",
-            [Finding("plan.json", reason, RESTORE)],
+            f"{tx.store.path('plan')}: {reason}", [Finding("plan.json", reason, RESTORE)]
         )
 
 

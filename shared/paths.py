@@ -60,16 +60,12 @@ def _read_active(active: str) -> str:
         ) from None
 
 
-def resolve_state_dir(
-    explicit: str | None = None,
-    cwd: str | None = None,
-    env: dict[str, str] | os._Environ[str] | None = None,
-) -> str | None:
+def resolve_state_dir(explicit: str | None = None) -> str | None:
     """`--state-dir`, else `$PLANNER_STATE_DIR`, else `.planner/ACTIVE`; None if none is set."""
-    base = os.path.abspath(cwd or os.getcwd())
+    base = os.path.abspath(os.getcwd())
     if explicit:
         return os.path.normpath(os.path.join(base, explicit))
-    from_env = (os.environ if env is None else env).get(STATE_DIR_ENV)
+    from_env = os.environ.get(STATE_DIR_ENV)
     if from_env:
         return os.path.normpath(os.path.join(base, from_env))
     return active_session_dir(base)

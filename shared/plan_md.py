@@ -148,9 +148,7 @@ def _words(text: str) -> str:
     return " ".join(text.lower().replace(".", " ").replace(":", " ").split())
 
 
-def _by_decision(
-    alternatives: list[RejectedAlternative],
-) -> dict[str, list[RejectedAlternative]]:
+def _by_decision(alternatives: list[RejectedAlternative]) -> dict[str, list[RejectedAlternative]]:
     found: dict[str, list[RejectedAlternative]] = {}
     for r in alternatives:
         found.setdefault(r["decision_ref"], []).append(r)

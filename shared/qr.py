@@ -91,11 +91,7 @@ def open_items(report: QRReport, iteration: int) -> list[QRItem]:
 
 
 def refuse_pass(
-    report: QRReport | None,
-    phase: str,
-    loop: QRLoop,
-    fail_argv: str,
-    plan: Plan | None = None,
+    report: QRReport | None, phase: str, loop: QRLoop, fail_argv: str, plan: Plan | None = None
 ) -> list[Finding]:
     """Why the gate may not pass, as findings with the command that fixes each; in a planning
     phase, also each milestone no reviewer item judged (`plan`: qr_ops.unjudged)."""

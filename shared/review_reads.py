@@ -21,14 +21,7 @@ from state.validation.diff import diff as semantic_diff
 if TYPE_CHECKING:
     from state.ops.drafts import Draft
     from state.rules.session_store import Store
-    from state.storage.documents import (
-        Acceptance,
-        Approval,
-        Plan,
-        QRItem,
-        QuestionOption,
-        Review,
-    )
+    from state.storage.documents import Acceptance, Approval, Plan, QRItem, QuestionOption, Review
     from state.validation.diff import Change, ChangeRecord
 
 SEARCH_HITS_MAX = 100  # matches returned by one search; the rest are counted

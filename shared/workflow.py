@@ -145,12 +145,7 @@ class Context:
     """One invocation: the workflow, the step, the session, the flags; documents read lazily."""
 
     def __init__(
-        self,
-        workflow: Workflow,
-        step: Step,
-        store: Store,
-        session: Session,
-        flags: Flags,
+        self, workflow: Workflow, step: Step, store: Store, session: Session, flags: Flags
     ):
         self.workflow, self.step, self.store, self.session = workflow, step, store, session
         self.flags = flags  # qr_status, format, non_interactive, …

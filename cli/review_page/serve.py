@@ -169,11 +169,7 @@ def last_reviewed(session: Session) -> Rounds | None:
 
 
 def wait_for_verdict(
-    store: Store,
-    timeout: int,
-    poll: float = 0.2,
-    stop: Callable[[], bool] | None = None,
-    number: int | None = None,
+    store: Store, timeout: int, stop: Callable[[], bool] | None = None, number: int | None = None
 ) -> Target:
     """The routing target of the verdict on the round `the_round` names, once it is decided
     (timeout 0: no limit); [] when the person accepted the result.
@@ -185,7 +181,7 @@ def wait_for_verdict(
     rounds, _, is_open = the_round(store, session, number)
     if is_open:
         what = "the plan" if rounds == "reviews" else "the result"
-        session = decided(store, session, rounds, what, timeout, poll, stop)
+        session = decided(store, session, rounds, what, timeout, stop)
     return reported(store, session, rounds)
 
 
@@ -206,7 +202,6 @@ def decided(
     rounds: Rounds,
     what: str,
     timeout: int,
-    poll: float,
     stop: Callable[[], bool] | None,
 ) -> Session:
     """The session once the person decides the round now open: a new round on record, or the
@@ -222,6 +217,6 @@ def decided(
                 f"no verdict within {timeout}s: {what} is still in review "
                 "(run plan review wait again, or ask in the chat)"
             )
-        time.sleep(poll)
+        time.sleep(0.2)  # how often it looks for the verdict
         session = store.read("session")
     return session

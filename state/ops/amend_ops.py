@@ -24,11 +24,7 @@ IMPL_PHASES = (Phase.IMPL_CODE, Phase.IMPL_DOCS)
 
 
 def open_amendment(
-    tx: Transaction,
-    *,
-    reason: str,
-    task: str | None = None,
-    milestones: Sequence[str] = (),
+    tx: Transaction, *, reason: str, task: str | None = None, milestones: Sequence[str] = ()
 ) -> Amendment:
     """Open amendment round N on an approved, executing or result-review session: the plan is
     unfrozen for what the round touches (new milestones and `milestones`, none committed), the

@@ -107,11 +107,7 @@ def before_apply(tx: Transaction, milestone: str) -> None:
 
 
 def after_deviation(
-    tx: Transaction,
-    deviation_id: str,
-    *,
-    drops_acceptance: list[str],
-    adds_dependency: list[str],
+    tx: Transaction, deviation_id: str, *, drops_acceptance: list[str], adds_dependency: list[str]
 ) -> None:
     """`plan exec deviation`: what it declares significant, and what the milestone's commits
     show that no deviation names yet, go on it; either asks the person."""
@@ -445,8 +441,8 @@ def check_other_sessions(tx: Transaction, milestone: Milestone) -> None:
     raise refusal
 
 
-def _how(qid: str, answers: str = "yes|no") -> str:
+def _how(qid: str) -> str:
     return (
         f"ask the person (`plan ask` in their terminal), then record their answer: "
-        f"plan question answer {qid} {answers}"
+        f"plan question answer {qid} yes|no"
     )

@@ -228,10 +228,7 @@ def _destination(project: str, path: str, deleting: bool) -> str:
 
 
 def _dirty(
-    project: str,
-    milestone: Milestone,
-    found: dict[str, str | None],
-    results: dict[str, str | None],
+    project: str, milestone: Milestone, found: dict[str, str | None], results: dict[str, str | None]
 ) -> list[str]:
     """The milestone's files that held edits not from the plan when it was applied: changed
     from HEAD, and not already holding the planned result (a diff applied by hand)."""

@@ -11,16 +11,10 @@ from state.errors import Refused, UsageError
 from state.ops.amend_ops import open_amendment
 from state.ops.result_view import committed_files, result_of, shown_lines
 from state.ops.review_ops import check_comment as check_plan_comment
-from state.ops.review_ops import check_sha256, check_words
+from state.ops.review_ops import check_sha256, check_words, in_status
 from state.repo.numbered import spans
 from state.rules.lifecycle import transition
-from state.validation.limits import (
-    COMMENTS_MAX,
-    FEEDBACK_MAX,
-    NAME_MAX,
-    check_count,
-    check_text,
-)
+from state.validation.limits import COMMENTS_MAX, FEEDBACK_MAX, NAME_MAX, check_count, check_text
 from state.vocab import ResultVerdict
 from state.vocab import SessionStatus as S
 
@@ -77,13 +71,8 @@ def accept_by_policy(session: Session, sha256: str) -> None:
 
 
 def in_result_review(tx: Transaction) -> Session:
-    session = tx.edit("session")
-    if session["status"] != S.RESULT_REVIEW:
-        raise Refused(
-            f"session.json: status {session['status']}: there is no result in review "
-            "(executor step 9 of an interactive session puts it there)"
-        )
-    return session
+    step = "executor step 9 of an interactive session puts it there"
+    return in_status(tx, S.RESULT_REVIEW, f"there is no result in review ({step})")
 
 
 def check_shown(expected: str | None, sha: str, verdict: str) -> None:

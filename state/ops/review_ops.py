@@ -48,14 +48,16 @@ if TYPE_CHECKING:
     from state.storage.documents import Plan, ResultComment, Review, ReviewComment, Session
 
 
-def in_review(tx: Transaction) -> Session:
+def in_status(tx: Transaction, status: S, nothing: str) -> Session:
+    """session.json to edit; Refused, saying `nothing`, unless the session is in `status`."""
     session = tx.edit("session")
-    if session["status"] != S.REVIEW:
-        raise Refused(
-            f"session.json: status {session['status']}: there is no plan in review "
-            "(planner step 11 puts it there)"
-        )
+    if session["status"] != status:
+        raise Refused(f"session.json: status {session['status']}: {nothing}")
     return session
+
+
+def in_review(tx: Transaction) -> Session:
+    return in_status(tx, S.REVIEW, "there is no plan in review (planner step 11 puts it there)")
 
 
 def close_round(

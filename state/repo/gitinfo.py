@@ -10,23 +10,15 @@ import os
 from state.errors import DamagedFile, PreconditionFailed
 
 
-def _git_dir(root: str) -> str | None:
+def git_dir(root: str) -> str | None:
+    """The git dir of the repository at root (a linked worktree's own), or None."""
     dot_git = os.path.join(root, ".git")
     if os.path.isdir(dot_git):
         return dot_git
-    try:
-        with open(dot_git, encoding="utf-8") as f:
-            line = f.read().strip()
-    except OSError:
-        return None
+    line = _read(dot_git) or ""
     if not line.startswith("gitdir:"):
         return None
     return os.path.normpath(os.path.join(root, line[len("gitdir:") :].strip()))
-
-
-def git_dir(root: str) -> str | None:
-    """The git dir of the repository at root (a linked worktree's own), or None."""
-    return _git_dir(root)
 
 
 def _read(path: str) -> str | None:
@@ -63,15 +55,15 @@ def head_commit(root: str) -> str | None:
 
 
 def _head(root: str) -> str | None:
-    git_dir = _git_dir(root)
-    head = _read(os.path.join(git_dir, "HEAD")) if git_dir else None
-    if not head or not git_dir:
+    where = git_dir(root)
+    head = _read(os.path.join(where, "HEAD")) if where else None
+    if not head or not where:
         return None
     if not head.startswith("ref:"):
         return head
     ref = head[4:].strip()
-    common = _read(os.path.join(git_dir, "commondir"))
-    dirs = [git_dir] + ([os.path.normpath(os.path.join(git_dir, common))] if common else [])
+    common = _read(os.path.join(where, "commondir"))
+    dirs = [where] + ([os.path.normpath(os.path.join(where, common))] if common else [])
     for d in dirs:
         sha = _read(os.path.join(d, ref))
         if sha:
@@ -126,11 +118,11 @@ def resolves(root: str, sha: str) -> bool:
     return done.returncode == 0
 
 
-def contains(root: str, sha: str, head: str = "HEAD") -> bool:
-    """Whether commit `sha` is `head` or one of its ancestors."""
+def contains(root: str, sha: str) -> bool:
+    """Whether commit `sha` is HEAD or one of its ancestors."""
     from state.repo import git
 
-    done = git.run(root, "merge-base", "--is-ancestor", "--end-of-options", sha, head)
+    done = git.run(root, "merge-base", "--is-ancestor", "--end-of-options", sha, "HEAD")
     return done.returncode == 0
 
 

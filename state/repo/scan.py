@@ -14,7 +14,7 @@ import re
 
 from state import clock
 from state.errors import PreconditionFailed, UsageError
-from state.repo.gitinfo import head_commit
+from state.repo.gitinfo import head_commit, run_git
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -168,16 +168,10 @@ def relevant_documents(
 # ---------------------------------------------------------------- files and git
 
 
-def _git(root: str, *args: str) -> str:
-    from state.repo import git  # subprocess is imported on use: this module loads with a step
-
-    return git.output(root, *args)
-
-
 def _git_files(root: str) -> tuple[list[str], list[str]]:
     """Tracked files, and untracked ones that .gitignore and SKIP_DIRS (.planner/) do not hide."""
-    tracked = _git(root, "ls-files", "-z").split("\0")
-    untracked = _git(root, "ls-files", "-z", "--others", "--exclude-standard").split("\0")
+    tracked = run_git(root, "ls-files", "-z").split("\0")
+    untracked = run_git(root, "ls-files", "-z", "--others", "--exclude-standard").split("\0")
     return [f for f in tracked if f], [f for f in untracked if f and not _skipped(f)]
 
 
@@ -203,8 +197,8 @@ def _is_file(root: str, path: str) -> bool:
 def _changes(root: str, base: str, untracked: list[str]) -> tuple[list[str], str]:
     """Files changed since base (untracked included, .planner/ left out) and the text they add."""
     since = (_commit(root, base), "--", ".", EXCEPT_PLANNER)
-    diffed = _git(root, "diff", "--no-renames", "--name-only", "-z", *since).split("\0")
-    patch = _git(root, "diff", "--no-renames", "-U0", "--no-color", "--no-ext-diff", *since)
+    diffed = run_git(root, "diff", "--no-renames", "--name-only", "-z", *since).split("\0")
+    patch = run_git(root, "diff", "--no-renames", "-U0", "--no-color", "--no-ext-diff", *since)
     added = [line[1:] for line in patch.splitlines() if line[:1] == "+" and line[:3] != "+++"]
     changed = sorted({*filter(None, diffed), *untracked})
     return changed, "\n".join(added)[:MAX_CONTENT] + "\n" + _read_texts(root, untracked)
@@ -213,7 +207,7 @@ def _changes(root: str, base: str, untracked: list[str]) -> tuple[list[str], str
 def _commit(root: str, ref: str) -> str:
     if not ref.startswith("-"):  # an option is not a ref
         try:
-            return _git(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}").strip()
+            return run_git(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}").strip()
         except PreconditionFailed:
             pass
     raise UsageError(f"--base {ref}: not a commit in {root} (give a branch, tag or commit)")

@@ -142,21 +142,14 @@ def changed_files(root: str, sha: str) -> list[str]:
     return [line.replace("\t", " ") for line in text.splitlines() if line.strip()]
 
 
+PATCH = ("--stat", "--patch", "--no-color", "--end-of-options")  # git show's and diff's options
+
+
 def show(store: DocumentStore, commit: str, path: str | None = None) -> str:
     """git show of one session commit (header, stat and patch), limited to `path` if given."""
     sha = resolve(store, commit)
     where = ["--", checked_path(path)] if path else []
-    text = git.output(
-        session_project(store.dir),
-        "show",
-        "--format=fuller",
-        "--stat",
-        "--patch",
-        "--no-color",
-        "--end-of-options",
-        sha,
-        *where,
-    )
+    text = git.output(session_project(store.dir), "show", "--format=fuller", *PATCH, sha, *where)
     return text or f"commit {sha[:12]} changes nothing in {path}"
 
 
@@ -171,15 +164,5 @@ def diff(
     a = resolve(store, from_commit) if from_commit else known[0]["commit"]
     b = resolve(store, to_commit) if to_commit else known[-1]["commit"]
     where = ["--", checked_path(path)] if path else []
-    text = git.output(
-        session_project(store.dir),
-        "diff",
-        "--stat",
-        "--patch",
-        "--no-color",
-        "--end-of-options",
-        a,
-        b,
-        *where,
-    )
+    text = git.output(session_project(store.dir), "diff", *PATCH, a, b, *where)
     return f"git diff {a[:12]} {b[:12]}\n{text}" if text else f"no changes: {a[:12]} {b[:12]}"

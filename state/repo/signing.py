@@ -30,10 +30,7 @@ WHERE = "session.json:approval.signature"
 
 
 def payload(
-    session_id: str,
-    approval: Approval,
-    version: int = VERSION,
-    rounds: list[Review] | None = None,
+    session_id: str, approval: Approval, version: int = VERSION, rounds: list[Review] | None = None
 ) -> bytes:
     """What is signed: a canonical JSON record (keys sorted, no whitespace, UTF-8) of session,
     by, at and sha256, and from version 3 the review `rounds` up to the approval (round,
@@ -168,11 +165,7 @@ class Checked:
 
 
 def check(
-    session: Session,
-    approval: Approval,
-    root: str,
-    required: bool,
-    signer_must_match: bool = False,
+    session: Session, approval: Approval, root: str, required: bool, signer_must_match: bool = False
 ) -> Checked:
     """Check a present signature (a missing one is a problem when `required`); a signer who
     is not the approver is a warning, an error when `signer_must_match`."""

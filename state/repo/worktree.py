@@ -27,13 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from typing import Literal, Protocol
 
-    from state.storage.documents import (
-        CodeChange,
-        CodeIntent,
-        Milestone,
-        Plan,
-        Session,
-    )
+    from state.storage.documents import CodeChange, CodeIntent, Milestone, Plan, Session
 
     class Store(Protocol):
         """What ensure() reads of a session's store (state/storage/store.Store has it)."""

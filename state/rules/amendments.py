@@ -26,8 +26,7 @@ if TYPE_CHECKING:
 NEW_MILESTONE = "a correction is a new milestone (plan milestone add)"
 # planning_context lists: items already there stay as they are; new ones may be added.
 CONTEXT_GROUPS: tuple[
-    Literal["decision_log", "rejected_alternatives", "constraints", "known_risks", "choices"],
-    ...,
+    Literal["decision_log", "rejected_alternatives", "constraints", "known_risks", "choices"], ...
 ] = ("decision_log", "rejected_alternatives", "constraints", "known_risks", "choices")
 # A decision already there may only be superseded (by a new one), never rewritten.
 SUPERSEDE_FIELDS = ("superseded_by", "superseded_reason")

@@ -36,11 +36,7 @@ RESTORE_FIX = (
 
 
 def write_refusal(
-    name: str,
-    session: Session | None,
-    plan: Plan | None,
-    verdict: bool = False,
-    asks: bool = False,
+    name: str, session: Session | None, plan: Plan | None, verdict: bool = False, asks: bool = False
 ) -> str:
     """Why `name` may not be written now, or "" when it may. `verdict`: the transaction
     records the person's verdict, the one change a plan in review may take (its freeze).

@@ -35,11 +35,6 @@ def line_col(text: str, offset: int) -> tuple[int, int]:
     return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
 
 
-def locate(text: str, pointer: Pointer) -> tuple[int, int]:
-    """Line and column of `pointer`, or of the nearest ancestor that is in the text."""
-    return span(text, pointer)[:2]
-
-
 def span(text: str, pointer: Pointer) -> tuple[int, int, int, int]:
     """Line and column where `pointer` (or its nearest ancestor in the text) starts, and
     where its value ends (the column just after the last character, as SARIF counts)."""
@@ -71,7 +66,7 @@ def pointer_of(doc: Any, path: str) -> Pointer:
                 node = node[index]
                 continue
         if isinstance(node, dict) and isinstance(token, str):
-            parts.append(token)  # a missing key: locate() falls back to its parent
+            parts.append(token)  # a missing key: span() falls back to its parent
         break
     return tuple(parts)
 

@@ -51,7 +51,6 @@ if TYPE_CHECKING:
     Document = Plan | Context | Session | Execution | QRReport
     D = TypeVar("D", Plan, Context, Session, Execution, QRReport)
 
-__all__ = ["HISTORY_DIR", "HISTORY_INDEX"]
 LOCK_FILE = ".lock"
 AUDIT_FILE = "audit.jsonl"
 

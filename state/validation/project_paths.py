@@ -114,15 +114,10 @@ def _git_header_names(rest: str) -> list[str]:
     return [n for n in names if n] if sep else []
 
 
-def check_diff(
-    project: str | None,
-    diff: str,
-    where: str = "",
-    error: type[PlannerError] = PreconditionFailed,
-) -> None:
+def check_diff(project: str | None, diff: str, where: str = "") -> None:
     """Every path a planned diff names is safe (whether it parses is judged elsewhere)."""
     for path in diff_paths(diff):
-        check_project_path(project, path, where, error)
+        check_project_path(project, path, where)
 
 
 def milestone_paths(milestone: Milestone) -> Iterable[tuple[str, str]]:

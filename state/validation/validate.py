@@ -21,6 +21,13 @@ if TYPE_CHECKING:
 
 PHASES = ("design", "code", "docs", "final")
 INCOMPLETE = "incomplete"  # the rule of what a phase still lacks (shared/ci_run.py RULES)
+
+
+def _lacks(path: str, message: str, fix: str) -> Finding:
+    """What a phase still lacks, with the command that adds it."""
+    return Finding(path, message, fix, rule=INCOMPLETE)
+
+
 SAME_FILE_SAME_WAVE = "same-file-same-wave"
 # A placeholder word standing alone: not part of a path or file name (TODO.txt, docs/TODO).
 PLACEHOLDER = re.compile(r"(?<![\w./\\-])(?:TBD|TODO|FIXME|XXX)(?![\w/\\-]|\.\w)|\?\?\?")
@@ -196,48 +203,36 @@ def _design(plan: Plan) -> list[Finding]:
     overview = plan["overview"]
     for field, text in (("problem", overview["problem"]), ("approach", overview["approach"])):
         if not text.strip():
-            found.append(
-                Finding(
-                    f"overview.{field}",
-                    "empty",
-                    f"plan overview set --{field} TEXT",
-                    rule=INCOMPLETE,
-                )
-            )
+            found.append(_lacks(f"overview.{field}", "empty", f"plan overview set --{field} TEXT"))
     if not plan["milestones"]:
-        found.append(
-            Finding("milestones", "no milestone", "plan milestone add --name N …", rule=INCOMPLETE)
-        )
+        found.append(_lacks("milestones", "no milestone", "plan milestone add --name N …"))
     for m in plan["milestones"]:
         if m["is_documentation_only"]:
             continue
         where = _where("milestones", m["id"])
         if not m["code_intents"]:
             found.append(
-                Finding(
+                _lacks(
                     f"{where}.code_intents",
                     "no code intent",
                     f"plan intent add --milestone {m['id']} --file F --behavior B",
-                    rule=INCOMPLETE,
                 )
             )
         if not m["acceptance_criteria"]:
             found.append(
-                Finding(
+                _lacks(
                     f"{where}.acceptance_criteria",
                     "no acceptance criterion",
                     f"plan milestone set {m['id']} --acceptance A",
-                    rule=INCOMPLETE,
                 )
             )
         for i in m["code_intents"]:
             if not i["behavior"].strip():
                 found.append(
-                    Finding(
+                    _lacks(
                         f"{where}.code_intents[{i['id']}].behavior",
                         "empty",
                         f"plan intent set {i['id']} --behavior B",
-                        rule=INCOMPLETE,
                     )
                 )
     return found
@@ -252,11 +247,10 @@ def _code(plan: Plan, root: str, base: str | None) -> list[Finding]:
         for i in m["code_intents"]:
             if i["id"] not in covered and not m["is_documentation_only"]:
                 found.append(
-                    Finding(
+                    _lacks(
                         f"{where}.code_intents[{i['id']}]",
                         "no code change",
                         _capture_fix(m, i["id"], i["file"]),
-                        rule=INCOMPLETE,
                     )
                 )
         found += _tests_captured(m, where)
@@ -327,11 +321,10 @@ def _docs(plan: Plan) -> list[Finding]:
             or doc["inline_comments"]
         ):
             found.append(
-                Finding(
+                _lacks(
                     _where("milestones", m["id"]) + ".documentation",
                     "empty",
                     f"plan doc set --milestone {m['id']} --module-comment T",
-                    rule=INCOMPLETE,
                 )
             )
     return found

@@ -261,9 +261,8 @@ def test_a_file_of_several_planned_changes_is_printed_once_in_its_commit(tmp_pat
     applied in order, so each planned change is one line and the file's diff is printed once,
     in the commit (the trial's cli.py was printed three times). A commit that differs from
     them prints the planned diffs whole."""
-    from state.ops.result_view import commit_view, composed, lines_of
-
     from cli.result_text import milestone_text
+    from state.ops.result_view import commit_view, composed, lines_of
 
     project = init_project(tmp_path / "project")
     first = (
