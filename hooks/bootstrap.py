@@ -438,16 +438,13 @@ def link_plugin(env: str) -> None:
     entry to the plugin folder, the dist-info that `--version` reads and the console scripts.
     pip would build it in an isolated environment with setuptools (~10 s) to make these."""
     import json
-    import tomllib
 
-    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
-        project = tomllib.load(f)["project"]
-    version = project["version"]
+    want = wanted()
+    version, scripts = want["package_version"], want["scripts"]
     site = os.path.join(env, "lib", f"python{sys.version_info[0]}.{sys.version_info[1]}")
     site = os.path.join(site, "site-packages")
     info = os.path.join(site, f"planner-{version}.dist-info")
     os.makedirs(info)
-    scripts = project.get("scripts", {})
     files = {
         os.path.join(site, "__editable__.planner.pth"): ROOT + "\n",
         os.path.join(
