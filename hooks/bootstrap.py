@@ -21,8 +21,9 @@ atomically (rename), all under an exclusive lock, so concurrent first launches m
 nothing ever runs a half-made environment. It is made in two stages (docs/design.md, "The
 environment in two stages"): the launchers wait for the first only. It is made anew when the
 plugin's version, its declared dependencies or its folder change. The plugin folder is
-installed editable (a plain path entry, no import hook that every start would pay for): the
-code that runs is always the plugin folder Claude Code manages, never a stale copy.
+in it as an editable install would put it (a plain path entry, no import hook that every start
+would pay for, written directly: link_plugin): the code that runs is always the plugin folder
+Claude Code manages, never a stale copy.
 
 The launchers' fast path (docs/design.md, "Launcher fast path"): when the data dir is named by
 the environment (PLANNER_DATA_DIR, CLAUDE_PLUGIN_DATA), bin/ imports this file in the
@@ -60,8 +61,9 @@ STAMP = "planner-env.json"  # what the environment was made from (see wanted())
 FAILED = "venv.failed"  # why the last build failed, for the processes that waited for it
 KEY = "planner-env.key"  # the plugin files' stat() when STAMP last matched them: the fast check
 LOCK_WAIT_S = 900  # longer than any build; a dead holder's lock is released by the kernel
-# setuptools' default editable install adds an import-hook finder that runs at every start
-# (~1x `python -c pass`); compat mode is a plain path entry to the plugin folder.
+# How the plugin folder is in the environment: a plain path entry (link_plugin), as setuptools'
+# compat mode makes, not its import-hook finder, which every start would pay for (~1x
+# `python -c pass`). The name stays that of the setuptools mode: the layout is the same.
 COMPAT = "editable_mode=compat"
 # Two stages (docs/design.md, "The environment in two stages"): the steps and `plan` need only
 # these; the review page's and the companion's packages (starlette, uvicorn, mcp, ...) follow
@@ -364,8 +366,8 @@ def build(data: str, want: Wanted, prefix: str) -> str:
 
 
 def install(env: str, log: IO[str], log_path: str, prefix: str) -> None:
-    """A venv at `env` with the plugin folder installed (editable) and the dependencies of the
-    first stage."""
+    """A venv at `env` with the dependencies of the first stage and the plugin folder in it
+    (link_plugin: what an editable install makes, written directly)."""
     import shlex
     import shutil
 
@@ -379,26 +381,95 @@ def install(env: str, log: IO[str], log_path: str, prefix: str) -> None:
         try:
             uv_venv = [uv, "venv", "--quiet", "--python", sys.executable, env]
             step("uv venv", uv_venv, log, log_path, again)
-            uv_pip = [uv, "pip", "install", "--python", python]
-            step("uv pip install", [*uv_pip, *first], log, log_path, again)
-            package = [*uv_pip, "--no-deps", "-C", COMPAT, "-e", ROOT]
-            step("uv pip install", package, log, log_path, again)
+            step(
+                "uv pip install",
+                [uv, "pip", "install", "--python", python, *first],
+                log,
+                log_path,
+                again,
+            )
+            link_plugin(env)
             return
         except Failure as e:
             log.write(f"== uv failed ({e.what}); trying python3 -m venv and pip\n")
             shutil.rmtree(env, ignore_errors=True)
+    # This Python's own pip serves the venv (`pip --python`): a venv without pip is made in
+    # well under a second, ensurepip's copy of pip (and setuptools) takes ~10 s.
+    venv = [sys.executable, "-m", "venv", *(["--without-pip"] if host_pip() else []), env]
     try:
-        step("python3 -m venv", [sys.executable, "-m", "venv", env], log, log_path, again)
+        step("python3 -m venv", venv, log, log_path, again)
     except Failure as e:
         raise Failure(
             e.what,
             "install the venv module (Debian/Ubuntu: apt-get install python3-venv) or uv, " + again,
         ) from None
     say(prefix, "installing the package and its dependencies with pip…")
-    pip = [python, "-m", "pip", "install", "--disable-pip-version-check", "--no-input"]
-    step("pip install", [*pip, *first], log, log_path, again)
-    package = [*pip, "--no-deps", "--config-settings", COMPAT, "-e", ROOT]
-    step("pip install", package, log, log_path, again)
+    step("pip install", [*pip_install(env), *first], log, log_path, again)
+    link_plugin(env)
+
+
+def host_pip() -> bool:
+    """Whether this Python has a pip that can install into another environment (22.3+)."""
+    import subprocess
+
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", "import pip; print(pip.__version__)"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+        )
+        major, minor = (int(n) for n in done.stdout.split(".")[:2])
+    except (OSError, ValueError):
+        return False
+    return done.returncode == 0 and (major, minor) >= (22, 3)
+
+
+def pip_install(env: str) -> list[str]:
+    """`pip install` into `env`: its own pip if it has one, else this Python's."""
+    python = os.path.join(env, "bin", "python")
+    own = os.path.exists(os.path.join(env, "bin", "pip"))
+    pip = [python, "-m", "pip"] if own else [sys.executable, "-m", "pip", "--python", python]
+    return [*pip, "install", "--disable-pip-version-check", "--no-input"]
+
+
+def link_plugin(env: str) -> None:
+    """What `pip install --no-deps -e ROOT` (compat mode) leaves, written directly: a .pth path
+    entry to the plugin folder, the dist-info that `--version` reads and the console scripts.
+    pip would build it in an isolated environment with setuptools (~10 s) to make these."""
+    import json
+
+    want = wanted()
+    version, scripts = want["package_version"], want["scripts"]
+    site = os.path.join(env, "lib", f"python{sys.version_info[0]}.{sys.version_info[1]}")
+    site = os.path.join(site, "site-packages")
+    info = os.path.join(site, f"planner-{version}.dist-info")
+    os.makedirs(info)
+    files = {
+        os.path.join(site, "__editable__.planner.pth"): ROOT + "\n",
+        os.path.join(
+            info, "METADATA"
+        ): f"Metadata-Version: 2.1\nName: planner\nVersion: {version}\n",
+        os.path.join(info, "INSTALLER"): "planner-bootstrap\n",
+        os.path.join(info, "direct_url.json"): json.dumps(
+            {"url": "file://" + ROOT, "dir_info": {"editable": True}}
+        ),
+        os.path.join(info, "entry_points.txt"): "[console_scripts]\n"
+        + "".join(f"{name} = {entry}\n" for name, entry in scripts.items()),
+    }
+    for name, entry in scripts.items():
+        module, func = entry.split(":")
+        files[os.path.join(env, "bin", name)] = (
+            f"#!{os.path.join(env, 'bin', 'python')}\nimport sys\n"
+            f"from {module} import {func}\nsys.exit({func}())\n"
+        )
+    record = os.path.join(info, "RECORD")
+    files[record] = "".join(f"{os.path.relpath(p, site)},,\n" for p in [*files, record])
+    for path, text in files.items():
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        if path.startswith(os.path.join(env, "bin")):
+            os.chmod(path, 0o755)
 
 
 def install_rest(env: str, log: IO[str], log_path: str) -> None:
@@ -423,8 +494,7 @@ def install_rest(env: str, log: IO[str], log_path: str) -> None:
             return
         except Failure as e:
             log.write(f"== uv failed ({e.what}); trying pip\n")
-    pip = [python, "-m", "pip", "install", "--disable-pip-version-check", "--no-input"]
-    step("pip install", [*pip, *rest], log, log_path, again)
+    step("pip install", [*pip_install(env), *rest], log, log_path, again)
 
 
 def step(what: str, cmd: list[str], log: IO[str], log_path: str, again: str) -> None:

@@ -175,6 +175,14 @@ def test_a_made_environment_is_used_as_is(
         cwd=tmp_path,
     )
     assert where.stdout.strip() == str(plugin / "cli" / "__init__.py"), where.stderr
+    # The editable install the launcher wrote itself: its console script and its dist-info.
+    version = subprocess.run(
+        [str(data / "venv" / "bin" / "plan"), "--version"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert version.stdout == f"plan {pyproject['project']['version']}\n", version.stderr
     assert environments(data) == before
 
 
