@@ -117,7 +117,7 @@ def apply_and_judge(
                 )
             ],
         )
-    prepared = prepare(root, batch)
+    prepared = prepare(root, batch, verdict=True)
     done: list[Transaction] = []
 
     def records(tx: Transaction) -> None:
@@ -135,11 +135,12 @@ def apply_and_judge(
 Prepared = tuple[list[Any], list[tuple[str, Operation, str]], click.Context]
 
 
-def prepare(root: click.Group, batch: Any) -> Prepared:
-    """The batch's ops found in the group before anything runs (usage errors first)."""
+def prepare(root: click.Group, batch: Any, verdict: bool = False) -> Prepared:
+    """The batch's ops found in the group before anything runs (usage errors first); with a
+    verdict the list may be empty (the verdict alone: nothing left to judge)."""
     if isinstance(batch, dict) and "ops" in batch:
         batch = batch["ops"]
-    if not isinstance(batch, list) or not batch:
+    if not isinstance(batch, list) or not (batch or verdict):
         raise UsageError('plan apply: expected a non-empty JSON list of {"op", "args"} objects')
     parent = batch_context(root)
     return batch, [resolved(parent, n, entry) for n, entry in enumerate(batch, 1)], parent

@@ -229,3 +229,26 @@ def test_the_rework_after_a_rejection_says_first_which_steps_its_verdict_runs(
         f"This call runs planner steps {named}, printed below in order (do not run them again); "
         f"your work is at step {steps[-1]}."
     )
+
+
+def test_with_nothing_left_to_judge_the_verdict_alone_runs_the_gate(project: Path) -> None:
+    """The second trial: after the rework, the code step had no item open ("none open now")
+    yet ended in `plan apply --verdict`; an empty list with a verdict runs the gate (without
+    one it stays a usage error)."""
+    from tests.cli.review_helpers import to_review
+
+    agent, _ = to_review(project)
+    sent = agent.plan("review", "reject", "--comment", "M-001: smaller")
+    agent.step(Output(sent.stderr + sent.stdout).route())
+    batch = [
+        {"op": "milestone set", "args": {"id": "M-001", "name": "Farewell, smaller"}},
+        {"op": "qr set", "args": {"id": "qa-002", "phase": "plan-design", "status": "PASS"}},
+    ]
+    done = agent.shell(f"plan apply --verdict pass - <<'EOF'\n{json.dumps(batch)}\nEOF")
+    assert "(none open now: with the fixes recorded, plan apply --verdict pass" in done.stdout
+    at = Output(done.stdout).header
+    alone = agent.shell("plan apply - <<'EOF'\n[]\nEOF", code=2)
+    assert "expected a non-empty JSON list" in alone.stderr
+    gate = agent.shell("plan apply --verdict pass - <<'EOF'\n[]\nEOF")
+    after = Output(gate.stdout).header
+    assert after.startswith("PLANNER ") and after != at, gate.stdout
