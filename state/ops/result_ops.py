@@ -129,6 +129,9 @@ def result_accept(tx: Transaction, *, by: str | None, expect_sha256: str | None)
     tx.tell(
         f"DONE: the result is accepted (round {done['round']}, by {by}); the session is completed"
     )
+    tx.tell(  # executor step 1 committed .planner/ as approved; what execution added since
+        'Its record: git add .planner && git commit -qm "Result accepted" -- .planner'
+    )
 
 
 def check_comment(tx: Transaction, result: Result, comment: ResultComment) -> ResultComment:

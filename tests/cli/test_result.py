@@ -6,6 +6,7 @@ person's acts (the guard asks, `plan apply` refuses them)."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -77,6 +78,9 @@ def test_accept_completes_the_session_with_who_and_the_hash_shown(reviewing: Pat
     assert not (state / "worktree").exists()  # a completed session keeps no worktree
     again = plan(project, "result", "accept", code=4)  # one verdict per round
     assert "no result in review" in again.stderr
+    [line] = [x for x in done.stderr.splitlines() if x.startswith("Its record: ")]
+    subprocess.run(["bash", "-c", line.removeprefix("Its record: ")], cwd=project, check=True)
+    assert git(project, "status", "--porcelain", "--", ".planner") == ""  # the record is whole
 
 
 def test_request_changes_opens_an_amendment_with_the_feedback(reviewing: Path, tmp_path: Path):
