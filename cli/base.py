@@ -287,7 +287,7 @@ class FileText(TextParam):
         try:
             with open(value, encoding="utf-8") as f:
                 return f.read()
-        except (OSError, UnicodeDecodeError) as e:
+        except (OSError, UnicodeDecodeError, ValueError) as e:  # ValueError: a NUL in the name
             reason = getattr(e, "strerror", None) or str(e)
             self.fail(f"cannot read {value} ({reason})", param, ctx)
 

@@ -58,6 +58,7 @@ def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, 
 )
 @given(name=st.sampled_from(sorted(TABLE)), args=st.lists(ARG, max_size=8))
 @example(name="mcp", args=[])  # a server with no byte stream to serve on: exit 2, not a bug
+@example(name="question import", args=["\x00"])  # a NUL in a file name: open() ValueError
 def test_fuzzed_arguments_get_an_exit_code_and_one_line_reason(
     in_session: Path, capsys: pytest.CaptureFixture[str], name: str, args: list[str]
 ) -> None:
