@@ -321,7 +321,7 @@ def render_step(
     header = f"{ctx.workflow.title} {step.number}/{ctx.workflow.total} {step.name}"
     if follows is not None:
         record["verdict"] = ctx.flags.get("qr_status")
-        then = f"{follows[0]} step {follows[1]} follows (run here: do not run it again)."
+        then = follows_line(*follows)
         if routing.note:
             record["note"] = routing.note
         note = [routing.note] if routing.note else []
@@ -349,7 +349,18 @@ def printed(record: StepRecord, flags: Flags, earlier: list[StepRecord]) -> str:
             shown["before"] = cut
         return json.dumps(shown, ensure_ascii=False) + "\n"
     first = chained(earlier, record) if flags.get("qr_status") else ""
-    return first + "".join(e["text"] for e in earlier) + record["text"]
+    texts = [e["text"] for e in earlier]
+    if first:  # the first line names every step: no "step N follows" line between them
+        nexts = [*earlier[1:], record]
+        texts = [
+            t.replace(follows_line(n["workflow"], n["step"]) + "\n", "")
+            for t, n in zip(texts, nexts, strict=True)
+        ]
+    return first + "".join(texts) + record["text"]
+
+
+def follows_line(workflow: str, number: int) -> str:
+    return f"{workflow} step {number} follows (run here: do not run it again)."
 
 
 def chained(earlier: list[StepRecord], record: StepRecord) -> str:
@@ -360,6 +371,6 @@ def chained(earlier: list[StepRecord], record: StepRecord) -> str:
     steps = [str(e["step"]) for e in [*earlier, record]]
     named = ", ".join(steps[:-1]) + " and " + steps[-1]
     return (
-        f"This call runs {record['workflow']} steps {named}, printed below in order (do not "
-        f"run them again); your work is at step {record['step']}.\n\n"
+        f"{record['workflow']} steps {named} follow (run here: do not run them again); "
+        f"work at step {record['step']}.\n\n"
     )

@@ -78,7 +78,7 @@ def test_each_failed_gate_adds_one_iteration_and_fix_mode_shows_the_items(projec
     assert again.text == gate.text and loop_state(out)["iteration"] == 2
     agent.shell(out.route("pass"), code=3)  # the opposite verdict on the same gate is refused
     fix = gate  # the failed gate printed fix mode in the same call
-    assert gate.text.startswith("This call runs planner steps 5 and 3, printed")
+    assert gate.text.startswith("planner steps 5 and 3 follow (run here")
     assert "\n\nPLANNER 5/11" in gate.text and gate.header.startswith("PLANNER 3/11")
     assert "FIX MODE, iteration 2" in fix.text and "risk R-? missing" in fix.text
     assert fix.route("pass") == out.route("pass")  # re-check, then the gate

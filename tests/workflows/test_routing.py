@@ -72,7 +72,7 @@ def test_quick_depth_goes_from_the_design_gate_to_approval(project: Path) -> Non
     review(agent, "plan-design")
     gate = agent.step(out.route("pass"))
     assert "Skipping steps 6 plan-code-execute, 7 plan-code-qr" in gate.text
-    assert "planner step 11 follows" in gate.text and gate.header.startswith("PLANNER 11/11")
+    assert gate.text.startswith("planner steps 5 and 11 follow") and gate.header.startswith("PLANNER 11/11")
     final = gate  # the gate ran step 11 (quick: no verdict) in the same call
     assert "approved by auto" in final.text and final.next.startswith("executor --step 1")
     assert (state_of(out) / "plan.md").read_text().startswith("# Farewell")
@@ -149,8 +149,7 @@ def test_next_status_and_role(project: Path) -> None:
     passed = agent.step("planner next --qr-status pass")  # the gate, then step 6
     first, _, rest = passed.text.partition("\n\n")
     assert first == (
-        "This call runs planner steps 5 and 6, printed below in order (do not run them again); "
-        "your work is at step 6."
+        "planner steps 5 and 6 follow (run here: do not run them again); work at step 6."
     )  # said before the gate's text, so no reader stops at it
     assert rest.startswith("PLANNER 5/11") and passed.header.startswith("PLANNER 6/11")
     role = agent.shell(f"planner role architect --state-dir '{state}'").stdout
@@ -226,8 +225,7 @@ def test_the_rework_after_a_rejection_says_first_which_steps_its_verdict_runs(
     assert len(steps) > 1 and after.header.startswith(f"PLANNER {steps[-1]}/11"), done.stdout
     named = " and ".join([", ".join(steps[:-1]), steps[-1]])
     assert first == (
-        f"This call runs planner steps {named}, printed below in order (do not run them again); "
-        f"your work is at step {steps[-1]}."
+        f"planner steps {named} follow (run here: do not run them again); work at step {steps[-1]}."
     )
 
 
