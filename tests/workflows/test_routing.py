@@ -72,7 +72,8 @@ def test_quick_depth_goes_from_the_design_gate_to_approval(project: Path) -> Non
     review(agent, "plan-design")
     gate = agent.step(out.route("pass"))
     assert "Skipping steps 6 plan-code-execute, 7 plan-code-qr" in gate.text
-    assert gate.text.startswith("planner steps 5 and 11 follow") and gate.header.startswith("PLANNER 11/11")
+    assert gate.text.startswith("planner steps 5 and 11 follow")
+    assert gate.header.startswith("PLANNER 11/11")
     final = gate  # the gate ran step 11 (quick: no verdict) in the same call
     assert "approved by auto" in final.text and final.next.startswith("executor --step 1")
     assert (state_of(out) / "plan.md").read_text().startswith("# Farewell")
