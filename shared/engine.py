@@ -109,8 +109,10 @@ def show(chain: list[Decided], flags: Flags) -> str:
     for ctx, step_kind, _ in chain:
         step_kind.ready(ctx)
     said = [any(kind.shows_words for _, kind, _ in chain[:n]) for n in range(len(chain))]
+    # a verdict's chain is named once by its first line (`chained`): no "step N follows" lines
+    then = not (flags.get("qr_status") and len(chain) > 1)
     earlier = [
-        render_step(ctx, kind, routing, (nxt[0].workflow.name, nxt[0].step.number), said[n])
+        render_step(ctx, kind, routing, (nxt[0].workflow.name, nxt[0].step.number), said[n], then)
         for n, ((ctx, kind, routing), nxt) in enumerate(itertools.pairwise(chain))
     ]
     return printed(render_step(*chain[-1], words_said=said[-1]), flags, earlier=earlier)
@@ -283,11 +285,13 @@ def render_step(
     routing: Routing,
     follows: tuple[str, int] | None = None,
     words_said: bool = False,
+    then: bool = True,
 ) -> StepRecord:
     """The step as printed: its JSON record, with "text" for the text form. A gate followed
     by the step it leads to (`follows`) keeps its verdict and leaves the routing to that step.
     `words_said`: a step printed before it in the same call showed the user's words (whole
-    or as their one line), and they are not repeated."""
+    or as their one line), and they are not repeated. `then`: say which step follows (a
+    verdict's chain names them all in its first line instead)."""
     from shared.render import render  # jinja2: only printing a step needs it, not `plan status`
 
     step = ctx.step
@@ -321,11 +325,11 @@ def render_step(
     header = f"{ctx.workflow.title} {step.number}/{ctx.workflow.total} {step.name}"
     if follows is not None:
         record["verdict"] = ctx.flags.get("qr_status")
-        then = follows_line(*follows)
         if routing.note:
             record["note"] = routing.note
         note = [routing.note] if routing.note else []
-        record["text"] = "\n".join([header, prompt, *note, then, "", ""])
+        follow = [f"{follows[0]} step {follows[1]} follows (run here: do not run it again)."]
+        record["text"] = "\n".join([header, prompt, *note, *(follow if then else []), "", ""])
         return record
     record = {**record, **routing.as_json()}
     if routing.note:
@@ -349,18 +353,7 @@ def printed(record: StepRecord, flags: Flags, earlier: list[StepRecord]) -> str:
             shown["before"] = cut
         return json.dumps(shown, ensure_ascii=False) + "\n"
     first = chained(earlier, record) if flags.get("qr_status") else ""
-    texts = [e["text"] for e in earlier]
-    if first:  # the first line names every step: no "step N follows" line between them
-        nexts = [*earlier[1:], record]
-        texts = [
-            t.replace(follows_line(n["workflow"], n["step"]) + "\n", "")
-            for t, n in zip(texts, nexts, strict=True)
-        ]
-    return first + "".join(texts) + record["text"]
-
-
-def follows_line(workflow: str, number: int) -> str:
-    return f"{workflow} step {number} follows (run here: do not run it again)."
+    return first + "".join(e["text"] for e in earlier) + record["text"]
 
 
 def chained(earlier: list[StepRecord], record: StepRecord) -> str:
