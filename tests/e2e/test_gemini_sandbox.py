@@ -25,7 +25,7 @@ pytestmark = [
 
 def outside_the_session(project: Path) -> dict:
     """The project and its .git; the session's own audit and scratch dir may change."""
-    return {k: v for k, v in snapshot(project).items() if not k.startswith(".planner/")}
+    return snapshot(project, skip=(".planner/",))
 
 
 @needs_gemini

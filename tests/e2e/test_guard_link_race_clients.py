@@ -63,7 +63,7 @@ while not os.path.exists("STOP") and time.time() < end:
             pass
     if tries % 500 == 0:
         open("flip.out", "w").write(f"{tries} {refused} {flips}\\n")
-open("flip.out", "w").write(f"{tries} {refused} {flips}\\n")
+open("flip.out", "w").write(f"{tries} {refused} {flips} end\\n")
 """
 GITCONFIG = "[core]\n\tfsmonitor = touch /tmp/PWNED-by-planner-test\n"
 # file-tool calls per turn (parallel blocks) and turns of them: Gemini CLI 0.61 dropped the
@@ -112,16 +112,16 @@ def scenario(
 
 
 def flipper_report(tree: Path) -> tuple[int, int, int]:
-    """The background flipper's counts, written once it sees STOP (a loaded machine may take
-    a while to get there: up to 60 s)."""
+    """The background flipper's counts, written with `end` once it sees STOP (a loaded machine
+    may take a while to get there: up to 60 s); the snapshots after it need it stopped."""
     words: list[str] = []
     for _ in range(600):
         out = tree / "flip.out"
         words = out.read_text().split() if out.exists() else []
-        if len(words) == 3 and not (tree / "x").is_symlink():
+        if words[3:] == ["end"]:
             break
         time.sleep(0.1)
-    tries, refused, flips = (int(n) for n in words)
+    tries, refused, flips = (int(n) for n in words[:3])
     return tries, refused, flips
 
 

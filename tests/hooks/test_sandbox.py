@@ -62,12 +62,23 @@ def make_project(root: Path) -> Path:
     return root
 
 
-def snapshot(root: Path) -> dict:
+def snapshot(
+    root: Path, skip: tuple[str, ...] = (".planner/s1/worktree/", ".planner/s1/scratch")
+) -> dict:
+    """Every path under root with its mode, bytes and link target, but those under `skip`
+    (which is not walked: a background process in a worktree may be changing it)."""
     found = {}
-    for path in sorted(root.rglob("*")):
+    paths = []
+    for top, dirs, files in os.walk(root):
+        rel_top = os.path.relpath(top, root)
+        for name in [*dirs, *files]:
+            rel = os.path.normpath(os.path.join(rel_top, name))
+            if (rel + "/").startswith(skip) or rel.startswith(skip):
+                dirs[:] = [d for d in dirs if d != name]
+                continue
+            paths.append(Path(root, rel))
+    for path in sorted(paths):
         rel = str(path.relative_to(root))
-        if rel.startswith((".planner/s1/worktree/", ".planner/s1/scratch")):
-            continue
         if rel in (".planner/s1/audit.jsonl", ".planner/s1/guard.heard"):  # the guard's own
             continue
         info = path.lstat()
