@@ -18,7 +18,7 @@ import os
 from hooks import shell
 from hooks.guard_tools import ALONE, MUTATE, OK, ONE_PER_CALL, PASS, SAFE_TARGETS, Hint, Verdict
 from hooks.human_acts import is_human_act
-from state.vocab import GuardDecision
+from state.vocab_core import GuardDecision
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -27,7 +27,7 @@ from hooks.guard_tools import (
     names,
     register_bash_classifier,
 )
-from state.vocab import GuardDecision
+from state.vocab_core import GuardDecision
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

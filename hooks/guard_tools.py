@@ -10,7 +10,7 @@ from __future__ import annotations
 from enum import Enum, IntEnum
 
 from hooks.shell import EXPANDS
-from state.vocab import GuardDecision
+from state.vocab_core import GuardDecision
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from state.vocab import SETTLED, Dialect
+from state.vocab_core import SETTLED, Dialect
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -159,7 +159,7 @@ def read_session(state_dir: str) -> Session | None:
         return None
     except OSError:
         raise DamagedSession(path) from None
-    from json import loads  # ~1.4x `python -c pass`: only when there is a session to read
+    from hooks.hook_json import loads  # only when there is a session to read
 
     try:
         data = loads(raw.decode("utf-8"))
@@ -174,8 +174,7 @@ def read_session(state_dir: str) -> Session | None:
 
 def status_text(session: Session, dialect: str = Dialect.CLAUDE) -> str:
     """What SessionStart prints: the same text as `plan status` (state/status_view.py)."""
-    from json import loads  # SessionStart only, not the guard's every call
-
+    from hooks.hook_json import loads
     from state.status_view import summary, text
 
     try:

@@ -1,52 +1,27 @@
 """The product's words, once: statuses, phases, severities, QR loop states, engine modes, guard
 decisions, clients and document names as `str` Enums (docs/design.md, "One vocabulary").
 
-Standard library only, importing nothing of the package, and Python 3.8 syntax: the hooks
-import it under `python3 -S -I` before any environment exists. The pydantic models take their
+Standard library and state/vocab_core.py (the words every guard call needs, re-exported here)
+only, and Python 3.8 syntax: the hooks import it under `python3 -S -I` before any environment
+exists. The pydantic models take their
 Literals from these Enums (state/storage/models.py); tests/test_vocabulary.py refuses the raw
 strings in the product.
 """
 
 from __future__ import annotations
 
-from enum import Enum
-
-
-class Word(str, Enum):  # noqa: UP042 (StrEnum needs 3.11)
-    """A member is its own word: it equals, hashes, prints and serialises as the plain string,
-    so what a JSON file holds compares with it directly (StrEnum needs 3.11; the hooks run on
-    3.8)."""
-
-    def __str__(self) -> str:
-        return str(self.value)
-
-
-class SessionStatus(Word):
-    """session.json `status`, in the order a session moves through them."""
-
-    DISCOVERY = "discovery"
-    DESIGN = "design"
-    DETAILING = "detailing"
-    REVIEW = "review"
-    APPROVED = "approved"
-    EXECUTING = "executing"
-    RESULT_REVIEW = "result_review"
-    COMPLETED = "completed"
-    CANCELLED = "cancelled"
-    FAILED = "failed"
-
+from state.vocab_core import APPROVED as APPROVED
+from state.vocab_core import CLOSED as CLOSED
+from state.vocab_core import DRAFTING as DRAFTING
+from state.vocab_core import ENDED as ENDED
+from state.vocab_core import PLANNING as PLANNING
+from state.vocab_core import SETTLED as SETTLED
+from state.vocab_core import Dialect as Dialect
+from state.vocab_core import GuardDecision as GuardDecision
+from state.vocab_core import SessionStatus as SessionStatus
+from state.vocab_core import Word as Word
 
 S = SessionStatus
-# Drafting: a plan is being made, nothing is approved yet.
-DRAFTING = frozenset({S.DISCOVERY, S.DESIGN, S.DETAILING, S.REVIEW})
-# Planning: the project stays read-only (any status not listed as settled guards as planning).
-# result_review is guarded like a plan in review: the agent changes nothing the person is
-# reviewing, and their verdict (`plan result accept|request-changes`) is asked.
-PLANNING = DRAFTING | {S.RESULT_REVIEW}
-APPROVED = frozenset({S.APPROVED, S.EXECUTING, S.RESULT_REVIEW, S.COMPLETED})
-ENDED = frozenset({S.CANCELLED, S.FAILED})  # never approved, never will be
-CLOSED = frozenset({S.COMPLETED, *ENDED})  # no step runs, nothing is resumed
-SETTLED = (APPROVED - {S.RESULT_REVIEW}) | CLOSED
 
 
 class Phase(Word):
@@ -141,20 +116,3 @@ class Document(Word):
     PLAN = "plan"
     CONTEXT = "context"
     EXECUTION = "execution"
-
-
-class GuardDecision(Word):
-    """What the guard answers a tool call while planning (audit.jsonl `decision`)."""
-
-    ALLOW = "allow"
-    ASK = "ask"
-    DENY = "deny"
-    SANDBOXED = "sandboxed"
-
-
-class Dialect(Word):
-    """The client a hook answers, in its own dialect (`--dialect`)."""
-
-    CLAUDE = "claude"
-    CODEX = "codex"
-    GEMINI = "gemini"

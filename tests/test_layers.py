@@ -19,7 +19,7 @@ STATE_ORDER = ("state", "storage", "repo", "validation", "rules", "ops")
 # The hook programs run as `python3 -S -I` before any environment exists: of the package they
 # import only these modules (and each other), which import only the standard library and
 # each other in turn. cli/ may import the hooks (`plan status` prints the guard's line).
-HOOKS_MAY_IMPORT = ("state.vocab", "state.status_view")
+HOOKS_MAY_IMPORT = ("state.vocab", "state.vocab_core", "state.status_view")
 
 
 def module_name(path: Path) -> str:
