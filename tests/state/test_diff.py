@@ -118,7 +118,33 @@ def test_a_changed_line_shows_label_and_fields() -> None:
         "what": "M-001",
         "fields": ["name", "risk"],
         "label": "'Renamed'",
+        "before": {"name": "Milestone 1", "risk": "low"},
+        "after": {"name": "Renamed", "risk": "high"},
     }
+    assert change.detail() == [
+        "    name: 'Milestone 1' -> 'Renamed'",
+        "    risk: 'low' -> 'high'",
+    ]
+
+
+def test_an_added_item_shows_its_fields_and_a_removed_one_only_its_id() -> None:
+    [added] = diff(old(), after(lambda p: ctx(p)["decision_log"].append(b.decision(4))))
+    assert added.after["decision"] == "Decision 4"
+    assert "id" not in added.after and added.before == {}
+    assert "    decision: 'Decision 4'" in added.detail()
+    assert not [t for t in added.detail() if t.startswith("    superseded_by")]  # empty: left out
+    [removed] = diff(old(), after(lambda p: p["milestones"].pop()))
+    assert removed.detail() == [] and removed.as_dict()["after"] == {}
+
+
+def test_a_text_of_several_lines_shows_its_changed_lines() -> None:
+    text = "first\nsecond\nthird"
+    before = after(lambda p: p["overview"].update(approach=text))
+    [change] = diff(
+        before,
+        after(lambda p: p["overview"].update(approach=text.replace("second", "2nd")), before),
+    )
+    assert change.detail() == ["    approach:", "      -second", "      +2nd"]
 
 
 def test_an_intent_added_to_a_milestone_does_not_change_the_milestone() -> None:
