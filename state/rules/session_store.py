@@ -11,12 +11,12 @@ from __future__ import annotations
 import contextlib
 import json
 
-from state.errors import DamagedFile, Finding, PreconditionFailed, Refused
+from state.errors import DamagedFile, Finding, PlannerError, PreconditionFailed, Refused
 from state.rules.amendments import approved_revision, open_amendment, scope_refusal
 from state.storage.content import plan_hash
 from state.storage.history import HISTORY_DIR
 from state.storage.store import DocumentStore, DocumentTransaction, load
-from state.vocab import APPROVED, CLOSED, ENDED, Document, SessionStatus
+from state.vocab import APPROVED, CLOSED, ENDED, Document, ReviewVerdict, SessionStatus
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from state.routes import Route
     from state.storage.documents import Context, Plan, Question, Session
 
+REWORK = frozenset({SessionStatus.DESIGN, SessionStatus.DETAILING})  # after a rejection
 PLANNING_FILES = frozenset({"plan", "context", "qr-plan-design", "qr-plan-code", "qr-plan-docs"})
 # context.json takes the executor's questions to the person while the approved plan executes.
 ASKING = frozenset({SessionStatus.APPROVED, SessionStatus.EXECUTING})
@@ -147,6 +148,8 @@ class Transaction(DocumentTransaction):
     def _committed(self, changed: dict[str, bytes]) -> None:
         """The session is closed (completed, cancelled, failed): its worktree goes in the same
         command, after the commit (a kill in between leaves it for the next recover())."""
+        if Document.PLAN in changed:
+            self._tell_stale_overview()
         if Document.SESSION not in changed or self.read("session")["status"] not in CLOSED:
             return
         from state.repo import worktree  # see Store.recover
@@ -155,6 +158,28 @@ class Transaction(DocumentTransaction):
             worktree.settle(self.store.dir)
         except (OSError, PreconditionFailed) as e:  # the session's record stands: say so
             self.tell(f"the session is closed but its worktree was not removed: {e}")
+
+    def _tell_stale_overview(self) -> None:
+        """In the rework after a rejection: this command changed a decision or choice and the
+        overview is still what the person rejected; one line says so (docs/design.md,
+        "Rework after a rejection")."""
+        from state.validation.diff import stale_overview
+
+        session = self.read("session")
+        rounds = [r for r in session["reviews"] if r["verdict"] == ReviewVerdict.REJECTED]
+        if not rounds or not rounds[-1]["revision"] or session["status"] not in REWORK:
+            return
+        now, was = self.read("plan"), self.original.get("plan")
+        if was is None or not stale_overview(json.loads(was), now):
+            return  # this command changed no decision or choice
+        with contextlib.suppress(PlannerError):  # history/ is local: a clone may lack it
+            ids = stale_overview(self.store.revision(rounds[-1]["revision"]), now)
+            if ids:
+                self.tell(
+                    f"{', '.join(ids)} changed since review round {rounds[-1]['round']}, the "
+                    "overview did not: where its title, problem or approach no longer say "
+                    "what the plan does, plan overview set --approach A (--title, --problem)"
+                )
 
     def _check_freeze(self) -> None:
         """Frozen means approved: no write while plan.json differs from the approved plan,

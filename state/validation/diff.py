@@ -154,6 +154,20 @@ def diff(old: Plan, new: Plan) -> list[Change]:
     return changes
 
 
+def stale_overview(before: Plan, now: Plan) -> list[str]:
+    """The decisions and choices added, changed, superseded or removed from `before` to `now`
+    while the overview stayed as it was ([] once the overview changed too)."""
+    if now["overview"] == before["overview"]:
+        ids = {
+            i["id"]
+            for plan in (before, now)
+            for group in ("decision_log", "choices")
+            for i in plan["planning_context"][group]
+        }
+        return [c.what for c in diff(before, now) if c.what in ids]
+    return []
+
+
 def _sides(
     was: Mapping[str, object], now: Mapping[str, object], fields: tuple[str, ...]
 ) -> tuple[dict[str, object], dict[str, object]]:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from state.validation.diff import Change, diff
+from state.validation.diff import Change, diff, stale_overview
 from tests.state import builders as b
 
 Plan = dict[str, Any]
@@ -242,3 +242,13 @@ def test_changes_come_in_a_stable_order() -> None:
     ]
     assert diff(old(), after(edit)) is not changes  # a fresh list each time
     assert [c.as_dict() for c in diff(old(), after(edit))] == [c.as_dict() for c in changes]
+
+
+def test_stale_overview_names_decisions_and_choices_changed_while_the_overview_was_not() -> None:
+    changed = after(lambda p: ctx(p)["decision_log"].append(b.decision(4)))
+    assert stale_overview(old(), changed) == ["DL-004"]
+    picked = after(lambda p: ctx(p)["choices"][0].update(rationale="the person's"))
+    assert stale_overview(old(), picked) == ["D-001"]
+    both = after(lambda p: p["overview"].update(approach="another"), changed)
+    assert stale_overview(old(), both) == []  # the overview was set too
+    assert stale_overview(old(), after(lambda p: m1(p).update(name="N"))) == []
