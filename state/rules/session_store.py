@@ -79,6 +79,31 @@ def tampered(session: Session | None, plan: Plan | None) -> str:
     return ""
 
 
+OVERVIEW_FIX = (
+    "where its title, problem or approach no longer say what the plan does, "
+    "plan overview set --approach A (--title, --problem)"
+)
+
+
+def stale_overview_since(store: DocumentStore, session: Session, plan: Plan) -> str:
+    """In the rework after a rejection: which decisions and choices changed since the rejected
+    round while the overview did not (docs/design.md, "Rework after a rejection"); "" else."""
+    from state.validation.diff import stale_overview
+
+    rounds = [r for r in session["reviews"] if r["verdict"] == ReviewVerdict.REJECTED]
+    if not rounds or not rounds[-1]["revision"] or session["status"] not in REWORK:
+        return ""
+    try:
+        ids = stale_overview(store.revision(rounds[-1]["revision"]), plan)
+    except PlannerError:  # history/ is local: a clone may lack it
+        return ""
+    if not ids:
+        return ""
+    return (
+        f"{', '.join(ids)} changed since review round {rounds[-1]['round']}, the overview did not"
+    )
+
+
 class Store(DocumentStore):
     """The files of one session directory, written under the session's rules."""
 
@@ -160,26 +185,15 @@ class Transaction(DocumentTransaction):
             self.tell(f"the session is closed but its worktree was not removed: {e}")
 
     def _tell_stale_overview(self) -> None:
-        """In the rework after a rejection: this command changed a decision or choice and the
-        overview is still what the person rejected; one line says so (docs/design.md,
-        "Rework after a rejection")."""
+        """One line when this command changed a decision or choice and the overview is still
+        what the person rejected (only then: the line is not repeated at every write)."""
         from state.validation.diff import stale_overview
 
-        session = self.read("session")
-        rounds = [r for r in session["reviews"] if r["verdict"] == ReviewVerdict.REJECTED]
-        if not rounds or not rounds[-1]["revision"] or session["status"] not in REWORK:
-            return
-        now, was = self.read("plan"), self.original.get("plan")
-        if was is None or not stale_overview(json.loads(was), now):
-            return  # this command changed no decision or choice
-        with contextlib.suppress(PlannerError):  # history/ is local: a clone may lack it
-            ids = stale_overview(self.store.revision(rounds[-1]["revision"]), now)
-            if ids:
-                self.tell(
-                    f"{', '.join(ids)} changed since review round {rounds[-1]['round']}, the "
-                    "overview did not: where its title, problem or approach no longer say "
-                    "what the plan does, plan overview set --approach A (--title, --problem)"
-                )
+        was = self.original.get("plan")
+        if was is not None and stale_overview(json.loads(was), self.read("plan")):
+            said = stale_overview_since(self.store, self.read("session"), self.read("plan"))
+            if said:
+                self.tell(f"{said}: {OVERVIEW_FIX}")
 
     def _check_freeze(self) -> None:
         """Frozen means approved: no write while plan.json differs from the approved plan,

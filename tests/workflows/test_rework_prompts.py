@@ -141,3 +141,16 @@ def test_a_decision_changed_in_the_rework_says_the_overview_is_as_rejected(proje
     assert "the overview did not" not in said  # set since the rejection: nothing to say
     said = agent.plan("milestone", "set", "M-001", "--name", "Farewell, again").stderr
     assert "overview" not in said  # no decision or choice changed
+
+
+def test_validate_warns_of_an_overview_older_than_the_decisions_after_a_rejection(
+    project: Path,
+) -> None:
+    agent, _ = to_review(project)
+    agent.plan("review", "reject", "--feedback", "say why")
+    assert "stale-overview" not in agent.plan("validate", "--format", "github").stdout
+    agent.plan("decision", "add", "--decision", "Also wave()", "--reasoning", "asked for")
+    warned = agent.plan("validate").stdout
+    assert "warning" in warned and "the overview did not" in warned, warned
+    agent.plan("overview", "set", "--title", "Farewell and wave")
+    assert "overview" not in agent.plan("validate").stdout
