@@ -87,7 +87,8 @@ OVERVIEW_FIX = (
 
 def stale_overview_since(store: DocumentStore, session: Session, plan: Plan) -> str:
     """In the rework after a rejection: which decisions and choices changed since the rejected
-    round while the overview did not (docs/design.md, "A stale overview after a rejection"); "" else."""
+    round while the overview did not, or "" (docs/design.md, "A stale overview after a
+    rejection")."""
     from state.validation.diff import stale_overview
 
     rounds = [r for r in session["reviews"] if r["verdict"] == ReviewVerdict.REJECTED]
