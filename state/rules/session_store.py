@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from state.routes import Route
-    from state.storage.documents import Context, Plan, Question, Session
+    from state.storage.documents import Context, Plan, Question, Review, Session
 
 REWORK = frozenset({SessionStatus.DESIGN, SessionStatus.DETAILING})  # after a rejection
 PLANNING_FILES = frozenset({"plan", "context", "qr-plan-design", "qr-plan-code", "qr-plan-docs"})
@@ -91,18 +91,24 @@ def stale_overview_since(store: DocumentStore, session: Session, plan: Plan) -> 
     rejection")."""
     from state.validation.diff import stale_overview
 
-    rounds = [r for r in session["reviews"] if r["verdict"] == ReviewVerdict.REJECTED]
-    if not rounds or not rounds[-1]["revision"] or session["status"] not in REWORK:
+    rejected = rejected_round(session)
+    if rejected is None or not rejected["revision"]:
         return ""
     try:
-        ids = stale_overview(store.revision(rounds[-1]["revision"]), plan)
+        ids = stale_overview(store.revision(rejected["revision"]), plan)
     except PlannerError:  # history/ is local: a clone may lack it
         return ""
     if not ids:
         return ""
-    return (
-        f"{', '.join(ids)} changed since review round {rounds[-1]['round']}, the overview did not"
-    )
+    return f"{', '.join(ids)} changed since review round {rejected['round']}, the overview did not"
+
+
+def rejected_round(session: Session) -> Review | None:
+    """The last review round, when it was rejected and its rework is under way."""
+    rounds = session["reviews"]
+    if rounds and rounds[-1]["verdict"] == ReviewVerdict.REJECTED and session["status"] in REWORK:
+        return rounds[-1]
+    return None
 
 
 class Store(DocumentStore):
@@ -190,9 +196,11 @@ class Transaction(DocumentTransaction):
         what the person rejected (only then: the line is not repeated at every write)."""
         from state.validation.diff import stale_overview
 
-        was = self.original.get("plan")
-        if was is not None and stale_overview(json.loads(was), self.read("plan")):
-            said = stale_overview_since(self.store, self.read("session"), self.read("plan"))
+        was, session = self.original.get("plan"), self.read("session")
+        if was is None or rejected_round(session) is None:  # cheap first: plan.json unparsed
+            return
+        if stale_overview(json.loads(was), self.read("plan")):
+            said = stale_overview_since(self.store, session, self.read("plan"))
             if said:
                 self.tell(f"{said}: {OVERVIEW_FIX}")
 
