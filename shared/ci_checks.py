@@ -16,7 +16,7 @@ from typing import Literal, overload
 
 from shared.ci_run import Problem, Run, Target, collect
 from shared.paths import project_root
-from state.errors import PlannerError
+from state.errors import Finding, PlannerError
 from state.project import project_root as session_project_root
 from state.storage import schema as schemas
 from state.storage.jsonpos import line_col, pointer_of, positions
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from state.rules.session_store import Store
-    from state.storage.documents import Context, QRReport, Session
+    from state.storage.documents import Context, Plan, QRReport, Session
     from state.storage.store import QRName
     from state.validation.overlap import Overlap, Side
 
@@ -218,6 +218,8 @@ def _plan_checks(
         findings = checks.integrity(document.doc, questions) + checks.meaning(document.doc)
         if target.status not in APPROVED | ENDED:  # at plan time: fixable
             findings += checks.same_file_same_wave(document.doc)
+        if session is not None and document.clean:
+            findings += _stale_overview(target, session.doc, document.doc)
         if phase:
             base = _base_commit(session)
             findings += checks.completeness(document.doc, phase, root or os.getcwd(), base)
@@ -227,6 +229,18 @@ def _plan_checks(
         return  # the structure is too broken for the reference checks: schema errors said so
     for f in findings:
         target.add(document.place(Problem.of(f)))
+
+
+def _stale_overview(target: Target, session: Session, plan: Plan) -> list[Finding]:
+    """A warning in the rework after a rejection: decisions or choices changed, the overview
+    did not (state/rules/session_store.stale_overview_since)."""
+    from state.rules.session_store import OVERVIEW_FIX, stale_overview_since
+    from state.storage.store import DocumentStore
+
+    said = stale_overview_since(DocumentStore(target.path), session, plan)
+    return (
+        [Finding("overview", said, OVERVIEW_FIX, "warning", rule="stale-overview")] if said else []
+    )
 
 
 def _base_commit(session: Document | None) -> str | None:

@@ -47,6 +47,7 @@ RULES: dict[str, str] = {
     "signature-old-form": "Warning: a version 1 signature, which does not cover who and when.",
     "overlapping-plans": "Warning: two open sessions plan changes to the same file or function.",
     "same-file-same-wave": "Warning: two milestones of one wave change one file (no --depends).",
+    "stale-overview": "Warning: decisions changed after a rejection, the overview did not.",
 }
 # What to do about each: SARIF's rule help, which code scanning shows beside an alert.
 HELP: dict[str, str] = {
@@ -88,6 +89,7 @@ HELP: dict[str, str] = {
     "overlapping-plans": "Agree which session goes first, or plan around the shared file "
     "(plan list shows the pairs).",
     "same-file-same-wave": "Order the two milestones: plan milestone set M-n --depends M-m.",
+    "stale-overview": "Re-read the overview; plan overview set --approach A where it is stale.",
 }
 
 

@@ -85,8 +85,9 @@ def question_import() -> None:
 @click.argument("id", metavar="Q-n")
 @click.argument("text", required=False, metavar="TEXT")
 @click.option("--skip", is_flag=True, help="Record that the user skipped it.")
+@click.option("--assume", is_flag=True, help="Nobody can answer: the recommended option, assumed.")
 def question_answer() -> None:
-    """Record the user's answer (a choice by number or label; y/n), or --skip."""
+    """Record the user's answer (a choice by number or label; y/n), or --skip, or --assume."""
 
 
 @question_command.command("list")
@@ -283,6 +284,7 @@ def no_terminal(waiting: list[Question], choices: list[Choice]) -> str:
         "plan ask: no terminal here to ask on; nothing was asked. Ask the user, then record "
         "each answer:\n"
         '  plan question answer Q-n "answer"   or   plan question answer Q-n --skip\n'
+        "  nobody to answer: plan question answer Q-n --assume (the recommended option)\n"
         '  plan choice pick D-n OPT-X --rationale "the user\'s reason"\n'
         "Open questions and choices:\n" + "\n".join(listed)
     )

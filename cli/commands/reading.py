@@ -244,7 +244,8 @@ def revision(store: Store, rev: str) -> Plan:
 def diff_command(
     rev_a: str | None, rev_b: str | None, review: int | None, state_dir: str | None, as_json: bool
 ) -> None:
-    """What changed between two revisions, by id (default: the previous one and now)."""
+    """What changed between two revisions, by id, with the content: a changed field before
+    and after, an added item whole (default: the previous revision and now)."""
     store = open_store(state_dir)
     rev_b = rev_b or "current"
     if review is not None:
@@ -261,7 +262,7 @@ def diff_command(
         dump([c.as_dict() for c in changes])
         return
     head = f"{rev_a} -> {rev_b}: " + (f"{len(changes)} change(s)" if changes else "no changes")
-    out("\n".join([head] + [c.line() for c in changes]))
+    out("\n".join([head, *(t for c in changes for t in (c.line(), *c.detail()))]))
 
 
 @click.command("log", cls=PlanCommand)

@@ -13,7 +13,7 @@ from shared.workflow import Context, Kind, Step
 from state import clock
 from state.errors import Finding, PlannerError
 from state.ops.choice_ops import pick, unpicked
-from state.ops.question_ops import assume, state_of
+from state.ops.question_ops import assume_answer, state_of
 from state.repo.scan import scan
 from state.routes import EXECUTE
 from state.rules.amendments import approved_revision, open_amendment, worktree_round
@@ -102,7 +102,7 @@ def answer_by_policy(ctx: Context, tx: Transaction) -> None:
     answered = []
     for q in context["questions"]:
         if q["answer"] is None and not q["skipped"]:
-            assume(context, q, f"non-interactive: {ctx.policy}")
+            assume_answer(context, q, f"non-interactive: {ctx.policy}")
             answered.append(q["id"])
     tx.note(policy=ctx.policy, assumed=answered)
 

@@ -346,29 +346,35 @@ def set_answer(
     q["answered_at"] = clock.now()
 
 
-def question_answer(tx: Transaction, *, id: str, text: str | None, skip: bool) -> None:
+def question_answer(
+    tx: Transaction, *, id: str, text: str | None, skip: bool, assume: bool = False
+) -> None:
     """Record the user's answer (a choice by number, letter or label; y/n; words after it
-    are the answer's condition), or --skip."""
+    are the answer's condition), or --skip, or --assume when nobody can answer: the
+    recommended option as an assumption on record, as non-interactive mode records it."""
     check_text("the answer", text, ANSWER_MAX)
     # the executor's questions to the person (state/ops/asks.py) may be answered
     # after approval
     tx.asks = bool(find_question(tx.read("context"), id)["about"])
-    q = find_question(tx.edit("context"), id)
-    if skip == (text is not None):
-        raise UsageError("question answer: give the answer TEXT or --skip, not both or neither")
-    if skip and q["about"]:
+    context = tx.edit("context")
+    q = find_question(context, id)
+    if [skip, assume, text is not None].count(True) != 1:
+        raise UsageError("question answer: give the answer TEXT, --skip or --assume: one of them")
+    if (skip or assume) and q["about"]:
         raise UsageError(
             f"{q['id']}: the executor waits for the person's answer about {q['about']}; "
-            "it cannot be skipped"
+            "it cannot be skipped or assumed"
         )
-    if text is None:
+    if assume:
+        assume_answer(context, q, "nobody to answer")
+    elif text is None:
         set_answer(q, None, skipped=True)
     else:
         answer, condition = normal_answer(q, text)
         set_answer(q, answer, condition=condition)
 
 
-def assume(context: Context, q: Question, why: str) -> None:
+def assume_answer(context: Context, q: Question, why: str) -> None:
     """Answer with the recommended option as an assumption on record (or skip if none)."""
     if q["recommended"] is not None:
         set_answer(q, q["recommended"], skipped=False, assumed=True)

@@ -5,7 +5,7 @@ question_timeout is skipped with its recommended option as an assumption."""
 from __future__ import annotations
 
 from state import clock
-from state.ops.question_ops import assume
+from state.ops.question_ops import assume_answer
 from state.rules.lifecycle import transition
 from state.vocab import SessionStatus as S
 
@@ -61,7 +61,7 @@ def expire(store: Store) -> None:
             skipped = []
             for q in context["questions"]:
                 if _question_overdue(q, config["question_timeout"], now):
-                    assume(context, q, "question_timeout passed")
+                    assume_answer(context, q, "question_timeout passed")
                     skipped.append(q["id"])
             if skipped:
                 tx.note(timeout="question", questions=skipped)

@@ -291,7 +291,8 @@ def _summary(gathered: Gathered, found: int, in_git: bool) -> str:
         lines.append(f"{since}{files}: {_listing(changed) or 'nothing'}")
     else:
         lines.append("Changed files: none listed (not a git repository)")
-    lines.append("Change types: " + (", ".join(gathered["change_types"]) or "none detected"))
+    if gathered["change_types"]:
+        lines.append("Change types: " + ", ".join(gathered["change_types"]))
     read_first = _read_first(gathered["relevant_documents"])
     return "\n".join(lines + ([f"Read first: {read_first}"] if read_first else []))
 

@@ -11,20 +11,21 @@ from __future__ import annotations
 import contextlib
 import json
 
-from state.errors import DamagedFile, Finding, PreconditionFailed, Refused
+from state.errors import DamagedFile, Finding, PlannerError, PreconditionFailed, Refused
 from state.rules.amendments import approved_revision, open_amendment, scope_refusal
 from state.storage.content import plan_hash
 from state.storage.history import HISTORY_DIR
 from state.storage.store import DocumentStore, DocumentTransaction, load
-from state.vocab import APPROVED, CLOSED, ENDED, Document, SessionStatus
+from state.vocab import APPROVED, CLOSED, ENDED, Document, ReviewVerdict, SessionStatus
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from state.routes import Route
-    from state.storage.documents import Context, Plan, Question, Session
+    from state.storage.documents import Context, Plan, Question, Review, Session
 
+REWORK = frozenset({SessionStatus.DESIGN, SessionStatus.DETAILING})  # after a rejection
 PLANNING_FILES = frozenset({"plan", "context", "qr-plan-design", "qr-plan-code", "qr-plan-docs"})
 # context.json takes the executor's questions to the person while the approved plan executes.
 ASKING = frozenset({SessionStatus.APPROVED, SessionStatus.EXECUTING})
@@ -76,6 +77,38 @@ def tampered(session: Session | None, plan: Plan | None) -> str:
     if not plan.get("frozen_at"):
         return "content changed after approval (frozen_at was cleared)"
     return ""
+
+
+OVERVIEW_FIX = (
+    "where its title, problem or approach no longer say what the plan does, "
+    "plan overview set --approach A (--title, --problem)"
+)
+
+
+def stale_overview_since(store: DocumentStore, session: Session, plan: Plan) -> str:
+    """In the rework after a rejection: which decisions and choices changed since the rejected
+    round while the overview did not, or "" (docs/design.md, "A stale overview after a
+    rejection")."""
+    from state.validation.diff import stale_overview
+
+    rejected = rejected_round(session)
+    if rejected is None or not rejected["revision"]:
+        return ""
+    try:
+        ids = stale_overview(store.revision(rejected["revision"]), plan)
+    except PlannerError:  # history/ is local: a clone may lack it
+        return ""
+    if not ids:
+        return ""
+    return f"{', '.join(ids)} changed since review round {rejected['round']}, the overview did not"
+
+
+def rejected_round(session: Session) -> Review | None:
+    """The last review round, when it was rejected and its rework is under way."""
+    rounds = session["reviews"]
+    if rounds and rounds[-1]["verdict"] == ReviewVerdict.REJECTED and session["status"] in REWORK:
+        return rounds[-1]
+    return None
 
 
 class Store(DocumentStore):
@@ -147,6 +180,8 @@ class Transaction(DocumentTransaction):
     def _committed(self, changed: dict[str, bytes]) -> None:
         """The session is closed (completed, cancelled, failed): its worktree goes in the same
         command, after the commit (a kill in between leaves it for the next recover())."""
+        if Document.PLAN in changed:
+            self._tell_stale_overview()
         if Document.SESSION not in changed or self.read("session")["status"] not in CLOSED:
             return
         from state.repo import worktree  # see Store.recover
@@ -155,6 +190,19 @@ class Transaction(DocumentTransaction):
             worktree.settle(self.store.dir)
         except (OSError, PreconditionFailed) as e:  # the session's record stands: say so
             self.tell(f"the session is closed but its worktree was not removed: {e}")
+
+    def _tell_stale_overview(self) -> None:
+        """One line when this command changed a decision or choice and the overview is still
+        what the person rejected (only then: the line is not repeated at every write)."""
+        from state.validation.diff import stale_overview
+
+        was, session = self.original.get("plan"), self.read("session")
+        if was is None or rejected_round(session) is None:  # cheap first: plan.json unparsed
+            return
+        if stale_overview(json.loads(was), self.read("plan")):
+            said = stale_overview_since(self.store, session, self.read("plan"))
+            if said:
+                self.tell(f"{said}: {OVERVIEW_FIX}")
 
     def _check_freeze(self) -> None:
         """Frozen means approved: no write while plan.json differs from the approved plan,

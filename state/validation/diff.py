@@ -1,7 +1,10 @@
-"""Plan revisions compared by meaning: items added, removed, changed or superseded, by id."""
+"""Plan revisions compared by meaning: items added, removed, changed or superseded, by id,
+with what they held: a changed field before and after, an added item whole."""
 
 from __future__ import annotations
 
+import difflib
+import json
 from typing import TypedDict
 
 TYPE_CHECKING = False
@@ -18,15 +21,27 @@ class ChangeRecord(TypedDict):
     what: str
     fields: list[str]
     label: str
+    before: dict[str, object]
+    after: dict[str, object]
 
 
 class Change:
-    """One difference: kind is added | removed | changed | superseded; what is an id or a path."""
+    """One difference: kind is added | removed | changed | superseded; what is an id or a path;
+    before and after: the changed fields' values (an added item's every field in after)."""
 
-    __slots__ = ("fields", "kind", "label", "what")
+    __slots__ = ("after", "before", "fields", "kind", "label", "what")
 
-    def __init__(self, kind: str, what: str, fields: tuple[str, ...] = (), label: str = ""):
+    def __init__(
+        self,
+        kind: str,
+        what: str,
+        fields: tuple[str, ...] = (),
+        label: str = "",
+        before: Mapping[str, object] | None = None,
+        after: Mapping[str, object] | None = None,
+    ):
         self.kind, self.what, self.fields, self.label = kind, what, fields, label
+        self.before, self.after = dict(before or {}), dict(after or {})
 
     def as_dict(self) -> ChangeRecord:
         return {
@@ -34,13 +49,38 @@ class Change:
             "what": self.what,
             "fields": list(self.fields),
             "label": self.label,
+            "before": self.before,
+            "after": self.after,
         }
+
+    def detail(self) -> list[str]:
+        """What the change holds, indented under its line: `field: old -> new` (a text of
+        several lines as its changed lines), an added item's fields; nothing for a removal."""
+        lines = []
+        for key, new in self.after.items():
+            if new in (None, "", [], {}) and key not in self.before:
+                continue
+            old = self.before.get(key)
+            if isinstance(new, str) and "\n" in new + (old if isinstance(old, str) else ""):
+                was = old.splitlines() if isinstance(old, str) else []
+                body = difflib.unified_diff(was, new.splitlines(), lineterm="", n=0)
+                text = [f"      {t}" for t in body if not t.startswith(("---", "+++", "@@"))]
+                lines += [f"    {key}:", *text]
+            elif key in self.before:
+                lines.append(f"    {key}: {_value(old)} -> {_value(new)}")
+            else:
+                lines.append(f"    {key}: {_value(new)}")
+        return lines
 
     def line(self) -> str:
         mark = {"added": "+", "removed": "-", "changed": "~", "superseded": "^"}[self.kind]
         detail = f" ({', '.join(self.fields)})" if self.fields else ""
         label = f" {self.label}" if self.label else ""
         return f"{mark} {self.what}{label}{detail}"
+
+
+def _value(value: object) -> str:
+    return repr(value) if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 def _items(plan: Plan) -> dict[str, Mapping[str, object]]:
@@ -86,15 +126,20 @@ def diff(old: Plan, new: Plan) -> list[Change]:
     before, after = _items(old), _items(new)
     for item_id, item in after.items():
         if item_id not in before:
-            changes.append(Change("added", item_id, label=_label(item)))
+            whole = {k: v for k, v in item.items() if k != "id"}
+            changes.append(Change("added", item_id, label=_label(item), after=whole))
             continue
         was = before[item_id]
         fields = tuple(k for k in item if item.get(k) != was.get(k))
         if "superseded_by" in fields and item["superseded_by"]:
-            changes.append(Change("superseded", item_id, label=f"by {item['superseded_by']}"))
+            why = {"superseded_reason": item.get("superseded_reason")}
+            label = f"by {item['superseded_by']}"
+            changes.append(Change("superseded", item_id, label=label, after=why))
             fields = tuple(f for f in fields if f not in ("superseded_by", "superseded_reason"))
         if fields:
-            changes.append(Change("changed", item_id, fields, _label(item)))
+            changes.append(
+                Change("changed", item_id, fields, _label(item), *_sides(was, item, fields))
+            )
     changes += [Change("removed", i, label=_label(before[i])) for i in before if i not in after]
     sections: tuple[tuple[str, Mapping[str, object], Mapping[str, object]], ...] = (
         ("overview", old["overview"], new["overview"]),
@@ -103,7 +148,28 @@ def diff(old: Plan, new: Plan) -> list[Change]:
     for section, was_in, now_in in sections:
         fields = tuple(k for k in now_in if now_in[k] != was_in.get(k))
         if fields:
-            changes.append(Change("changed", section, fields))
+            changes.append(Change("changed", section, fields, "", *_sides(was_in, now_in, fields)))
     if new["frozen_at"] != old["frozen_at"]:
         changes.append(Change("changed", "frozen_at", label=str(new["frozen_at"])))
     return changes
+
+
+def stale_overview(before: Plan, now: Plan) -> list[str]:
+    """The decisions and choices added, changed, superseded or removed from `before` to `now`
+    while the overview stayed as it was ([] once the overview changed too)."""
+    if now["overview"] == before["overview"]:
+        ids = {
+            i["id"]
+            for plan in (before, now)
+            for group in ("decision_log", "choices")
+            for i in plan["planning_context"][group]
+        }
+        return [c.what for c in diff(before, now) if c.what in ids]
+    return []
+
+
+def _sides(
+    was: Mapping[str, object], now: Mapping[str, object], fields: tuple[str, ...]
+) -> tuple[dict[str, object], dict[str, object]]:
+    """The fields' values before and after."""
+    return {f: was.get(f) for f in fields}, {f: now.get(f) for f in fields}

@@ -220,8 +220,12 @@ def test_history_diff_and_log_tell_what_changed(plan: Plan, tmp_path: Path) -> N
     history = plan.json("history")
     assert [h["rev"] for h in history] == [f"r{n}" for n in range(1, len(history) + 1)]
     assert history[-1]["command"] == "decision supersede"
-    assert "^ DL-001 by DL-002" in plan("diff").stdout
+    assert "^ DL-001 by DL-002\n    superseded_reason: 'templates'" in plan("diff").stdout
+    text = plan("diff", "r1").stdout  # the content, not only the ids
+    assert "+ DL-002 'Use a template'\n    decision: 'Use a template'\n" in text
     changes = plan.json("diff", "r1")
+    added = next(c for c in changes if c["what"] == "DL-002")
+    assert added["after"]["reasoning_chain"] == "later" and added["before"] == {}
     kinds = {(c["kind"], c["what"]) for c in changes}
     assert {("added", "M-001"), ("added", "CC-001"), ("added", "DL-002")} <= kinds
     assert ("changed", "overview") in kinds

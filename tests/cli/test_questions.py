@@ -125,8 +125,9 @@ def test_answers_are_normalised(
     "args, message",
     [
         (["Q-001", "maybe"], "answer yes or no"),
-        (["Q-001"], "give the answer TEXT or --skip"),
-        (["Q-001", "yes", "--skip"], "not both"),
+        (["Q-001"], "give the answer TEXT, --skip or --assume: one of them"),
+        (["Q-001", "yes", "--skip"], "one of them"),
+        (["Q-001", "yes", "--assume"], "one of them"),
         (["Q-009", "yes"], "no question Q-009"),
         (["Q-001", "  "], "the answer is empty"),
     ],
@@ -142,6 +143,31 @@ def test_plan_ask_without_a_terminal_explains_how_to_answer(plan: Plan) -> None:
     done = plan("ask", code=3)  # stdin is a pipe here: nothing asked, and the agent can tell
     assert "no terminal here" in done.stderr and "plan question answer Q-n" in done.stderr
     assert "Q-001 Wave too?" in done.stderr and done.stdout == ""
+    assert "nobody to answer: plan question answer Q-n --assume" in done.stderr
+
+
+def test_assume_records_the_recommended_option_as_an_assumption(
+    plan: Plan, session_dir: Path
+) -> None:
+    """Nobody can answer (a headless run): the recommended option, marked assumed, with its
+    line in the context's assumptions, as non-interactive mode records it."""
+    payload = [question(kind="choice", options=["inline", "module"], recommended=2),
+               question(text="Say why?", kind="text")]  # fmt: skip
+    plan("question", "import", "-", input=json.dumps(payload))
+    plan("question", "answer", "Q-001", "--assume")
+    plan(
+        "apply",
+        "-",
+        input=json.dumps([{"op": "question answer", "args": {"id": "Q-002", "assume": True}}]),
+    )
+    q1, q2 = json.loads(plan("question", "list", "--json").stdout)
+    assert (q1["answer"], q1["assumed"], q1["skipped"]) == ("module", True, False)
+    assert (q2["answer"], q2["assumed"], q2["skipped"]) == (None, True, True)  # none recommended
+    assumptions = json.loads((session_dir / "context.json").read_text())["assumptions"]
+    assert assumptions == [
+        "Q-001 Also wave?: assumed 'module' (nobody to answer)",
+        "Q-002 Say why?: no answer: nobody to answer",
+    ]
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from state.validation.diff import Change, diff
+from state.validation.diff import Change, diff, stale_overview
 from tests.state import builders as b
 
 Plan = dict[str, Any]
@@ -118,7 +118,33 @@ def test_a_changed_line_shows_label_and_fields() -> None:
         "what": "M-001",
         "fields": ["name", "risk"],
         "label": "'Renamed'",
+        "before": {"name": "Milestone 1", "risk": "low"},
+        "after": {"name": "Renamed", "risk": "high"},
     }
+    assert change.detail() == [
+        "    name: 'Milestone 1' -> 'Renamed'",
+        "    risk: 'low' -> 'high'",
+    ]
+
+
+def test_an_added_item_shows_its_fields_and_a_removed_one_only_its_id() -> None:
+    [added] = diff(old(), after(lambda p: ctx(p)["decision_log"].append(b.decision(4))))
+    assert added.after["decision"] == "Decision 4"
+    assert "id" not in added.after and added.before == {}
+    assert "    decision: 'Decision 4'" in added.detail()
+    assert not [t for t in added.detail() if t.startswith("    superseded_by")]  # empty: left out
+    [removed] = diff(old(), after(lambda p: p["milestones"].pop()))
+    assert removed.detail() == [] and removed.as_dict()["after"] == {}
+
+
+def test_a_text_of_several_lines_shows_its_changed_lines() -> None:
+    text = "first\nsecond\nthird"
+    before = after(lambda p: p["overview"].update(approach=text))
+    [change] = diff(
+        before,
+        after(lambda p: p["overview"].update(approach=text.replace("second", "2nd")), before),
+    )
+    assert change.detail() == ["    approach:", "      -second", "      +2nd"]
 
 
 def test_an_intent_added_to_a_milestone_does_not_change_the_milestone() -> None:
@@ -216,3 +242,13 @@ def test_changes_come_in_a_stable_order() -> None:
     ]
     assert diff(old(), after(edit)) is not changes  # a fresh list each time
     assert [c.as_dict() for c in diff(old(), after(edit))] == [c.as_dict() for c in changes]
+
+
+def test_stale_overview_names_decisions_and_choices_changed_while_the_overview_was_not() -> None:
+    changed = after(lambda p: ctx(p)["decision_log"].append(b.decision(4)))
+    assert stale_overview(old(), changed) == ["DL-004"]
+    picked = after(lambda p: ctx(p)["choices"][0].update(rationale="the person's"))
+    assert stale_overview(old(), picked) == ["D-001"]
+    both = after(lambda p: p["overview"].update(approach="another"), changed)
+    assert stale_overview(old(), both) == []  # the overview was set too
+    assert stale_overview(old(), after(lambda p: m1(p).update(name="N"))) == []

@@ -225,6 +225,11 @@ def test_the_summary_stays_short_for_a_hundred_documents(project: Path) -> None:
     assert lines[3].startswith("Read first: SECURITY.md (auth, security), ARCHITECTURE.md (api)")
 
 
+def test_the_summary_leaves_out_change_types_when_none_is_detected(project: Path) -> None:
+    summary = scan(str(project), None, "tidy up")["summary"]
+    assert "Change types" not in summary and summary.startswith("Documents (")
+
+
 def test_plan_context_scan_stores_the_scan_in_context_json(
     project: Path, session_dir: Path
 ) -> None:

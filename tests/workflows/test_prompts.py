@@ -96,7 +96,11 @@ def test_what_the_agent_reads(project: Path) -> None:
     assert "nobody writes a diff by hand" in docs.text and "plan render --full" in docs.text
     assert "--diff" not in fix.text and "--diff" not in docs.text
     discovery = next(o for o in w.outputs if o.header.startswith("PLANNER 2/11"))
-    assert '"recommended" is the option\'s label or its number, counting from 1' in discovery.text
+    assert "the option's label or number (from 1)" in discovery.text
+    # the person away: assume on record, do not wait (an LLM agent did not know which)
+    assert "nobody to answer in this run: --assume (the recommended option; do not wait)" in (
+        discovery.text
+    )
     for header in ("PLANNER 2/11", "PLANNER 6/11"):  # discovery, and the worktree's step: once
         first = next(o for o in w.outputs if o.header.startswith(header))
         assert first.text.count("Scratch files go in STATE_DIR/scratch/") == 1, header

@@ -128,3 +128,29 @@ def test_a_rejection_shows_its_words_whole_and_the_unchanged_answers_in_one_line
     agent.plan("question", "answer", "Q-001", "the user")  # the answers change: whole again
     again = agent.step(line)
     assert "Q-001 Who says it? -> the user" in again.text and "credit ann" in again.text
+
+
+def test_a_decision_changed_in_the_rework_says_the_overview_is_as_rejected(project: Path) -> None:
+    agent, _ = to_review(project)
+    agent.plan("review", "reject", "--comment", "DL-001: say why")
+    said = agent.plan("decision", "set", "DL-001", "--reasoning", "Same shape as greet()").stderr
+    assert "DL-001 changed since review round 1, the overview did not" in said, said
+    assert "plan overview set --approach A" in said
+    agent.plan("overview", "set", "--approach", "farewell() beside greet(), same shape")
+    said = agent.plan("decision", "set", "DL-001", "--reasoning", "As greet() is").stderr
+    assert "the overview did not" not in said  # set since the rejection: nothing to say
+    said = agent.plan("milestone", "set", "M-001", "--name", "Farewell, again").stderr
+    assert "overview" not in said  # no decision or choice changed
+
+
+def test_validate_warns_of_an_overview_older_than_the_decisions_after_a_rejection(
+    project: Path,
+) -> None:
+    agent, _ = to_review(project)
+    agent.plan("review", "reject", "--feedback", "say why")
+    assert "stale-overview" not in agent.plan("validate", "--format", "github").stdout
+    agent.plan("decision", "add", "--decision", "Also wave()", "--reasoning", "asked for")
+    warned = agent.plan("validate").stdout
+    assert "warning" in warned and "the overview did not" in warned, warned
+    agent.plan("overview", "set", "--title", "Farewell and wave")
+    assert "overview" not in agent.plan("validate").stdout
