@@ -32,6 +32,7 @@ _TYPES: dict[str, Callable[[Any], bool]] = {
 _compiled: dict[str, Check] = {}
 _members: dict[tuple[str, str], Check] = {}
 _schemas: dict[str, dict[str, Any]] = {}
+_prints: dict[str, str] = {}
 _filled = [0]  # defaults filled so far: a check that filled one tells its caller to re-encode
 
 
@@ -40,6 +41,16 @@ def load_schema(name: str) -> dict[str, Any]:
         with open(os.path.join(SCHEMA_DIR, f"{name}.json"), "rb") as f:
             _schemas[name] = json.loads(f.read())
     return _schemas[name]
+
+
+def fingerprint(name: str) -> str:
+    """The sha256 of schema `name` and of this checker: what a document was checked against."""
+    if name not in _prints:
+        import hashlib
+
+        with open(os.path.join(SCHEMA_DIR, f"{name}.json"), "rb") as f, open(__file__, "rb") as g:
+            _prints[name] = hashlib.sha256(f.read() + g.read()).hexdigest()
+    return _prints[name]
 
 
 def format_path(path: list[str | int]) -> str:

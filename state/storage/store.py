@@ -32,6 +32,7 @@ from state.storage.history import (
     read_revision,
     revision_file,
     revision_numbers,
+    sha256,
 )
 from state.storage.ids import Identified, format_id, highest
 from state.storage.lock import locked
@@ -53,6 +54,9 @@ if TYPE_CHECKING:
 
 LOCK_FILE = ".lock"
 AUDIT_FILE = "audit.jsonl"
+# Lines "<file> <sha256 of its bytes> <schema.fingerprint>": the large documents as the commit
+# that wrote them checked them (docs/design.md, "Document encoding").
+CHECKED = ".checked"
 
 
 def file_name(name: str) -> str:
@@ -222,12 +226,30 @@ def parse(path: str, schema_name: str, raw: bytes) -> Document:
         raise DamagedFile(f"{path}: not valid JSON ({where}); damaged, left as it is") from None
     except RecursionError:
         raise DamagedFile(f"{path}: JSON nested too deeply; damaged, left as it is") from None
-    problems = schema.check(schema_name, doc)
+    # Bytes a commit wrote after checking them against this very schema are not walked again.
+    trusted = len(raw) > INDENT_UP_TO and checked_line(path, schema_name, raw) in _checked(
+        os.path.dirname(path)
+    )
+    problems = [] if trusted else schema.check(schema_name, doc)
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise DamagedFile(f"{path}: {problems[0]}{more}; damaged, left as it is")
     checked: Document = doc  # the schema `schema_name` says which document it is
     return checked
+
+
+def checked_line(path: str, schema_name: str, data: bytes) -> bytes:
+    sha = sha256(data)
+    return f"{os.path.basename(path)} {sha} {schema.fingerprint(schema_name)}".encode()
+
+
+def _checked(directory: str) -> list[bytes]:
+    """The lines of CHECKED in `directory` (none when it cannot be read: walk the document)."""
+    try:
+        with open(os.path.join(directory, CHECKED), "rb") as f:
+            return f.read().splitlines()
+    except OSError:
+        return []
 
 
 @overload
@@ -513,6 +535,7 @@ class DocumentTransaction(DocumentReader):
             return
         self._check(changed)
         files = {file_name(n): d for n, d in changed.items()}
+        self._record_checked(files, {n: e for n, e in encoded.items() if n in changed})
         record: dict[str, object] = {"command": self.command, "files": sorted(changed)}
         if self.created:
             record["ids"] = self.created
@@ -549,6 +572,20 @@ class DocumentTransaction(DocumentReader):
         line = {"ts": clock.now(), "event": "mutation", **record, **self.audit_fields}
         journal.commit(self.store.dir, files, AUDIT_FILE, line, self.project)
         self._committed(changed)
+
+    def _record_checked(self, files: dict[str, bytes], written: dict[str, Encoded]) -> None:
+        """CHECKED, when it changes: a line for each large document this commit checked and
+        writes, the lines of the others kept (the next read trusts them and skips the walk)."""
+        before = _checked(self.store.dir)
+        names = {file_name(n).encode() for n in written}
+        lines = [line for line in before if line.split(b" ")[0] not in names]
+        lines += [
+            checked_line(self.store.path(n), schema_name(n), e.data)
+            for n, e in written.items()
+            if e.pieces
+        ]
+        if lines != before:
+            files[CHECKED] = b"".join(line + b"\n" for line in lines)
 
     def _prepare(self) -> None:
         """Before a commit that edits documents: what the layers above keep true (none here)."""

@@ -279,3 +279,34 @@ def test_an_invalid_change_to_a_large_plan_is_refused_as_a_small_ones(large: Sto
     lines = [f.line() for f in caught.value.findings]
     assert any("plan.json:planning_context.decision_log[1].id" in line for line in lines), lines
     assert Path(large.path("plan")).read_bytes() == before
+
+
+def test_a_large_document_is_walked_at_a_read_unless_a_commit_checked_these_bytes(
+    large: Store,
+) -> None:
+    """.checked names the bytes a commit checked, with the schema's fingerprint: a read walks
+    anything else (an edit by hand, another schema) and refuses it as before."""
+    written = add_decision(large, 1)
+    checked = Path(large.dir, store_module.CHECKED)
+    assert (
+        checked.read_bytes()
+        == store_module.checked_line(large.path("plan"), "plan", written) + b"\n"
+    )
+    plan = json.loads(written)
+    plan["planning_context"]["decision_log"][0]["id"] = 7  # by hand: invalid
+    bad = dumps(plan)
+    Path(large.path("plan")).write_bytes(bad)
+    with pytest.raises(DamagedFile, match=r"decision_log\[0\]\.id"):
+        large.read("plan")
+    checked.write_bytes(
+        store_module.checked_line(large.path("plan"), "plan", bad).replace(b" ", b" 0", 2) + b"\n"
+    )  # these bytes, but another schema's fingerprint
+    with pytest.raises(DamagedFile, match=r"decision_log\[0\]\.id"):
+        large.read("plan")
+    checked.write_bytes(store_module.checked_line(large.path("plan"), "plan", bad) + b"\n")
+    assert large.read("plan")["planning_context"]["decision_log"][0]["id"] == 7  # trusted
+    Path(large.path("plan")).write_bytes(written)  # put back: walked, valid
+    after = add_decision(large, 2)  # the commit records its bytes in place of the line
+    assert (
+        checked.read_bytes() == store_module.checked_line(large.path("plan"), "plan", after) + b"\n"
+    )
