@@ -34,6 +34,12 @@ def diff(old: Any, new: Any) -> list[Any] | None:
     return ["=", new]
 
 
+def members(old: dict[str, Any], new: Any) -> list[Any]:
+    """diff() of a dict and `new`, the same keys in the same order, which differ only in the
+    members `old` holds (as JSON: each op is a change)."""
+    return ["{", {k: diff(v, new[k]) or ["=", new[k]] for k, v in old.items()}, []]
+
+
 def _diff_dict(old: dict[str, Any], new: dict[str, Any]) -> list[Any]:
     kept = [k for k in old if k in new]
     added = [k for k in new if k not in old]

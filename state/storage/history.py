@@ -125,11 +125,18 @@ def sha256(data: bytes) -> str:
 
 
 def revision_file(
-    state_dir: str, rev: str, before: bytes | None, after: bytes, doc: Plan
+    state_dir: str,
+    rev: str,
+    before: bytes | None,
+    after: bytes,
+    doc: Plan,
+    old: dict[str, Any] | None = None,
 ) -> tuple[str, bytes]:
     """The file name and bytes that store revision `rev` of the plan, whose bytes are `after`
     (`doc` parsed) and were `before` when the command read it: a delta against the previous
-    revision when the plan is large and that revision is `before`, else the whole plan."""
+    revision when the plan is large and that revision is `before`, else the whole plan.
+    `old`: the top-level members in which `before` differs from `after`, as `before` has them
+    (state/storage/store.py Encoded), so that `before` need not be parsed again."""
     whole = (f"{rev}.json", after)
     if before is None or len(after) < SNAPSHOT_MIN:
         return whole
@@ -150,7 +157,7 @@ def revision_file(
         "base": f"r{number}",
         "base_sha256": base,
         "sha256": sha256(after),
-        "op": delta.diff(json.loads(before), doc),
+        "op": delta.diff(json.loads(before), doc) if old is None else delta.members(old, doc),
     }
     return f"{rev}.delta.json", json.dumps(record, ensure_ascii=False).encode()
 

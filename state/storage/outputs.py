@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 
 from state.errors import Refused, UsageError
-from state.storage.store import write_atomic
+from state.storage.store import CHECKED, write_atomic
 from state.vocab import APPROVED, ENDED
 
 TYPE_CHECKING = False
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 STATE_NAMES = frozenset(
     {"session.json", "plan.json", "context.json", "execution.json", "reconcile.json"}
-    | {"audit.jsonl", ".lock", ".journal", "history"}
+    | {"audit.jsonl", ".lock", ".journal", "history", CHECKED}
 )
 
 

@@ -12,7 +12,7 @@ import re
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
     from typing import Any
 
     # (value, path, problems) -> value, defaults filled
@@ -30,7 +30,10 @@ _TYPES: dict[str, Callable[[Any], bool]] = {
     "null": lambda v: v is None,
 }
 _compiled: dict[str, Check] = {}
+_members: dict[tuple[str, str], Check] = {}
 _schemas: dict[str, dict[str, Any]] = {}
+_prints: dict[str, str] = {}
+_filled = [0]  # defaults filled so far: a check that filled one tells its caller to re-encode
 
 
 def load_schema(name: str) -> dict[str, Any]:
@@ -38,6 +41,22 @@ def load_schema(name: str) -> dict[str, Any]:
         with open(os.path.join(SCHEMA_DIR, f"{name}.json"), "rb") as f:
             _schemas[name] = json.loads(f.read())
     return _schemas[name]
+
+
+def fingerprint(name: str) -> str:
+    """The sha256 of schema `name` and of this checker: what a document was checked against."""
+    if name not in _prints:
+        import hashlib
+
+        try:
+            with (
+                open(os.path.join(SCHEMA_DIR, f"{name}.json"), "rb") as f,
+                open(__file__, "rb") as g,
+            ):
+                _prints[name] = hashlib.sha256(f.read() + g.read()).hexdigest()
+        except OSError:  # no source to hash (a bytecode-only install): one no file matches
+            _prints[name] = os.urandom(32).hex()
+    return _prints[name]
 
 
 def format_path(path: list[str | int]) -> str:
@@ -56,12 +75,31 @@ def type_name(value: Any) -> str:
 
 def check(name: str, doc: Any) -> list[str]:
     """Problems of `doc` against schema `name` as "path: message"; fills missing defaults."""
-    if name not in _compiled:
-        schema = load_schema(name)
-        _compiled[name] = _Compiler(schema.get("$defs", {})).compile(schema)
+    return check_filled(name, doc)[0]
+
+
+def check_filled(name: str, doc: Any, keys: Iterable[str] | None = None) -> tuple[list[str], bool]:
+    """check(), and whether it filled a default. With `keys`: only those top-level members of
+    `doc` (an object whose other members are known valid), with the same messages."""
+    schema = load_schema(name)
+    if keys is not None and not set(keys) <= schema.get("properties", {}).keys():
+        keys = None  # a member the schema does not name: the whole check says so
+    checks: list[tuple[Check, Any, list[str | int]]]
+    if keys is None:
+        if name not in _compiled:
+            _compiled[name] = _Compiler(schema.get("$defs", {})).compile(schema)
+        checks = [(_compiled[name], doc, [])]
+    else:
+        for key in keys:
+            if (name, key) not in _members:
+                compiler = _Compiler(schema.get("$defs", {}))
+                _members[name, key] = compiler.compile(schema["properties"][key])
+        checks = [(_members[name, key], doc[key], [key]) for key in keys]
     problems: list[str] = []
-    _compiled[name](doc, [], problems)
-    return problems
+    before = _filled[0]
+    for one, value, path in checks:
+        one(value, path, problems)
+    return problems, _filled[0] != before
 
 
 def defaults(name: str, definition: str | None = None) -> dict[str, Any]:
@@ -234,6 +272,7 @@ class _Compiler:
                 for key, default in fill.items():
                     if key not in value:
                         value[key] = _copy(default)
+                        _filled[0] += 1
             for key, element in value.items():
                 kind = quick.get(key)
                 if kind is _STRINGS:

@@ -32,6 +32,7 @@ from state.storage.history import (
     read_revision,
     revision_file,
     revision_numbers,
+    sha256,
 )
 from state.storage.ids import Identified, format_id, highest
 from state.storage.lock import locked
@@ -53,6 +54,9 @@ if TYPE_CHECKING:
 
 LOCK_FILE = ".lock"
 AUDIT_FILE = "audit.jsonl"
+# Lines "<file> <sha256 of its bytes> <schema.fingerprint>": the large documents as the commit
+# that wrote them checked them (docs/design.md, "Document encoding").
+CHECKED = ".checked"
 
 
 def file_name(name: str) -> str:
@@ -82,8 +86,8 @@ def schema_name(name: str) -> str:
 
 
 # A document at most this large is written indented, for reading and for its diff; a larger one
-# compact: json's indented encoder is pure Python, ~4x the C one's time on a 3 MB plan, which
-# every mutation of it paid twice (docs/design.md, "Document encoding").
+# compact: json's indented encoder is pure Python, ~4x the C one's time on a 3 MB plan
+# (docs/design.md, "Document encoding").
 INDENT_UP_TO = 256 * 1024
 
 
@@ -91,6 +95,10 @@ def dumps(doc: Any) -> bytes:
     text = json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n"
     if len(text) <= INDENT_UP_TO:
         text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    return _utf8(text)
+
+
+def _utf8(text: str) -> bytes:
     try:
         return text.encode()
     except UnicodeEncodeError as e:  # a lone surrogate that came through an argument
@@ -98,6 +106,72 @@ def dumps(doc: Any) -> bytes:
             f"not valid Unicode: {text[max(0, e.start - 20) : e.start]!r} is followed by a "
             "lone surrogate; nothing was written"
         ) from None
+
+
+def _member(key: str, value: Any) -> str:
+    compact = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return f"{json.dumps(key, ensure_ascii=False)}:{compact}"
+
+
+class Encoded:
+    """A document's bytes as `dumps` writes them, encoded once, member by member when it is
+    large, and, when `raw` (its bytes as read, compact) differs from them in some top-level
+    members only, those members' values in `raw` (`old`): the commit checks, and history's
+    delta diffs, only those (docs/design.md, "Document encoding")."""
+
+    def __init__(self, doc: Any, raw: bytes | None):
+        self.doc = doc
+        self.old: dict[str, Any] | None = None  # None: compare the whole documents
+        self.pieces: dict[str, bytes] = {}
+        self._encode(doc.keys() if isinstance(doc, dict) else ())
+        if self.pieces and raw is not None and raw != self.data:
+            self.old = _changed_members(raw, self.pieces)
+
+    def _encode(self, keys: Iterable[str]) -> None:
+        """(Re-)encode these members; the whole document when it is small or not an object."""
+        texts = {k: _member(k, self.doc[k]) for k in keys}
+        if self.old is None and sum(map(len, texts.values())) + len(texts) + 2 <= INDENT_UP_TO:
+            self.pieces = {}  # as dumps: small, so indented
+            self.data = dumps(self.doc)
+            return
+        kept = self.pieces if self.old is not None else {}  # else every member is in texts
+        self.pieces = {**kept, **{k: _utf8(t) for k, t in texts.items()}}
+        self.data = b"{" + b",".join(self.pieces.values()) + b"}\n"
+
+    def check(self, schema_name: str) -> list[str]:
+        """The schema's problems of what changed; defaults it filled are encoded in."""
+        problems, filled = schema.check_filled(schema_name, self.doc, self.old)
+        if filled:
+            self._encode(self.doc.keys() if self.old is None else self.old)
+        return problems
+
+
+def _changed_members(raw: bytes, pieces: dict[str, bytes]) -> dict[str, Any] | None:
+    """The members of the object in `raw` whose bytes differ from `pieces` (the new document's,
+    by key, in order), as `raw` has them; None when `raw` is not those members with only some
+    values changed (keys added, removed or moved, other spacing, damage): compare wholly."""
+    keys, parts = list(pieces), list(pieces.values())
+    if raw[:1] != b"{" or raw[-2:] != b"}\n":
+        return None
+    first, start = 0, 1  # the members equal from the front: raw[1:start - 1]
+    while first < len(parts) and raw.startswith(parts[first] + b",", start):
+        start += len(parts[first]) + 1
+        first += 1
+    last, end = len(parts), len(raw) - 2  # from the back: raw[end + 1:-2]
+    while last > first and end - len(parts[last - 1]) > start:
+        cut = end - len(parts[last - 1])
+        if raw[cut - 1 : cut] != b"," or not raw.startswith(parts[last - 1], cut):
+            break
+        end = cut - 1
+        last -= 1
+    try:  # what lies between: those members, or not this shape after all
+        old = json.loads(b"{" + raw[start:end] + b"}")
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(old, dict) or list(old) != keys[first:last]:
+        return None
+    changed = {k: v for k, v in old.items() if _utf8(_member(k, v)) != pieces[k]}
+    return changed or None
 
 
 def write_atomic(path: str, data: bytes) -> None:
@@ -152,12 +226,30 @@ def parse(path: str, schema_name: str, raw: bytes) -> Document:
         raise DamagedFile(f"{path}: not valid JSON ({where}); damaged, left as it is") from None
     except RecursionError:
         raise DamagedFile(f"{path}: JSON nested too deeply; damaged, left as it is") from None
-    problems = schema.check(schema_name, doc)
+    # Bytes a commit wrote after checking them against this very schema are not walked again.
+    trusted = len(raw) > INDENT_UP_TO and checked_line(path, schema_name, raw) in _checked(
+        os.path.dirname(path)
+    )
+    problems = [] if trusted else schema.check(schema_name, doc)
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise DamagedFile(f"{path}: {problems[0]}{more}; damaged, left as it is")
     checked: Document = doc  # the schema `schema_name` says which document it is
     return checked
+
+
+def checked_line(path: str, schema_name: str, data: bytes) -> bytes:
+    sha = sha256(data)
+    return f"{os.path.basename(path)} {sha} {schema.fingerprint(schema_name)}".encode()
+
+
+def _checked(directory: str) -> list[bytes]:
+    """The lines of CHECKED in `directory` (none when it cannot be read: walk the document)."""
+    try:
+        with open(os.path.join(directory, CHECKED), "rb") as f:
+            return f.read().splitlines()
+    except OSError:
+        return []
 
 
 @overload
@@ -300,6 +392,7 @@ class DocumentTransaction(DocumentReader):
         self.last_ids: dict[tuple[str, str], int] = {}
         self.files: dict[str, bytes] = {}  # other files of the session written on commit
         self.project: tuple[str, dict[str, bytes | None]] | None = None  # project files, too
+        self.problems: dict[str, list[str]] = {}  # the schema's, of each changed document
 
     def __enter__(self) -> Self:
         self.lock.__enter__()
@@ -425,27 +518,38 @@ class DocumentTransaction(DocumentReader):
     def commit(self) -> None:
         if self.edited:
             self._prepare()
-        changed = {
-            n: d for n in sorted(self.edited) if (d := dumps(self.docs[n])) != self.original.get(n)
+        encoded = {
+            n: e
+            for n in sorted(self.edited)
+            if (e := Encoded(self.docs[n], self.original.get(n))).data != self.original.get(n)
         }
+        changed = {n: e.data for n, e in encoded.items()}
         if changed:
+            self.problems = {n: e.check(schema_name(n)) for n, e in encoded.items()}
             self._validate(changed)
             # Validation filled in missing defaults: write the document as it will be read back.
-            changed = {n: d for n in changed if (d := dumps(self.docs[n])) != self.original.get(n)}
+            changed = {n: e.data for n, e in encoded.items() if e.data != self.original.get(n)}
         if self.revise and "plan" in self.docs and "plan" not in changed:
             changed["plan"] = dumps(self.docs["plan"])  # an edit made outside plan commands
         if not changed and not self.files and not self.project:
             return
         self._check(changed)
         files = {file_name(n): d for n, d in changed.items()}
+        self._record_checked(files, {n: e for n, e in encoded.items() if n in changed})
         record: dict[str, object] = {"command": self.command, "files": sorted(changed)}
         if self.created:
             record["ids"] = self.created
         if "plan" in changed:
             rev = next_revision(self.store.dir)
             record["rev"] = rev
+            old = encoded["plan"].old if "plan" in encoded else None
             name, data = revision_file(
-                self.store.dir, rev, self.original.get("plan"), changed["plan"], self.read("plan")
+                self.store.dir,
+                rev,
+                self.original.get("plan"),
+                changed["plan"],
+                self.read("plan"),
+                old,
             )
             files[os.path.join(HISTORY_DIR, name)] = data
             summary = ", ".join(self.created) if self.created else ""
@@ -469,6 +573,20 @@ class DocumentTransaction(DocumentReader):
         journal.commit(self.store.dir, files, AUDIT_FILE, line, self.project)
         self._committed(changed)
 
+    def _record_checked(self, files: dict[str, bytes], written: dict[str, Encoded]) -> None:
+        """CHECKED, when it changes: a line for each large document this commit checked and
+        writes, the lines of the others kept (the next read trusts them and skips the walk)."""
+        before = _checked(self.store.dir)
+        names = {file_name(n).encode() for n in written}
+        lines = [line for line in before if line.split(b" ")[0] not in names]
+        lines += [
+            checked_line(self.store.path(n), schema_name(n), e.data)
+            for n, e in written.items()
+            if e.pieces
+        ]
+        if lines != before:
+            files[CHECKED] = b"".join(line + b"\n" for line in lines)
+
     def _prepare(self) -> None:
         """Before a commit that edits documents: what the layers above keep true (none here)."""
 
@@ -487,10 +605,11 @@ class DocumentTransaction(DocumentReader):
             )
 
     def _findings(self, changed: dict[str, bytes]) -> list[Finding]:
-        """What the changed documents' schemas say of them (the rules add the plan's integrity)."""
+        """What the changed documents' schemas said of them at the commit (the rules add the
+        plan's integrity)."""
         findings: list[Finding] = []
         for name in changed:
-            for problem in schema.check(schema_name(name), self.docs[name]):
+            for problem in self.problems[name]:
                 path, _, message = problem.partition(": ")
                 findings.append(Finding(f"{file_name(name)}:{path}", message))
         return findings

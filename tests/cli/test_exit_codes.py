@@ -103,7 +103,7 @@ def test_render_output_stays_inside_the_session_while_planning(
     outside = tmp_path / "out.md"
     assert "inside the session" in plan("render", "-o", str(outside), code=4).stderr
     assert not outside.exists()
-    for name in ("plan.json", "session.json", "history/r1.json"):
+    for name in ("plan.json", "session.json", "history/r1.json", ".checked"):
         done = plan("render", "-o", str(session_dir / name), code=2)
         assert "state files" in done.stderr
     assert (session_dir / "plan.json").read_bytes() == before

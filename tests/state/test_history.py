@@ -13,9 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from state.errors import DamagedFile
+from state.errors import DamagedFile, PreconditionFailed
 from state.rules.session_store import Store
 from state.storage import delta, history
+from state.storage import store as store_module
 from state.storage.store import dumps
 from tests.conftest import Plan
 from tests.state import builders
@@ -211,3 +212,101 @@ def test_plan_history_and_diff_work_on_a_large_plan(
     restored = plan("history", "--show", "r2").stdout
     assert json.loads(restored)["milestones"][29]["name"] == "m29"
     assert new_id not in restored
+
+
+# --- a large plan's commit: encoded once, checked and diffed by member (issue 32) ------------
+
+tops = st.dictionaries(st.sampled_from("abcdef"), documents, min_size=1, max_size=6)
+
+
+@settings(max_examples=300, deadline=None)
+@given(tops, st.data())
+def test_a_large_document_is_encoded_as_dumps_and_its_changed_members_found(
+    old: dict[str, Any], data: st.DataObject
+) -> None:
+    """Compact as a large document is (INDENT_UP_TO 0): the bytes are dumps' bytes, and `old`
+    holds exactly the members whose bytes changed, as the file had them, or None when the
+    keys changed; their delta replays to the new bytes."""
+    new = json.loads(json.dumps(old))
+    for key in data.draw(st.lists(st.sampled_from(sorted(new)), max_size=3)):
+        new[key] = _edit(new[key], data.draw)
+    if data.draw(st.booleans()):
+        new = data.draw(st.one_of(st.just(new), tops))
+    saved, store_module.INDENT_UP_TO = store_module.INDENT_UP_TO, 0
+    try:
+        raw = dumps(old)
+        encoded = store_module.Encoded(new, raw)
+        assert encoded.data == dumps(new)
+    finally:
+        store_module.INDENT_UP_TO = saved
+    if list(old) != list(new):
+        assert encoded.old is None
+        return
+    compact = {k: json.dumps(v, separators=(",", ":")) for k, v in old.items()}
+    differ = {k for k, v in new.items() if json.dumps(v, separators=(",", ":")) != compact[k]}
+    if not differ:
+        assert encoded.old is None
+        return
+    assert encoded.old == {k: old[k] for k in old if k in differ}
+    assert list(encoded.old) == [k for k in old if k in differ]
+    replayed = delta.patch(json.loads(raw), json.loads(json.dumps(delta.members(encoded.old, new))))
+    assert json.dumps(replayed) == json.dumps(new)
+
+
+@pytest.fixture
+def large(store: Store, monkeypatch: pytest.MonkeyPatch) -> Store:
+    monkeypatch.setattr(store_module, "INDENT_UP_TO", 0)  # every document is "large"
+    return store
+
+
+def test_a_large_plan_commit_checks_diffs_and_fills_only_what_changed(large: Store) -> None:
+    written = {f"r{n}": add_decision(large, n) for n in range(1, 6)}
+    assert written["r5"].count(b"\n") == 1  # compact
+    # builders.decision leaves out defaults: the schema filled them in, and they were written
+    log = json.loads(written["r5"])["planning_context"]["decision_log"]
+    assert all(d["superseded_by"] is None for d in log)
+    for rev, data in written.items():
+        assert dumps(large.revision(rev)) == data, rev
+    record = json.loads(Path(large.dir, "history", "r3.delta.json").read_text())
+    assert list(record["op"][1]) == ["planning_context"]
+
+
+def test_an_invalid_change_to_a_large_plan_is_refused_as_a_small_ones(large: Store) -> None:
+    add_decision(large, 1)
+    before = Path(large.path("plan")).read_bytes()
+    with pytest.raises(PreconditionFailed) as caught, large.transaction("decision add") as tx:
+        tx.edit("plan")["planning_context"]["decision_log"].append(builders.decision(2, id=7))
+    lines = [f.line() for f in caught.value.findings]
+    assert any("plan.json:planning_context.decision_log[1].id" in line for line in lines), lines
+    assert Path(large.path("plan")).read_bytes() == before
+
+
+def test_a_large_document_is_walked_at_a_read_unless_a_commit_checked_these_bytes(
+    large: Store,
+) -> None:
+    """.checked names the bytes a commit checked, with the schema's fingerprint: a read walks
+    anything else (an edit by hand, another schema) and refuses it as before."""
+    written = add_decision(large, 1)
+    checked = Path(large.dir, store_module.CHECKED)
+    assert (
+        checked.read_bytes()
+        == store_module.checked_line(large.path("plan"), "plan", written) + b"\n"
+    )
+    plan = json.loads(written)
+    plan["planning_context"]["decision_log"][0]["id"] = 7  # by hand: invalid
+    bad = dumps(plan)
+    Path(large.path("plan")).write_bytes(bad)
+    with pytest.raises(DamagedFile, match=r"decision_log\[0\]\.id"):
+        large.read("plan")
+    checked.write_bytes(
+        store_module.checked_line(large.path("plan"), "plan", bad).replace(b" ", b" 0", 2) + b"\n"
+    )  # these bytes, but another schema's fingerprint
+    with pytest.raises(DamagedFile, match=r"decision_log\[0\]\.id"):
+        large.read("plan")
+    checked.write_bytes(store_module.checked_line(large.path("plan"), "plan", bad) + b"\n")
+    assert large.read("plan")["planning_context"]["decision_log"][0]["id"] == 7  # trusted
+    Path(large.path("plan")).write_bytes(written)  # put back: walked, valid
+    after = add_decision(large, 2)  # the commit records its bytes in place of the line
+    assert (
+        checked.read_bytes() == store_module.checked_line(large.path("plan"), "plan", after) + b"\n"
+    )
