@@ -162,7 +162,7 @@ class Operation(PlanCommand):
         changed = [] if tx.created else changed_ids(ctx, args)
         if not (tx.created or changed or tx.told):  # every change says what, in one line
             tell(f"plan {operation_name(ctx)}: recorded")
-        if self.runs_next and tx.next_argv and not ctx.params["as_json"]:
+        if self.runs_next and tx.next and not ctx.params["as_json"]:
             # the step engine loads here only: the one step the operation leads to runs in
             # the same call, as a gate prints the step it leads to
             from shared import engine
@@ -178,7 +178,7 @@ class Operation(PlanCommand):
                 return 0
         as_json = ctx.params["as_json"]
         ids = tx.created if as_json else unsaid(tx.created, tx.told)
-        emit_ids(ids, as_json, tx.next_argv, changed)
+        emit_ids(ids, as_json, tx.next, changed)
         return 0
 
     runs_next = False

@@ -13,12 +13,13 @@ from typing import TYPE_CHECKING
 
 from shared.kinds import Gate
 from shared.paths import open_session
-from shared.routing import Routing, RoutingJson, StepRef, command
+from shared.routing import Routing, RoutingJson, command
 from shared.status import current_routing
 from shared.words import answers_line, note_words, user_words, words_in_full, words_line
 from shared.workflow import Context, Flags, Kind, Step, Workflow
 from state import clock
 from state.errors import Finding, PreconditionFailed, Refused, UsageError
+from state.routes import StepRef
 from state.rules.lifecycle import transition
 from state.rules.session_store import Store, tampered
 from state.vocab import ENDED, EngineMode

@@ -5,9 +5,15 @@ Quoting matches shlex.quote (a test checks) without importing shlex or re on the
 
 from __future__ import annotations
 
-from typing import NamedTuple, TypedDict
+from typing import TypedDict
 
+from state.routes import StepRef, Target
 from state.status_view import shell_word
+from state.vocab import WorkflowName
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from state.storage.documents import RoutingRecord, StepRecord
 
 
 class RoutingJson(TypedDict, total=False):
@@ -42,27 +48,20 @@ def step_argv(workflow: str, step: int, state_dir: str, qr_status: str | None = 
     return [*argv, "--qr-status", qr_status] if qr_status else argv
 
 
-class StepRef(NamedTuple):
-    """A step a routing leads to, as the table names it: its workflow and step name, and the
-    options it runs with. Its command line is rendered only where it is printed or stored
-    (argv); `number` is the table's, looked up by name (shared/workflow.Context.to)."""
-
-    workflow: str
-    name: str
-    number: int
-    state_dir: str
-    qr_status: str | None = None
-
-    def argv(self) -> list[str]:
-        return step_argv(self.workflow, self.number, self.state_dir, self.qr_status)
-
-
-# Where a routing leads: a step, or another command (`plan review approve …`).
-Target = StepRef | list[str]
-
-
 def argv_of(target: Target) -> list[str]:
-    return target.argv() if isinstance(target, StepRef) else target
+    """A target's command line: rendered only where it is printed (docs/design.md, "Routes by
+    name")."""
+    if isinstance(target, StepRef):
+        return step_argv(target.workflow, target.number, target.state_dir, target.qr_status)
+    return target
+
+
+def record(target: Target | None) -> StepRecord | None:
+    """What session.json keeps of a target: a step as its StepRecord, another command none."""
+    if not isinstance(target, StepRef):
+        return None
+    workflow, number, status = WorkflowName(target.workflow), target.number, target.qr_status
+    return {"workflow": workflow, "name": target.name, "number": number, "qr_status": status}
 
 
 class Routing:
@@ -98,18 +97,20 @@ class Routing:
             f"IF FAIL: {command(argv_of(self.if_fail or []))}",
         ]
 
-    def as_record(self) -> dict[str, list[str]]:
-        """What session.json keeps, for `planner next`: each target as its command line."""
-        if self.done:
-            return {}
-        if self.next is not None:
-            return {"next": argv_of(self.next)}
-        return {"if_pass": argv_of(self.if_pass or []), "if_fail": argv_of(self.if_fail or [])}
+    def as_record(self) -> RoutingRecord:
+        """What session.json keeps: the steps it leads to, typed (state/storage/models.py)."""
+        return {
+            "next": record(self.next),
+            "if_pass": record(self.if_pass),
+            "if_fail": record(self.if_fail),
+        }
 
     def as_json(self) -> RoutingJson:
         if self.done:
             return {"done": True}
-        record = self.as_record()
-        if "next" in record:
-            return {"next": command(record["next"])}
-        return {"if_pass": command(record["if_pass"]), "if_fail": command(record["if_fail"])}
+        if self.next is not None:
+            return {"next": command(argv_of(self.next))}
+        return {
+            "if_pass": command(argv_of(self.if_pass or [])),
+            "if_fail": command(argv_of(self.if_fail or [])),
+        }

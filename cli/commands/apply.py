@@ -106,8 +106,9 @@ def apply_and_judge(
 
     if as_json:
         raise UsageError("plan apply: --verdict prints steps as text; drop --json")
-    argv = store.read("session").get("routing", {}).get(f"if_{verdict}") or []
-    if len(argv) < 3 or argv[1] != "--step" or not argv[2].isdigit():
+    routing = store.read("session")["routing"]
+    gate = routing["if_pass"] if verdict == "pass" else routing["if_fail"]
+    if gate is None:
         raise PreconditionFailed(
             "plan apply --verdict: the session is at no review (its routing has no IF PASS / "
             "IF FAIL step); nothing was written",
@@ -125,7 +126,9 @@ def apply_and_judge(
         done.append(tx)
 
     flags: Flags = {"state_dir": store.dir, "qr_status": verdict}
-    chain = engine.decide(workflow_named(argv[0]), int(argv[2]), flags, store, True, records)
+    chain = engine.decide(
+        workflow_named(gate["workflow"]), gate["number"], flags, store, True, records
+    )
     for line in done[0].told:  # the gate's lines say the rest
         tell(line)
     emit_ids(done[0].created, False)

@@ -12,16 +12,16 @@ import click
 from cli.base import TEXT, Operation, PlanGroup, QRPhase, dump, open_store, out
 from cli.comments import REVIEW_COMMENT
 from shared.config import duration
-from shared.routing import StepRef, argv_of, command
+from shared.routing import argv_of, command
 from state.errors import PlannerError, UsageError
 from state.ops import qr_ops, review_ops
-from state.routes import EXECUTE
+from state.routes import EXECUTE, StepRef
 from state.storage.store import report_name
 from state.vocab import ItemStatus, Severity, WorkflowName
 
 if TYPE_CHECKING:
-    from shared.routing import Target
     from shared.workflow import Flags
+    from state.routes import Target
     from state.rules.session_store import Store
 
 PHASE = click.option(

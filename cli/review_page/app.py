@@ -28,7 +28,7 @@ from cli import workflows
 from cli.review_page import view
 from shared import review_reads
 from shared.paths import open_session
-from shared.routing import command
+from shared.routing import argv_of, command
 from state.errors import PlannerError, UsageError
 from state.ops import result_ops, review_ops
 from state.ops.result_ops import StaleResult
@@ -250,9 +250,7 @@ def create_app(
         except PlannerError as e:
             status = 400 if isinstance(e, UsageError) else 409
             return JSONResponse({"error": page_words(e.message)}, status)
-        return JSONResponse(
-            {"next": command(tx.next_argv) if tx.next_argv else "", "told": tx.told}
-        )
+        return JSONResponse({"next": command(argv_of(tx.next)) if tx.next else "", "told": tx.told})
 
     async def signed(request: Request, what: str, act: str) -> tuple[str, str] | JSONResponse:
         """Who approves a plan or accepts a result, and the hash the page showed them."""

@@ -22,7 +22,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from state.routes import Route
+    from state.routes import Route, Target
     from state.storage.documents import Context, Plan, Question, Session
 
 PLANNING_FILES = frozenset({"plan", "context", "qr-plan-design", "qr-plan-code", "qr-plan-docs"})
@@ -119,8 +119,8 @@ class Transaction(DocumentTransaction):
 
     def _fresh(self) -> None:
         super()._fresh()
-        self.next_argv: list[str] | None = None  # the command to run next, if the op says
-        self.routed = False  # the op leads where the routing now says: settle() fills next_argv
+        self.next: Target | None = None  # the step or command to run next, if the op says
+        self.routed = False  # the op leads where the routing now says: settle() fills next
         self.told: list[str] = []  # lines for the person (stderr), e.g. "the session is cancelled"
 
     def tell(self, line: str) -> None:

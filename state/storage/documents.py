@@ -258,6 +258,19 @@ class QRReport(TypedDict):
     accepted: Acceptance | None
 
 
+class StepRecord(TypedDict):
+    workflow: WorkflowName
+    name: str | None
+    number: int
+    qr_status: Literal["pass", "fail"] | None
+
+
+class RoutingRecord(TypedDict):
+    next: StepRecord | None
+    if_pass: StepRecord | None
+    if_fail: StepRecord | None
+
+
 class Config(TypedDict):
     interactive: bool
     questions_min: int
@@ -274,7 +287,7 @@ class Config(TypedDict):
 class QRLoop(TypedDict):
     iteration: int
     state: LoopState
-    gate: list[str]
+    gate: StepRecord | None
 
 
 class ReviewComment(TypedDict):
@@ -351,7 +364,7 @@ class Session(TypedDict):
     step: int
     reached: dict[str, int]
     next_command: str | None
-    routing: dict[str, list[str]]
+    routing: RoutingRecord
     non_interactive: bool
     policy: str | None
     config: Config

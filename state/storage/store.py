@@ -11,7 +11,7 @@ import json
 import os
 from typing import overload
 
-from state import clock
+from state import clock, routes, vocab
 from state.errors import (
     DamagedFile,
     Finding,
@@ -152,6 +152,8 @@ def parse(path: str, schema_name: str, raw: bytes) -> Document:
         raise DamagedFile(f"{path}: not valid JSON ({where}); damaged, left as it is") from None
     except RecursionError:
         raise DamagedFile(f"{path}: JSON nested too deeply; damaged, left as it is") from None
+    if schema_name == vocab.Document.SESSION:
+        routes.upgrade(doc)  # routes an older planner stored as command lines
     problems = schema.check(schema_name, doc)
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
