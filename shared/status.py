@@ -110,8 +110,8 @@ def _underway(store: Store) -> list[str]:
 def settle(tx: Transaction) -> None:
     """Before a commit: resolve the routes an operation named (state/routes.py); refresh
     session.next_command from the routing of the step the session is at, as the commit leaves
-    it (and hand its target to an operation that asked for it, tx.routed); re-render plan.md when the
-    approval changed."""
+    it (and hand its target to an operation that asked for it, tx.routed); re-render plan.md
+    when the approval changed."""
     if not tx.edited & MOVES_THE_SESSION:
         return
     if tx.move_to is not None:  # an operation moved the session to a step it names
