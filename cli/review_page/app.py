@@ -64,7 +64,7 @@ PAGE_WORDS = (
         re.compile(r"the feedback, a comment or the draft is required"),
         "a comment or the overall feedback is required",
     ),
-    (re.compile(r"plan review reject --feedback TEXT"), "Request changes on this page"),
+    (re.compile(r"plan review reject\b"), "Request changes on this page"),
     (re.compile(r"^comment (\S+?):"), r"the comment on \1:"),
     (re.compile(r"^feedback\b"), "the overall feedback"),
     (re.compile(r"^comment\b"), "a comment"),
