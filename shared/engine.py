@@ -273,7 +273,6 @@ def arrive(ctx: Context, step_kind: Kind) -> Routing:
     reached[ctx.workflow.name] = max(reached.get(ctx.workflow.name, 0), ctx.step.number)
     session["workflow"] = ctx.workflow.name
     session["step"] = ctx.step.number
-    session["routing"] = routing.as_record()
     session["updated_at"] = clock.now()
     session["next_command"] = "\n".join(routing.lines())
     tx.note(step=ctx.step.name)
@@ -324,21 +323,17 @@ def render_step(
         "text": "",
     }
     header = f"{ctx.workflow.title} {step.number}/{ctx.workflow.total} {step.name}"
+    note = [routing.note] if routing.note else []
+    if routing.note:
+        record["note"] = routing.note
     if follows is not None:
         record["verdict"] = ctx.flags.get("qr_status")
-        if routing.note:
-            record["note"] = routing.note
-        note = [routing.note] if routing.note else []
         follow = [f"{follows[0]} step {follows[1]} follows (run here: do not run it again)."]
         record["text"] = "\n".join([header, prompt, *note, *(follow if then else []), "", ""])
         return record
     record = {**record, **routing.as_json()}
-    if routing.note:
-        record["note"] = routing.note
-    lines = [header, f"STATE_DIR={ctx.state_dir}", "", prompt, ""]
-    if routing.note:
-        lines.append(routing.note)
-    record["text"] = "\n".join(lines + routing.lines()) + "\n"
+    lines = [header, f"STATE_DIR={ctx.state_dir}", "", prompt, "", *note, *routing.lines()]
+    record["text"] = "\n".join(lines) + "\n"
     return record
 
 

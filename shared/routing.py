@@ -13,7 +13,9 @@ from state.vocab import WorkflowName
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from state.storage.documents import RoutingRecord, StepRecord
+    from collections.abc import Mapping
+
+    from state.storage.documents import StepRecord
 
 
 class RoutingJson(TypedDict, total=False):
@@ -43,23 +45,17 @@ def command(argv: list[str]) -> str:
     return " ".join(quote(word) for word in argv)
 
 
-def step_argv(workflow: str, step: int, state_dir: str, qr_status: str | None = None) -> list[str]:
-    argv = [workflow, "--step", str(step), "--state-dir", state_dir]
-    return [*argv, "--qr-status", qr_status] if qr_status else argv
-
-
 def argv_of(target: Target) -> list[str]:
     """A target's command line: rendered only where it is printed (docs/design.md, "Routes by
     name")."""
-    if isinstance(target, StepRef):
-        return step_argv(target.workflow, target.number, target.state_dir, target.qr_status)
-    return target
-
-
-def record(target: Target | None) -> StepRecord | None:
-    """What session.json keeps of a target: a step as its StepRecord, another command none."""
     if not isinstance(target, StepRef):
-        return None
+        return target
+    argv = [target.workflow, "--step", str(target.number), "--state-dir", target.state_dir]
+    return [*argv, "--qr-status", target.qr_status] if target.qr_status else argv
+
+
+def record(target: StepRef) -> StepRecord:
+    """What session.json keeps of a step (a QR loop's gate)."""
     workflow, number, status = WorkflowName(target.workflow), target.number, target.qr_status
     return {"workflow": workflow, "name": target.name, "number": number, "qr_status": status}
 
@@ -80,37 +76,18 @@ class Routing:
         self.next, self.if_pass, self.if_fail, self.done = next, if_pass, if_fail, done
         self.note = note  # one line shown above the routing (e.g. what was skipped)
 
-    def targets(self) -> list[Target]:
-        return [t for t in (self.next, self.if_pass, self.if_fail) if t is not None]
-
     def steps(self) -> list[StepRef]:
         """The steps it may lead to (not the other commands)."""
-        return [t for t in self.targets() if isinstance(t, StepRef)]
+        return [t for t in (self.next, self.if_pass, self.if_fail) if isinstance(t, StepRef)]
 
     def lines(self) -> list[str]:
-        if self.done:
-            return ["DONE"]
-        if self.next is not None:
-            return [f"NEXT: {command(argv_of(self.next))}"]
-        return [
-            f"IF PASS: {command(argv_of(self.if_pass or []))}",
-            f"IF FAIL: {command(argv_of(self.if_fail or []))}",
-        ]
-
-    def as_record(self) -> RoutingRecord:
-        """What session.json keeps: the steps it leads to, typed (state/storage/models.py)."""
-        return {
-            "next": record(self.next),
-            "if_pass": record(self.if_pass),
-            "if_fail": record(self.if_fail),
-        }
+        shown: Mapping[str, object] = {} if self.done else self.as_json()
+        return [f"{k.upper().replace('_', ' ')}: {v}" for k, v in shown.items()] or ["DONE"]
 
     def as_json(self) -> RoutingJson:
         if self.done:
             return {"done": True}
         if self.next is not None:
             return {"next": command(argv_of(self.next))}
-        return {
-            "if_pass": command(argv_of(self.if_pass or [])),
-            "if_fail": command(argv_of(self.if_fail or [])),
-        }
+        pass_, fail = (command(argv_of(t or [])) for t in (self.if_pass, self.if_fail))
+        return {"if_pass": pass_, "if_fail": fail}

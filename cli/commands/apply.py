@@ -27,6 +27,7 @@ from cli.base import (
 from cli.output import out, tell
 from hooks.human_acts import is_human_act, refusal
 from state.errors import Finding, PlannerError, PreconditionFailed, Refused, UsageError
+from state.routes import StepRef
 
 if TYPE_CHECKING:
     from shared.workflow import Flags
@@ -106,9 +107,11 @@ def apply_and_judge(
 
     if as_json:
         raise UsageError("plan apply: --verdict prints steps as text; drop --json")
-    routing = store.read("session")["routing"]
-    gate = routing["if_pass"] if verdict == "pass" else routing["if_fail"]
-    if gate is None:
+    from shared.status import current_routing
+
+    routing = current_routing(store, store.read("session"))
+    gate = routing.if_pass if verdict == "pass" else routing.if_fail
+    if not isinstance(gate, StepRef):
         raise PreconditionFailed(
             "plan apply --verdict: the session is at no review (its routing has no IF PASS / "
             "IF FAIL step); nothing was written",
@@ -126,9 +129,7 @@ def apply_and_judge(
         done.append(tx)
 
     flags: Flags = {"state_dir": store.dir, "qr_status": verdict}
-    chain = engine.decide(
-        workflow_named(gate["workflow"]), gate["number"], flags, store, True, records
-    )
+    chain = engine.decide(workflow_named(gate.workflow), gate.number, flags, store, True, records)
     for line in done[0].told:  # the gate's lines say the rest
         tell(line)
     emit_ids(done[0].created, False)

@@ -85,10 +85,7 @@ def wave_done(store: Store, milestone: str) -> None:
     """Run the step executor step 3 routes to once every milestone of `milestone`'s wave is
     done; a step that is not ready refuses before it writes, and its NEXT line stands."""
     session = store.read("session")
-    recorded = session["routing"]["next"]
-    if session["workflow"] != WorkflowName.EXECUTOR or recorded is None:
-        return
-    if recorded["workflow"] != WorkflowName.EXECUTOR:
+    if session["workflow"] != WorkflowName.EXECUTOR:
         return
     status = {m["id"]: m["status"] for m in store.read("execution")["milestones"]}
     waves = store.read("plan")["milestone_dependencies"]["waves"]

@@ -207,7 +207,6 @@ def new_session(
         "step": 1,
         "reached": {},
         "next_command": None,
-        "routing": {"next": None, "if_pass": None, "if_fail": None},
         "non_interactive": policy is not None,
         "policy": policy,
         "config": config,

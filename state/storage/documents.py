@@ -258,19 +258,6 @@ class QRReport(TypedDict):
     accepted: Acceptance | None
 
 
-class StepRecord(TypedDict):
-    workflow: WorkflowName
-    name: str | None
-    number: int
-    qr_status: Literal["pass", "fail"] | None
-
-
-class RoutingRecord(TypedDict):
-    next: StepRecord | None
-    if_pass: StepRecord | None
-    if_fail: StepRecord | None
-
-
 class Config(TypedDict):
     interactive: bool
     questions_min: int
@@ -282,6 +269,13 @@ class Config(TypedDict):
     depth: Literal["quick", "standard"]
     guard: Literal["standard", "strict"]
     commit: Literal["milestone", "none"]
+
+
+class StepRecord(TypedDict):
+    workflow: WorkflowName
+    name: str | None
+    number: int
+    qr_status: Literal["pass", "fail"] | None
 
 
 class QRLoop(TypedDict):
@@ -364,7 +358,6 @@ class Session(TypedDict):
     step: int
     reached: dict[str, int]
     next_command: str | None
-    routing: RoutingRecord
     non_interactive: bool
     policy: str | None
     config: Config

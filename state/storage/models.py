@@ -512,17 +512,6 @@ class StepRecord(Strict):
     """The verdict a gate step runs with."""
 
 
-class RoutingRecord(Strict):
-    """The steps the last routing leads to; another command (`plan review approve`) is None."""
-
-    next: StepRecord | None = None
-    """NEXT."""
-    if_pass: StepRecord | None = None
-    """IF PASS."""
-    if_fail: StepRecord | None = None
-    """IF FAIL."""
-
-
 class QRLoop(Strict):
     iteration: Annotated[int, Field(ge=1)] = 1
     """The loop's current iteration, from 1."""
@@ -667,8 +656,6 @@ class Session(Strict):
     """The furthest step reached, per workflow."""
     next_command: str | None = None
     """The command to run next."""
-    routing: RoutingRecord = RoutingRecord()
-    """Where the last routing leads, for `plan apply --verdict` and `plan exec done`."""
     non_interactive: bool = False
     """True when no user answers questions (fixed when the session is created)."""
     policy: str | None = None

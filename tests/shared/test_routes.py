@@ -10,7 +10,7 @@ import pathlib
 import pytest
 
 from cli import workflows
-from shared.routing import Routing, argv_of
+from shared.routing import Routing, argv_of, record
 from shared.workflow import register, step_ref, workflow_named
 from state import routes
 from state.errors import UsageError
@@ -60,7 +60,7 @@ def test_a_step_ref_becomes_a_command_line_only_when_printed() -> None:
         "IF FAIL: plan review reject",
     ]
     stored = {"workflow": "planner", "name": ref.name, "number": 5, "qr_status": "pass"}
-    assert routing.as_record() == {"next": None, "if_pass": stored, "if_fail": None}
+    assert record(ref) == stored  # a QR loop's gate in session.json
 
 
 def test_renumbering_a_table_keeps_the_route() -> None:
