@@ -15,7 +15,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from state.storage.documents import StepRecord
+    from state.storage.documents import StoredStep
 
 
 class RoutingJson(TypedDict, total=False):
@@ -54,7 +54,7 @@ def argv_of(target: Target) -> list[str]:
     return [*argv, "--qr-status", target.qr_status] if target.qr_status else argv
 
 
-def record(target: StepRef) -> StepRecord:
+def record(target: StepRef) -> StoredStep:
     """What session.json keeps of a step (a QR loop's gate)."""
     workflow, number, status = WorkflowName(target.workflow), target.number, target.qr_status
     return {"workflow": workflow, "name": target.name, "number": number, "qr_status": status}

@@ -21,7 +21,7 @@ class Route(NamedTuple):
 
 class StepRef(NamedTuple):
     """A step a routing leads to: its workflow, its name and the number its table gives it,
-    and the options it runs with (session.json stores it without the directory: StepRecord)."""
+    and the options it runs with (session.json stores it without the directory: StoredStep)."""
 
     workflow: str
     name: str
@@ -42,7 +42,7 @@ ALL = (EXECUTE, AMEND)
 
 def upgrade(session: Any) -> None:
     """session.json as an older planner wrote it, as it is now: the last routing's command
-    lines (the tables give it live) go, a QR loop's gate becomes a StepRecord. The one place a
+    lines (the tables give it live) go, a QR loop's gate becomes a StoredStep. The one place a
     stored command line is read (state/storage/store.py parse, before the schema check)."""
     if not isinstance(session, dict):
         return  # not a document: the schema check says so

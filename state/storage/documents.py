@@ -271,7 +271,7 @@ class Config(TypedDict):
     commit: Literal["milestone", "none"]
 
 
-class StepRecord(TypedDict):
+class StoredStep(TypedDict):
     workflow: WorkflowName
     name: str | None
     number: int
@@ -281,7 +281,7 @@ class StepRecord(TypedDict):
 class QRLoop(TypedDict):
     iteration: int
     state: LoopState
-    gate: StepRecord | None
+    gate: StoredStep | None
 
 
 class ReviewComment(TypedDict):

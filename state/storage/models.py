@@ -499,7 +499,7 @@ class Config(Strict):
     """milestone: `plan exec commit` commits each milestone; none: changes stay uncommitted."""
 
 
-class StepRecord(Strict):
+class StoredStep(Strict):
     """A step a routing leads to (state/routes.py StepRef, without the session's directory)."""
 
     workflow: WorkflowName
@@ -517,7 +517,7 @@ class QRLoop(Strict):
     """The loop's current iteration, from 1."""
     state: LoopState = vocab.LoopState.INITIAL
     """initial, retry, complete, escalated or accepted."""
-    gate: StepRecord | None = None
+    gate: StoredStep | None = None
     """The gate step that passes once findings are accepted."""
 
 

@@ -255,7 +255,7 @@ def test_with_nothing_left_to_judge_the_verdict_alone_runs_the_gate(project: Pat
 
 
 def as_an_older_planner_wrote_it(state: Path, routing: dict[str, str]) -> None:
-    """session.json with its routes as command lines, the form before StepRecords: the last
+    """session.json with its routes as command lines, the form before StoredSteps: the last
     routing's lines, and a QR loop's gate (a loop that never ran a gate held [])."""
     path = state / "session.json"
     session = json.loads(path.read_text())
