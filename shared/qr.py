@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from shared.routing import record
+from shared.routing import argv_of, command, record
 from state.errors import Finding, PreconditionFailed
 from state.ops.qr_ops import add_item, open_report, unjudged
 from state.storage.store import report_name
@@ -164,15 +164,10 @@ def refuse_fail(report: QRReport | None, phase: str) -> list[Finding]:
     ]
 
 
-def judge(
-    tx: Transaction,
-    phase: str,
-    verdict: str,
-    max_iterations: int,
-    gate: StepRef,
-    fail_argv: str,
-) -> QRLoop:
-    """Apply the verdict to the session's loop for `phase`; raise when the record disagrees."""
+def judge(tx: Transaction, phase: str, verdict: str, max_iterations: int, gate: StepRef) -> QRLoop:
+    """Apply the verdict to the session's loop for `phase`; raise when the record disagrees.
+    `gate`: the gate step as it passes (a refusal names it as it fails)."""
+    fail_argv = command(argv_of(gate._replace(qr_status="fail")))
     session = tx.edit("session")
     report = tx.read_or_none(report_name(phase))
     loop = loop_of(session, phase)

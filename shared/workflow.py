@@ -221,10 +221,6 @@ class Context:
         row = self.workflow.named(step) if isinstance(step, str) else step
         return StepRef(self.workflow.name, row.name, row.number, self.state_dir, qr_status)
 
-    def route(self, route: Route) -> StepRef:
-        """The step a route of state/routes.py names, in its own workflow."""
-        return step_ref(route, self.state_dir)
-
     def role_argv(self, role: str) -> list[str]:
         return ["planner", "role", role, "--state-dir", self.state_dir]
 

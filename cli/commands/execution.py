@@ -98,7 +98,7 @@ def wave_done(store: Store, milestone: str) -> None:
     executor = workflow_named(WorkflowName.EXECUTOR)
     if session["step"] != executor.named("impl-execute").number:
         return
-    # the routing step 3 has now (its NEXT was recorded when it showed the wave just done)
+    # where step 3 routes now: another wave, or the review once every wave is done
     pending = any(status.get(m) != RunStatus.DONE for w in waves for m in w["milestones"])
     step = executor.named("impl-execute" if pending else "impl-code-qr")
     flags: Flags = {"state_dir": store.dir}

@@ -213,7 +213,7 @@ def question_add(
 
 def extract_json(text: str, what: str, field: str | None = None) -> Any:
     """The JSON in `text`, also inside a markdown fence; errors say where (`what`, which
-    starts with the argument's `field` when one holds it) and what is wrong."""
+    starts with `field`, the argument's) and what is wrong."""
     body = text.strip()
     if "```" in body:
         inside = body.split("```", 2)[1]
