@@ -50,16 +50,15 @@ def emit_ids(
 ) -> None:
     """Created ids on stdout (else the id a `set` changed); the next command (when there is
     one, rendered here) on stderr, or in the JSON."""
-    next_line = command(argv_of(nxt)) if nxt else ""
     if as_json:
         record: IdsRecord = {"ids": ids}
         if changed:
             record["changed"] = changed
-        if next_line:
-            record["next"] = next_line
+        if nxt:
+            record["next"] = command(argv_of(nxt))
         out(json.dumps(record))
         return
     if ids or changed:
         out("\n".join(ids or changed or []))
-    if next_line:
-        tell(f"NEXT: {next_line}")
+    if nxt:
+        tell(f"NEXT: {command(argv_of(nxt))}")

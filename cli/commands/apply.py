@@ -103,13 +103,12 @@ def apply_and_judge(
     "One call per gate"): a gate that refuses leaves the batch unwritten too. The batch's ids
     and lines come first, then the gate and the step it leads to, as the gate alone prints."""
     from shared import engine  # the step engine loads here only, as `plan amend`'s does
+    from shared.status import current_routing
     from shared.workflow import workflow_named
 
     if as_json:
         raise UsageError("plan apply: --verdict prints steps as text; drop --json")
-    from shared.status import current_routing
-
-    routing = current_routing(store, store.read("session"))
+    routing = current_routing(store, store.read("session"))  # its IF PASS / IF FAIL, live
     gate = routing.if_pass if verdict == "pass" else routing.if_fail
     if not isinstance(gate, StepRef):
         raise PreconditionFailed(
