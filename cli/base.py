@@ -23,6 +23,7 @@ from cli.output import out as out
 from cli.output import tell
 from shared.paths import open_session
 from state.errors import PlannerError, UsageError
+from state.routes import StepRef
 from state.vocab import Phase, WorkflowName
 
 if TYPE_CHECKING:
@@ -162,23 +163,21 @@ class Operation(PlanCommand):
         changed = [] if tx.created else changed_ids(ctx, args)
         if not (tx.created or changed or tx.told):  # every change says what, in one line
             tell(f"plan {operation_name(ctx)}: recorded")
-        if self.runs_next and tx.next_argv and not ctx.params["as_json"]:
-            # the step engine loads here only: the one step the operation leads to runs in
-            # the same call, as a gate prints the step it leads to
+        step = tx.next if self.runs_next and not ctx.params["as_json"] else None
+        if isinstance(step, StepRef) and step.workflow == WorkflowName.PLANNER:
+            # the step runs in the same call, as a gate prints the step it leads to (the step
+            # engine loads here only)
             from shared import engine
-            from shared.status import current_routing
             from shared.workflow import workflow_named
 
-            step = engine.step_target(current_routing(store, store.read("session")))
-            if step is not None and step.workflow == WorkflowName.PLANNER:
-                emit_ids(unsaid(tx.created, tx.told), False, None, changed)
-                out(f"planner step {step.number} follows (run here: do not run it again).")
-                flags: Flags = {"state_dir": store.dir}
-                out(engine.run(workflow_named(step.workflow), step.number, flags, store))
-                return 0
+            emit_ids(unsaid(tx.created, tx.told), False, None, changed)
+            out(f"planner step {step.number} follows (run here: do not run it again).")
+            flags: Flags = {"state_dir": store.dir}
+            out(engine.run(workflow_named(step.workflow), step.number, flags, store))
+            return 0
         as_json = ctx.params["as_json"]
         ids = tx.created if as_json else unsaid(tx.created, tx.told)
-        emit_ids(ids, as_json, tx.next_argv, changed)
+        emit_ids(ids, as_json, tx.next, changed)
         return 0
 
     runs_next = False

@@ -15,8 +15,9 @@ from state.errors import Finding, PlannerError
 
 
 def report(prog: str, message: str, findings: list[Finding] | None = None) -> None:
-    """The message on one line, then one line per failing check with its fix."""
-    lines = [f"{prog}: {message}"]
+    """The message on one line, then one line per failing check with its fix; a message that
+    names its command already (`plan apply: …`) is not prefixed again."""
+    lines = [message if message.startswith(f"{prog} ") else f"{prog}: {message}"]
     lines += [f"  - {f.line()}" for f in findings or []]
     sys.stderr.write("\n".join(lines) + "\n")
 

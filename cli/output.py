@@ -7,10 +7,12 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from shared.routing import command
+from shared.routing import argv_of, command
 
 if TYPE_CHECKING:
     from typing import NotRequired
+
+    from state.routes import Target
 
 
 class IdsRecord(TypedDict):
@@ -43,20 +45,20 @@ def dump(value: Any) -> None:  # any JSON value: a record, a list, a document
 def emit_ids(
     ids: list[str],
     as_json: bool,
-    next_argv: list[str] | None = None,
+    nxt: Target | None = None,
     changed: list[str] | None = None,
 ) -> None:
     """Created ids on stdout (else the id a `set` changed); the next command (when there is
-    one) on stderr, or in the JSON."""
+    one, rendered here) on stderr, or in the JSON."""
     if as_json:
         record: IdsRecord = {"ids": ids}
         if changed:
             record["changed"] = changed
-        if next_argv:
-            record["next"] = command(next_argv)
+        if nxt:
+            record["next"] = command(argv_of(nxt))
         out(json.dumps(record))
         return
     if ids or changed:
         out("\n".join(ids or changed or []))
-    if next_argv:
-        tell(f"NEXT: {command(next_argv)}")
+    if nxt:
+        tell(f"NEXT: {command(argv_of(nxt))}")

@@ -18,11 +18,12 @@ from cli.output import line, out
 from hooks import hookstate
 from shared import engine
 from shared.paths import open_session, resolve_state_dir
-from shared.routing import StepRef
+from shared.routing import argv_of
 from shared.status import current_routing, session_status
 from shared.workflow import Flags, workflow_named
 from skills.planner.roles import ROLES, role_prompt
 from state.errors import UsageError
+from state.routes import StepRef
 from state.status_view import text
 from state.vocab import WorkflowName
 
@@ -138,7 +139,7 @@ def step_script(name: str) -> click.Group:
         if not isinstance(target, StepRef):
             return run_argv(target or [])  # a `plan` command: the person's verdict, …
         json_format = ["--format", "json"] if format_ == "json" else []
-        return invoke(target.workflow, [*target.argv()[1:], *json_format])
+        return invoke(target.workflow, [*argv_of(target)[1:], *json_format])
 
     @group.command(cls=CheckedCommand, context_settings=CONTEXT)
     @state_dir_option()

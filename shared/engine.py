@@ -13,12 +13,13 @@ from typing import TYPE_CHECKING
 
 from shared.kinds import Gate
 from shared.paths import open_session
-from shared.routing import Routing, RoutingJson, StepRef, command
+from shared.routing import Routing, RoutingJson, command
 from shared.status import current_routing
 from shared.words import answers_line, note_words, user_words, words_in_full, words_line
 from shared.workflow import Context, Flags, Kind, Step, Workflow
 from state import clock
 from state.errors import Finding, PreconditionFailed, Refused, UsageError
+from state.routes import StepRef
 from state.rules.lifecycle import transition
 from state.rules.session_store import Store, tampered
 from state.vocab import ENDED, EngineMode
@@ -272,7 +273,6 @@ def arrive(ctx: Context, step_kind: Kind) -> Routing:
     reached[ctx.workflow.name] = max(reached.get(ctx.workflow.name, 0), ctx.step.number)
     session["workflow"] = ctx.workflow.name
     session["step"] = ctx.step.number
-    session["routing"] = routing.as_record()
     session["updated_at"] = clock.now()
     session["next_command"] = "\n".join(routing.lines())
     tx.note(step=ctx.step.name)
@@ -323,21 +323,17 @@ def render_step(
         "text": "",
     }
     header = f"{ctx.workflow.title} {step.number}/{ctx.workflow.total} {step.name}"
+    note = [routing.note] if routing.note else []
+    if routing.note:
+        record["note"] = routing.note
     if follows is not None:
         record["verdict"] = ctx.flags.get("qr_status")
-        if routing.note:
-            record["note"] = routing.note
-        note = [routing.note] if routing.note else []
         follow = [f"{follows[0]} step {follows[1]} follows (run here: do not run it again)."]
         record["text"] = "\n".join([header, prompt, *note, *(follow if then else []), "", ""])
         return record
     record = {**record, **routing.as_json()}
-    if routing.note:
-        record["note"] = routing.note
-    lines = [header, f"STATE_DIR={ctx.state_dir}", "", prompt, ""]
-    if routing.note:
-        lines.append(routing.note)
-    record["text"] = "\n".join(lines + routing.lines()) + "\n"
+    lines = [header, f"STATE_DIR={ctx.state_dir}", "", prompt, "", *note, *routing.lines()]
+    record["text"] = "\n".join(lines) + "\n"
     return record
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, TypedDict
 
 from shared import qr
-from shared.routing import Routing, command
+from shared.routing import Routing
 from shared.workflow import Context, Kind
 from state.errors import PreconditionFailed
 from state.ops import qr_ops
@@ -143,16 +143,8 @@ class Gate(Kind):
             # agent may come from a fix round without re-running that step
             findings = ctx.workflow.mechanical_checks(ctx)
             qr.refresh_mechanical_items(tx, phase, findings)
-        fail_cmd = command(ctx.to(ctx.step, "fail").argv())
         try:
-            qr.judge(
-                tx,
-                phase,
-                verdict,
-                ctx.config["qr_max_iterations"],
-                ctx.to(ctx.step, "pass").argv(),
-                fail_cmd,
-            )
+            qr.judge(tx, phase, verdict, ctx.config["qr_max_iterations"], ctx.to(ctx.step, "pass"))
         except PreconditionFailed as refused:
             if findings is not None and refused.then_record is None:
                 # the refusal names the items the check found: they are recorded, as named

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from shared.routing import argv_of, command, record
 from state.errors import Finding, PreconditionFailed
 from state.ops.qr_ops import add_item, open_report, unjudged
 from state.storage.store import report_name
 from state.vocab import ItemStatus, LoopState, Severity
 
 if TYPE_CHECKING:
+    from state.routes import StepRef
     from state.rules.session_store import Transaction
     from state.storage.documents import Plan, QRItem, QRLoop, QRReport, Session
 
@@ -30,7 +32,7 @@ def blocking_severities(iteration: int) -> tuple[str, ...]:
 
 
 def loop_of(session: Session, phase: str) -> QRLoop:
-    return session["qr"].get(phase) or {"iteration": 1, "state": LoopState.INITIAL, "gate": []}
+    return session["qr"].get(phase) or {"iteration": 1, "state": LoopState.INITIAL, "gate": None}
 
 
 def record_mechanical_items(
@@ -162,15 +164,10 @@ def refuse_fail(report: QRReport | None, phase: str) -> list[Finding]:
     ]
 
 
-def judge(
-    tx: Transaction,
-    phase: str,
-    verdict: str,
-    max_iterations: int,
-    gate_argv: list[str],
-    fail_argv: str,
-) -> QRLoop:
-    """Apply the verdict to the session's loop for `phase`; raise when the record disagrees."""
+def judge(tx: Transaction, phase: str, verdict: str, max_iterations: int, gate: StepRef) -> QRLoop:
+    """Apply the verdict to the session's loop for `phase`; raise when the record disagrees.
+    `gate`: the gate step as it passes (a refusal names it as it fails)."""
+    fail_argv = command(argv_of(gate._replace(qr_status="fail")))
     session = tx.edit("session")
     report = tx.read_or_none(report_name(phase))
     loop = loop_of(session, phase)
@@ -189,7 +186,7 @@ def judge(
         else:
             loop["iteration"] += 1
             loop["state"] = LoopState.RETRY
-    loop["gate"] = gate_argv
+    loop["gate"] = record(gate)
     session["qr"][phase] = loop
     tx.note(verdict=verdict, phase=phase, iteration=loop["iteration"], state=loop["state"])
     return loop

@@ -5,9 +5,17 @@ Quoting matches shlex.quote (a test checks) without importing shlex or re on the
 
 from __future__ import annotations
 
-from typing import NamedTuple, TypedDict
+from typing import TypedDict
 
+from state.routes import StepRef, Target
 from state.status_view import shell_word
+from state.vocab import WorkflowName
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from state.storage.documents import StoredStep
 
 
 class RoutingJson(TypedDict, total=False):
@@ -37,32 +45,19 @@ def command(argv: list[str]) -> str:
     return " ".join(quote(word) for word in argv)
 
 
-def step_argv(workflow: str, step: int, state_dir: str, qr_status: str | None = None) -> list[str]:
-    argv = [workflow, "--step", str(step), "--state-dir", state_dir]
-    return [*argv, "--qr-status", qr_status] if qr_status else argv
-
-
-class StepRef(NamedTuple):
-    """A step a routing leads to, as the table names it: its workflow and step name, and the
-    options it runs with. Its command line is rendered only where it is printed or stored
-    (argv); `number` is the table's, looked up by name (shared/workflow.Context.to)."""
-
-    workflow: str
-    name: str
-    number: int
-    state_dir: str
-    qr_status: str | None = None
-
-    def argv(self) -> list[str]:
-        return step_argv(self.workflow, self.number, self.state_dir, self.qr_status)
-
-
-# Where a routing leads: a step, or another command (`plan review approve …`).
-Target = StepRef | list[str]
-
-
 def argv_of(target: Target) -> list[str]:
-    return target.argv() if isinstance(target, StepRef) else target
+    """A target's command line: rendered only where it is printed (docs/design.md, "Routes by
+    name")."""
+    if not isinstance(target, StepRef):
+        return target
+    argv = [target.workflow, "--step", str(target.number), "--state-dir", target.state_dir]
+    return [*argv, "--qr-status", target.qr_status] if target.qr_status else argv
+
+
+def record(target: StepRef) -> StoredStep:
+    """What session.json keeps of a step (a QR loop's gate)."""
+    workflow, number, status = WorkflowName(target.workflow), target.number, target.qr_status
+    return {"workflow": workflow, "name": target.name, "number": number, "qr_status": status}
 
 
 class Routing:
@@ -81,35 +76,18 @@ class Routing:
         self.next, self.if_pass, self.if_fail, self.done = next, if_pass, if_fail, done
         self.note = note  # one line shown above the routing (e.g. what was skipped)
 
-    def targets(self) -> list[Target]:
-        return [t for t in (self.next, self.if_pass, self.if_fail) if t is not None]
-
     def steps(self) -> list[StepRef]:
         """The steps it may lead to (not the other commands)."""
-        return [t for t in self.targets() if isinstance(t, StepRef)]
+        return [t for t in (self.next, self.if_pass, self.if_fail) if isinstance(t, StepRef)]
 
     def lines(self) -> list[str]:
-        if self.done:
-            return ["DONE"]
-        if self.next is not None:
-            return [f"NEXT: {command(argv_of(self.next))}"]
-        return [
-            f"IF PASS: {command(argv_of(self.if_pass or []))}",
-            f"IF FAIL: {command(argv_of(self.if_fail or []))}",
-        ]
-
-    def as_record(self) -> dict[str, list[str]]:
-        """What session.json keeps, for `planner next`: each target as its command line."""
-        if self.done:
-            return {}
-        if self.next is not None:
-            return {"next": argv_of(self.next)}
-        return {"if_pass": argv_of(self.if_pass or []), "if_fail": argv_of(self.if_fail or [])}
+        shown: Mapping[str, object] = {} if self.done else self.as_json()
+        return [f"{k.upper().replace('_', ' ')}: {v}" for k, v in shown.items()] or ["DONE"]
 
     def as_json(self) -> RoutingJson:
         if self.done:
             return {"done": True}
-        record = self.as_record()
-        if "next" in record:
-            return {"next": command(record["next"])}
-        return {"if_pass": command(record["if_pass"]), "if_fail": command(record["if_fail"])}
+        if self.next is not None:
+            return {"next": command(argv_of(self.next))}
+        pass_, fail = (command(argv_of(t or [])) for t in (self.if_pass, self.if_fail))
+        return {"if_pass": pass_, "if_fail": fail}

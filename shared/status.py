@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 
-from shared.routing import argv_of
 from shared.workflow import Context, registered, step_ref, workflow_named
 from state.rules.session_store import Store
 from state.status_view import summary
@@ -111,8 +110,8 @@ def _underway(store: Store) -> list[str]:
 def settle(tx: Transaction) -> None:
     """Before a commit: resolve the routes an operation named (state/routes.py); refresh
     session.next_command from the routing of the step the session is at, as the commit leaves
-    it (and hand it to an operation that asked for it, tx.routed); re-render plan.md when the
-    approval changed."""
+    it (and hand its target to an operation that asked for it, tx.routed); re-render plan.md
+    when the approval changed."""
     if not tx.edited & MOVES_THE_SESSION:
         return
     if tx.move_to is not None:  # an operation moved the session to a step it names
@@ -120,7 +119,7 @@ def settle(tx: Transaction) -> None:
         moved["workflow"] = WorkflowName(tx.move_to.workflow)
         moved["step"] = step_ref(tx.move_to, tx.store.dir).number
     if tx.next_route is not None:
-        tx.next_argv = step_ref(tx.next_route, tx.store.dir).argv()
+        tx.next = step_ref(tx.next_route, tx.store.dir)
 
     session = tx.read("session")
     if session["status"] not in ENDED and registered(session["workflow"]):
@@ -129,7 +128,7 @@ def settle(tx: Transaction) -> None:
         if lines != session["next_command"]:
             tx.edit("session")["next_command"] = lines
         if tx.routed:  # e.g. a rejection: the workflow's table says which step takes it
-            tx.next_argv = argv_of(routing.next) if routing.next is not None else None
+            tx.next = routing.next
     before = tx.original.get(Document.SESSION)
     was = json.loads(before) if before else {}
     if (was.get("approval") or None) != (session["approval"] or None):

@@ -12,14 +12,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TypedDict, overload
 
-from shared.routing import Routing, StepRef
+from shared.routing import Routing
 from state.errors import Finding, PreconditionFailed, UsageError
+from state.routes import Route, StepRef
 from state.vocab import Phase, SessionStatus, WorkflowName
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from state.routes import Route
     from state.rules.session_store import Store, Transaction
     from state.storage.documents import Config, Execution, Plan, QRReport, Session
     from state.storage.documents import Context as ContextDoc
@@ -216,14 +216,10 @@ class Context:
     def non_interactive(self) -> bool:
         return bool(self.policy)
 
-    def to(self, step: Step | str, qr_status: str | None = None) -> StepRef:
+    def to(self, step: Step | str, qr_status: Literal["pass", "fail"] | None = None) -> StepRef:
         """The step of this workflow named `step` (or that row of its table), as a target."""
         row = self.workflow.named(step) if isinstance(step, str) else step
         return StepRef(self.workflow.name, row.name, row.number, self.state_dir, qr_status)
-
-    def route(self, route: Route) -> StepRef:
-        """The step a route of state/routes.py names, in its own workflow."""
-        return step_ref(route, self.state_dir)
 
     def role_argv(self, role: str) -> list[str]:
         return ["planner", "role", role, "--state-dir", self.state_dir]

@@ -27,6 +27,7 @@ from cli.base import (
 from cli.output import out, tell
 from hooks.human_acts import is_human_act, refusal
 from state.errors import Finding, PlannerError, PreconditionFailed, Refused, UsageError
+from state.routes import StepRef
 
 if TYPE_CHECKING:
     from shared.workflow import Flags
@@ -102,12 +103,14 @@ def apply_and_judge(
     "One call per gate"): a gate that refuses leaves the batch unwritten too. The batch's ids
     and lines come first, then the gate and the step it leads to, as the gate alone prints."""
     from shared import engine  # the step engine loads here only, as `plan amend`'s does
+    from shared.status import current_routing
     from shared.workflow import workflow_named
 
     if as_json:
         raise UsageError("plan apply: --verdict prints steps as text; drop --json")
-    argv = store.read("session").get("routing", {}).get(f"if_{verdict}") or []
-    if len(argv) < 3 or argv[1] != "--step" or not argv[2].isdigit():
+    routing = current_routing(store, store.read("session"))  # its IF PASS / IF FAIL, live
+    gate = routing.if_pass if verdict == "pass" else routing.if_fail
+    if not isinstance(gate, StepRef):
         raise PreconditionFailed(
             "plan apply --verdict: the session is at no review (its routing has no IF PASS / "
             "IF FAIL step); nothing was written",
@@ -125,7 +128,7 @@ def apply_and_judge(
         done.append(tx)
 
     flags: Flags = {"state_dir": store.dir, "qr_status": verdict}
-    chain = engine.decide(workflow_named(argv[0]), int(argv[2]), flags, store, True, records)
+    chain = engine.decide(workflow_named(gate.workflow), gate.number, flags, store, True, records)
     for line in done[0].told:  # the gate's lines say the rest
         tell(line)
     emit_ids(done[0].created, False)

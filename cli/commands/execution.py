@@ -85,8 +85,7 @@ def wave_done(store: Store, milestone: str) -> None:
     """Run the step executor step 3 routes to once every milestone of `milestone`'s wave is
     done; a step that is not ready refuses before it writes, and its NEXT line stands."""
     session = store.read("session")
-    recorded = session["routing"].get("next") or []  # a step's command line (state/ stores argv)
-    if session["workflow"] != WorkflowName.EXECUTOR or recorded[:1] != [WorkflowName.EXECUTOR]:
+    if session["workflow"] != WorkflowName.EXECUTOR:
         return
     status = {m["id"]: m["status"] for m in store.read("execution")["milestones"]}
     waves = store.read("plan")["milestone_dependencies"]["waves"]
@@ -99,7 +98,7 @@ def wave_done(store: Store, milestone: str) -> None:
     executor = workflow_named(WorkflowName.EXECUTOR)
     if session["step"] != executor.named("impl-execute").number:
         return
-    # the routing step 3 has now (its NEXT was recorded when it showed the wave just done)
+    # where step 3 routes now: another wave, or the review once every wave is done
     pending = any(status.get(m) != RunStatus.DONE for w in waves for m in w["milestones"])
     step = executor.named("impl-execute" if pending else "impl-code-qr")
     flags: Flags = {"state_dir": store.dir}

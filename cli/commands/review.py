@@ -12,16 +12,16 @@ import click
 from cli.base import TEXT, Operation, PlanGroup, QRPhase, dump, open_store, out
 from cli.comments import REVIEW_COMMENT
 from shared.config import duration
-from shared.routing import StepRef, argv_of, command
+from shared.routing import argv_of, command
 from state.errors import PlannerError, UsageError
 from state.ops import qr_ops, review_ops
-from state.routes import EXECUTE
+from state.routes import EXECUTE, StepRef
 from state.storage.store import report_name
 from state.vocab import ItemStatus, Severity, WorkflowName
 
 if TYPE_CHECKING:
-    from shared.routing import Target
     from shared.workflow import Flags
+    from state.routes import Target
     from state.rules.session_store import Store
 
 PHASE = click.option(
@@ -151,27 +151,24 @@ def say_next(store: Store, target: Target, as_json: bool) -> None:
         out(json.dumps({"next": command(argv_of(target))}))
         return
     flags: Flags = {"state_dir": store.dir}
-    if isinstance(target, StepRef) and target.workflow == WorkflowName.PLANNER:
+    rework = isinstance(target, StepRef) and target.workflow == WorkflowName.PLANNER
+    if isinstance(target, StepRef) and (rework or (target.workflow, target.name) == EXECUTE):
         # the step engine and its tables load here: `plan qr add|set`, in this module, is an
         # agent's call many times a session and never runs a step
         from shared import engine
         from shared.workflow import workflow_named
 
-        out(f"Sent back: planner step {target.number} follows (run here: do not run it again).")
-        out(engine.run(workflow_named(target.workflow), target.number, flags, store))
-        return
-    if isinstance(target, StepRef) and (target.workflow, target.name) == EXECUTE:
-        from shared import engine
-        from shared.workflow import workflow_named
-
-        try:  # a step that is not ready refuses before it writes: its command is NEXT
+        try:  # executor step 1 that is not ready refuses before it writes: its command is NEXT
             chain = engine.decide(
                 workflow_named(target.workflow), target.number, flags, store, True
             )
         except PlannerError:
+            if rework:
+                raise
             chain = []
         if chain:
-            out("Approved: executor step 1 follows (run here: do not run it again).")
+            said = "Sent back: planner" if rework else "Approved: executor"
+            out(f"{said} step {target.number} follows (run here: do not run it again).")
             out(engine.show(chain, flags))
             return
     out(f"NEXT: {command(argv_of(target))}")

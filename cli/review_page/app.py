@@ -28,7 +28,7 @@ from cli import workflows
 from cli.review_page import view
 from shared import review_reads
 from shared.paths import open_session
-from shared.routing import command
+from shared.routing import argv_of, command
 from state.errors import PlannerError, UsageError
 from state.ops import result_ops, review_ops
 from state.ops.result_ops import StaleResult
@@ -64,7 +64,7 @@ PAGE_WORDS = (
         re.compile(r"the feedback, a comment or the draft is required"),
         "a comment or the overall feedback is required",
     ),
-    (re.compile(r"plan review reject --feedback TEXT"), "Request changes on this page"),
+    (re.compile(r"plan review reject\b"), "Request changes on this page"),
     (re.compile(r"^comment (\S+?):"), r"the comment on \1:"),
     (re.compile(r"^feedback\b"), "the overall feedback"),
     (re.compile(r"^comment\b"), "a comment"),
@@ -250,9 +250,7 @@ def create_app(
         except PlannerError as e:
             status = 400 if isinstance(e, UsageError) else 409
             return JSONResponse({"error": page_words(e.message)}, status)
-        return JSONResponse(
-            {"next": command(tx.next_argv) if tx.next_argv else "", "told": tx.told}
-        )
+        return JSONResponse({"next": command(argv_of(tx.next)) if tx.next else "", "told": tx.told})
 
     async def signed(request: Request, what: str, act: str) -> tuple[str, str] | JSONResponse:
         """Who approves a plan or accepts a result, and the hash the page showed them."""

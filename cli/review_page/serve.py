@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Literal
 
-    from shared.routing import Target
+    from state.routes import Target
     from state.rules.session_store import Store
     from state.storage.documents import Session
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, TypedDict
 from shared.kinds import Execute, ExecuteVariables, Gate, GateVariables
 from shared.paths import project_root
 from shared.routing import Routing
-from shared.workflow import Context, Kind, Step
+from shared.workflow import Context, Kind, Step, step_ref
 from state import clock
 from state.errors import Finding, PlannerError
 from state.ops.choice_ops import pick, unpicked
@@ -442,7 +442,7 @@ class FinalGate(Gate):
 
     def routing(self, ctx: Context) -> Routing:
         if ctx.session["approval"]:
-            return Routing(next=ctx.route(EXECUTE))
+            return Routing(next=step_ref(EXECUTE, ctx.state_dir))
         if ctx.session["status"] == S.DESIGN:  # rejected: to the phase the feedback touches
             return Routing(next=ctx.to(rework_step(ctx)))
         if ctx.session["status"] == S.REVIEW:

@@ -112,7 +112,7 @@ def _reopen_loops(tx: Transaction, session: Session, reopened: list[str]) -> Non
     reopen_reviews(tx, session, Phase.PLAN_DESIGN, reopened, reopened)
     for phase in IMPL_PHASES:
         if phase in session["qr"]:
-            session["qr"][phase].update({"state": LoopState.INITIAL, "iteration": 1, "gate": []})
+            session["qr"][phase].update({"state": LoopState.INITIAL, "iteration": 1, "gate": None})
 
 
 def _reset_runs(tx: Transaction, reopened: list[str]) -> None:

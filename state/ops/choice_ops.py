@@ -83,7 +83,8 @@ def record(tx: Transaction, choices: list[Choice]) -> list[str]:
 
 def choice_add(tx: Transaction, *, topic: str, option_json: list[str]) -> list[str]:
     """Record a design choice (D-NNN) for the user to pick from."""
-    options = [extract_json(raw, f"--option-json {n + 1}") for n, raw in enumerate(option_json)]
+    field = "option_json"  # the messages name it: the command says --option-json
+    options = [extract_json(raw, f"{field} {n}", field) for n, raw in enumerate(option_json, 1)]
     return record(tx, [make_choice(topic, options, "choice add")])
 
 

@@ -12,6 +12,7 @@ import json
 from state import clock
 from state.errors import PreconditionFailed, UsageError
 from state.ops.plan_ops import find
+from state.routes import StepRef
 from state.storage.ids import next_id
 from state.storage.store import report_name
 from state.validation.limits import NAME_MAX, REASON_MAX, check_text
@@ -284,4 +285,7 @@ def qr_accept(tx: Transaction, *, phase: Phase, by: str, reason: str) -> None:
     ]
     report["accepted"] = {"by": by, "reason": reason, "at": clock.now(), "items": still_open}
     loop["state"] = LoopState.ACCEPTED
-    tx.next_argv = loop["gate"]
+    gate = loop["gate"]
+    if gate is not None:  # the verdict that stopped the loop recorded it
+        name, number, status = gate["name"] or "", gate["number"], gate["qr_status"]
+        tx.next = StepRef(gate["workflow"], name, number, tx.store.dir, status)

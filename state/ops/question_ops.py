@@ -211,8 +211,9 @@ def question_add(
     return record(tx, [q], "question add")
 
 
-def extract_json(text: str, what: str) -> Any:
-    """The JSON in `text`, also inside a markdown fence; errors say where and what is wrong."""
+def extract_json(text: str, what: str, field: str | None = None) -> Any:
+    """The JSON in `text`, also inside a markdown fence; errors say where (`what`, which
+    starts with `field`, the argument's) and what is wrong."""
     body = text.strip()
     if "```" in body:
         inside = body.split("```", 2)[1]
@@ -225,7 +226,8 @@ def extract_json(text: str, what: str) -> Any:
         near = lines[e.lineno - 1].strip()[:60] if 0 < e.lineno <= len(lines) else ""
         raise UsageError(
             f"{what}: not valid JSON: {e.msg.removesuffix(' at')} at line {e.lineno} column "
-            f"{e.colno}" + (f" (near {near!r})" if near else "")
+            f"{e.colno}" + (f" (near {near!r})" if near else ""),
+            field=field,
         ) from None
 
 
@@ -285,7 +287,7 @@ def normal_answer(q: Question, text: str) -> tuple[str, str | None]:
     (likewise: "yes, but only for admins"), or a text answer's text."""
     text = text.strip()
     if not text:
-        raise UsageError(f"{q['id']}: the answer is empty (use --skip to skip)")
+        raise UsageError(f"{q['id']}: the answer is empty (or skip the question)")
     if q["kind"] == QuestionKind.TEXT:
         return text, None
     labels = [o["label"] for o in q["options"]]
@@ -359,7 +361,7 @@ def question_answer(
     context = tx.edit("context")
     q = find_question(context, id)
     if [skip, assume, text is not None].count(True) != 1:
-        raise UsageError("question answer: give the answer TEXT, --skip or --assume: one of them")
+        raise UsageError("question answer: give the answer, or skip or assume it: one of them")
     if (skip or assume) and q["about"]:
         raise UsageError(
             f"{q['id']}: the executor waits for the person's answer about {q['about']}; "

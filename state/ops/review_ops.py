@@ -179,7 +179,7 @@ def review_approve(
             f"showed it (sha256 {shown[:12]}…, now {now[:12]}…); nothing approved (see the "
             f"edit: plan diff --review {n}; put back what the round showed: plan restore; "
             "or send it back to planning, where it is recorded as "
-            "its own revision and reviewed again: plan review reject --feedback TEXT)"
+            "its own revision and reviewed again: plan review reject)"
         )
     expect_shown(tx, expect_sha256, "approve")
     by = by or os.environ.get("USER") or "user"

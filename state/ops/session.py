@@ -193,7 +193,7 @@ def new_session(
     policy: str | None = None,
 ) -> Session:
     if non_interactive and policy is None:
-        policy = "--non-interactive on step 1"
+        policy = "non-interactive (the caller gave no reason)"
     return {
         "schema_version": 1,
         "id": session_id,
@@ -207,7 +207,6 @@ def new_session(
         "step": 1,
         "reached": {},
         "next_command": None,
-        "routing": {},
         "non_interactive": policy is not None,
         "policy": policy,
         "config": config,

@@ -210,7 +210,7 @@ def _commit(root: str, ref: str) -> str:
             return run_git(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}").strip()
         except PreconditionFailed:
             pass
-    raise UsageError(f"--base {ref}: not a commit in {root} (give a branch, tag or commit)")
+    raise UsageError(f"base {ref}: not a commit in {root} (a branch, tag or commit)", field="base")
 
 
 def _read_texts(root: str, paths: list[str]) -> str:

@@ -22,7 +22,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from state.routes import Route
+    from state.routes import Route, Target
     from state.storage.documents import Context, Plan, Question, Review, Session
 
 REWORK = frozenset({SessionStatus.DESIGN, SessionStatus.DETAILING})  # after a rejection
@@ -80,8 +80,8 @@ def tampered(session: Session | None, plan: Plan | None) -> str:
 
 
 OVERVIEW_FIX = (
-    "where its title, problem or approach no longer say what the plan does, "
-    "plan overview set --approach A (--title, --problem)"
+    "where its title, problem or approach no longer say what the plan does: "
+    "plan overview set --approach A --title T --problem P, only what changed"
 )
 
 
@@ -152,8 +152,8 @@ class Transaction(DocumentTransaction):
 
     def _fresh(self) -> None:
         super()._fresh()
-        self.next_argv: list[str] | None = None  # the command to run next, if the op says
-        self.routed = False  # the op leads where the routing now says: settle() fills next_argv
+        self.next: Target | None = None  # the step or command to run next, if the op says
+        self.routed = False  # the op leads where the routing now says: settle() fills next
         self.told: list[str] = []  # lines for the person (stderr), e.g. "the session is cancelled"
 
     def tell(self, line: str) -> None:

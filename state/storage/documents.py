@@ -271,10 +271,17 @@ class Config(TypedDict):
     commit: Literal["milestone", "none"]
 
 
+class StoredStep(TypedDict):
+    workflow: WorkflowName
+    name: str | None
+    number: int
+    qr_status: Literal["pass", "fail"] | None
+
+
 class QRLoop(TypedDict):
     iteration: int
     state: LoopState
-    gate: list[str]
+    gate: StoredStep | None
 
 
 class ReviewComment(TypedDict):
@@ -351,7 +358,6 @@ class Session(TypedDict):
     step: int
     reached: dict[str, int]
     next_command: str | None
-    routing: dict[str, list[str]]
     non_interactive: bool
     policy: str | None
     config: Config

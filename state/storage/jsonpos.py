@@ -35,17 +35,6 @@ def line_col(text: str, offset: int) -> tuple[int, int]:
     return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
 
 
-def span(text: str, pointer: Pointer) -> tuple[int, int, int, int]:
-    """Line and column where `pointer` (or its nearest ancestor in the text) starts, and
-    where its value ends (the column just after the last character, as SARIF counts)."""
-    ends: dict[Pointer, int] = {}
-    found = positions(text, ends)
-    for n in range(len(pointer), -1, -1):
-        if pointer[:n] in found:
-            return (*line_col(text, found[pointer[:n]]), *line_col(text, ends[pointer[:n]]))
-    return 1, 1, 1, 1
-
-
 def pointer_of(doc: Any, path: str) -> Pointer:
     """The keys and indexes a finding's path names: `milestones[M-001].depends_on`,
     `milestones[0].risk` or `plan.json:overview` (a file prefix is dropped); an `[ID]`
@@ -66,7 +55,7 @@ def pointer_of(doc: Any, path: str) -> Pointer:
                 node = node[index]
                 continue
         if isinstance(node, dict) and isinstance(token, str):
-            parts.append(token)  # a missing key: span() falls back to its parent
+            parts.append(token)  # a missing key: a finding falls back to its parent (ci_checks)
         break
     return tuple(parts)
 

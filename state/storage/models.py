@@ -499,13 +499,26 @@ class Config(Strict):
     """milestone: `plan exec commit` commits each milestone; none: changes stay uncommitted."""
 
 
+class StoredStep(Strict):
+    """A step a routing leads to (state/routes.py StepRef, without the session's directory)."""
+
+    workflow: WorkflowName
+    """The step's workflow."""
+    name: str | None
+    """The step's name in its table (None: converted from an older planner's command line)."""
+    number: Annotated[int, Field(ge=1)]
+    """The step's number in its table."""
+    qr_status: Literal["pass", "fail"] | None = None
+    """The verdict a gate step runs with."""
+
+
 class QRLoop(Strict):
     iteration: Annotated[int, Field(ge=1)] = 1
     """The loop's current iteration, from 1."""
     state: LoopState = vocab.LoopState.INITIAL
     """initial, retry, complete, escalated or accepted."""
-    gate: list[str] = []
-    """The gate command that passes once findings are accepted."""
+    gate: StoredStep | None = None
+    """The gate step that passes once findings are accepted."""
 
 
 class ReviewComment(Strict):
@@ -643,8 +656,6 @@ class Session(Strict):
     """The furthest step reached, per workflow."""
     next_command: str | None = None
     """The command to run next."""
-    routing: dict[str, list[str]] = {}
-    """argv of the last routing, for `planner next`."""
     non_interactive: bool = False
     """True when no user answers questions (fixed when the session is created)."""
     policy: str | None = None

@@ -11,7 +11,7 @@ import json
 import os
 from typing import overload
 
-from state import clock
+from state import clock, routes, vocab
 from state.errors import (
     DamagedFile,
     Finding,
@@ -226,6 +226,8 @@ def parse(path: str, schema_name: str, raw: bytes) -> Document:
         raise DamagedFile(f"{path}: not valid JSON ({where}); damaged, left as it is") from None
     except RecursionError:
         raise DamagedFile(f"{path}: JSON nested too deeply; damaged, left as it is") from None
+    if schema_name == vocab.Document.SESSION:
+        routes.upgrade(doc)  # routes an older planner stored as command lines
     # Bytes a commit wrote after checking them against this very schema are not walked again.
     trusted = len(raw) > INDENT_UP_TO and checked_line(path, schema_name, raw) in _checked(
         os.path.dirname(path)

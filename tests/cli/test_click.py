@@ -118,6 +118,17 @@ def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
     return code, capsys.readouterr().err
 
 
+def test_an_apply_error_names_its_command_once(
+    session_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO("[1,"))
+    code, err = run(["apply", "-", "--state-dir", str(session_dir)], capsys)
+    assert (code, err.split(" (")[0]) == (2, "plan apply: not valid JSON"), err
+    monkeypatch.setattr("sys.stdin", io.StringIO("[]"))
+    code, err = run(["apply", "-", "--verdict", "pass", "--state-dir", str(session_dir)], capsys)
+    assert code == 3 and err.startswith("plan apply --verdict: the session is at no review"), err
+
+
 @pytest.mark.parametrize(("op", "args", "argv", "option"), REFUSED)
 def test_apply_refuses_what_the_command_line_refuses(
     session_dir: Path,
@@ -138,7 +149,7 @@ def test_apply_refuses_what_the_command_line_refuses(
     batch.append({"op": op, "args": args})
     monkeypatch.setattr("sys.stdin", io.StringIO(json.dumps(batch)))
     code, err = run(["apply", "-", *state], capsys)
-    assert code == 2 and err.startswith(f"plan: plan apply: operation 2 ({op}): {option}"), err
+    assert code == 2 and err.startswith(f"plan apply: operation 2 ({op}): {option}"), err
     assert err.count("\n") == 1
     if "why" in option:
         assert "(known: decision, reasoning, question)" in err

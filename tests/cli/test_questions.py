@@ -125,7 +125,7 @@ def test_answers_are_normalised(
     "args, message",
     [
         (["Q-001", "maybe"], "answer yes or no"),
-        (["Q-001"], "give the answer TEXT, --skip or --assume: one of them"),
+        (["Q-001"], "give the answer, or skip or assume it: one of them"),
         (["Q-001", "yes", "--skip"], "one of them"),
         (["Q-001", "yes", "--assume"], "one of them"),
         (["Q-009", "yes"], "no question Q-009"),
@@ -185,6 +185,13 @@ def test_assume_records_the_recommended_option_as_an_assumption(
 def test_choice_import_says_what_is_wrong(plan: Plan, options: list, message: str) -> None:
     payload = json.dumps({"choices": [{"topic": "Store", "options": options}]})
     assert message in plan("choice", "import", "-", input=payload, code=2).stderr
+
+
+def test_a_bad_option_json_names_the_option_the_user_typed(plan: Plan) -> None:
+    """state/ names the field (option_json 2); the command says the option (--option-json 2)."""
+    good = '{"name": "sqlite"}'
+    args = ("choice", "add", "--topic", "T", "--option-json", good, "--option-json", "{bad")
+    assert "plan: --option-json 2: not valid JSON" in plan(*args, code=2).stderr
 
 
 def test_choice_pick_writes_the_decision_and_rejected_alternatives(plan: Plan) -> None:

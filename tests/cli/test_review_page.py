@@ -451,6 +451,4 @@ def test_the_pages_errors_name_its_fields_not_the_clis_options(
         == "the comment on M-001:a.py:9: its commits show lines 1-5 of a.py"
     )
     assert page_words("comment on DL-001: has no text") == "a comment on DL-001: has no text"
-    assert "Request changes on this page" in page_words(
-        "again: plan review reject --feedback TEXT)"
-    )
+    assert "Request changes on this page" in page_words("again: plan review reject)")

@@ -10,10 +10,11 @@ import pathlib
 import pytest
 
 from cli import workflows
-from shared.routing import Routing, StepRef
+from shared.routing import Routing, argv_of, record
 from shared.workflow import register, step_ref, workflow_named
 from state import routes
 from state.errors import UsageError
+from state.routes import StepRef
 
 STATE = pathlib.Path(__file__).resolve().parents[2] / "state"
 
@@ -26,7 +27,7 @@ def _tables() -> None:
 @pytest.mark.parametrize("route", routes.ALL, ids=lambda r: f"{r.workflow}:{r.step}")
 def test_every_route_resolves_to_its_step(route: routes.Route) -> None:
     step = workflow_named(route.workflow).named(route.step)
-    argv = step_ref(route, "/s").argv()
+    argv = argv_of(step_ref(route, "/s"))
     assert argv == [route.workflow, "--step", str(step.number), "--state-dir", "/s"]
 
 
@@ -58,7 +59,8 @@ def test_a_step_ref_becomes_a_command_line_only_when_printed() -> None:
         "IF PASS: planner --step 5 --state-dir /s --qr-status pass",
         "IF FAIL: plan review reject",
     ]
-    assert routing.as_record()["if_pass"] == ref.argv()
+    stored = {"workflow": "planner", "name": ref.name, "number": 5, "qr_status": "pass"}
+    assert record(ref) == stored  # a QR loop's gate in session.json
 
 
 def test_renumbering_a_table_keeps_the_route() -> None:

@@ -23,7 +23,7 @@ def test_the_first_documents_hold_the_models_defaults(project: Path) -> None:
         project_root=str(project),
         base_commit=made["base_commit"],
         non_interactive=True,
-        policy="--non-interactive on step 1",
+        policy="non-interactive (the caller gave no reason)",
         config=settings,
     )
     assert made == expected.model_dump(mode="json")

@@ -110,10 +110,11 @@ def test_before_the_first_commit_every_file_is_new(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("ref", ["nope", "-x", "HEAD~5"])
-def test_a_bad_base_is_a_usage_error_naming_the_option_and_the_ref(project: Path, ref: str) -> None:
+def test_a_bad_base_is_a_usage_error_naming_the_field_and_the_ref(project: Path, ref: str) -> None:
     with pytest.raises(UsageError) as raised:
         scan(str(project), ref)
-    assert raised.value.message.startswith(f"--base {ref}: not a commit in {project}")
+    assert raised.value.message.startswith(f"base {ref}: not a commit in {project}")
+    assert raised.value.field == "base"  # the command says --base (test below)
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from shared.routing import quote
+from state.rules.session_store import Store
 from tests.agent import Agent, Output
 from tests.workflows.helpers import (
     DESIGN,
@@ -251,3 +252,48 @@ def test_with_nothing_left_to_judge_the_verdict_alone_runs_the_gate(project: Pat
     gate = agent.shell("plan apply --verdict pass - <<'EOF'\n[]\nEOF")
     after = Output(gate.stdout).header
     assert after.startswith("PLANNER ") and after != at, gate.stdout
+
+
+def as_an_older_planner_wrote_it(state: Path, routing: dict[str, str]) -> None:
+    """session.json with its routes as command lines, the form before StoredSteps: the last
+    routing's lines, and a QR loop's gate (a loop that never ran a gate held [])."""
+    path = state / "session.json"
+    session = json.loads(path.read_text())
+    session["routing"] = {key: shlex.split(line) for key, line in routing.items()}
+    code_gate = ["planner", "--step", "8", "--state-dir", str(state), "--qr-status", "fail"]
+    session["qr"] = {
+        "plan-design": {"iteration": 1, "state": "initial", "gate": []},
+        "plan-code": {"iteration": 2, "state": "retry", "gate": code_gate},
+    }
+    path.write_text(json.dumps(session))
+
+
+def test_an_older_session_json_with_command_line_routes_is_read_and_used(project: Path) -> None:
+    agent, out = start(project)
+    agent.apply(DESIGN)
+    out = agent.step(out.route())  # step 4: IF PASS / IF FAIL
+    state = state_of(out)
+    as_an_older_planner_wrote_it(state, {"if_pass": out.route("pass"), "if_fail": "plan x"})
+    read = Store(str(state)).read("session")
+    code_gate = {"workflow": "planner", "name": None, "number": 8, "qr_status": "fail"}
+    assert read["qr"]["plan-design"]["gate"] is None
+    assert read["qr"]["plan-code"]["gate"] == code_gate
+    assert "routing" not in read  # the tables give it live
+    assert "planner --step 5" in agent.plan("resume", "--state-dir", str(state)).stdout
+    review(agent, "plan-design")
+    done = agent.shell("plan apply --verdict pass - <<'EOF'\n[]\nEOF")  # runs the IF PASS
+    assert Output(done.stdout).header.startswith("PLANNER 6/11"), done.stdout
+    stored = json.loads((state / "session.json").read_text())  # written in the new form
+    gate = {"workflow": "planner", "name": "plan-design-qr-gate", "number": 5, "qr_status": "pass"}
+    assert stored["qr"]["plan-design"]["gate"] == gate and "routing" not in stored
+    assert Store(str(state)).read("session")["qr"] == stored["qr"]  # the round trip
+
+
+def test_planner_next_runs_an_older_session_json(project: Path) -> None:
+    agent, out = start(project)  # at step 3: NEXT
+    state = state_of(out)
+    as_an_older_planner_wrote_it(state, {"next": out.route()})
+    refused = agent.shell("plan apply --verdict pass - <<'EOF'\n[]\nEOF", code=3)
+    assert "the session is at no review" in refused.stderr  # its NEXT is no gate
+    agent.apply(DESIGN)
+    assert agent.step(f"planner next --state-dir '{state}'").header.startswith("PLANNER 4/11")
