@@ -201,13 +201,13 @@ def scope_content(plan: Plan, scope: str, phase: Phase | None = None) -> list[ob
 
 
 def of_phase(milestone: Milestone, phase: Phase | None) -> dict[str, object]:
-    """What a phase judges of a milestone: the design no diffs or docs, the code no docs."""
-    left = {
-        Phase.PLAN_DESIGN: ("code_changes", "documentation"),
-        Phase.PLAN_CODE: ("documentation",),
-    }
-    skip = left.get(phase, ()) if phase else ()
-    return {k: v for k, v in milestone.items() if k not in skip}
+    """What a phase judges of a milestone: the design all but its diffs and docs, the code
+    its intents, tests and diffs, the docs its intents, diffs and docs (others: all)."""
+    drop = {"code_changes", "documentation"} if phase == Phase.PLAN_DESIGN else set()
+    if phase in (Phase.PLAN_CODE, Phase.PLAN_DOCS):
+        own = "tests" if phase == Phase.PLAN_CODE else "documentation"
+        drop = set(milestone) - {"code_intents", "code_changes", own}
+    return {k: v for k, v in milestone.items() if k not in drop}
 
 
 def milestone_hashes(plan: Plan, phase: Phase | None) -> dict[str, str]:
