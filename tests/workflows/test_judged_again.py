@@ -79,14 +79,9 @@ def test_rework_after_a_rejection_judges_the_recaptured_code_again(project: Path
     told = "M-001 changed after its plan-code review passed; judge it: plan qr add --phase "
     assert told + "plan-code --scope M-001 --check C --status PASS|FAIL" in recaptured.stderr
     assert [i["status"] for i in reports(out, "plan-code").values()] == ["PASS", "PASS"]
-    agent.apply(  # the new option: a new intent and its change, a new CC in M-001
-        [
-            {
-                "op": "intent add",
-                "args": {"milestone": "M-001", "file": "src/cli.py", "behavior": "--invert"},
-            }
-        ]
-    )
+    option = ("--milestone", "M-001", "--file", "src/cli.py", "--behavior", "an --invert option")
+    intent = agent.plan("intent", "add", *option)  # the new option: a new CC in M-001
+    assert "plan-design review" not in intent.stderr  # its gate passed: nothing to say there
     edit(tree / "src" / "cli.py", "INVERT = True\n")
     added = agent.plan("change", "capture")
     assert re.search(r"CC-\d+ CI-005 src/cli.py: captured", added.stderr), added.stderr
