@@ -267,12 +267,18 @@ def _sha(content: object) -> str:
 def reopen_changed(tx: Transaction) -> None:
     """After a change to plan.json: every PASS whose scope now holds something else than what
     was judged goes back to TODO (a change edited after its gate passed is checked again),
-    and a planning PASS no longer stands for a milestone that changed since: while the
-    phase's gate is still to pass, one that no item judges then is named with the `qr add`
-    that judges it (docs/design.md, "Review items judge what they judged")."""
+    and a planning PASS no longer stands for a milestone that changed since: in the phase at
+    work (the first whose gate is still to pass), one that no item judges then is named with
+    the `qr add` that judges it (docs/design.md, "Review items judge what they judged")."""
     if "plan" not in tx.edited:
         return
     plan = tx.read("plan")
+    session = tx.read_or_none("session")
+    loops = session["qr"] if session else {}
+    done = (LoopState.COMPLETE, LoopState.ACCEPTED)
+    working = next(
+        (p for p in PLANNING_PHASES if p not in loops or loops[p]["state"] not in done), None
+    )
     for phase in PHASES:
         name = report_name(phase)
         if not (name in tx.docs or tx.store.exists(name)):
@@ -298,10 +304,8 @@ def reopen_changed(tx: Transaction) -> None:
                 )
             elif isinstance(item["milestones"], dict):
                 item["milestones"] = {m: h for m, h in item["milestones"].items() if m not in moved}
-        session = tx.read_or_none("session")
-        loop = session["qr"].get(phase) if session else None
-        if loop and loop["state"] in (LoopState.COMPLETE, LoopState.ACCEPTED):
-            continue  # its gate passed: a rework that reopens it lists what to judge
+        if phase != working:
+            continue  # a rework that reopens it, or its own step, lists what to judge
         for m in unjudged(plan, tx.read(name)["items"], phase):
             if m in moved:
                 tx.tell(

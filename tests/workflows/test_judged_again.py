@@ -78,6 +78,7 @@ def test_rework_after_a_rejection_judges_the_recaptured_code_again(project: Path
     assert "CC-001 CI-001,CI-002 src/app.py: re-captured" in recaptured.stderr
     told = "M-001 changed after its plan-code review passed; judge it: plan qr add --phase "
     assert told + "plan-code --scope M-001 --check C --status PASS|FAIL" in recaptured.stderr
+    assert "plan-docs" not in recaptured.stderr  # the docs' step names it in its turn
     assert [i["status"] for i in reports(out, "plan-code").values()] == ["PASS", "PASS"]
     option = ("--milestone", "M-001", "--file", "src/cli.py", "--behavior", "an --invert option")
     intent = agent.plan("intent", "add", *option)  # the new option: a new CC in M-001
@@ -87,7 +88,7 @@ def test_rework_after_a_rejection_judges_the_recaptured_code_again(project: Path
     assert re.search(r"CC-\d+ CI-005 src/cli.py: captured", added.stderr), added.stderr
 
     refused = agent.shell(EMPTY, code=3)  # the gate: the code as it is now, unjudged
-    assert "M-001: no review item judged it" in refused.stdout + refused.stderr
+    assert "M-001: no review item judged it as it is" in refused.stdout + refused.stderr
     assert "plan qr add --phase plan-code --scope M-001" in refused.stdout + refused.stderr
     out = agent.step(f"planner --step 6 --state-dir {out.state_dir}")  # names what to add
     assert '{"op": "qr add", "args": {"phase": "plan-code", "scope": "M-001"' in out.text
@@ -97,7 +98,7 @@ def test_rework_after_a_rejection_judges_the_recaptured_code_again(project: Path
     assert out.header.startswith("PLANNER 9/11"), out.text
     assert '{"op": "qr add", "args": {"phase": "plan-docs", "scope": "M-001"' in out.text
     refused = agent.shell(EMPTY, code=3)
-    assert "M-001: no review item judged it" in refused.stdout + refused.stderr
+    assert "M-001: no review item judged it as it is" in refused.stdout + refused.stderr
     judge(agent, "plan-docs", "M-001")
     assert agent.step(out.route("pass")).header.startswith("PLANNER 11/11")
 
@@ -134,7 +135,7 @@ def test_an_amendment_judges_code_changed_after_its_review_passed(project: Path)
     told = "M-002 changed after its plan-code review passed; judge it: plan qr add"
     assert told in changed.stderr
     refused = agent.shell(EMPTY, code=3)
-    assert "M-002: no review item judged it" in refused.stdout + refused.stderr
+    assert "M-002: no review item judged it as it is" in refused.stdout + refused.stderr
     assert "M-001" not in refused.stdout + refused.stderr  # committed, judged, unchanged
     judge(agent, "plan-code", "M-002")
     assert Output(agent.shell(EMPTY).stdout).header.startswith("PLANNER 9/11")
