@@ -15,7 +15,7 @@ from bench.sample import FAREWELL, WAVE, edit
 from bench.sample import TWO_MILESTONES as DESIGN
 from tests.agent import Agent, Output
 from tests.workflows.helpers import judge_todo, state_of
-from tests.workflows.test_amend import WAVE_V2, approved_plan
+from tests.workflows.test_amend import approved_plan, to_review
 
 EMPTY = "plan apply --verdict pass - <<'EOF'\n[]\nEOF"
 TREE = re.compile(r"captured edits\): (.+)$", re.M)
@@ -119,23 +119,41 @@ def test_a_rework_that_changes_no_code_keeps_every_code_pass(project: Path) -> N
 
 
 def test_an_amendment_judges_code_changed_after_its_review_passed(project: Path) -> None:
+    """M-001 committed; the amendment reopens M-002 and corrects M-001's code with a new
+    milestone (the way an amendment changes committed code): a phase-wide PASS given to the
+    captured code stands for it only until it is captured again."""
     agent, approved = approved_plan(project)
     agent.step(approved.route())  # executor 1, 2, 3
     agent.plan("exec", "apply", "M-001")
     agent.plan("exec", "done", "M-001", "--evidence", "ran it", "--commit")
-    out = Output(agent.plan("amend", "--reason", "wave twice", "--milestone", "M-002").stdout)
+    out = Output(agent.plan("amend", "--reason", "kinder", "--milestone", "M-002").stdout)
+    kinder = {"name": "Kinder farewell", "file": ["src/app.py"], "acceptance": ["kind"]}
+    agent.apply(
+        [
+            {"op": "milestone add", "args": kinder},
+            {
+                "op": "intent add",
+                "args": {"milestone": "$1", "file": "src/app.py", "behavior": "k"},
+            },
+        ]
+    )
+    out = agent.step(to_review(out))  # 4
     judge_todo(agent, out, "plan-design")
-    judge(agent, "plan-design", "M-002")
+    judge(agent, "plan-design", "*")
     out = agent.step(out.route("pass"))  # 5, which prints 6
     assert out.header.startswith("PLANNER 6/11"), out.text
-    judge(agent, "plan-code", "*")  # judged M-002 as it is (its first diff)
-    wave = state_of(out) / "wave2.diff"
-    wave.write_text(WAVE_V2)
-    changed = agent.plan("change", "set", "CC-002", "--diff", str(wave))
-    told = "M-002 changed after its plan-code review passed; judge it: plan qr add"
-    assert told in changed.stderr
+    tree = Path(agent.plan("worktree").stdout.strip())
+    edit(tree / "src" / "wave.py", "# twice\n")
+    edit(tree / "src" / "app.py", "# kinder\n")
+    agent.plan("change", "capture")
+    judge(agent, "plan-code", "*")  # M-002 and M-003 as captured
+    edit(tree / "src" / "app.py", "# kinder still\n")
+    recaptured = agent.plan("change", "capture")
+    told = "M-003 changed after its plan-code review passed; judge it: plan qr add"
+    assert told in recaptured.stderr and "M-002 changed" not in recaptured.stderr
     refused = agent.shell(EMPTY, code=3)
-    assert "M-002: no review item judged it as it is" in refused.stdout + refused.stderr
-    assert "M-001" not in refused.stdout + refused.stderr  # committed, judged, unchanged
-    judge(agent, "plan-code", "M-002")
+    assert "M-003: no review item judged it as it is" in refused.stdout + refused.stderr
+    assert "M-001:" not in refused.stdout + refused.stderr  # committed, unchanged
+    assert "M-002:" not in refused.stdout + refused.stderr  # judged as it is
+    judge(agent, "plan-code", "M-003")
     assert Output(agent.shell(EMPTY).stdout).header.startswith("PLANNER 9/11")
