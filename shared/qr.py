@@ -128,7 +128,7 @@ def refuse_pass(
         found += [
             Finding(
                 name,
-                f"{m}: no review item judged it (added or reopened after the phase-wide ones)",
+                f"{m}: no review item judged it as it is (added, reopened or changed since)",
                 f"plan qr add --phase {phase} --scope {m} --check C --status PASS|FAIL",
             )
             for m in unjudged(plan, report["items"], phase)

@@ -16,14 +16,14 @@ from state.routes import StepRef
 from state.storage.ids import next_id
 from state.storage.store import report_name
 from state.validation.limits import NAME_MAX, REASON_MAX, check_text
-from state.vocab import ItemStatus, LoopState, Phase, Severity
+from state.vocab import PLANNING_PHASES, ItemStatus, LoopState, Phase, Severity
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Literal
 
     from state.rules.session_store import Store, Transaction
-    from state.storage.documents import Plan, QRItem, QRReport
+    from state.storage.documents import Milestone, Plan, QRItem, QRReport
 
     class FoundItem(QRItem):
         """A review item with the phase whose report holds it (`plan show qa-NNN`)."""
@@ -135,15 +135,18 @@ def check_verdict(command: str, status: ItemStatus, finding: str | None) -> None
 def judge(
     tx: Transaction, item: QRItem, status: ItemStatus, finding: str | None, phase: Phase
 ) -> None:
-    """Record a verdict; a PASS remembers the hash of what its scope holds now."""
+    """Record a verdict; a PASS remembers the hash of what its scope holds now, and of each
+    milestone it judged (all for "*")."""
     item["status"] = status
     if finding is not None:
         item["finding"] = finding
     plan = tx.read_or_none("plan")
     passed = status == ItemStatus.PASS and plan is not None
     item["judged"] = scope_hash(plan, item["scope"], phase) if plan and passed else None
-    whole = plan and passed and item["scope"].strip() in ("", "*")
-    item["milestones"] = [m["id"] for m in plan["milestones"]] if plan and whole else None
+    held = milestone_hashes(plan, phase) if plan and passed else {}
+    scope = item["scope"].strip()
+    judged = held if scope in ("", "*") else milestones_of(plan, scope) if plan else set()
+    item["milestones"] = {m: held[m] for m in held if m in judged} if plan and passed else None
 
 
 def qr_set(
@@ -179,8 +182,8 @@ def scope_content(plan: Plan, scope: str, phase: Phase | None = None) -> list[ob
             item = find(plan, scope)
         except UsageError:
             return None
-        if design and scope.startswith("M-"):
-            return [{k: v for k, v in item.items() if k not in ("code_changes", "documentation")}]
+        if scope.startswith("M-"):
+            return [of_phase(item, phase)]  # type: ignore[arg-type]
         changes = [
             c
             for m in milestones
@@ -197,6 +200,21 @@ def scope_content(plan: Plan, scope: str, phase: Phase | None = None) -> list[ob
     return on_file or None
 
 
+def of_phase(milestone: Milestone, phase: Phase | None) -> dict[str, object]:
+    """What a phase judges of a milestone: the design all but its diffs and docs, the code
+    its intents, tests and diffs, the docs its intents, diffs and docs (others: all)."""
+    drop = {"code_changes", "documentation"} if phase == Phase.PLAN_DESIGN else set()
+    if phase in (Phase.PLAN_CODE, Phase.PLAN_DOCS):
+        own = "tests" if phase == Phase.PLAN_CODE else "documentation"
+        drop = set(milestone) - {"code_intents", "code_changes", own}
+    return {k: v for k, v in milestone.items() if k not in drop}
+
+
+def milestone_hashes(plan: Plan, phase: Phase | None) -> dict[str, str]:
+    """Each milestone's id with the sha256 of what the phase judges of it (of_phase)."""
+    return {m["id"]: _sha(of_phase(m, phase)) for m in plan["milestones"]}
+
+
 def milestones_of(plan: Plan, scope: str) -> set[str]:
     """The milestones a review item's scope is in: a milestone, its intents and changes, or
     a file its intents or changes are on (none for "*" or what the plan does not hold)."""
@@ -209,31 +227,37 @@ def milestones_of(plan: Plan, scope: str) -> set[str]:
     return found
 
 
+def standing(plan: Plan, item: QRItem, held: dict[str, str]) -> dict[str, str]:
+    """The milestones a reviewer item judges now, with what they hold (`held`): an open one,
+    those of its scope (all for "*") as they will be; a PASS, those it judged that hold what
+    they held then (a milestone changed, added or reopened since is not one). A PASS
+    recorded before the hashes: the ids it recorded, or (before those) its scope's."""
+    scope = item["scope"].strip()
+    names = set(held) if scope in ("", "*") else milestones_of(plan, scope)
+    judged = item.get("milestones") if item["status"] == ItemStatus.PASS else None
+    if isinstance(judged, dict):
+        return {m: h for m, h in judged.items() if held.get(m) == h}
+    return {m: held[m] for m in held if m in (names if judged is None else judged)}
+
+
 def unjudged(plan: Plan, items: list[QRItem], phase: str = "") -> list[str]:
-    """The milestones no reviewer item of a phase judged: none names them (by id, an item in
-    them, or a file of theirs) and no phase-wide PASS was given while they were in the plan
-    (a milestone an amendment added or reopened after it). An open phase-wide item judges
-    what the plan holds once it passes; one passed before items recorded their milestones
-    counts for every milestone. The code phase judges no documentation-only milestone."""
-    covered: set[str] = set()
-    for item in items:
-        if item["source"] != "reviewer":
-            continue
-        if item["scope"].strip() in ("", "*"):
-            judged = item.get("milestones") if item["status"] == ItemStatus.PASS else None
-            covered |= {m["id"] for m in plan["milestones"]} if judged is None else set(judged)
-        else:
-            covered |= milestones_of(plan, item["scope"])
+    """The milestones no reviewer item of a phase judges as they are (`standing`): none open
+    on them (by id, an item in them, or a file of theirs) and no PASS on them since they
+    last changed. The code phase judges no documentation-only milestone."""
+    held = milestone_hashes(plan, known_phase(phase) if phase else None)
+    covered = {m for i in items if i["source"] == "reviewer" for m in standing(plan, i, held)}
     skipped = {m["id"] for m in plan["milestones"] if m["is_documentation_only"]}
     if phase != Phase.PLAN_CODE:
         skipped = set()
-    return [m["id"] for m in plan["milestones"] if m["id"] not in covered | skipped]
+    return [m for m in held if m not in covered | skipped]
 
 
 def scope_hash(plan: Plan, scope: str, phase: Phase | None = None) -> str | None:
     content = scope_content(plan, scope, phase)
-    if content is None:
-        return None
+    return None if content is None else _sha(content)
+
+
+def _sha(content: object) -> str:
     canonical = json.dumps(content, sort_keys=True, ensure_ascii=False).encode()
     import hashlib  # on use, as in state/storage/content.py
 
@@ -242,31 +266,52 @@ def scope_hash(plan: Plan, scope: str, phase: Phase | None = None) -> str | None
 
 def reopen_changed(tx: Transaction) -> None:
     """After a change to plan.json: every PASS whose scope now holds something else than what
-    was judged goes back to TODO (a change edited after its gate passed is checked again)."""
+    was judged goes back to TODO (a change edited after its gate passed is checked again),
+    and a planning PASS no longer stands for a milestone that changed since: in the phase at
+    work (the first whose gate is still to pass), one that no item judges then is named with
+    the `qr add` that judges it (docs/design.md, "Review items judge what they judged")."""
     if "plan" not in tx.edited:
         return
     plan = tx.read("plan")
+    session = tx.read_or_none("session")
+    loops = session["qr"] if session else {}
+    done = (LoopState.COMPLETE, LoopState.ACCEPTED)
+    working = next(
+        (p for p in PLANNING_PHASES if p not in loops or loops[p]["state"] not in done), None
+    )
     for phase in PHASES:
         name = report_name(phase)
         if not (name in tx.docs or tx.store.exists(name)):
             continue
+        items = tx.read(name)["items"]
         stale = [
             item
-            for item in tx.read(name)["items"]
+            for item in items
             if item["status"] == ItemStatus.PASS
             and item["judged"]
             and scope_hash(plan, item["scope"], phase) != item["judged"]
         ]
-        if not stale:
+        judged = [i["milestones"] for i in items if isinstance(i["milestones"], dict)]
+        held = milestone_hashes(plan, phase) if judged and phase in PLANNING_PHASES else {}
+        moved = {m for seen in judged for m, h in seen.items() if held.get(m, h) != h}
+        if not stale and not moved:
             continue
-        items = {i["id"]: i for i in tx.edit(name)["items"]}
-        for item in stale:
-            items[item["id"]].update(
-                {"status": ItemStatus.TODO, "judged": None, "milestones": None}
-            )
-            tx.tell(
-                f"{item['id']} ({phase}) is TODO again: {item['scope']} changed after it passed"
-            )
+        for item in tx.edit(name)["items"]:
+            if any(item["id"] == i["id"] for i in stale):
+                item.update({"status": ItemStatus.TODO, "judged": None, "milestones": None})
+                tx.tell(
+                    f"{item['id']} ({phase}) is TODO again: {item['scope']} changed after it passed"
+                )
+            elif isinstance(item["milestones"], dict):
+                item["milestones"] = {m: h for m, h in item["milestones"].items() if m not in moved}
+        if phase != working:
+            continue  # a rework that reopens it, or its own step, lists what to judge
+        for m in unjudged(plan, tx.read(name)["items"], phase):
+            if m in moved:
+                tx.tell(
+                    f"{m} changed after its {phase} review passed; judge it: plan qr add "
+                    f"--phase {phase} --scope {m} --check C --status PASS|FAIL"
+                )
 
 
 def qr_accept(tx: Transaction, *, phase: Phase, by: str, reason: str) -> None:

@@ -14,7 +14,7 @@ import re
 from state import clock, routes
 from state.errors import Refused, UsageError
 from state.ops.plan_ops import find
-from state.ops.qr_ops import add_item, open_report
+from state.ops.qr_ops import add_item, milestone_hashes, open_report, standing
 from state.repo.numbered import new_lines, spans
 from state.rules.approval import approve, plan_hash
 from state.rules.lifecycle import transition
@@ -366,28 +366,27 @@ def reopen_reviews(
     restart, and a reviewer's PASS stands unless its subject is one the verdict named
     (`subjects`: the ids the person's comments are on, or the milestones an amendment
     reopens). An item on such an id, on its intent or change or on its milestone goes back
-    to TODO; a phase-wide PASS no longer stands for the milestones an amendment
-    `reopened`: they need items of their own, as new milestones do (qr_ops.unjudged). What
-    the rework changes reopens the items that judged it (qr_ops.reopen_changed). Earlier
-    phases keep everything."""
+    to TODO; another PASS no longer stands for the milestones an amendment `reopened`:
+    they need items of their own, as new milestones do (qr_ops.unjudged). What the rework
+    changes reopens the items that judged it, and takes a changed milestone from the PASSes
+    that judged it as it was (qr_ops.reopen_changed). Earlier phases keep everything."""
     plan = tx.read("plan")
     named = related(plan, subjects)
-    milestones = {m["id"] for m in plan["milestones"]}
     for later in PLANNING_PHASES[PLANNING_PHASES.index(phase) :]:
         if later in session["qr"]:
             session["qr"][later]["state"] = LoopState.INITIAL
         name = report_name(later)
         if tx.read_or_none(name) is None:
             continue
+        held = milestone_hashes(plan, later)
         for item in tx.edit(name)["items"]:
             if item["source"] != "reviewer" or item["status"] != ItemStatus.PASS:
                 continue
-            if item["scope"].strip() in ("", "*"):
-                judged = item.get("milestones")
-                kept = sorted(milestones) if judged is None else judged
-                item["milestones"] = [m for m in kept if m not in reopened]
-            elif item["scope"].strip() in named:
-                item.update({"status": ItemStatus.TODO, "judged": None})
+            if item["scope"].strip() in named:
+                item.update({"status": ItemStatus.TODO, "judged": None, "milestones": None})
+            else:
+                kept = standing(plan, item, held)
+                item["milestones"] = {m: h for m, h in kept.items() if m not in reopened}
 
 
 def related(plan: Plan, subjects: Sequence[str]) -> set[str]:

@@ -240,7 +240,7 @@ class QRItem(TypedDict):
     source: Literal["validator", "reviewer"]
     iteration: int
     judged: str | None
-    milestones: list[str] | None
+    milestones: dict[str, str] | list[str] | None
 
 
 class Acceptance(TypedDict):

@@ -442,9 +442,10 @@ class QRItem(Strict):
     judged: str | None = None
     """For a PASS: the sha256 of what its scope held when it passed (an item and its
     changes, or a file's intents and changes); when that content changes, back to TODO."""
-    milestones: list[str] | None = None
-    """For a PASS on the whole phase (scope *): the milestones the plan held when it passed,
-    the ones it judged; a milestone added or reopened since needs an item of its own."""
+    milestones: dict[str, str] | list[str] | None = None
+    """For a PASS: each milestone it judged (its scope's; for *, all the plan held) with the
+    sha256 of what the milestone held for the phase; one changed, added or reopened since
+    needs another judgement. (A list: the ids, recorded before the hashes.)"""
 
 
 class Acceptance(Strict):

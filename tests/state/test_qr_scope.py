@@ -1,14 +1,15 @@
-"""state.ops.qr_ops.unjudged: the milestones no reviewer item of a phase judged; a phase-wide
-PASS stands only for the milestones it recorded."""
+"""state.ops.qr_ops.unjudged: the milestones no reviewer item of a phase judged; a PASS stands
+only for the milestones it recorded, as they were when it passed."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from state.ops.qr_ops import unjudged
+from state.ops.qr_ops import milestone_hashes, unjudged
 from tests.state import builders as b
 
 MILESTONES = [
@@ -19,7 +20,9 @@ MILESTONES = [
 PLAN: Any = b.plan(milestones=MILESTONES)
 
 
-def item(scope: str, status: str = "PASS", milestones: list[str] | None = None) -> Any:
+def item(
+    scope: str, status: str = "PASS", milestones: list[str] | dict[str, str] | None = None
+) -> Any:
     return {"id": "qa-001", "check": "c", "scope": scope, "severity": "MUST", "status": status,
             "finding": None, "source": "reviewer", "iteration": 1, "judged": None,
             "milestones": milestones}  # fmt: skip
@@ -46,3 +49,38 @@ def test_a_scoped_item_covers_exactly_the_milestones_it_names(scopes: list[str])
     covered = {named[s] for s in scopes if s in named}
     expected = [m["id"] for m in MILESTONES if m["id"] not in covered]
     assert unjudged(PLAN, [item(s) for s in scopes]) == expected
+
+
+EDITS: dict[str, Any] = {
+    "name": "Renamed",
+    "acceptance_criteria": ["it waves"],
+    "tests": {**MILESTONES[0].get("tests", {}), "files": ["tests/test_cli.py"]},
+    "code_intents": [b.intent(3, file="src/cli.py", behavior="Other")],
+    "code_changes": [b.change(9, "CI-003", file="src/cli.py", diff="+x")],
+    "documentation": {"module_comment": "Says goodbye."},
+}
+SEEN = {  # what each planning phase judges of a milestone (qr_ops.of_phase)
+    "plan-design": {"name", "acceptance_criteria", "tests", "code_intents"},
+    "plan-code": {"tests", "code_intents", "code_changes"},
+    "plan-docs": {"code_intents", "code_changes", "documentation"},
+}
+
+
+@given(
+    st.sampled_from(sorted(SEEN)),
+    st.sampled_from(["*", "M-003", "CI-003", "src/cli.py"]),
+    st.lists(st.sampled_from(sorted(EDITS)), unique=True),
+)
+def test_a_pass_stands_for_a_milestone_while_it_holds_what_was_judged(
+    phase: str, scope: str, edited: list[str]
+) -> None:
+    judged = milestone_hashes(PLAN, phase)  # type: ignore[arg-type]
+    kept = {m: h for m, h in judged.items() if scope == "*" or m == "M-003"}
+    now = copy.deepcopy(PLAN)
+    for key in edited:
+        base = now["milestones"][2][key]
+        now["milestones"][2][key] = {**base, **EDITS[key]} if isinstance(base, dict) else EDITS[key]
+    both = [item(scope, milestones=kept), item("M-001"), item("M-002")]
+    changed = any(key in SEEN[phase] for key in edited)
+    assert unjudged(now, both, phase) == (["M-003"] if changed else [])
+    assert unjudged(now, [{**both[0], "status": "TODO"}, *both[1:]], phase) == []  # open: judged

@@ -293,7 +293,7 @@ def test_an_amendment_reviews_only_what_it_changed(project: Path) -> None:
     for phase in ("plan-design", "plan-code", "plan-docs"):
         whole = reviewer_items(phase)
         assert {i["status"] for i in whole} == {"PASS"}  # nothing reopened
-        assert all(i["milestones"] == ["M-001"] for i in whole)  # no longer M-002's
+        assert all(list(i["milestones"]) == ["M-001"] for i in whole)  # no longer M-002's
     out = Output(opened.stdout)  # 3
     assert '"op": "qr add", "args": {"phase": "plan-design", "scope": "$1"' in out.text
     agent.apply(
