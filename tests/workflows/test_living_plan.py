@@ -164,6 +164,8 @@ def test_the_living_plan_from_approval_to_the_accepted_result(project: Path) -> 
     wave, _ = run_wave(agent, routed, "M-002", "M-003")
     out = execute_rest(agent, wave)
     assert out.header.startswith("EXECUTOR 9/9") and "plan result show" in out.text
+    # changes requested lead to an amended plan: the prompt says the person approves it first
+    assert "they approve the\namended plan before it is carried out" in out.text
 
     # Result round 1: the person asks for changes on one milestone.
     shown = agent.plan("result", "show").stdout
