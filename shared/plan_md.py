@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal, Protocol, overload
 
 from shared.render import render
+from state.ops.question_ops import state_of
 from state.rules.amendments import approved_since, open_amendment, rejected_since
 from state.storage.store import report_name
 from state.vocab import PLANNING_PHASES, Phase, ReviewVerdict
@@ -126,29 +127,16 @@ def review_view(store: Store) -> list[str]:
         whole = f" (each whole: plan diff {rev})" if rev else ""
         lines += [f"Changed since {what}{whole}:", *(f"  {c}" for c in changes or ["nothing"])]
     lines += summary(plan, diffs=True)
-    questions = context["questions"] if context else []
-    lines += (
-        ["Open questions and assumptions:"]
-        + [
-            f"  {q['id']} {q['text']} "
-            + (
-                f"Assumed: {q['answer']}"
-                if q["assumed"]
-                else "Skipped."
-                if q["skipped"]
-                else "Open."
-            )
-            for q in questions
-            if q["assumed"] or q["skipped"] or q["answer"] is None
-        ]
-        + [f"  {a}" for a in (context["assumptions"] if context else [])]
-    )
-    if lines[-1] == "Open questions and assumptions:":
-        lines.pop()
+    left = [
+        f"  {q['id']} ({state_of(q)}) {q['text']}" + (f" -> {q['answer']}" if q["assumed"] else "")
+        for q in (context["questions"] if context else [])
+        if state_of(q) != "answered"
+    ] + [f"  {a}" for a in (context["assumptions"] if context else [])]
+    lines += ["Open questions and assumptions:", *left] if left else []
     if in_review:
         lines.append(
-            'Your verdict: plan review approve, or plan review reject --feedback "…" '
-            "[--comment 'CC-001:3: …' on a line of a change]; on a page: plan review open"
+            'Your verdict: plan review approve, or plan review reject --feedback "…"\n'
+            "  [--comment 'CC-001:3: …' on a line of a change]; on a page: plan review open"
         )
     return lines
 

@@ -64,17 +64,11 @@ class Change:
                 continue
             old = self.before.get(key)
             if isinstance(new, str) and "\n" in new + (old if isinstance(old, str) else ""):
-                if key == "diff" or not isinstance(old, str):
-                    head, text = f"{key}, now:" if key in self.before else f"{key}:", new
-                    body = text.splitlines()
-                else:
+                head, body = f"{key}, now:" if key in self.before else f"{key}:", new.splitlines()
+                if key != "diff" and isinstance(old, str):  # the changed lines, in context
+                    got = difflib.unified_diff(old.splitlines(), body, lineterm="", n=1)
+                    body = ["…" if t[:2] == "@@" else t for t in list(got)[2:]]
                     head = f"{key} (- before, + now):"
-                    body = [
-                        "…" if t.startswith("@@") else t
-                        for t in difflib.unified_diff(
-                            old.splitlines(), new.splitlines(), lineterm="", n=1
-                        )
-                    ][2:]
                 lines += [f"    {head}", *(f"      {t}" for t in body)]
             elif key in self.before:
                 lines.append(f"    {key}: {_value(old)} -> {_value(new)}")

@@ -236,9 +236,14 @@ def test_history_diff_and_log_tell_what_changed(plan: Plan, tmp_path: Path) -> N
     assert [json.loads(line)["command"] for line in log] == ["decision add", "decision supersede"]
     plan("diff", "r99", code=2)
     assert "A revision, rN, is plan.json as the Nth change" in plan("diff", "--help").stdout
+    plan("context", "add", "assumptions", "Python 3.8 is enough")
+    plan("question", "add", "--category", "scope", "--kind", "text", "--text", "Which locales?")
     shown = plan("review", "show").stdout  # before step 11: the plan so far, no verdict line
     assert shown.startswith("Not in review (") and "Your verdict" not in shown
     assert "    CC-001 src/app.py (CI-001):" in shown
+    assert shown.endswith(
+        "Open questions and assumptions:\n  Q-001 (open) Which locales?\n  Python 3.8 is enough\n"
+    )
 
 
 def test_show_status_waves_and_schema(plan: Plan, tmp_path: Path) -> None:
