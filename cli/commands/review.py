@@ -40,8 +40,8 @@ def review_command() -> None:
 
 @review_command.command("show")
 def review_show(state_dir: str | None, as_json: bool) -> None:
-    """What the person judges, in the terminal: the round and what changed since the last
-    one (after a rejection, or since the approval an amendment amends), the plan (approach,
+    """The plan for the person to judge, in a terminal. The round and what changed since the
+    last one (after a rejection, or since the approval an amendment amends), the plan (approach,
     decisions, milestones with each change's diff), the open questions and assumptions, and
     the commands that give the verdict (--json: those lines as a list)."""
     from shared.plan_md import review_view  # jinja2 loads with it: only this command pays
