@@ -229,8 +229,9 @@ def complete(data: str) -> str | None:
 
 
 def needs_full(name: str, args: list[str]) -> bool:
-    """The commands that import the second stage: the review page and the companion."""
-    return name == "plan" and args[:1] in (["mcp"], ["review"])
+    """The commands that import the second stage: the review page and the companion (not
+    `plan review show`, the person's view in a terminal)."""
+    return name == "plan" and args[:1] in (["mcp"], ["review"]) and args[1:2] != ["show"]
 
 
 def ensure_full(prefix: str) -> str:

@@ -12,11 +12,14 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal, Protocol, overload
 
 from shared.render import render
+from state.ops.question_ops import state_of
+from state.rules.amendments import approved_since, open_amendment, rejected_since
 from state.storage.store import report_name
 from state.vocab import PLANNING_PHASES, Phase, ReviewVerdict
+from state.vocab import SessionStatus as S
 
 if TYPE_CHECKING:
-    from state.rules.session_store import Transaction
+    from state.rules.session_store import Store, Transaction
     from state.storage.documents import (
         Context,
         Milestone,
@@ -74,10 +77,11 @@ def render_plan(
     return render("plan.md.j2", variables, [TEMPLATES]).strip() + "\n"
 
 
-def summary(plan: Plan) -> list[str]:
+def summary(plan: Plan, diffs: bool = False) -> list[str]:
     """The plan in a few lines, for the agent to tell the person what they approve (step 11,
     `plan render --summary`): the approach, the decisions in force and the choices picked,
-    each milestone in apply order with its files' +/- lines and what accepts it, the risks."""
+    each milestone in apply order with its files' +/- lines and what accepts it (with diffs:
+    each of its changes whole, as `plan review show` prints them), the risks."""
     overview = plan["overview"]
     ctx = plan["planning_context"]
     lines = [f"{overview['title'] or 'The plan'}: {overview['approach'] or overview['problem']}"]
@@ -98,7 +102,42 @@ def summary(plan: Plan) -> list[str]:
         lines.append(f"  {m['id']} {m['name']}: {changed or 'no files'}")
         if m["acceptance_criteria"]:
             lines.append(f"    accepts: {'; '.join(m['acceptance_criteria'])}")
+        for change in m["code_changes"] if diffs else []:
+            lines.append(f"    {change['id']} {change['file']} ({change['intent_ref']}):")
+            lines += [f"      {t}" for t in change["diff"].splitlines()]
     lines += [f"  {r['id']} risk: {r['risk']} ({r['mitigation']})" for r in ctx["known_risks"]]
+    return lines
+
+
+def review_view(store: Store) -> list[str]:
+    """What the person judges at step 11, in their terminal (`plan review show`): the round,
+    what changed since the last one they judged, the plan with every change's diff, the open
+    questions and assumptions, and the commands that give the verdict."""
+    session, plan = store.read("session"), store.read("plan")
+    context, amendment = store.read_or_none("context"), open_amendment(session)
+    rounds, in_review = len(session["reviews"]), session["status"] == S.REVIEW
+    head = f"Review round {rounds}" if in_review else f"Not in review ({session['status']})"
+    if amendment:
+        head += f", amendment round {amendment['round']} ({amendment['reason']})"
+    lines = [f"{head}."]
+    find = approved_since if amendment else rejected_since
+    if since := find(store, session, plan):
+        rev, changes = since
+        what = "the approval it amends" if amendment else f"review round {rounds - 1}"
+        whole = f" (each whole: plan diff {rev})" if rev else ""
+        lines += [f"Changed since {what}{whole}:", *(f"  {c}" for c in changes or ["nothing"])]
+    lines += summary(plan, diffs=True)
+    left = [
+        f"  {q['id']} ({state_of(q)}) {q['text']}" + (f" -> {q['answer']}" if q["assumed"] else "")
+        for q in (context["questions"] if context else [])
+        if state_of(q) != "answered"
+    ] + [f"  {a}" for a in (context["assumptions"] if context else [])]
+    lines += ["Open questions and assumptions:", *left] if left else []
+    if in_review:
+        lines.append(
+            'Your verdict: plan review approve, or plan review reject --feedback "…"\n'
+            "  [--comment 'CC-001:3: …' on a line of a change]; on a page: plan review open"
+        )
     return lines
 
 

@@ -245,7 +245,11 @@ def diff_command(
     rev_a: str | None, rev_b: str | None, review: int | None, state_dir: str | None, as_json: bool
 ) -> None:
     """What changed between two revisions, by id, with the content: a changed field before
-    and after, an added item whole (default: the previous revision and now)."""
+    and after, an added item whole, a code change's diff as it is now (default: the previous
+    revision and now).
+
+    A revision, rN, is plan.json as the Nth change to it left it (plan history lists them;
+    review round N shows one, and step 11 names it); current: the plan now."""
     store = open_store(state_dir)
     rev_b = rev_b or "current"
     if review is not None:
@@ -261,8 +265,19 @@ def diff_command(
     if as_json:
         dump([c.as_dict() for c in changes])
         return
-    head = f"{rev_a} -> {rev_b}: " + (f"{len(changes)} change(s)" if changes else "no changes")
+    names = f"{rev_named(store, rev_a)} -> {rev_named(store, rev_b)}"
+    head = f"{names}: " + (f"{len(changes)} change(s)" if changes else "no changes")
     out("\n".join([head, *(t for c in changes for t in (c.line(), *c.detail()))]))
+
+
+def rev_named(store: Store, rev: str) -> str:
+    """A revision as a person reads it: "r7 (plan.json revision 7: what review round 1
+    showed)", "now" for current."""
+    if rev == "current":
+        return "now"
+    rounds = [r["round"] for r in store.read("session")["reviews"] if r["revision"] == rev]
+    shown = f": what review round {rounds[-1]} showed" if rounds else ""
+    return f"{rev} (plan.json revision {rev.lstrip('r')}{shown})"
 
 
 @click.command("log", cls=PlanCommand)

@@ -34,7 +34,23 @@ PHASE = click.option(
 
 @click.group("review", cls=PlanGroup)
 def review_command() -> None:
-    """The user's verdict on the plan in review: approve (freeze) or reject (back to design)."""
+    """The user's verdict on the plan in review: approve (freeze) or reject (back to design).
+    In a terminal the person reads the plan with `plan review show`; open serves the page."""
+
+
+@review_command.command("show")
+def review_show(state_dir: str | None, as_json: bool) -> None:
+    """The plan for the person to judge, in a terminal. The round and what changed since the
+    last one (after a rejection, or since the approval an amendment amends), the plan (approach,
+    decisions, milestones with each change's diff), the open questions and assumptions, and
+    the commands that give the verdict (--json: those lines as a list)."""
+    from shared.plan_md import review_view  # jinja2 loads with it: only this command pays
+
+    lines = review_view(open_store(state_dir))
+    if as_json:
+        dump(lines)
+    else:
+        out("\n".join(lines))
 
 
 @review_command.command("approve", cls=Operation, op=review_ops.review_approve)

@@ -16,12 +16,11 @@ from state.ops.choice_ops import pick, unpicked
 from state.ops.question_ops import assume_answer, state_of
 from state.repo.scan import scan
 from state.routes import EXECUTE
-from state.rules.amendments import approved_revision, open_amendment, worktree_round
+from state.rules.amendments import approved_since, open_amendment, rejected_since, worktree_round
 from state.rules.approval import approve, plan_hash
 from state.rules.lifecycle import transition
 from state.storage.documents import Question  # a base class below: typing only, no cost
 from state.storage.store import write_atomic
-from state.validation.diff import diff
 from state.validation.validate import validate
 from state.vocab import Phase, ReviewVerdict
 from state.vocab import SessionStatus as S
@@ -332,28 +331,10 @@ def amended_since(ctx: Context) -> AmendedSince:
     """In an amendment's review: the round, and what changed since the approval it amends,
     by meaning (state/validation/diff.py), against the revision in history/ that approval bound."""
     amendment = open_amendment(ctx.session)
-    if amendment is None or ctx.session["status"] != S.REVIEW:
+    found = approved_since(ctx.store, ctx.session, ctx.doc("plan"))
+    if amendment is None or found is None:
         return {}
-    found = approved_revision(ctx.store, amendment["approval"]["sha256"], ctx.session)
-    if found is None:
-        return {"amendment": amendment, "approved_rev": "", "amended": []}
-    rev, before = found
-    changes = [c.line() for c in diff(before, ctx.doc("plan")) if c.what != "frozen_at"]
-    return {"amendment": amendment, "approved_rev": rev, "amended": changes}
-
-
-def rejected_since(ctx: Context) -> tuple[str, list[str]] | None:
-    """After a rejection, review round N > 1: the revision round N-1 showed and what changed
-    since, by meaning; None when there was no such round, or history/ lacks its revision."""
-    reviews = ctx.session["reviews"]
-    if ctx.session["status"] != S.REVIEW or len(reviews) < 2 or not reviews[-2]["revision"]:
-        return None
-    rev = reviews[-2]["revision"]
-    try:
-        before = ctx.store.revision(rev)
-    except PlannerError:  # history/ is local: a clone lacks it
-        return None
-    return rev, [c.line() for c in diff(before, ctx.doc("plan")) if c.what != "frozen_at"]
+    return {"amendment": amendment, "approved_rev": found[0], "amended": found[1]}
 
 
 class FinalGateVariables(GateVariables, AmendedSince):
@@ -421,11 +402,15 @@ class FinalGate(Gate):
         return super().outcome(ctx)
 
     def context(self, ctx: Context) -> FinalGateVariables:
-        from shared.plan_md import summary  # jinja2: the prompt's rendering needs it anyway
+        # jinja2: the prompt's rendering needs it anyway
+        from shared.plan_md import summary
 
         approval = ctx.session["approval"]
         in_review = ctx.session["status"] == S.REVIEW
-        changed = None if open_amendment(ctx.session) else rejected_since(ctx)
+        plan = ctx.doc("plan")
+        changed = (
+            None if open_amendment(ctx.session) else rejected_since(ctx.store, ctx.session, plan)
+        )
         return {
             **super().context(ctx),
             "approval": approval,
@@ -434,7 +419,7 @@ class FinalGate(Gate):
             "in_review": in_review,
             "round": len(ctx.session["reviews"]),
             "rejects": ctx.session["rejects"],
-            "summary": summary(ctx.doc("plan")) if in_review and not changed else [],
+            "summary": summary(plan) if in_review and not changed else [],
             "since_rev": changed[0] if changed else "",
             "since": changed[1] if changed else [],
             **amended_since(ctx),

@@ -67,7 +67,10 @@ def open_amendment(
         amendment=record["round"], reason=record["reason"], milestones=reopened, from_status=status
     )
     named = f", reopening {', '.join(reopened)}" if reopened else ""
-    tx.tell(f"amendment round {record['round']} opened{named}: back to planning")
+    tx.tell(
+        f"amendment round {record['round']} opened{named}: back to planning; the person "
+        "approves the amended plan before it is carried out"
+    )
     tx.routed = True
     return record
 

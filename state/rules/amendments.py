@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from state.errors import Finding, PlannerError
 from state.storage.content import plan_hash
-from state.vocab import CLOSED, ReviewVerdict, RunStatus
+from state.validation.diff import diff
+from state.vocab import CLOSED, ReviewVerdict, RunStatus, SessionStatus
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -136,6 +137,33 @@ def approved_revision(
         if plan_hash(plan) == sha256:
             return rev, plan
     return None
+
+
+def rejected_since(store: History, session: Session, plan: Plan) -> tuple[str, list[str]] | None:
+    """After a rejection, review round N > 1: the revision round N-1 showed and what changed
+    since, by meaning; None when there was no such round, or history/ lacks its revision."""
+    reviews = session["reviews"]
+    if session["status"] != SessionStatus.REVIEW or len(reviews) < 2 or not reviews[-2]["revision"]:
+        return None
+    rev = reviews[-2]["revision"]
+    try:
+        before = store.revision(rev)
+    except PlannerError:  # history/ is local: a clone lacks it
+        return None
+    return rev, [c.line() for c in diff(before, plan) if c.what != "frozen_at"]
+
+
+def approved_since(store: History, session: Session, plan: Plan) -> tuple[str, list[str]] | None:
+    """In an amendment's review: the revision the approval it amends bound and what changed
+    since, by meaning ("", [] when history/ lacks it); None outside one."""
+    amendment = open_amendment(session)
+    if amendment is None or session["status"] != SessionStatus.REVIEW:
+        return None
+    found = approved_revision(store, amendment["approval"]["sha256"], session)
+    if found is None:
+        return "", []
+    rev, before = found
+    return rev, [c.line() for c in diff(before, plan) if c.what != "frozen_at"]
 
 
 def revision_hash(store: History, rev: str) -> str | None:

@@ -54,18 +54,22 @@ class Change:
         }
 
     def detail(self) -> list[str]:
-        """What the change holds, indented under its line: `field: old -> new` (a text of
-        several lines as its changed lines), an added item's fields; nothing for a removal."""
+        """What the change holds, indented under its line: `field: old -> new`, an added
+        item's fields; a code change's diff whole as it is now (not a diff of two diffs),
+        another text of several lines as its changed lines in context; nothing for a
+        removal, nor for an empty field of an added item."""
         lines = []
         for key, new in self.after.items():
-            if new in (None, "", [], {}) and key not in self.before:
+            if _empty(new) and key not in self.before:
                 continue
             old = self.before.get(key)
             if isinstance(new, str) and "\n" in new + (old if isinstance(old, str) else ""):
-                was = old.splitlines() if isinstance(old, str) else []
-                body = difflib.unified_diff(was, new.splitlines(), lineterm="", n=0)
-                text = [f"      {t}" for t in body if not t.startswith(("---", "+++", "@@"))]
-                lines += [f"    {key}:", *text]
+                head, body = f"{key}, now:" if key in self.before else f"{key}:", new.splitlines()
+                if key != "diff" and isinstance(old, str):  # the changed lines, in context
+                    got = difflib.unified_diff(old.splitlines(), body, lineterm="", n=1)
+                    body = ["…" if t[:2] == "@@" else t for t in list(got)[2:]]
+                    head = f"{key} (- before, + now):"
+                lines += [f"    {head}", *(f"      {t}" for t in body)]
             elif key in self.before:
                 lines.append(f"    {key}: {_value(old)} -> {_value(new)}")
             else:
@@ -80,26 +84,39 @@ class Change:
 
 
 def _value(value: object) -> str:
+    if isinstance(value, dict):  # a milestone's tests or documentation: what it holds
+        value = {k: v for k, v in value.items() if not _empty(v)}
     return repr(value) if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
+def _empty(value: object) -> bool:
+    """Nothing in it: None, "", [], {}, False, or a record of empty fields."""
+    if isinstance(value, dict):
+        return all(_empty(v) for v in value.values())
+    return value is None or value is False or value == "" or value == []
+
+
+# Fields the planner keeps for itself, not what the plan says: when a decision was recorded,
+# a milestone's ordinal (its id says it), the context a diff was captured with (the diff
+# shows it). A comparison by meaning leaves them out.
+BOOKKEEPING = frozenset({"timestamp", "number", "context_lines"})
+
+
 def _items(plan: Plan) -> dict[str, Mapping[str, object]]:
-    """Every item with an id, by id (a milestone without its intents and changes)."""
+    """Every item with an id, by id, without its bookkeeping (a milestone without its intents
+    and changes)."""
     ctx = plan["planning_context"]
-    items: dict[str, Mapping[str, object]] = {}
-    for group in (
-        ctx["decision_log"],
-        ctx["rejected_alternatives"],
-        ctx["constraints"],
-        ctx["known_risks"],
-        ctx["choices"],
-    ):
-        items.update((i["id"], i) for i in group)
+    found: list[Mapping[str, object]] = [
+        *ctx["decision_log"],
+        *ctx["rejected_alternatives"],
+        *ctx["constraints"],
+        *ctx["known_risks"],
+        *ctx["choices"],
+    ]
     for m in plan["milestones"]:
-        items[m["id"]] = {k: v for k, v in m.items() if k not in ("code_intents", "code_changes")}
-        items.update((i["id"], i) for i in m["code_intents"])
-        items.update((c["id"], c) for c in m["code_changes"])
-    return items
+        found += [m, *m["code_intents"], *m["code_changes"]]
+    inner = BOOKKEEPING | {"code_intents", "code_changes"}
+    return {str(i["id"]): {k: v for k, v in i.items() if k not in inner} for i in found}
 
 
 def _label(item: Mapping[str, object]) -> str:

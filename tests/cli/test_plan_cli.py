@@ -222,6 +222,9 @@ def test_history_diff_and_log_tell_what_changed(plan: Plan, tmp_path: Path) -> N
     assert history[-1]["command"] == "decision supersede"
     assert "^ DL-001 by DL-002\n    superseded_reason: 'templates'" in plan("diff").stdout
     text = plan("diff", "r1").stdout  # the content, not only the ids
+    assert text.startswith("r1 (plan.json revision 1) -> now: ")  # what a revision name is
+    assert "timestamp" not in text and "context_lines" not in text  # bookkeeping left out
+    assert "\n      +def farewell" in text  # an added change's diff whole, not "++" lines
     assert "+ DL-002 'Use a template'\n    decision: 'Use a template'\n" in text
     changes = plan.json("diff", "r1")
     added = next(c for c in changes if c["what"] == "DL-002")
@@ -232,6 +235,15 @@ def test_history_diff_and_log_tell_what_changed(plan: Plan, tmp_path: Path) -> N
     log = plan("log", "--limit", "2", "--json").stdout.splitlines()
     assert [json.loads(line)["command"] for line in log] == ["decision add", "decision supersede"]
     plan("diff", "r99", code=2)
+    assert "A revision, rN, is plan.json as the Nth change" in plan("diff", "--help").stdout
+    plan("context", "add", "assumptions", "Python 3.8 is enough")
+    plan("question", "add", "--category", "scope", "--kind", "text", "--text", "Which locales?")
+    shown = plan("review", "show").stdout  # before step 11: the plan so far, no verdict line
+    assert shown.startswith("Not in review (") and "Your verdict" not in shown
+    assert "    CC-001 src/app.py (CI-001):" in shown
+    assert shown.endswith(
+        "Open questions and assumptions:\n  Q-001 (open) Which locales?\n  Python 3.8 is enough\n"
+    )
 
 
 def test_show_status_waves_and_schema(plan: Plan, tmp_path: Path) -> None:

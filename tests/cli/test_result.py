@@ -78,8 +78,9 @@ def test_accept_completes_the_session_with_who_and_the_hash_shown(reviewing: Pat
     assert not (state / "worktree").exists()  # a completed session keeps no worktree
     again = plan(project, "result", "accept", code=4)  # one verdict per round
     assert "no result in review" in again.stderr
-    [line] = [x for x in done.stderr.splitlines() if x.startswith("Its record: ")]
-    subprocess.run(["bash", "-c", line.removeprefix("Its record: ")], cwd=project, check=True)
+    said = "Its record, for the agent (or you) to commit: "  # whose act it is, then the command
+    [line] = [x for x in done.stderr.splitlines() if x.startswith(said)]
+    subprocess.run(["bash", "-c", line.removeprefix(said)], cwd=project, check=True)
     assert git(project, "status", "--porcelain", "--", ".planner") == ""  # the record is whole
 
 
@@ -95,6 +96,8 @@ def test_request_changes_opens_an_amendment_with_the_feedback(reviewing: Path, t
         "--by", "bob",
     )  # fmt: skip
     assert "changes requested (result round 1)" in done.stderr
+    # before the amended plan is carried out, the person approves it: the line says so
+    assert "the person approves the amended plan before it is carried out" in done.stderr
     record = session(state)
     assert record["status"] != "result_review"
     assert record["amendments"][-1]["task"] == feedback

@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import REPO
 
 INSTALL = REPO / "hooks" / "install.py"
@@ -182,3 +184,14 @@ def test_the_gemini_extension_declares_the_companion() -> None:
         "command": claude["command"].replace("${CLAUDE_PLUGIN_ROOT}", "${extensionPath}"),
         "args": ["mcp"],
     }
+
+
+@pytest.mark.parametrize(
+    ("args", "full"),
+    [(["mcp"], True), (["review", "open"], True), (["review", "wait"], True),
+     (["review", "show"], False), (["status"], False)],
+)  # fmt: skip
+def test_the_persons_view_in_a_terminal_needs_no_second_stage(args: list[str], full: bool) -> None:
+    from hooks.bootstrap import needs_full
+
+    assert needs_full("plan", args) is full  # plan review show waits for no page's packages

@@ -95,10 +95,43 @@ CHANGED = [
     ("CC-001", ("diff",), lambda p: m1(p)["code_changes"][0].update(diff="+x\n")),
     (
         "CC-001",
-        ("context_lines", "why_comments"),
+        ("why_comments",),  # context_lines is bookkeeping: not a change in meaning
         lambda p: m1(p)["code_changes"][0].update(context_lines=5, why_comments=[]),
     ),
 ]
+
+
+BOOKKEEPING_ONLY = [
+    lambda p: ctx(p)["decision_log"][0].update(timestamp="2030-01-01T00:00:00Z"),
+    lambda p: m1(p).update(number=9),
+    lambda p: m1(p)["code_changes"][0].update(context_lines=7),
+]
+
+
+@pytest.mark.parametrize("edit", BOOKKEEPING_ONLY, ids=["timestamp", "number", "context_lines"])
+def test_bookkeeping_alone_is_no_change(edit: Callable[[Plan], Any]) -> None:
+    assert diff(old(), after(edit)) == []
+
+
+def test_an_added_milestone_shows_what_it_says_not_its_bookkeeping_or_empty_records() -> None:
+    [added] = diff(old(), after(lambda p: p["milestones"].append(b.milestone(3))))
+    shown = "\n".join(added.detail())
+    assert "name: 'Milestone 3'" in shown
+    for noise in ("number", "documentation", "tests", "flags", "delegated_to", "false"):
+        assert noise not in shown, noise
+    assert "number" not in added.after
+
+
+def test_a_code_change_shows_its_diff_whole_not_a_diff_of_two_diffs() -> None:
+    was = "--- a/src/app.py\n+++ b/src/app.py\n@@ -1 +1,2 @@\n def greet():\n+    pass\n"
+    now = was.replace("+    pass", "+    return 1")
+    before = after(lambda p: m1(p)["code_changes"][0].update(diff=was))
+    [change] = diff(before, after(lambda p: m1(p)["code_changes"][0].update(diff=now), before))
+    assert change.detail() == ["    diff, now:", *(f"      {t}" for t in now.splitlines())]
+    [added] = diff(old(), after(lambda p: m1(p)["code_changes"].append(b.change(2, "CI-001", now))))
+    shown = added.detail()
+    at = shown.index("    diff:")
+    assert shown[at + 1 : at + 6] == [f"      {t}" for t in now.splitlines()]  # no "++" lines
 
 
 @pytest.mark.parametrize(
@@ -137,14 +170,21 @@ def test_an_added_item_shows_its_fields_and_a_removed_one_only_its_id() -> None:
     assert removed.detail() == [] and removed.as_dict()["after"] == {}
 
 
-def test_a_text_of_several_lines_shows_its_changed_lines() -> None:
-    text = "first\nsecond\nthird"
+def test_a_text_of_several_lines_shows_its_changed_lines_in_context() -> None:
+    text = "first\nsecond\nthird\nfourth\nfifth"
     before = after(lambda p: p["overview"].update(approach=text))
     [change] = diff(
         before,
         after(lambda p: p["overview"].update(approach=text.replace("second", "2nd")), before),
     )
-    assert change.detail() == ["    approach:", "      -second", "      +2nd"]
+    assert change.detail() == [
+        "    approach (- before, + now):",
+        "      …",
+        "       first",
+        "      -second",
+        "      +2nd",
+        "       third",
+    ]
 
 
 def test_an_intent_added_to_a_milestone_does_not_change_the_milestone() -> None:

@@ -105,6 +105,7 @@ def test_an_amendment_round_from_approval_to_the_commits(project: Path) -> None:
     assert "M-001 is committed: a correction is a new milestone" in refused.stderr
     opened = agent.plan("amend", "--reason", "wave twice; bow too", "--milestone", "M-002")
     assert "amendment round 1 opened, reopening M-002" in opened.stderr
+    assert "the person approves the amended plan before it is carried out" in opened.stderr
     assert opened.stdout.startswith("planner step 3 follows (run here: do not run it again).")
     session = json.loads((state / "session.json").read_text())
     assert session["status"] == "design" and session["approval"] is None

@@ -136,7 +136,7 @@ def test_the_interactive_path(project: Path, tmp_path: Path) -> None:
     out = agent.step(out.route())
     review(agent, "plan-docs")
     review_step = agent.step(out.route("pass"))  # 11: the user reviews
-    assert "plan.md" in review_step.text
+    assert "plan review show" in review_step.text  # what the person reads in a terminal
     assert review_step.if_pass.startswith("plan review approve")
     assert json.loads((state / "session.json").read_text())["status"] == "review"
 

@@ -158,12 +158,17 @@ def test_the_living_plan_from_approval_to_the_accepted_result(project: Path) -> 
     assert "Amendment round 1 (wave twice; bow too)" in in_review.text
     since = changed_since_on_the_page(state)  # the page says what step 11 printed
     assert since.startswith("Changed since the last approval (review round 1)")
+    shown = agent.plan("review", "show").stdout  # the person at a terminal sees it too
+    head = "Review round 2, amendment round 1 (wave twice; bow too).\nChanged since the approval"
+    assert shown.startswith(head) and "\n  + M-003 'Bow'" in shown, shown
     assert "M-003" in since and "CC-002" in since and "M-001" not in since
     routed = Output(agent.shell(f"{in_review.if_pass} --by ann").stderr)  # the person
     rounds["M-002"] = rounds["M-003"] = approved(state)
     wave, _ = run_wave(agent, routed, "M-002", "M-003")
     out = execute_rest(agent, wave)
     assert out.header.startswith("EXECUTOR 9/9") and "plan result show" in out.text
+    # changes requested lead to an amended plan: the prompt says the person approves it first
+    assert "they approve the\namended plan before it is carried out" in out.text
 
     # Result round 1: the person asks for changes on one milestone.
     shown = agent.plan("result", "show").stdout

@@ -71,9 +71,42 @@ def test_review_round_2_shows_what_changed_since_round_1(project: Path) -> None:
         nxt = out.next or out.if_pass
         assert nxt, out.text
         out = agent.step(nxt)
-    assert "Review round 2: tell the user what changed since round 1 (plan diff r" in out.text
+    said = r"what changed since round 1 \((r\d+), the plan it\nshowed: plan diff \1\)"
+    assert re.search(said, out.text), out.text
     assert "~ DL-001" in out.text  # the decision they asked about, by meaning
     assert first.splitlines()[1] not in out.text  # not the whole summary again
+
+    # the person at a terminal: what changed, then the plan with its diffs, and the verdict
+    shown = agent.plan("review", "show").stdout
+    rev = re.search(r"plan diff (r\d+)", out.text)
+    assert rev, out.text
+    since = f"Changed since review round 1 (each whole: plan diff {rev[1]}):\n  ~ DL-001"
+    assert shown.startswith(f"Review round 2.\n{since}")
+    assert "+def farewell(name):" in shown  # CC-001's diff, whole
+    assert shown.rstrip().endswith("on a page: plan review open")
+    # plan diff names what the revision is, and shows the content without bookkeeping
+    diff = agent.plan("diff", rev[1]).stdout
+    named = f"{rev[1]} (plan.json revision {rev[1][1:]}: what review round 1 showed) -> now:"
+    assert diff.startswith(named)
+    assert "reasoning_chain: " in diff and "timestamp" not in diff
+
+
+def test_review_round_1_points_the_person_at_plan_review_show(project: Path) -> None:
+    agent, out = to_review(project)
+    assert "(in a terminal:\nplan review show)" in out.text
+    listed = agent.plan("review", "--help").stdout
+    assert "the person reads the plan with `plan review show`" in listed and "\n  show " in listed
+    shown = agent.plan("review", "show").stdout
+    lines = shown.splitlines()
+    assert lines[0] == "Review round 1."  # nothing before it to compare with
+    assert lines[1:] == lines[1 : 1 + len(lines) - 1]
+    summary = agent.plan("render", "--summary").stdout.splitlines()
+    assert [ln for ln in lines if ln in summary] == summary  # the summary, in its order
+    for change in ("CC-001 src/app.py (CI-001):", "CC-002 README.md (CI-002):"):
+        assert f"    {change}" in lines, shown
+    assert "      +def farewell(name):" in lines  # each diff whole, under its milestone
+    assert "plan review reject --feedback" in shown
+    assert agent.plan("review", "show", "--json").stdout.startswith("[")
 
 
 def test_fix_mode_names_no_unchanged_words_and_no_skeleton(project: Path) -> None:
