@@ -5,11 +5,14 @@ diffs ordered before it to the worktree with the diffs ordered after it undone, 
 applies on the one before and re-capturing replaces (never duplicates). Without --intent, a
 file's new edits go to the intents naming it that have no change yet, one change serving all
 of those in one milestone (else to the last change on it). A milestone's test file goes to the
-milestone's intent on it, else to its first intent. Every capture names the changed files it
-records for no intent (docs/design.md, "Capture").
+milestone's intent on it, else to the intent whose function or file its name names (the longest
+such name: tests/test_cachedmethod.py to `cachedmethod`, not `cached`), else to its first.
+Every capture names the changed files it records for no intent (docs/design.md, "Capture").
 """
 
 from __future__ import annotations
+
+import os
 
 from state.errors import PreconditionFailed, UsageError
 from state.ops import plan_ops
@@ -99,7 +102,8 @@ def change_capture(tx: Transaction, *, intent: list[str], file: list[str]) -> li
 def claims(plan: Plan) -> dict[str, list[str]]:
     """Each file capture records, with the intents that may take its edits, in plan order: the
     intents naming it; a milestone's test file no intent of the milestone names goes to the
-    milestone's first intent; a file a change already holds, to that change's intents."""
+    intent its name names (tested_by), else to the milestone's first; a file a change already
+    holds, to that change's intents."""
     found: dict[str, list[str]] = {}
     by_milestone: dict[str, list[CodeIntent]] = {}
     milestones: dict[str, Milestone] = {}
@@ -112,11 +116,28 @@ def claims(plan: Plan) -> dict[str, list[str]]:
         named = {i["file"] for i in intents}
         for path in milestones[mid]["tests"]["files"]:
             if path and path not in named:
-                found.setdefault(path, []).append(intents[0]["id"])
+                found.setdefault(path, []).append(tested_by(path, intents)["id"])
     for _, c in wt.ordered_changes(plan):
         on_file = found.setdefault(c["file"], [])
         on_file += [i for i in served(c) if i not in on_file]
     return found
+
+
+def tested_by(path: str, intents: list[CodeIntent]) -> CodeIntent:
+    """The intent whose function (its last dotted part) or file stem is the longest name in the
+    test file's name; the first intent when none is."""
+    stem = os.path.splitext(os.path.basename(path))[0].lower()
+
+    def named(intent: CodeIntent) -> int:
+        names = [(intent.get("function") or "").rsplit(".", 1)[-1], _stem(intent["file"])]
+        return max((len(n) for n in names if len(n) > 2 and n.lower() in stem), default=0)
+
+    return max(intents, key=named)  # the first of the longest: max keeps the first
+
+
+def _stem(path: str) -> str:
+    name = os.path.splitext(os.path.basename(path))[0]
+    return "" if name == "__init__" else name
 
 
 def served(change: CodeChange) -> list[str]:

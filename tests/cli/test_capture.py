@@ -309,6 +309,31 @@ def test_claims_follow_plan_order_across_milestones() -> None:
     }
 
 
+def test_a_test_file_goes_to_the_intent_its_name_names() -> None:
+    from state.ops.capture_ops import claims
+    from tests.state import builders as b
+
+    doc = b.plan(
+        milestones=[
+            b.milestone(
+                1,
+                tests={"files": ["tests/test_cached.py", "tests/test_cachedmethod.py", "t/x.py"]},
+                code_intents=[
+                    b.intent(1, file="pkg/__init__.py", function="cached"),
+                    b.intent(2, file="pkg/__init__.py", function="Cache.cachedmethod"),
+                    b.intent(3, file="pkg/func.py", function="_cache"),
+                ],
+            ),
+            b.milestone(2, tests={"files": ["tests/test_func.py"]}, code_intents=[b.intent(4)]),
+        ]
+    )
+    taken = claims(doc)
+    assert taken["tests/test_cached.py"] == ["CI-001"]
+    assert taken["tests/test_cachedmethod.py"] == ["CI-002"]  # the longest name, not `cached`
+    assert taken["t/x.py"] == ["CI-001"]  # named by none: the milestone's first
+    assert taken["tests/test_func.py"] == ["CI-004"]  # only its own milestone's intents
+
+
 def test_at_a_terminal_each_captured_id_is_printed_once(
     plan: Plan, tree: Path, project: Path
 ) -> None:
