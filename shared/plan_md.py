@@ -127,11 +127,15 @@ def review_view(store: Store) -> list[str]:
         whole = f" (each whole: plan diff {rev})" if rev else ""
         lines += [f"Changed since {what}{whole}:", *(f"  {c}" for c in changes or ["nothing"])]
     lines += summary(plan, diffs=True)
+    questions = context["questions"] if context else []
     left = [
-        f"  {q['id']} ({state_of(q)}) {q['text']}" + (f" -> {q['answer']}" if q["assumed"] else "")
-        for q in (context["questions"] if context else [])
+        f"  {q['id']} ({state_of(q)}) {q['text']}"
+        + (f" -> {q['answer'] or 'no answer'}" if q["assumed"] else "")
+        for q in questions
         if state_of(q) != "answered"
-    ] + [f"  {a}" for a in (context["assumptions"] if context else [])]
+    ]
+    own = tuple(f"{q['id']} {q['text']}: " for q in questions)  # assume_answer's, shown above
+    left += [f"  {a}" for a in (context["assumptions"] if context else []) if not a.startswith(own)]
     lines += ["Open questions and assumptions:", *left] if left else []
     if in_review:
         lines.append(

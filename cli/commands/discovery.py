@@ -271,9 +271,9 @@ def pick_one(store: Store, choice: Choice, progress: str) -> str:
 
 def reason(rest: str) -> str:
     """The rationale in what followed the option: "because it is simpler" -> "it is simpler"."""
-    text = rest.strip(question_ops.SEPARATORS)
+    text = question_ops.words_after(rest)
     if text.lower().startswith("because"):
-        text = text[len("because") :].strip(question_ops.SEPARATORS)
+        text = question_ops.words_after(text[len("because") :])
     return text
 
 

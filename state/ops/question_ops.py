@@ -278,13 +278,16 @@ def find_question(context: Context, qid: str) -> Question:
     raise UsageError(f"context.json: no question {qid}")
 
 
-SEPARATORS = " \t-–—:;,.)"
+def words_after(rest: str) -> str:
+    """The person's words after an option or yes/no: `rest` without what joins them to it
+    (" - ", ": ", ", ", ") "), every other character kept ("(round 1)" keeps its ")")."""
+    return re.sub(r"^\s*[-–—:;,.)]*\s*", "", rest).rstrip()
 
 
 def normal_answer(q: Question, text: str) -> tuple[str, str | None]:
     """The answer as recorded and its condition: a choice's option label (from a number,
-    a letter, OPT-X or the label, with the rest of the text as the condition), yes/no
-    (likewise: "yes, but only for admins"), or a text answer's text."""
+    a letter, OPT-X or the label, with the words after it, as written, as the condition),
+    yes/no (likewise: "yes, but only for admins"), or a text answer's text."""
     text = text.strip()
     if not text:
         raise UsageError(f"{q['id']}: the answer is empty (or skip the question)")
@@ -301,10 +304,7 @@ def normal_answer(q: Question, text: str) -> tuple[str, str | None]:
             "number, a letter, OPT-X or the label; words after it are kept as a condition)"
         )
     label, rest = found
-    condition = rest.strip(SEPARATORS)
-    if condition.lower().startswith("but "):  # shown as "OPTION (condition: CONDITION)"
-        condition = condition[4:].strip(SEPARATORS)
-    return label, condition or None
+    return label, words_after(rest) or None
 
 
 def pick_option(item_id: str, kind: str, labels: list[str], text: str) -> tuple[str, str] | None:

@@ -66,7 +66,7 @@ def test_plan_ask_edits_lines_takes_the_default_counts_echoes_and_asks_choices(
     child.expect(r"\(3/3\) D-001 design choice: Store")
     child.expect(r"2\) OPT-B postgres")
     child.expect(r"Enter takes \[1\] > ")
-    child.sendline("2 because for the ops team")  # option and rationale: no second question
+    child.sendline("2 because for the ops team (round 1)")  # option, rationale: one line
     child.expect("recorded: D-001 OPT-B postgres")
     child.expect("3 answered, 0 skipped, 0 still open")
     child.expect(pexpect.EOF)
@@ -75,7 +75,7 @@ def test_plan_ask_edits_lines_takes_the_default_counts_echoes_and_asks_choices(
     assert plan.json("show", "Q-001")["answer"] == "hello"
     assert plan.json("show", "Q-002")["answer"] == "yes"
     choice = plan.json("show", "D-001")
-    assert (choice["picked"], choice["rationale"]) == ("OPT-B", "for the ops team")
+    assert (choice["picked"], choice["rationale"]) == ("OPT-B", "for the ops team (round 1)")
 
 
 def test_plan_ask_ctrl_c_keeps_the_answers_and_exits_130(plan: Plan, project: Path) -> None:
@@ -84,14 +84,14 @@ def test_plan_ask_ctrl_c_keeps_the_answers_and_exits_130(plan: Plan, project: Pa
     child = terminal(project)
     child.expect("Enter skips > ")
     child.sendline("yes, but only on Fridays")
-    child.expect(r"recorded: yes \(condition: only on Fridays\)")
+    child.expect(r"recorded: yes \(condition: but only on Fridays\)")
     child.expect(r"\(2/2\) Q-002")
     child.sendintr()
     child.expect("Stopped; the answers given so far are saved.")
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 130
-    assert plan.json("show", "Q-001")["condition"] == "only on Fridays"
+    assert plan.json("show", "Q-001")["condition"] == "but only on Fridays"
     assert plan.json("show", "Q-002")["answer"] is None
 
 

@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from tests.conftest import REPO, Plan, run
 
@@ -168,6 +170,15 @@ def test_assume_records_the_recommended_option_as_an_assumption(
         "Q-001 Also wave?: assumed 'module' (nobody to answer)",
         "Q-002 Say why?: no answer: nobody to answer",
     ]
+    plan("context", "add", "assumptions", "ascii names only")
+    shown = plan("review", "show").stdout.split("Open questions and assumptions:\n")[1]
+    assert shown.splitlines()[:3] == [
+        "  Q-001 (assumed) Also wave? -> module",
+        "  Q-002 (assumed) Say why? -> no answer",
+        "  ascii names only",
+    ]  # each assumption once: the question's own line stands for its assumptions entry
+    plan("question", "answer", "Q-001", "inline")
+    assert "Q-001" not in plan("review", "show").stdout.split("assumptions:")[1]
 
 
 @pytest.mark.parametrize(
@@ -300,7 +311,9 @@ def add_store_question(plan: Plan, kind: str = "choice") -> None:
         ("1 - and also accept a bare number", "sqlite", "and also accept a bare number"),
         ("B) if ops agree", "postgres server", "if ops agree"),
         ("sqlite, for now", "sqlite", "for now"),
-        ("1 - but never more than 3", "sqlite", "never more than 3"),  # shown ", but never…"
+        ("1 - but never more than 3", "sqlite", "but never more than 3"),
+        ("b: keep it (round 1)", "postgres server", "keep it (round 1)"),
+        ("2 -- -v only", "postgres server", "-v only"),
     ],
 )
 def test_a_choice_answer_resolves_to_an_option_and_keeps_the_rest(
@@ -325,9 +338,9 @@ def test_a_yes_no_answer_with_a_condition_is_yes_and_the_condition(plan: Plan) -
     add_store_question(plan, "yes_no")
     plan("question", "answer", "Q-001", "yes, but only for admins")
     q = plan.json("show", "Q-001")
-    assert (q["answer"], q["condition"]) == ("yes", "only for admins")
+    assert (q["answer"], q["condition"]) == ("yes", "but only for admins")
     listed = plan("question", "list").stdout
-    assert "-> yes (condition: only for admins)" in listed
+    assert "-> yes (condition: but only for admins)" in listed
     plan("question", "answer", "Q-001", "n")
     assert plan.json("show", "Q-001")["condition"] is None
 
@@ -341,5 +354,49 @@ def test_the_condition_is_shown_with_the_users_words() -> None:
         return render("_user.j2", {"answers": [{**q, **fields}], "feedback": []}, [TEMPLATES])
 
     text = user(condition="but only for admins")
-    assert "Q-001 Wave too? -> yes\n     on condition: but only for admins\n" in text
+    assert "Q-001 Wave too? -> yes: but only for admins\n" in text
     assert "condition" not in user(condition=None) + user()
+
+
+def test_the_trials_yes_answer_with_words_after_it_reads_as_the_person_said_it(
+    plan: Plan,
+) -> None:
+    add_store_question(plan, "yes_no")
+    said = "pass condition through the cachetools.func decorators (review round 1)"
+    plan("question", "answer", "Q-001", f"yes: {said}")
+    assert plan.json("show", "Q-001")["condition"] == said
+    assert f"Q-001 Which? -> yes: {said}\n" in plan("show", "--answers").stdout + "\n"
+
+
+JOINS = [": ", ", ", " - ", " — ", ") ", "; ", ". ", ":", " -- "]
+WORDS = st.text(
+    st.one_of(st.sampled_from(":()[]-,.;'\" "), st.characters(blacklist_categories=("Cs", "Cc"))),
+    min_size=1,
+).map(str.strip)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    words=WORDS,
+    join=st.sampled_from(JOINS),
+    said=st.sampled_from(["yes", "No", "y", "1", "b", "OPT-B", "Postgres Server"]),
+)
+def test_an_answers_condition_keeps_every_character_of_the_persons_words(
+    words: str, join: str, said: str
+) -> None:
+    """Whatever follows an option or yes/no and what joins it (": ", ") ", " - "), the
+    condition recorded is the person's words whole, and the prompts show them on the
+    answer's line: `-> yes: pass … (review round 1)`."""
+    from shared.render import render
+    from state.ops.question_ops import normal_answer
+
+    assume(words and words[0] not in "-–—:;,.)")
+    kind = "yes_no" if said.lower() in ("yes", "no", "y") else "choice"
+    labels = ["sqlite", "postgres server"] if kind == "choice" else []
+    q = {"id": "Q-001", "kind": kind, "text": "Which?", "assumed": False,
+         "options": [{"label": label} for label in labels]}  # fmt: skip
+    answer, condition = normal_answer(q, f"{said}{join}{words}")  # type: ignore[arg-type]
+    assert condition == words
+    shown = render("_user.j2", {"answers": [{**q, "answer": answer, "condition": condition}],
+                                "feedback": []}, [TEMPLATES])  # fmt: skip
+    assert f"  Q-001 Which? -> {answer}: {words}\n" in shown
