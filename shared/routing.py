@@ -63,7 +63,7 @@ def record(target: StepRef) -> StoredStep:
 class Routing:
     """Where a step leads: one NEXT command, two (IF PASS / IF FAIL), or DONE."""
 
-    __slots__ = ("done", "if_fail", "if_pass", "next", "note")
+    __slots__ = ("done", "if_fail", "if_pass", "next", "note", "work")
 
     def __init__(
         self,
@@ -72,9 +72,13 @@ class Routing:
         if_fail: Target | None = None,
         done: bool = False,
         note: str = "",
+        work: str = "",
     ):
         self.next, self.if_pass, self.if_fail, self.done = next, if_pass, if_fail, done
         self.note = note  # one line shown above the routing (e.g. what was skipped)
+        # what the step's NEXT line says instead of its command, when the step's own commands
+        # print that step (executor step 3's wave); the JSON and session.json keep the command
+        self.work = work
 
     def steps(self) -> list[StepRef]:
         """The steps it may lead to (not the other commands)."""
@@ -83,6 +87,10 @@ class Routing:
     def lines(self) -> list[str]:
         shown: Mapping[str, object] = {} if self.done else self.as_json()
         return [f"{k.upper().replace('_', ' ')}: {v}" for k, v in shown.items()] or ["DONE"]
+
+    def shown(self) -> list[str]:
+        """The lines a step's text ends with."""
+        return [f"NEXT: {self.work}"] if self.work else self.lines()
 
     def as_json(self) -> RoutingJson:
         if self.done:

@@ -243,8 +243,18 @@ class Implement(Execute):
         return amended_rechecking(self, ctx)
 
     def routing(self, ctx: Context) -> Routing:
-        _, _, later = self.current(ctx)
-        return Routing(next=ctx.to("impl-execute")) if later else super().routing(ctx)
+        """NEXT names the wave's first command: its last `plan exec done --commit` runs the
+        step that follows (the JSON and the stored route name that step)."""
+        _, ids, later = self.current(ctx)
+        routing = Routing(next=ctx.to("impl-execute")) if later else super().routing(ctx)
+        status = {m["id"]: m["status"] for m in ctx.doc("execution")["milestones"]}
+        left = [mid for mid in ids if status.get(mid) != RunStatus.DONE]
+        if left and routing.next is not None:
+            routing.work = (
+                f"plan exec apply {left[0]}, then as above for each milestone (the wave's last "
+                "plan exec done --commit prints the step that follows)"
+            )
+        return routing
 
 
 class ImplReview(Review):
