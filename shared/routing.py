@@ -72,13 +72,10 @@ class Routing:
         if_fail: Target | None = None,
         done: bool = False,
         note: str = "",
-        work: str = "",
     ):
         self.next, self.if_pass, self.if_fail, self.done = next, if_pass, if_fail, done
         self.note = note  # one line shown above the routing (e.g. what was skipped)
-        # what the step's NEXT line says instead of its command, when the step's own commands
-        # print that step (executor step 3's wave); the JSON and session.json keep the command
-        self.work = work
+        self.work = ""  # the text's NEXT instead of the command (JSON, session.json keep it)
 
     def steps(self) -> list[StepRef]:
         """The steps it may lead to (not the other commands)."""

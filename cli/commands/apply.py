@@ -95,14 +95,13 @@ def apply_command(source: str, verdict: str | None, state_dir: str | None, as_js
     created = apply_batch(store, root, batch, told)
     for line in told:  # what the operations said, then what the batch did, on stderr
         tell(line)
+    emit_created(created, as_json)
+
+
+def emit_created(created: list[list[str]], as_json: bool = False) -> None:
+    """`$K ID…` for each op K that created ids, so the agent can check its `$K`s (JSON: ids)."""
     if as_json:
-        emit_ids([i for ids in created for i in ids], True)
-    else:
-        emit_created(created)
-
-
-def emit_created(created: list[list[str]]) -> None:
-    """`$K ID…` for each op K that created ids, so a batch's `$K` can be checked against it."""
+        return emit_ids([i for ids in created for i in ids], True)
     lines = [f"${k} {' '.join(ids)}" for k, ids in enumerate(created, 1) if ids]
     if lines:
         out("\n".join(lines))
