@@ -87,13 +87,19 @@ class Agent:
         return self.shell(" ".join(["plan", *map(_quote, args)]), code, input)
 
     def apply(self, ops: list[dict[str, Any]]) -> list[str]:
-        return self.plan("apply", "-", input=json.dumps(ops)).stdout.split()
+        """The ids the batch created, in order (each stdout line is `$K ID…`)."""
+        return ids_of(self.plan("apply", "-", input=json.dumps(ops)).stdout)
 
     def judge(self, ops: list[dict[str, Any]], verdict: str, code: int = 0) -> Output:
         """A review's records with the gate's verdict in one call (`plan apply --verdict`):
         what the gate and the step it leads to printed."""
         done = self.plan("apply", "--verdict", verdict, "-", code=code, input=json.dumps(ops))
         return Output(done.stdout)
+
+
+def ids_of(printed: str) -> list[str]:
+    """The ids in what `plan apply` printed, without its `$K` labels."""
+    return [word for word in printed.split() if not word.startswith("$")]
 
 
 def _quote(word: str) -> str:

@@ -332,7 +332,7 @@ def render_step(
         record["text"] = "\n".join([header, prompt, *note, *(follow if then else []), "", ""])
         return record
     record = {**record, **routing.as_json()}
-    lines = [header, f"STATE_DIR={ctx.state_dir}", "", prompt, "", *note, *routing.lines()]
+    lines = [header, f"STATE_DIR={ctx.state_dir}", "", prompt, "", *note, *routing.shown()]
     record["text"] = "\n".join(lines) + "\n"
     return record
 

@@ -63,7 +63,7 @@ def record(target: StepRef) -> StoredStep:
 class Routing:
     """Where a step leads: one NEXT command, two (IF PASS / IF FAIL), or DONE."""
 
-    __slots__ = ("done", "if_fail", "if_pass", "next", "note")
+    __slots__ = ("done", "if_fail", "if_pass", "next", "note", "work")
 
     def __init__(
         self,
@@ -75,6 +75,7 @@ class Routing:
     ):
         self.next, self.if_pass, self.if_fail, self.done = next, if_pass, if_fail, done
         self.note = note  # one line shown above the routing (e.g. what was skipped)
+        self.work = ""  # the text's NEXT instead of the command (JSON, session.json keep it)
 
     def steps(self) -> list[StepRef]:
         """The steps it may lead to (not the other commands)."""
@@ -83,6 +84,10 @@ class Routing:
     def lines(self) -> list[str]:
         shown: Mapping[str, object] = {} if self.done else self.as_json()
         return [f"{k.upper().replace('_', ' ')}: {v}" for k, v in shown.items()] or ["DONE"]
+
+    def shown(self) -> list[str]:
+        """The lines a step's text ends with."""
+        return [f"NEXT: {self.work}"] if self.work else self.lines()
 
     def as_json(self) -> RoutingJson:
         if self.done:

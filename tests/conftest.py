@@ -166,7 +166,8 @@ class Plan:
         return done
 
     def ids(self, *args: str, input: str | None = None) -> list[str]:
-        return self(*args, input=input).stdout.split()
+        """The ids printed (`plan apply` labels each op's with its `$K`, left out here)."""
+        return [w for w in self(*args, input=input).stdout.split() if not w.startswith("$")]
 
     def json(self, *args: str) -> object:
         return json.loads(self(*args, "--json").stdout)

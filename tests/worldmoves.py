@@ -348,8 +348,8 @@ def build_walk(base: Path) -> Walk:
         b.do(f"apply-{mid}", ["plan", "exec", "apply", mid])
         b.do(f"done-{mid}", ["plan", "exec", "done", mid, "--evidence", "ran it", "--commit"])
     # The wave's milestones are committed: the executor's step 3 routing leads on.
-    b.last = b.outputs[WALK.index("r1-exec-step-1")]
-    b.route("exec-step-4")
+    # (step 3's NEXT names the wave's first command; the wave's last done printed step 4)
+    b.do("exec-step-4", ["executor", "--step", "4", "--state-dir", str(b.state)])
     at = b.last
     b._review("qr-impl-code", "impl-code")
     b.last = at

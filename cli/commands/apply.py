@@ -3,7 +3,8 @@
 Each "op" is looked up in the `plan` click group ("decision add" → group → command) and its
 "args" go through that command's own click parameters (types, choices, required, multiple,
 defaults), so a batch accepts and refuses what the command line does; then the command's
-function runs on the batch's transaction. "$K" (1-based) is the first id the K-th op created.
+function runs on the batch's transaction. "$K" (1-based) is the first id the K-th op created;
+stdout says it, a line `$K ID…` for each op that created ids.
 """
 
 from __future__ import annotations
@@ -71,7 +72,8 @@ def argument_keys(command: Operation) -> str:
     "transaction: a review's items and its verdict in one call (the gate prints what follows).",
 )
 def apply_command(source: str, verdict: str | None, state_dir: str | None, as_json: bool) -> None:
-    """Apply a JSON list of operations, all or nothing; "$K" is the id the K-th op created.
+    """Apply a JSON list of operations, all or nothing; "$K" is the id the K-th op created
+    (printed as `$K ID…`, one line per op that created ids).
 
     Each operation is {"op": "milestone add", "args": {"name": "Parser", "file": ["p.py"]}}:
     the command after `plan`, and its options with - written _ (repeatable ones as lists,
@@ -90,10 +92,19 @@ def apply_command(source: str, verdict: str | None, state_dir: str | None, as_js
         apply_and_judge(store, root, batch, verdict, as_json)
         return
     told: list[str] = []
-    ids = apply_batch(store, root, batch, told)
+    created = apply_batch(store, root, batch, told)
     for line in told:  # what the operations said, then what the batch did, on stderr
         tell(line)
-    emit_ids(ids, as_json)
+    emit_created(created, as_json)
+
+
+def emit_created(created: list[list[str]], as_json: bool = False) -> None:
+    """`$K ID…` for each op K that created ids, so the agent can check its `$K`s (JSON: ids)."""
+    if as_json:
+        return emit_ids([i for ids in created for i in ids], True)
+    lines = [f"${k} {' '.join(ids)}" for k, ids in enumerate(created, 1) if ids]
+    if lines:
+        out("\n".join(lines))
 
 
 def apply_and_judge(
@@ -122,16 +133,17 @@ def apply_and_judge(
         )
     prepared = prepare(root, batch, verdict=True)
     done: list[Transaction] = []
+    created: list[list[str]] = []
 
     def records(tx: Transaction) -> None:
-        run_prepared(tx, prepared)
+        created[:] = run_prepared(tx, prepared)
         done.append(tx)
 
     flags: Flags = {"state_dir": store.dir, "qr_status": verdict}
     chain = engine.decide(workflow_named(gate.workflow), gate.number, flags, store, True, records)
     for line in done[0].told:  # the gate's lines say the rest
         tell(line)
-    emit_ids(done[0].created, False)
+    emit_created(created)
     out(engine.show(chain, flags))
 
 
@@ -149,8 +161,8 @@ def prepare(root: click.Group, batch: Any, verdict: bool = False) -> Prepared:
     return batch, [resolved(parent, n, entry) for n, entry in enumerate(batch, 1)], parent
 
 
-def run_prepared(tx: Transaction, prepared: Prepared) -> list[str]:
-    """Run the batch's ops on the transaction the caller holds; the ids created, in order."""
+def run_prepared(tx: Transaction, prepared: Prepared) -> list[list[str]]:
+    """Run the batch's ops on the transaction the caller holds; the ids each op created."""
     batch, found, parent = prepared
     created: list[list[str]] = []
     for entry, (name, command, where) in zip(batch, found, strict=True):
@@ -167,7 +179,7 @@ def run_prepared(tx: Transaction, prepared: Prepared) -> list[str]:
         created.append(ids)
         tx.created.extend(ids)
     tx.note(ops=len(batch))
-    return [i for ids in created for i in ids]
+    return created
 
 
 def said(tx: Transaction, batch: list[Any]) -> list[str]:
@@ -179,15 +191,15 @@ def said(tx: Transaction, batch: list[Any]) -> list[str]:
 
 def apply_batch(
     store: Store, root: click.Group, batch: Any, told: list[str] | None = None
-) -> list[str]:
-    """Run a batch of {"op", "args"} on `store` in one transaction; the ids created, in order.
+) -> list[list[str]]:
+    """Run a batch of {"op", "args"} on `store` in one transaction; the ids each op created.
     `told` receives the lines the operations tell the user and one line naming what ran."""
     prepared = prepare(root, batch)
     with store.transaction("apply") as tx:
-        ids = run_prepared(tx, prepared)
+        created = run_prepared(tx, prepared)
     if told is not None:  # ids on stdout say what a batch created; else one line says what ran
         told += said(tx, prepared[0])
-    return ids
+    return created
 
 
 def resolved(parent: click.Context, number: int, entry: Any) -> tuple[str, Operation, str]:

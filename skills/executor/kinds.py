@@ -203,8 +203,8 @@ class Implement(Execute):
     """Step 3: the developer implements the first wave that is not done; it repeats per wave."""
 
     def current(self, ctx: Context) -> tuple[int, list[str], bool]:
-        """(wave number, its milestone ids, whether later waves still wait); (0, [], False) at
-        the end."""
+        """(wave number, its milestones not done, whether later waves still wait); (0, [],
+        False) at the end (one done before an amendment is never redone)."""
         status = {m["id"]: m["status"] for m in ctx.doc("execution")["milestones"]}
         waves = ctx.doc("plan")["milestone_dependencies"]["waves"]
         for index, wave in enumerate(waves):
@@ -213,7 +213,7 @@ class Implement(Execute):
                 later = [m for w in waves[index + 1 :] for m in w["milestones"]]
                 return (
                     wave["wave"],
-                    wave["milestones"],
+                    [m for m in wave["milestones"] if status.get(m) != RunStatus.DONE],
                     any(status.get(m) != RunStatus.DONE for m in later),
                 )
         return 0, [], False
@@ -224,9 +224,6 @@ class Implement(Execute):
         status = {m["id"]: m["status"] for m in ctx.doc("execution")["milestones"]}
         milestones: list[WaveMilestone] = []
         for mid in ids:
-            # e.g. committed before an amendment: never redone
-            if status.get(mid) == RunStatus.DONE:
-                continue
             m = find(plan, mid, "M")
             milestones.append(
                 {
@@ -243,8 +240,16 @@ class Implement(Execute):
         return amended_rechecking(self, ctx)
 
     def routing(self, ctx: Context) -> Routing:
-        _, _, later = self.current(ctx)
-        return Routing(next=ctx.to("impl-execute")) if later else super().routing(ctx)
+        """NEXT names the wave's first command: its last `plan exec done --commit` prints the
+        step that follows (the JSON and session.json name that step)."""
+        _, ids, later = self.current(ctx)
+        routing = Routing(next=ctx.to("impl-execute")) if later else super().routing(ctx)
+        if ids and routing.next is not None:
+            routing.work = (
+                f"plan exec apply {ids[0]}, then as above for each milestone (the wave's last "
+                "plan exec done --commit prints the step that follows)"
+            )
+        return routing
 
 
 class ImplReview(Review):

@@ -34,7 +34,7 @@ def store(session_dir: Path) -> Store:
 
 
 def apply(store: Store, batch: Any) -> list[str]:
-    return apply_batch(store, plan, batch)
+    return [i for ids in apply_batch(store, plan, batch) for i in ids]
 
 
 def decision(text: str = "Mirror greet()") -> dict[str, Any]:

@@ -42,7 +42,7 @@ def in_review(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def run_op(store: Store, name: str, args: dict) -> list[str]:
     """One `plan` operation through the same click command `plan apply` runs."""
-    return apply_batch(store, plan_group, [{"op": name, "args": args}])
+    return apply_batch(store, plan_group, [{"op": name, "args": args}])[0]
 
 
 def act(store: Store, name: str, args: dict) -> None:

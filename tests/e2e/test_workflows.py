@@ -116,7 +116,7 @@ def test_planner_then_executor_following_the_printed_routing(project: Path) -> N
     out = walk.go(out.route())  # executor 1, which prints 2 and 3 (wave 1)
     assert "EXECUTOR 1/9 init" in out.text and "EXECUTOR 2/9 load-verify" in out.text
     assert "Wave 1" in out.text and "M-001" in out.text
-    assert out.next and out.next.startswith("executor --step 3")
+    assert out.next and out.next.startswith("plan exec apply M-001, then as above")
     agent.plan("exec", "start", "M-001")
     diff = json.loads(agent.plan("show", "CC-001", "--json").stdout)["diff"]
     agent.shell("git apply", input=diff)
@@ -139,9 +139,9 @@ def test_planner_then_executor_following_the_printed_routing(project: Path) -> N
         "--description",
         "src/util.py added for a helper the plan missed",
     )
-    out = agent.step(out.route())  # 3 again: wave 2
+    out = agent.step(f"executor --step 3 --state-dir {state}")  # 3 again (no --commit): wave 2
     assert "Wave 2" in out.text and "M-002" in out.text
-    assert out.next and out.next.startswith("executor --step 4")
+    assert out.next and out.next.startswith("plan exec apply M-002, then as above")
     agent.plan("exec", "done", "M-002", "--evidence", "README left as is")  # README untouched
     agent.plan(
         "exec",
@@ -151,7 +151,7 @@ def test_planner_then_executor_following_the_printed_routing(project: Path) -> N
         "README.md unchanged: the docstring is enough",
     )
 
-    out = walk.go(out.route())  # 4 impl-code-qr
+    out = walk.go(f"executor --step 4 --state-dir {state}")  # 4 impl-code-qr: step 3 routes here
     review(agent, "impl-code")
     out = walk.go(out.route("pass"))  # 5, which prints 6
     out = walk.go(out.route())  # 7

@@ -79,7 +79,7 @@ def test_plan_from_worktree_edits_then_apply_and_commit(project: Path) -> None:
             evidence = ["--evidence", "tests pass", "--ran", "tests/test_app.py"]
         agent.plan("exec", "done", milestone, *evidence)
         agent.plan("exec", "commit", milestone)
-        out = agent.step(out.route())
+        out = agent.step(f"executor --step {2 + wave} --state-dir {out.state_dir}")  # 3, then 4
     assert out.header == "EXECUTOR 4/9 impl-code-qr"
     review(agent, "impl-code")
     out = agent.step(out.route("pass"))  # 5, which prints 6 (nothing to write) and 7

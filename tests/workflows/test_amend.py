@@ -264,8 +264,8 @@ class Documents:
     ("waves", "done", "expected"),
     [
         # a milestone added by an amendment lands in wave 1; wave 2 was committed before it
-        ([["M-001", "M-003"], ["M-002"]], {"M-001", "M-002"}, (1, ["M-001", "M-003"], False)),
-        ([["M-001", "M-003"], ["M-002"]], {"M-001"}, (1, ["M-001", "M-003"], True)),
+        ([["M-001", "M-003"], ["M-002"]], {"M-001", "M-002"}, (1, ["M-003"], False)),
+        ([["M-001", "M-003"], ["M-002"]], {"M-001"}, (1, ["M-003"], True)),  # not done only
         ([["M-001"], ["M-002"]], {"M-001"}, (2, ["M-002"], False)),
         ([["M-001"], ["M-002"]], {"M-001", "M-002"}, (0, [], False)),
     ],

@@ -31,7 +31,7 @@ def executing(project: Path) -> tuple[Agent, Output, Path]:
 
 def to_gate(agent: Agent, first: Output) -> Output:
     """Executor step 4 with the reviewer's PASS recorded: the gate is next."""
-    out = agent.step(first.route())  # 4
+    out = agent.step(f"executor --step 4 --state-dir {first.state_dir}")  # 4
     review(agent, "impl-code")
     return out
 

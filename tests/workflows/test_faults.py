@@ -119,7 +119,7 @@ def test_an_executor_step_after_step_1_notices_an_edit(restored: tuple[Path, Pat
     project, state, exec1 = restored
     out = run(*shlex.split(exec1), cwd=project)
     assert out.returncode == 0, out.stderr
-    nxt = next(ln[6:] for ln in out.stdout.splitlines() if ln.startswith("NEXT: "))
+    nxt = f"executor next --state-dir {state}"  # step 3's routing: step 4
     plan = json.loads((state / "plan.json").read_text())
     plan["overview"]["problem"] = "changed after the executor started"
     (state / "plan.json").write_text(json.dumps(plan, indent=2))

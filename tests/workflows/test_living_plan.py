@@ -83,7 +83,7 @@ def execute_rest(agent: Agent, wave: Output, since: str = "") -> Output:
     """Executor steps 4 to 9 after the wave's milestones are committed: the reviews pass. With
     `since` (after an amendment whose earlier round the reviews judged), each review names
     those milestones, lists no item of the earlier rounds and says their PASS stands."""
-    out = agent.step(wave.route())  # 4 impl-code-qr
+    out = agent.step(f"executor --step 4 --state-dir {wave.state_dir}")  # 4 impl-code-qr again
     reviews = [out.text]
     review(agent, "impl-code")
     out = agent.step(out.route("pass"))  # 5, which prints 6 (and 7 when no docs are due)

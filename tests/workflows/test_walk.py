@@ -125,7 +125,7 @@ def test_the_review_server_stops_after_an_approval_with_the_executor_line(
     assert page.returncode == 0, errors
     assert "Approved: executor step 1 follows (run here: do not run it again)." in printed
     assert "EXECUTOR 1/9 init" in printed and "EXECUTOR 3/9 impl-execute" in printed
-    assert printed.splitlines()[-1].startswith("NEXT: executor --step ")
+    assert printed.splitlines()[-1].startswith("NEXT: plan exec apply M-001, then as above")
 
 
 @pytest.mark.slow
@@ -272,7 +272,8 @@ def test_the_executor_chains_to_the_work_and_done_commits(project: Path) -> None
         ["git", "log", "--format=%s", "-1"], cwd=project, capture_output=True, text=True
     ).stdout
     assert log.startswith("M-001 ")
-    out = agent.step(first.route())  # 4
+    out = Output(done.stdout)  # the wave's last done printed 4: step 3's NEXT said so
+    assert first.next and first.next.startswith("plan exec apply M-001, then"), first.next
     review(agent, "impl-code")
     docs = agent.step(out.route("pass"))  # 5, which prints 6 (documentation to write)
     assert docs.header.startswith("EXECUTOR 6/9") and "M-001" in docs.text
@@ -293,8 +294,7 @@ def test_exec_step_6_chains_to_its_review_when_nothing_is_to_write(project: Path
     out = agent.step(out.route("pass"))  # 11, approved (non-interactive)
     out = agent.step(out.route())  # executor 1, 2, 3
     agent.plan("exec", "apply", "M-001")
-    agent.plan("exec", "done", "M-001", "--evidence", "e", "--commit")
-    out = agent.step(out.route())  # 4
+    out = Output(agent.plan("exec", "done", "M-001", "--evidence", "e", "--commit").stdout)  # 4
     review(agent, "impl-code")
     out = agent.step(out.route("pass"))  # 5, 6, 7
     assert out.header.startswith("EXECUTOR 7/9") and "nothing to write here" in out.text
@@ -364,7 +364,6 @@ def test_the_users_words_once_in_a_session_then_one_line(project: Path) -> None:
     line = "The user's words (Q-001) unchanged since planner step 3: plan show --answers"
     assert "Wave 1" in wave_1.text and "the app" not in wave_1.text and line in wave_1.text
     agent.plan("exec", "apply", "M-001")
-    agent.plan("exec", "done", "M-001", "--evidence", "e", "--commit")
-    wave_2 = agent.step(wave_1.route())
+    wave_2 = Output(agent.plan("exec", "done", "M-001", "--evidence", "e", "--commit").stdout)
     assert "Wave 2" in wave_2.text and "the app" not in wave_2.text
     assert line in wave_2.text
