@@ -47,7 +47,20 @@ def exec_apply() -> None:
     """
 
 
-@exec_command.command("commit", cls=Operation, op=ops.exec_commit)
+class Done(Operation):
+    """`plan exec done --commit` (and `plan exec commit`) that completes the wave executor step
+    3 shows prints the step that follows in the same call (the next wave, or the review), as a
+    gate prints the step it leads to: nothing is left to do between them (docs/design.md,
+    "Chained steps")."""
+
+    def invoke(self, ctx: click.Context) -> int:
+        code: int = super().invoke(ctx)
+        if ctx.params.get("commit", True) and not ctx.params["as_json"]:
+            wave_done(open_store(ctx.params["state_dir"]), ctx.params["id"])
+        return code
+
+
+@exec_command.command("commit", cls=Done, op=ops.exec_commit)
 @MILESTONE
 @click.option(
     "--allow-detached", is_flag=True, help="Commit even though HEAD is detached (on no branch)."
@@ -67,18 +80,6 @@ def exec_commit() -> None:
     Refused (exit 3) on a detached HEAD, or when its files held edits of yours before exec
     apply, unless the flag says so.
     """
-
-
-class Done(Operation):
-    """`plan exec done --commit` that completes the wave executor step 3 shows prints the step
-    its NEXT line names in the same call (the next wave, or the review), as a gate prints the
-    step it leads to: nothing is left to do between them (docs/design.md, "Chained steps")."""
-
-    def invoke(self, ctx: click.Context) -> int:
-        code: int = super().invoke(ctx)
-        if ctx.params["commit"] and not ctx.params["as_json"]:
-            wave_done(open_store(ctx.params["state_dir"]), ctx.params["id"])
-        return code
 
 
 def wave_done(store: Store, milestone: str) -> None:

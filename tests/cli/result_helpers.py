@@ -29,8 +29,7 @@ def execute(agent: Agent, out: Output, deviation: str = "") -> Output:
     agent.plan("exec", "done", "M-001", "--evidence", "farewell works", "--ran", "src/app.py")
     if deviation:
         agent.plan("exec", "deviation", "M-001", "--description", deviation)
-    agent.plan("exec", "commit", "M-001")
-    out = agent.step(out.route())  # 4 impl-code-qr
+    out = Output(agent.plan("exec", "commit", "M-001").stdout)  # the wave's last: prints 4
     review(agent, "impl-code")
     out = agent.step(out.route("pass"))  # 5, which prints 6 (M-001's docstring to write)
     out = agent.step(out.route())  # 7
