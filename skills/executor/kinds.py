@@ -240,15 +240,13 @@ class Implement(Execute):
         return amended_rechecking(self, ctx)
 
     def routing(self, ctx: Context) -> Routing:
-        """NEXT names the wave's first command: its last `plan exec done --commit` prints the
-        step that follows (the JSON and session.json name that step)."""
+        """NEXT names the wave's first command, runnable as printed (the step's text says the
+        rest): its last `plan exec done --commit` prints the step that follows (the JSON and
+        session.json name that step)."""
         _, ids, later = self.current(ctx)
         routing = Routing(next=ctx.to("impl-execute")) if later else super().routing(ctx)
         if ids and routing.next is not None:
-            routing.work = (
-                f"plan exec apply {ids[0]}, then as above for each milestone (the wave's last "
-                "plan exec done --commit prints the step that follows)"
-            )
+            routing.work = f"plan exec apply {ids[0]}"
         return routing
 
 

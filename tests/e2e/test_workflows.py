@@ -116,7 +116,7 @@ def test_planner_then_executor_following_the_printed_routing(project: Path) -> N
     out = walk.go(out.route())  # executor 1, which prints 2 and 3 (wave 1)
     assert "EXECUTOR 1/9 init" in out.text and "EXECUTOR 2/9 load-verify" in out.text
     assert "Wave 1" in out.text and "M-001" in out.text
-    assert out.next and out.next.startswith("plan exec apply M-001, then as above")
+    assert out.next and out.next == "plan exec apply M-001"
     agent.plan("exec", "start", "M-001")
     diff = json.loads(agent.plan("show", "CC-001", "--json").stdout)["diff"]
     agent.shell("git apply", input=diff)
@@ -141,7 +141,7 @@ def test_planner_then_executor_following_the_printed_routing(project: Path) -> N
     )
     out = agent.step(f"executor --step 3 --state-dir {state}")  # 3 again (no --commit): wave 2
     assert "Wave 2" in out.text and "M-002" in out.text
-    assert out.next and out.next.startswith("plan exec apply M-002, then as above")
+    assert out.next and out.next == "plan exec apply M-002"
     agent.plan("exec", "done", "M-002", "--evidence", "README left as is")  # README untouched
     agent.plan(
         "exec",

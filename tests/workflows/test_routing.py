@@ -122,7 +122,7 @@ def test_the_executor_refuses_a_plan_edited_after_approval(project: Path) -> Non
 def test_impl_review_waits_for_every_milestone(project: Path) -> None:
     agent, out = to_approval(project)
     wave = agent.step(out.route())  # executor 1, which prints 2 and 3
-    assert wave.next and wave.next.startswith("plan exec apply M-001, then as above")
+    assert wave.next and wave.next == "plan exec apply M-001"
     refused = agent.shell(f"executor next --state-dir {wave.state_dir}", code=3)  # step 4
     assert "milestone is pending (fix: plan exec done M-001" in refused.stderr
 
