@@ -99,7 +99,7 @@ def happy_path(project: Path, snapshots: Path) -> Session:
     s.sh("plan exec start M-001")
     s.sh("git apply", input=DIFF)
     s.sh("plan exec done M-001 --evidence 'farewell works'")
-    out = s.follow(out)
+    out = s.step("executor --step 4")  # step 3's NEXT is the wave's first command
     s.review("impl-code")
     out = s.follow(out, "pass")  # the gate runs the next step too
     out = s.follow(out)

@@ -7,6 +7,7 @@ import shlex
 from typing import TYPE_CHECKING
 
 from state.errors import Finding
+from state.ops.capture_ops import is_byproduct
 from state.repo import gitinfo
 from state.vocab import RunStatus
 
@@ -26,9 +27,8 @@ def planned_files(milestone: Milestone) -> list[str]:
 def build(plan: Plan, execution: Execution, root: str) -> ReconcileRecord:
     """reconcile.json: per milestone planned vs changed files, and everything unplanned."""
     base = execution["base_commit"]
-    changed = (
-        set(gitinfo.changed_files(root, base, "execution.json:base_commit")) if base else set()
-    )
+    found = gitinfo.changed_files(root, base, "execution.json:base_commit") if base else []
+    changed = {f for f in found if not is_byproduct(f)}  # what running the tests leaves
     runs = {m["id"]: m for m in execution["milestones"]}
     milestones: list[ReconcileRow] = []
     everything_planned: set[str] = set()

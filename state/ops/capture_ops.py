@@ -12,6 +12,7 @@ Every capture names the changed files it records for no intent (docs/design.md, 
 
 from __future__ import annotations
 
+import fnmatch
 import os
 
 from state.errors import PreconditionFailed, UsageError
@@ -45,6 +46,18 @@ BYPRODUCTS = (
     ".venv/",
     "node_modules/",
 )
+
+
+def is_byproduct(path: str) -> bool:
+    """Whether `path` is one of the BYPRODUCTS, read as git reads them: a pattern ending in `/`
+    names a directory anywhere on the path, another a file's name."""
+    parts = path.split("/")
+    return any(
+        any(fnmatch.fnmatchcase(d, p[:-1]) for d in parts[:-1])
+        if p.endswith("/")
+        else fnmatch.fnmatchcase(parts[-1], p)
+        for p in BYPRODUCTS
+    )
 
 
 def change_capture(tx: Transaction, *, intent: list[str], file: list[str]) -> list[str]:

@@ -266,3 +266,23 @@ def test_reconcile_lists_tests_recorded_with_ran(plan: Plan, session_dir: Path) 
         "tests": reconcile.tests_of(doc, execution),
     }
     assert "tests run: tests/test_app.py (M-001)" in reconcile.table(record)
+
+
+def test_reconcile_leaves_out_what_running_the_tests_leaves(
+    plan: Plan, planned: Path, project: Path, session_dir: Path
+) -> None:
+    """A project that does not ignore __pycache__/ or .pytest_cache/: running its tests is
+    no unplanned change (capture leaves the same BYPRODUCTS out); a stray source file is."""
+    from skills.executor import reconcile
+
+    executing(session_dir)
+    plan("exec", "apply", "M-001")
+    for stray in ("src/__pycache__/app.cpython-311.pyc", ".pytest_cache/v/cache/nodeids"):
+        (project / stray).parent.mkdir(parents=True, exist_ok=True)
+        (project / stray).write_bytes(b"\0")
+    (project / "src" / "stray.py").write_text("x = 1\n")
+    doc = json.loads((session_dir / "plan.json").read_text())
+    execution = json.loads((session_dir / "execution.json").read_text())
+    execution["base_commit"] = git(project, "rev-parse", "HEAD").strip()
+    record = reconcile.build(doc, execution, str(project))
+    assert record["unplanned_changes"] == ["src/stray.py"]
