@@ -47,7 +47,7 @@ def exec_apply() -> None:
     """
 
 
-class Done(Operation):
+class CompletesWave(Operation):
     """`plan exec done --commit` (and `plan exec commit`) that completes the wave executor step
     3 shows prints the step that follows in the same call (the next wave, or the review), as a
     gate prints the step it leads to: nothing is left to do between them (docs/design.md,
@@ -55,12 +55,13 @@ class Done(Operation):
 
     def invoke(self, ctx: click.Context) -> int:
         code: int = super().invoke(ctx)
-        if ctx.params.get("commit", True) and not ctx.params["as_json"]:
+        committed = ctx.params.get("commit", True)  # exec commit always; exec done with --commit
+        if committed and not ctx.params["as_json"]:
             wave_done(open_store(ctx.params["state_dir"]), ctx.params["id"])
         return code
 
 
-@exec_command.command("commit", cls=Done, op=ops.exec_commit)
+@exec_command.command("commit", cls=CompletesWave, op=ops.exec_commit)
 @MILESTONE
 @click.option(
     "--allow-detached", is_flag=True, help="Commit even though HEAD is detached (on no branch)."
@@ -111,7 +112,7 @@ def wave_done(store: Store, milestone: str) -> None:
     out(engine.show(chain, flags))
 
 
-@exec_command.command("done", cls=Done, op=ops.exec_done)
+@exec_command.command("done", cls=CompletesWave, op=ops.exec_done)
 @MILESTONE
 @click.option("--evidence", multiple=True, help="What shows it works (repeatable).")
 @click.option(
