@@ -339,3 +339,43 @@ def test_crash_points_of_approve_and_a_gate(tmp_path: Path) -> None:
     gate_fx.save()
     # the gate prints step 6, which makes the worktree once the arrival is recorded
     _enumerate(gate_fx, "planner --step 5 --qr-status pass", gate, later=("worktree",))
+
+
+def _checked_vouches_only_for_valid_bytes(fx: cp.Fixture, outcome: cp.Outcome, where: str) -> None:
+    """A CHECKED line whose sha256 is that of the document on disk lets a read skip the schema
+    walk: after any kill, the document it vouches for must pass that walk."""
+    from state.storage import schema
+    from state.storage.store import CHECKED, checked_line, schema_name
+
+    path = fx.state / CHECKED
+    lines = path.read_bytes().splitlines() if path.exists() else []
+    for name in ("plan", "context", "session", "execution"):
+        doc = fx.state / f"{name}.json"
+        if not doc.exists():
+            continue
+        raw = doc.read_bytes()
+        if checked_line(str(doc), schema_name(name), raw) in lines:
+            problems = schema.check(schema_name(name), json.loads(raw))
+            if problems:
+                outcome.failures.append(f"{where}: {CHECKED} vouches for {doc.name}: {problems}")
+
+
+@pytest.mark.slow
+def test_crash_points_of_a_mutation_of_a_large_plan(planning_fx: cp.Fixture) -> None:
+    """A plan over 256 KB is written compact, member by member, with a CHECKED line for the
+    bytes the commit checked (docs/design.md, "Document encoding"): killed at each point, the
+    invariants hold and CHECKED never vouches for bytes a walk would refuse."""
+    planning_fx.restore()
+    big = "a long reasoning " * 20_000  # 340 KB: past the indented size
+    cp.ok(planning_fx.root, ["plan", "decision", "add", "--decision", "Big", "--reasoning", big])
+    assert (planning_fx.state / ".checked").exists()
+    planning_fx.save()
+    argv = ["plan", "decision", "add", "--decision", "Small", "--reasoning", "r"]
+    outcome = _enumerate(
+        planning_fx,
+        "decision add (large plan)",
+        argv,
+        idempotent=False,
+        after_crash=_checked_vouches_only_for_valid_bytes,
+    )
+    assert any(".checked" in p for p in outcome.points), outcome.points
