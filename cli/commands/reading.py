@@ -245,8 +245,8 @@ def diff_command(
     rev_a: str | None, rev_b: str | None, review: int | None, state_dir: str | None, as_json: bool
 ) -> None:
     """What changed between two revisions, by id, with the content: a changed field before
-    and after, an added item whole, a code change's diff as it is now (default: the previous
-    revision and now).
+    and after, an added item whole, a changed code change as the lines of code that changed
+    (default: the previous revision and now).
 
     A revision, rN, is plan.json as the Nth change to it left it (plan history lists them;
     review round N shows one, and step 11 names it); current: the plan now."""

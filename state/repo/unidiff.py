@@ -229,7 +229,7 @@ def apply(patch: FilePatch, original: str | None) -> str | None:
     out: list[str] = []
     pos = offset = 0
     for n, hunk in enumerate(patch.hunks, 1):
-        entries = _entries(hunk)
+        entries = hunk_entries(hunk)
         old = [line for kind, line in entries if kind != "+"]
         want = max(_start(hunk) + offset, pos)  # carry the last hunk's offset, as patch does
         at = _find(lines, old, want, pos, _pins(entries, hunk)) if old else want
@@ -255,7 +255,7 @@ def _pins(entries: list[tuple[str, str]], hunk: Hunk) -> tuple[bool, bool]:
     return hunk.old_start <= 1, entries[-1][0] != " "
 
 
-def _entries(hunk: Hunk) -> list[tuple[str, str]]:
+def hunk_entries(hunk: Hunk) -> list[tuple[str, str]]:
     """(kind, line with its newline unless a marker says it has none) for each hunk line."""
     entries: list[tuple[str, str]] = []
     for line in hunk.lines:

@@ -55,9 +55,10 @@ class Change:
 
     def detail(self) -> list[str]:
         """What the change holds, indented under its line: `field: old -> new`, an added
-        item's fields; a code change's diff whole as it is now (not a diff of two diffs),
-        another text of several lines as its changed lines in context; nothing for a
-        removal, nor for an empty field of an added item."""
+        item's fields; a changed code change as the lines of code its diff now leaves
+        different from what it left before (not a diff of two diffs), another text of several
+        lines as its changed lines in context; nothing for a removal, nor for an empty field
+        of an added item."""
         lines = []
         for key, new in self.after.items():
             if _empty(new) and key not in self.before:
@@ -65,10 +66,14 @@ class Change:
             old = self.before.get(key)
             if isinstance(new, str) and "\n" in new + (old if isinstance(old, str) else ""):
                 head, body = f"{key}, now:" if key in self.before else f"{key}:", new.splitlines()
-                if key != "diff" and isinstance(old, str):  # the changed lines, in context
-                    got = difflib.unified_diff(old.splitlines(), body, lineterm="", n=1)
-                    body = ["…" if t[:2] == "@@" else t for t in list(got)[2:]]
-                    head = f"{key} (- before, + now):"
+                changed = None
+                if isinstance(old, str):  # the changed lines, in context
+                    changed = _code(old, new) if key == "diff" else _lines(old, new)
+                if changed is not None:
+                    head = (
+                        "code (- before, + now):" if key == "diff" else f"{key} (- before, + now):"
+                    )
+                    body = changed
                 lines += [f"    {head}", *(f"      {t}" for t in body)]
             elif key in self.before:
                 lines.append(f"    {key}: {_value(old)} -> {_value(new)}")
@@ -81,6 +86,47 @@ class Change:
         detail = f" ({', '.join(self.fields)})" if self.fields else ""
         label = f" {self.label}" if self.label else ""
         return f"{mark} {self.what}{label}{detail}"
+
+
+def _lines(old: str, new: str) -> list[str]:
+    """The lines that differ, with one line of context; … between the runs."""
+    got = difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=1)
+    return ["…" if t[:2] == "@@" else t for t in list(got)[2:]]
+
+
+def _code(old: str, new: str) -> list[str] | None:
+    """How the code a changed diff leaves differs from what the earlier diff left. Both apply
+    to the same base file, and together they show the base's lines they touch; the lines
+    neither shows are the same on both sides (stand-ins, shown as …). None when the two are
+    not one file patched from the same start (the diff is then shown whole)."""
+    from state.repo import unidiff
+
+    try:
+        [was], [now] = unidiff.parse(old), unidiff.parse(new)
+    except (unidiff.DiffError, ValueError):  # unparsable, or not one file each
+        return None
+    if (was.old_path is None) != (now.old_path is None):
+        return None
+    base = None
+    if was.old_path is not None:
+        known: dict[int, str] = {}
+        for hunk in (*was.hunks, *now.hunks):
+            number = hunk.old_start
+            for kind, text in unidiff.hunk_entries(hunk):
+                if kind != "+":
+                    known[number], number = text, number + 1
+        last = max(known, default=0)
+        base = "".join(known.get(n, f"\0{n}\n") for n in range(1, last + 1))
+    try:
+        before, after = unidiff.apply(was, base) or "", unidiff.apply(now, base) or ""
+    except unidiff.DiffError:
+        return None
+    shown: list[str] = []
+    for line in _lines(before, after):
+        line = "…" if line[1:2] == "\0" else line
+        if line != "…" or shown[-1:] != ["…"]:
+            shown.append(line)
+    return shown
 
 
 def _value(value: object) -> str:

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import copy
+import difflib
 from collections.abc import Callable
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from state.validation.diff import Change, diff, stale_overview
+from state.validation.diff import Change, _code, diff, stale_overview
 from tests.state import builders as b
 
 Plan = dict[str, Any]
@@ -122,16 +125,59 @@ def test_an_added_milestone_shows_what_it_says_not_its_bookkeeping_or_empty_reco
     assert "number" not in added.after
 
 
-def test_a_code_change_shows_its_diff_whole_not_a_diff_of_two_diffs() -> None:
+def test_a_changed_code_change_shows_how_its_code_changed_not_a_diff_of_two_diffs() -> None:
     was = "--- a/src/app.py\n+++ b/src/app.py\n@@ -1 +1,2 @@\n def greet():\n+    pass\n"
     now = was.replace("+    pass", "+    return 1")
     before = after(lambda p: m1(p)["code_changes"][0].update(diff=was))
     [change] = diff(before, after(lambda p: m1(p)["code_changes"][0].update(diff=now), before))
-    assert change.detail() == ["    diff, now:", *(f"      {t}" for t in now.splitlines())]
+    code = ["…", " def greet():", "-    pass", "+    return 1"]
+    assert change.detail() == ["    code (- before, + now):", *(f"      {t}" for t in code)]
     [added] = diff(old(), after(lambda p: m1(p)["code_changes"].append(b.change(2, "CI-001", now))))
     shown = added.detail()
     at = shown.index("    diff:")
     assert shown[at + 1 : at + 6] == [f"      {t}" for t in now.splitlines()]  # no "++" lines
+
+
+BASE = [f"line {n}" for n in range(1, 40)]
+
+
+def _patch(lines: list[str], path: str = "src/app.py") -> str:
+    got = difflib.unified_diff(
+        [f"{t}\n" for t in BASE], [f"{t}\n" for t in lines], f"a/{path}", f"b/{path}"
+    )
+    return "".join(got)
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 38), st.sampled_from(["x", "y", None])), max_size=4),
+    st.lists(st.tuples(st.integers(0, 38), st.sampled_from(["x", "y", None])), max_size=4),
+)
+def test_a_re_captured_diff_shows_exactly_the_code_that_changed(
+    edits_a: list[tuple[int, str | None]], edits_b: list[tuple[int, str | None]]
+) -> None:
+    """Two diffs of one base file, each made by editing lines: what the person sees is the
+    difference between the two files they leave, line for line, with the lines neither diff
+    shows as …"""
+
+    def edited(edits: list[tuple[int, str | None]]) -> list[str]:
+        lines = list(BASE)
+        for at, text in sorted(dict(edits).items(), reverse=True):
+            if text is None:
+                del lines[at : at + 1]
+            else:
+                lines[at] = f"{text} {at}"
+        return lines
+
+    one, two = edited(edits_a), edited(edits_b)
+    shown = _code(_patch(one), _patch(two))
+    if one == BASE or two == BASE:
+        return  # a diff with no hunks: not a re-capture
+    assert shown is not None
+    removed = [t[1:] for t in shown if t[:1] == "-"]
+    added = [t[1:] for t in shown if t[:1] == "+"]
+    expected = list(difflib.unified_diff(one, two, lineterm="", n=0))[2:]
+    assert removed == [t[1:] for t in expected if t[:1] == "-"]
+    assert added == [t[1:] for t in expected if t[:1] == "+"]
 
 
 @pytest.mark.parametrize(
