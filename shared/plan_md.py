@@ -95,10 +95,11 @@ def summary(plan: Plan, diffs: bool = False) -> list[str]:
         picked = next((o["name"] for o in c["options"] if o["id"] == c["picked"]), "not picked")
         lines.append(f"  {c['id']} {c['topic']}: {picked}")
     for m in in_apply_order(plan):
-        files = {}
+        files: dict[str, list[str]] = {}  # a file's changes, counted together
         for change in m["code_changes"]:
-            files[change["file"]] = diff_counts(change["diff"])
-        changed = ", ".join(f"{f} {n}" for f, n in files.items()) or ", ".join(m["files"])
+            files.setdefault(change["file"], []).append(change["diff"])
+        changed = ", ".join(f"{f} {diff_counts(*d)}" for f, d in files.items())
+        changed = changed or ", ".join(m["files"])
         lines.append(f"  {m['id']} {m['name']}: {changed or 'no files'}")
         if m["acceptance_criteria"]:
             lines.append(f"    accepts: {'; '.join(m['acceptance_criteria'])}")
@@ -163,9 +164,9 @@ def superseded_by(plan: Plan) -> dict[str, str]:
     return found
 
 
-def diff_counts(diff: str) -> str:
-    """ "+3 -1": the lines a unified diff adds and removes."""
-    lines = diff.splitlines()
+def diff_counts(*diffs: str) -> str:
+    """ "+3 -1": the lines unified diffs add and remove, together."""
+    lines = [line for diff in diffs for line in diff.splitlines()]
     added = sum(1 for ln in lines if ln.startswith("+") and not ln.startswith("+++"))
     removed = sum(1 for ln in lines if ln.startswith("-") and not ln.startswith("---"))
     return f"+{added} -{removed}"

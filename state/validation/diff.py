@@ -76,7 +76,7 @@ class Change:
                     body = changed
                 lines += [f"    {head}", *(f"      {t}" for t in body)]
             elif key in self.before:
-                lines.append(f"    {key}: {_value(old)} -> {_value(new)}")
+                lines += [f"    {t}" for t in _changed(key, old, new)]
             else:
                 lines.append(f"    {key}: {_value(new)}")
         return lines
@@ -86,6 +86,20 @@ class Change:
         detail = f" ({', '.join(self.fields)})" if self.fields else ""
         label = f" {self.label}" if self.label else ""
         return f"{mark} {self.what}{label}{detail}"
+
+
+def _changed(key: str, old: object, new: object) -> list[str]:
+    """A changed field: a list of texts as the entries it lost and gained, a record as its
+    changed fields (`tests.edge: …`), anything else `old -> new`."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        subs = [k for k in {**old, **new} if old.get(k) != new.get(k)]
+        return [t for k in subs for t in _changed(f"{key}.{k}", old.get(k), new.get(k))]
+    if isinstance(old, list) and isinstance(new, list):
+        gone = [f"{key}: - {_value(t)}" for t in old if t not in new]
+        came = [f"{key}: + {_value(t)}" for t in new if t not in old]
+        if gone or came:  # else the same entries in another order
+            return gone + came
+    return [f"{key}: {_value(old)} -> {_value(new)}"]
 
 
 def _lines(old: str, new: str) -> list[str]:

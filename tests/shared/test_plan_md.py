@@ -180,3 +180,15 @@ def test_a_new_file_diff_names_both_sides(tmp_path) -> None:
     deleted = make_diff(str(tmp_path), "src/old.py", "x = 1\n", None)
     assert deleted.startswith("diff --git a/src/old.py b/src/old.py\n")
     assert "--- a/src/old.py\n+++ /dev/null\n" in deleted
+
+
+def test_the_summary_counts_every_change_of_a_file_together() -> None:
+    """Two code changes of one file (a re-worked milestone): the summary's `+N -M` is theirs
+    together, not the last one's."""
+    from shared.plan_md import summary
+
+    one = "--- a/src/app.py\n+++ b/src/app.py\n@@ -1,2 +1,2 @@\n x\n-y\n+z\n"
+    two = "--- a/src/app.py\n+++ b/src/app.py\n@@ -9 +9,3 @@\n x\n+a\n+b\n"
+    changes = [b.change(1, "CI-001", one), b.change(2, "CI-002", two)]
+    plan = b.plan(milestones=[b.milestone(1, files=["src/app.py"], code_changes=changes)])
+    assert "  M-001 Milestone 1: src/app.py +3 -1" in summary(plan)

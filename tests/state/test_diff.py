@@ -138,6 +138,20 @@ def test_a_changed_code_change_shows_how_its_code_changed_not_a_diff_of_two_diff
     assert shown[at + 1 : at + 6] == [f"      {t}" for t in now.splitlines()]  # no "++" lines
 
 
+def test_a_changed_list_shows_the_entries_it_lost_and_gained_not_both_lists_whole() -> None:
+    def grow(p: Plan) -> None:
+        m1(p)["acceptance_criteria"].append("farewell('') == 'bye '")
+        m1(p)["tests"]["scenarios"]["edge"].append("empty name")
+
+    [change] = diff(old(), after(grow))
+    assert change.detail() == [
+        "    acceptance_criteria: + \"farewell('') == 'bye '\"",
+        "    tests.scenarios.edge: + 'empty name'",
+    ]
+    [moved] = diff(old(), after(lambda p: m1(p)["acceptance_criteria"].insert(0, "x")))
+    assert moved.detail() == ["    acceptance_criteria: + 'x'"]
+
+
 BASE = [f"line {n}" for n in range(1, 40)]
 
 
