@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import shutil
+import signal
 import sys
 import textwrap
 from typing import TYPE_CHECKING
@@ -308,6 +309,9 @@ def ask_command(state_dir: str | None, as_json: bool) -> int:
         raise PreconditionFailed(no_terminal(waiting, choices))
     with contextlib.suppress(ImportError):  # without readline (some platforms): plain input()
         import readline  # noqa: F401  (input() then edits the line: arrows, history)
+    # Ctrl-C is how the person stops, even when this process was started with SIGINT ignored
+    # (a background job's child, a runner's): as bin/'s launchers do (bootstrap.interruptible)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     total, counts, code = len(waiting) + len(choices), {"answered": 0, "skipped": 0}, 0
     try:
         for n, q in enumerate(waiting, 1):

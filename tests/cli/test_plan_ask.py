@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 from pathlib import Path
+from typing import Any
 
 import pexpect
+import pytest
 
 from tests.cli.test_record_commands import STORE_CHOICE
 from tests.conftest import BIN, Plan
@@ -40,11 +43,14 @@ def test_plan_ask_ctrl_d_with_questions_open_exits_130_keeping_answers(
     assert plan.json("show", "Q-002")["answer"] is None
 
 
-def terminal(project: Path) -> pexpect.spawn:
+def terminal(project: Path, sigint: Any = signal.SIG_DFL) -> pexpect.spawn:
+    """`plan ask` at a terminal, started with SIGINT's disposition `sigint` (SIG_IGN: as a
+    background job's child starts)."""
     env = {**{k: v for k, v in os.environ.items() if k != "CI"}, "TERM": "xterm"}
     return pexpect.spawn(
-        str(BIN / "plan"), ["ask"], cwd=str(project), encoding="utf-8", timeout=30, env=env
-    )
+        str(BIN / "plan"), ["ask"], cwd=str(project), encoding="utf-8", timeout=30, env=env,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, sigint),
+    )  # fmt: skip
 
 
 def test_plan_ask_edits_lines_takes_the_default_counts_echoes_and_asks_choices(
@@ -78,10 +84,15 @@ def test_plan_ask_edits_lines_takes_the_default_counts_echoes_and_asks_choices(
     assert (choice["picked"], choice["rationale"]) == ("OPT-B", "for the ops team (round 1)")
 
 
-def test_plan_ask_ctrl_c_keeps_the_answers_and_exits_130(plan: Plan, project: Path) -> None:
+@pytest.mark.parametrize("sigint", [signal.SIG_DFL, signal.SIG_IGN], ids=["default", "ignored"])
+def test_plan_ask_ctrl_c_keeps_the_answers_and_exits_130(
+    plan: Plan, project: Path, sigint: Any
+) -> None:
+    """Ctrl-C stops it, also when it was started with SIGINT ignored (the suite, run as a
+    background job, hung here: Python installs no handler for an ignored SIGINT)."""
     for text in ("One?", "Two?"):
         plan("question", "add", "--category", "scope", "--kind", "yes_no", "--text", text)
-    child = terminal(project)
+    child = terminal(project, sigint)
     child.expect("Enter skips > ")
     child.sendline("yes, but only on Fridays")
     child.expect(r"recorded: yes \(condition: but only on Fridays\)")
