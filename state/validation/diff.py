@@ -90,7 +90,7 @@ class Change:
 
 def _changed(key: str, old: object, new: object) -> list[str]:
     """A changed field: a list of texts as the entries it lost and gained, a record as its
-    changed fields (`tests.edge: …`), anything else `old -> new`."""
+    changed fields (`tests.scenarios.edge: + 'x'`), anything else `old -> new`."""
     if isinstance(old, dict) and isinstance(new, dict):
         subs = [k for k in {**old, **new} if old.get(k) != new.get(k)]
         return [t for k in subs for t in _changed(f"{key}.{k}", old.get(k), new.get(k))]
@@ -135,7 +135,9 @@ def _code(old: str, new: str) -> list[str] | None:
         before, after = unidiff.apply(was, base) or "", unidiff.apply(now, base) or ""
     except unidiff.DiffError:
         return None
-    shown: list[str] = []
+    shown: list[str] = (
+        [] if before != after else ["(the same code; only the diff's context differs)"]
+    )
     for line in _lines(before, after):
         line = "…" if line[1:2] == "\0" else line
         if line != "…" or shown[-1:] != ["…"]:
