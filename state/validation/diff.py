@@ -89,17 +89,41 @@ class Change:
 
 
 def _changed(key: str, old: object, new: object) -> list[str]:
-    """A changed field: a list of texts as the entries it lost and gained, a record as its
-    changed fields (`tests.scenarios.edge: + 'x'`), anything else `old -> new`."""
+    """A changed field: a long text as its changed words, a list as the entries it lost and
+    gained, a record as its changed fields (`tests.scenarios.edge: + 'x'`), anything else
+    `old -> new`."""
     if isinstance(old, dict) and isinstance(new, dict):
         subs = [k for k in {**old, **new} if old.get(k) != new.get(k)]
         return [t for k in subs for t in _changed(f"{key}.{k}", old.get(k), new.get(k))]
+    if isinstance(old, str) and isinstance(new, str) and len(old) + len(new) > 120:
+        return [f"{key}: {_words(old, new)}"]
     if isinstance(old, list) and isinstance(new, list):
         gone = [f"{key}: - {_value(t)}" for t in old if t not in new]
         came = [f"{key}: + {_value(t)}" for t in new if t not in old]
         if gone or came:  # else the same entries in another order
             return gone + came
     return [f"{key}: {_value(old)} -> {_value(new)}"]
+
+
+def _words(old: str, new: str) -> str:
+    """A long text's change as `git diff --word-diff` shows it: [-removed-]{+added+}, with
+    four words of context; … for the words between."""
+    was, now = old.split(" "), new.split(" ")
+    parts: list[str] = []
+    for tag, i, j, k, m in difflib.SequenceMatcher(None, was, now, autojunk=False).get_opcodes():
+        if tag == "equal":
+            same = was[i:j]
+            first, last = i == 0, j == len(was)
+            keep = (0 if first else 4) + (0 if last else 4)
+            if len(same) > keep + 1:
+                same = [*(same[:4] if not first else []), "…", *(same[-4:] if not last else [])]
+            parts += same
+            continue
+        if i < j:
+            parts.append(f"[-{' '.join(was[i:j])}-]")
+        if k < m:
+            parts.append(f"{{+{' '.join(now[k:m])}+}}")
+    return " ".join(parts)
 
 
 def _lines(old: str, new: str) -> list[str]:

@@ -152,6 +152,16 @@ def test_a_changed_list_shows_the_entries_it_lost_and_gained_not_both_lists_whol
     assert moved.detail() == ["    acceptance_criteria: + 'x'"]
 
 
+def test_a_long_text_shows_its_changed_words_in_context() -> None:
+    was = "Read the file given as FILE, one ITEM: DEP line each, and print the sets in order"
+    now = was.replace("FILE,", "FILE, or standard input,").replace(" in order", "")
+    [shown] = diff(after(lambda p: m1(p).update(name=was)), after(lambda p: m1(p).update(name=now)))
+    assert shown.detail() == [
+        "    name: … file given as FILE, {+or standard input,+} one ITEM: DEP line each, and print"
+        " the sets [-in order-]"
+    ]
+
+
 BASE = [f"line {n}" for n in range(1, 40)]
 
 
