@@ -3,7 +3,6 @@ with what they held: a changed field before and after, an added item whole."""
 
 from __future__ import annotations
 
-import difflib
 import json
 from typing import TypedDict
 
@@ -66,6 +65,8 @@ class Change:
             if isinstance(new, str) and "\n" in new + (old if isinstance(old, str) else ""):
                 head, body = f"{key}, now:" if key in self.before else f"{key}:", new.splitlines()
                 if key != "diff" and isinstance(old, str):  # the changed lines, in context
+                    import difflib  # on use: every store loads this module
+
                     got = difflib.unified_diff(old.splitlines(), body, lineterm="", n=1)
                     body = ["…" if t[:2] == "@@" else t for t in list(got)[2:]]
                     head = f"{key} (- before, + now):"
