@@ -63,6 +63,9 @@ class Step:
 
 @dataclass
 class Workflow:
+    """A workflow's table of steps and what its steps share (a docstring: without one,
+    dataclass builds one from inspect.signature at import)."""
+
     name: WorkflowName
     title: str
     steps: tuple[Step, ...]

@@ -15,10 +15,7 @@ from shared.workflow import Context, Kind, Requirement
 from skills.executor import reconcile
 from state import clock
 from state.errors import Finding, PreconditionFailed, Refused
-from state.ops import asks, result_ops
 from state.ops.exec_ops import new_run
-from state.ops.plan_ops import find
-from state.ops.result_view import assemble
 from state.repo import gitinfo
 from state.rules.amendments import approved_revision, committed, runs_by_id
 from state.rules.approval import verify
@@ -219,6 +216,8 @@ class Implement(Execute):
         return 0, [], False
 
     def context(self, ctx: Context) -> ImplementVariables:
+        from state.ops.plan_ops import find  # on use, as asks and result_ops below
+
         number, ids, _ = self.current(ctx)
         plan = ctx.doc("plan")
         status = {m["id"]: m["status"] for m in ctx.doc("execution")["milestones"]}
@@ -299,6 +298,8 @@ class ImplGate(Gate):
     def check(self, ctx: Context) -> list[Finding]:
         if ctx.flags.get("qr_status") != "pass" or ctx.tx is None:
             return []
+        from state.ops import asks  # ~20 M to import: only a gate's pass needs it
+
         tx = ctx.tx
         milestones = [r["id"] for r in tx.read("execution")["milestones"]]
         found = {m: asks.unrecorded(tx, m) for m in milestones}
@@ -391,6 +392,9 @@ class Reconcile(Kind):
     shows_words = False
 
     def arrive(self, ctx: Context, tx: Transaction) -> None:
+        from state.ops import result_ops  # ~25 M to import: only step 9's arrival needs it
+        from state.ops.result_view import assemble
+
         facts = record(ctx)
         data = json.dumps(facts, indent=2, ensure_ascii=False) + "\n"
         tx.put("reconcile.json", data.encode())  # lands with the arrival or not at all

@@ -7,7 +7,6 @@ import shlex
 from typing import TYPE_CHECKING
 
 from state.errors import Finding
-from state.ops.capture_ops import is_byproduct
 from state.repo import gitinfo
 from state.vocab import RunStatus
 
@@ -26,6 +25,8 @@ def planned_files(milestone: Milestone) -> list[str]:
 
 def build(plan: Plan, execution: Execution, root: str) -> ReconcileRecord:
     """reconcile.json: per milestone planned vs changed files, and everything unplanned."""
+    from state.ops.capture_ops import is_byproduct  # with plan_ops, ~20 M: a step loads this
+
     base = execution["base_commit"]
     found = gitinfo.changed_files(root, base, "execution.json:base_commit") if base else []
     changed = {f for f in found if not is_byproduct(f)}  # what running the tests leaves

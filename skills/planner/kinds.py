@@ -19,7 +19,6 @@ from state.routes import EXECUTE
 from state.rules.amendments import approved_since, open_amendment, rejected_since, worktree_round
 from state.rules.approval import approve, plan_hash
 from state.rules.lifecycle import transition
-from state.storage.documents import Question  # a base class below: typing only, no cost
 from state.storage.store import write_atomic
 from state.validation.validate import validate
 from state.vocab import Phase, ReviewVerdict
@@ -29,7 +28,10 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from state.rules.session_store import Transaction
-    from state.storage.documents import Amendment, Approval, Config
+    from state.storage.documents import Amendment, Approval, Config, Question
+
+    class ShownQuestion(Question):  # typing only: documents.py is ~11 M to import
+        state: str  # open, answered, skipped or assumed (question_ops.state_of)
 
 
 # ---------------------------------------------------------------- skip rules
@@ -253,10 +255,6 @@ class Discovery(Kind):
             note = "With the answers recorded, run NEXT (not step 2 again)."
             return Routing(next=ctx.to("plan-design-execute"), note=note)
         return super().routing(ctx)
-
-
-class ShownQuestion(Question):
-    state: str  # open, answered, skipped or assumed (question_ops.state_of)
 
 
 class DiscoveryVariables(TypedDict):

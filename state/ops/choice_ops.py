@@ -9,7 +9,6 @@ the parameters; state/ parses none.
 from __future__ import annotations
 
 from state.errors import UsageError
-from state.ops.plan_ops import alternative_add, decision_add, find
 from state.ops.question_ops import extract_json, items_of
 from state.storage.ids import option_letter
 
@@ -102,6 +101,8 @@ def choice_import(tx: Transaction, *, source: str) -> list[str]:
 
 def pick(tx: Transaction, choice: Choice, option_id: str, rationale: str) -> list[str]:
     """The decision for the picked option, the others as rejected alternatives; their ids."""
+    from state.ops.plan_ops import alternative_add, decision_add  # on use: steps load this
+
     chosen = next((o for o in choice["options"] if o["id"] == option_id), None)
     if chosen is None:
         known = ", ".join(o["id"] for o in choice["options"])
@@ -128,6 +129,8 @@ def pick(tx: Transaction, choice: Choice, option_id: str, rationale: str) -> lis
 
 def choice_pick(tx: Transaction, *, id: str, option: str | None, rationale: str) -> list[str]:
     """Pick an option: writes the decision and the other options as rejected alternatives."""
+    from state.ops.plan_ops import find
+
     choice_id, _, joined = id.partition("/")  # D-001 OPT-B, or D-001/OPT-B alone
     if bool(joined) == bool(option):
         raise UsageError("choice pick: give D-n OPT-X, or D-n/OPT-X as choice add printed it")

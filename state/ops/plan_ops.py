@@ -222,8 +222,12 @@ class ItemOp:
         self.__name__ = f"{kind.command.replace(' ', '_')}_{verb}"
         fields = [] if verb == "remove" else list(kind.fields)
         self.keywords = ["id"] * bool(verb != "add" and kind.prefix) + [*fields, *extra]
+
+    @property
+    def __signature__(self) -> inspect.Signature:
+        """Built when read (inspect.signature): the ops are made at import, ~40 of them."""
         keyword = inspect.Parameter.KEYWORD_ONLY
-        self.__signature__ = inspect.Signature(
+        return inspect.Signature(
             [
                 inspect.Parameter("tx", inspect.Parameter.POSITIONAL_OR_KEYWORD),
                 *(inspect.Parameter(k, keyword) for k in self.keywords),

@@ -11,7 +11,6 @@ import json
 
 from state import clock
 from state.errors import PreconditionFailed, UsageError
-from state.ops.plan_ops import find
 from state.routes import StepRef
 from state.storage.ids import next_id
 from state.storage.store import report_name
@@ -178,6 +177,8 @@ def scope_content(plan: Plan, scope: str, phase: Phase | None = None) -> list[ob
     milestones = plan["milestones"]
     design = phase == Phase.PLAN_DESIGN
     if scope.split("-", 1)[0] in ("DL", "RA", "C", "R", "D", "M", "CI", "CC"):
+        from state.ops.plan_ops import find  # on use: a step loads this module, ~11 M to import
+
         try:
             item = find(plan, scope)
         except UsageError:

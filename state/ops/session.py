@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 
 from state import clock
 from state.errors import PlannerError, WriteFailed
@@ -82,6 +81,8 @@ def create(
             tx.create("context", new_context())
         os.rename(building, state_dir)
     except BaseException as e:
+        import shutil  # on use: every command opening a session loads this module
+
         shutil.rmtree(building, ignore_errors=True)
         if isinstance(e, OSError):
             raise WriteFailed(f"{state_dir}: cannot be created ({e.strerror})") from None
@@ -121,6 +122,8 @@ def recover_starts(home: str) -> list[tuple[str, str]]:
                 with contextlib.suppress(OSError):
                     journal.unlink(path)
             elif name.endswith(BUILDING):
+                import shutil
+
                 shutil.rmtree(path, ignore_errors=True)
                 done.append((path, "removed"))
             else:
@@ -178,6 +181,8 @@ def _home_lock(home: str, shared: bool) -> Iterator[bool]:
 
 def discard(store: Store) -> None:
     """Remove a session whose first step failed (`planner --step 1` leaves no orphan)."""
+    import shutil
+
     shutil.rmtree(store.dir, ignore_errors=True)
 
 

@@ -3,7 +3,6 @@ with what they held: a changed field before and after, an added item whole."""
 
 from __future__ import annotations
 
-import difflib
 import json
 from typing import TypedDict
 
@@ -108,6 +107,8 @@ def _changed(key: str, old: object, new: object) -> list[str]:
 def _words(old: str, new: str) -> str:
     """A long text's change as `git diff --word-diff` shows it: [-removed-]{+added+}, with
     four words of context; … for the words between."""
+    import difflib  # on use: every store loads this module
+
     was, now = old.split(" "), new.split(" ")
     parts: list[str] = []
     for tag, i, j, k, m in difflib.SequenceMatcher(None, was, now, autojunk=False).get_opcodes():
@@ -128,6 +129,8 @@ def _words(old: str, new: str) -> str:
 
 def _lines(old: str, new: str) -> list[str]:
     """The lines that differ, with one line of context; … between the runs."""
+    import difflib  # on use: every store loads this module
+
     got = difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=1)
     return ["…" if t[:2] == "@@" else t for t in list(got)[2:]]
 
