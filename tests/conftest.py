@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -124,17 +128,34 @@ def run_in_process(
     return run_script(script, *args, cwd=cwd, input=input, environ={**environ, **(env or {})})
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    """A git repository with one commit: src/app.py and README.md."""
-    root = tmp_path / "project"
+_TEMPLATES: dict[str, Path] = {}
+
+
+def from_template(name: str, make: Callable[[Path], object], where: Path) -> Path:
+    """`where`, a copy of what `make(root)` makes (a committed git repository, say), which is
+    made once per test process: a copied repository is the same repository, and a copy costs
+    less than the git processes that made it."""
+    if name not in _TEMPLATES:
+        base = Path(tempfile.mkdtemp(prefix="planner-template-"))
+        atexit.register(shutil.rmtree, base, ignore_errors=True)
+        make(base / "root")
+        _TEMPLATES[name] = base / "root"
+    return Path(shutil.copytree(_TEMPLATES[name], where, symlinks=True))
+
+
+def _project(root: Path) -> None:
     (root / "src").mkdir(parents=True)
     (root / "src" / "app.py").write_text("def greet(name):\n    return 'hi ' + name\n")
     (root / "README.md").write_text("# Demo\n")
     git(root, "init", "-q", "-b", "main")
     git(root, "add", ".")
     git(root, "commit", "-qm", "init")
-    return root
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A git repository with one commit: src/app.py and README.md."""
+    return from_template("project", _project, tmp_path / "project")
 
 
 @pytest.fixture

@@ -296,7 +296,7 @@ def test_a_draft_fills_the_review_page_and_plan_review_reject_draft_sends_it(
 
     from cli.review_page.app import create_app
     from tests.cli.review_helpers import to_review
-    from tests.conftest import run
+    from tests.conftest import run_in_process as run
 
     root = new_project(tmp_path)
     _, out = to_review(root)
@@ -350,7 +350,7 @@ def test_a_draft_fills_the_review_page_and_plan_review_reject_draft_sends_it(
 
 def test_plan_review_reject_draft_without_a_draft_says_so(tmp_path: Path) -> None:
     from tests.cli.review_helpers import to_review
-    from tests.conftest import run
+    from tests.conftest import run_in_process as run
 
     root = new_project(tmp_path)
     _, out = to_review(root)
