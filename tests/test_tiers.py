@@ -83,6 +83,11 @@ def test_in_process_answers_as_the_console_script(
     [
         ("planner --step 3 --state-dir '/tmp/a b'", ["planner", "--step", "3", "--state-dir", "/tmp/a b"]),  # noqa: E501
         ("plan milestone add --name 'it'\"'\"'s'", ["plan", "milestone", "add", "--name", "it's"]),
+        ("plan question add --text 'Why? (a) & $b; `c`'", ["plan", "question", "add", "--text", "Why? (a) & $b; `c`"]),  # noqa: E501
+        ('plan decision add --decision "A (or b)?"', ["plan", "decision", "add", "--decision", "A (or b)?"]),  # noqa: E501
+        ('plan decision add --decision "$HOME"', None),
+        ("plan decision add --decision 'a' ; ls", None),
+        ("plan decision add --decision 'a", None),
         ("cd /tmp && plan status", None),
         ("plan status > out", None),
         ("plan show $HOME", None),
