@@ -391,6 +391,7 @@ OPENING = [
 ]
 
 
+@pytest.mark.slow  # `shared`: slow, as the fixture says
 def test_a_second_start_answers_the_opening_as_the_sdk_did_before_loading_it(
     shared: Path,
 ) -> None:
