@@ -44,6 +44,21 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.slow)
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Under pytest-xdist, hypothesis's Unicode tables (what st.text() draws from: ~2 s of CPU
+    to compute, then kept in .hypothesis/) are made once, before the workers start, not in
+    each worker's first test that draws text (which the tiers' check then charges for them)."""
+    if not session.config.getoption("numprocesses", None) or os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    import warnings
+
+    from hypothesis import strategies as st
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # example() is meant for the console
+        st.text(st.characters(codec="utf-8")).example()
+
+
 def once_per_run(tmp_path_factory: pytest.TempPathFactory, name: str) -> tuple[Path, FileLock]:
     """A directory every pytest-xdist worker of this run shares, and the lock to hold while
     making it: expensive read-only set-up (an installed environment, downloaded wheels, a
