@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -38,6 +42,21 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.network)
         if any(item.get_closest_marker(name) for name in IMPLY_SLOW):
             item.add_marker(pytest.mark.slow)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Under pytest-xdist, hypothesis's Unicode tables (what st.text() draws from: ~2 s of CPU
+    to compute, then kept in .hypothesis/) are made once, before the workers start, not in
+    each worker's first test that draws text (which the tiers' check then charges for them)."""
+    if not session.config.getoption("numprocesses", None) or os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    import warnings
+
+    from hypothesis import strategies as st
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # example() is meant for the console
+        st.text(st.characters(codec="utf-8")).example()
 
 
 def once_per_run(tmp_path_factory: pytest.TempPathFactory, name: str) -> tuple[Path, FileLock]:
@@ -124,17 +143,34 @@ def run_in_process(
     return run_script(script, *args, cwd=cwd, input=input, environ={**environ, **(env or {})})
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    """A git repository with one commit: src/app.py and README.md."""
-    root = tmp_path / "project"
+_TEMPLATES: dict[str, Path] = {}
+
+
+def from_template(name: str, make: Callable[[Path], object], where: Path) -> Path:
+    """`where`, a copy of what `make(root)` makes (a committed git repository, say), which is
+    made once per test process: a copied repository is the same repository, and a copy costs
+    less than the git processes that made it."""
+    if name not in _TEMPLATES:
+        base = Path(tempfile.mkdtemp(prefix="planner-template-"))
+        atexit.register(shutil.rmtree, base, ignore_errors=True)
+        make(base / "root")
+        _TEMPLATES[name] = base / "root"
+    return Path(shutil.copytree(_TEMPLATES[name], where, symlinks=True))
+
+
+def _project(root: Path) -> None:
     (root / "src").mkdir(parents=True)
     (root / "src" / "app.py").write_text("def greet(name):\n    return 'hi ' + name\n")
     (root / "README.md").write_text("# Demo\n")
     git(root, "init", "-q", "-b", "main")
     git(root, "add", ".")
     git(root, "commit", "-qm", "init")
-    return root
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A git repository with one commit: src/app.py and README.md."""
+    return from_template("project", _project, tmp_path / "project")
 
 
 @pytest.fixture

@@ -15,8 +15,10 @@ from collections.abc import Mapping
 from pathlib import Path
 
 SCRIPTS = ("plan", "planner", "executor")
-# Text a shell would expand or treat as syntax: such a command goes to a real shell.
-SHELL_SYNTAX = set("$`*?[]{}~#!;&|<>()\n\\")
+# Text a shell would expand or treat as syntax outside quotes (inside double quotes, the
+# first four): such a command goes to a real shell.
+SHELL_SYNTAX = "$`\\!*?[]{}~#;&|<>()\n"
+IN_DOUBLE_QUOTES = SHELL_SYNTAX[:4]
 
 
 def run_script(
@@ -59,10 +61,28 @@ def run_script(
 def simple_command(command: str) -> list[str] | None:
     """The words of a command line that only calls one of the scripts with quoted words (what
     routing lines and `Agent.plan` print), else None."""
-    if SHELL_SYNTAX & set(command):
+    if not _quoted_literally(command):
         return None
     try:
         words = shlex.split(command)
     except ValueError:
         return None
     return words if words and words[0] in SCRIPTS else None
+
+
+def _quoted_literally(command: str) -> bool:
+    """Whether every character a shell would expand or treat as syntax is inside quotes that
+    keep it literal (single quotes keep everything; double quotes all but IN_DOUBLE_QUOTES)."""
+    quote = ""
+    for char in command:
+        if quote == "'":
+            quote = "" if char == "'" else quote
+        elif quote == '"':
+            if char in IN_DOUBLE_QUOTES:
+                return False
+            quote = "" if char == '"' else quote
+        elif char in "'\"":
+            quote = char
+        elif char in SHELL_SYNTAX:
+            return False
+    return not quote

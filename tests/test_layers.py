@@ -6,6 +6,7 @@ at the top, inside a function, or only for the type checker."""
 from __future__ import annotations
 
 import ast
+import functools
 import subprocess
 import sys
 from pathlib import Path
@@ -52,6 +53,7 @@ def imports(name: str, path: Path, known: set[str]) -> set[str]:
     return {m for m in found if m in known and m != name}
 
 
+@functools.cache  # the sources do not change during a run: parsed once, read by four tests
 def graph() -> dict[str, set[str]]:
     found = modules()
     return {name: imports(name, path, set(found)) for name, path in found.items()}

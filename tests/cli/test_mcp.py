@@ -296,7 +296,7 @@ def test_a_draft_fills_the_review_page_and_plan_review_reject_draft_sends_it(
 
     from cli.review_page.app import create_app
     from tests.cli.review_helpers import to_review
-    from tests.conftest import run
+    from tests.conftest import run_in_process as run
 
     root = new_project(tmp_path)
     _, out = to_review(root)
@@ -350,7 +350,7 @@ def test_a_draft_fills_the_review_page_and_plan_review_reject_draft_sends_it(
 
 def test_plan_review_reject_draft_without_a_draft_says_so(tmp_path: Path) -> None:
     from tests.cli.review_helpers import to_review
-    from tests.conftest import run
+    from tests.conftest import run_in_process as run
 
     root = new_project(tmp_path)
     _, out = to_review(root)
@@ -391,6 +391,7 @@ OPENING = [
 ]
 
 
+@pytest.mark.slow  # `shared`: slow, as the fixture says
 def test_a_second_start_answers_the_opening_as_the_sdk_did_before_loading_it(
     shared: Path,
 ) -> None:

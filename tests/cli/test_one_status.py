@@ -17,7 +17,8 @@ from cli.review_page.app import create_app
 from state.rules.approval import plan_hash
 from tests.cli.result_helpers import copy_of, init_project
 from tests.cli.review_helpers import to_review
-from tests.conftest import REPO, run
+from tests.conftest import REPO
+from tests.conftest import run_in_process as run  # `plan` and `planner` in this process
 
 HOOK = REPO / "hooks" / "session_start.py"
 TOKEN, CSRF, PORT = "t0ken", "csrf", 8124

@@ -1,12 +1,14 @@
 """Overlapping plans where people and agents meet them: `plan validate --all` (every format),
-`planner --step 1` and `plan list`, run as real processes in real git repositories."""
+`planner --step 1` and `plan list`, run in this process (tests/inprocess.py) in real git
+repositories."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from tests.conftest import Plan, git, run
+from tests.conftest import Plan, git
+from tests.conftest import run_in_process as run  # `plan` and `planner` in this process
 from tests.overlaps import planning
 
 LATER = "2024-05-02T08:30:00Z"

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import REPO, Plan, run
+from tests.conftest import REPO, Plan
+from tests.conftest import run_in_process as run  # `plan` and `planner` in this process
 
 
 def question(**fields: object) -> dict:

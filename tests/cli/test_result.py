@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from state.validation.limits import COMMENTS_MAX, FEEDBACK_MAX, NAME_MAX
 from tests.cli.result_helpers import copy_of, init_project
-from tests.conftest import git, run
+from tests.conftest import git
+from tests.conftest import run_in_process as run  # `plan` and `planner` in this process
 from tests.hooks.test_guard import bash
 from tests.hooks.test_guard_own import decide
 from tests.workflows.helpers import to_approval

@@ -16,7 +16,8 @@ from state.ops.result_view import result_of
 from state.rules.session_store import Store
 from state.validation.limits import BODY_MAX, COMMENTS_MAX, FEEDBACK_MAX, NAME_MAX
 from tests.cli.result_helpers import copy_of
-from tests.conftest import git, run
+from tests.conftest import git
+from tests.conftest import run_in_process as run  # `plan` and `planner` in this process
 
 TOKEN, CSRF, PORT = "t0ken-for-results", "csrf-for-results", 8125
 ORIGIN = f"http://127.0.0.1:{PORT}"

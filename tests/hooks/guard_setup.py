@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from hooks import guard_hook as guard
-from tests.conftest import REPO
+from tests.conftest import REPO, from_template
 
 GUARD = [sys.executable, "-S", "-I", str(REPO / "hooks" / "guard.py")]
 CLIENT_TIMEOUT = 10  # seconds: the hook timeout hooks/hooks.json gives the clients
@@ -26,14 +26,18 @@ def make_tree(root: Path, files: dict[str, str]) -> None:
         (root / name).write_text(text)
 
 
-def make_project(base: Path, guard_mode: str = "standard") -> Path:
-    """`base/project` (committed, planning session s1 with an empty worktree) and `base/home`."""
-    project = base / "project"
+def committed(project: Path) -> None:
+    """FILES in a git repository, committed."""
     make_tree(project, FILES)
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
     subprocess.run([*git, "init", "-q"], cwd=project, check=True)
     subprocess.run([*git, "add", "."], cwd=project, check=True)
     subprocess.run([*git, "commit", "-qm", "base"], cwd=project, check=True)
+
+
+def make_project(base: Path, guard_mode: str = "standard") -> Path:
+    """`base/project` (committed, planning session s1 with an empty worktree) and `base/home`."""
+    project = from_template("guard-project", committed, base / "project")
     state = project / ".planner" / "s1"
     (state / "worktree").mkdir(parents=True)
     session = {"id": "s1", "status": "design", "config": {"guard": guard_mode}}

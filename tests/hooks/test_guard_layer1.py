@@ -16,14 +16,13 @@ from pathlib import Path
 import pytest
 
 from hooks import guard_hook as guard
+from tests.conftest import from_template
 from tests.hooks.test_guard import make_session
 
 ALLOW, DENY = "allow", "deny"
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
+def committed(root: Path) -> None:
     (root / "src").mkdir(parents=True)
     (root / "README.md").write_text("# demo\n")
     (root / "src" / "app.py").write_text("print('hi')\n")
@@ -31,6 +30,11 @@ def project(tmp_path: Path) -> Path:
     subprocess.run([*git, "init", "-q"], cwd=root, check=True)
     subprocess.run([*git, "add", "."], cwd=root, check=True)
     subprocess.run([*git, "commit", "-qm", "base"], cwd=root, check=True)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = from_template("layer1-project", committed, tmp_path / "project")
     make_session(root, "s1")
     return root
 

@@ -15,7 +15,8 @@ import pytest
 
 from hooks import guard_hook as guard
 from hooks import hookstate
-from tests.conftest import REPO, run
+from tests.conftest import REPO
+from tests.conftest import run_in_process as run  # `plan` and `planner` in this process
 from tests.hooks.guard_setup import guard_call
 from tests.hooks.test_guard import bash, make_session
 from tests.state.test_git_hardening import planted_repository, snapshot

@@ -9,7 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import REPO, run
+from tests.conftest import REPO
+from tests.conftest import run_in_process as run  # `plan` and `planner` in this process
 from tests.hooks.guard_setup import guard_call
 
 HOOK = REPO / "hooks" / "session_start.py"

@@ -18,7 +18,7 @@ import pytest
 
 from state.repo import git
 from tests.conftest import git as git_cmd
-from tests.conftest import run
+from tests.conftest import run, run_in_process
 
 
 def snapshot(root: Path, skip: Path | None = None) -> dict[str, str]:
@@ -82,7 +82,9 @@ def test_a_repository_planted_in_the_worktree_is_never_a_project(
     project: Path, home: Path, tmp_path: Path
 ) -> None:
     env = {"HOME": str(home)}
-    started = run("planner", "--step", "1", "--task", "Add a farewell", cwd=project, env=env)
+    started = run_in_process(
+        "planner", "--step", "1", "--task", "Add a farewell", cwd=project, env=env
+    )
     assert started.returncode == 0, started.stderr
     state = Path(started.stdout.split("STATE_DIR=", 1)[1].split()[0])
     marker = tmp_path / "MARKER"
@@ -101,7 +103,7 @@ def test_a_repository_planted_in_the_worktree_is_never_a_project(
             assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
         assert not marker.exists()
         assert (snapshot(project, skip=sub.parent), snapshot(home)) == before
-    status = run("plan", "status", "--json", cwd=project, env=env)
+    status = run_in_process("plan", "status", "--json", cwd=project, env=env)
     assert '"status": "discovery"' in status.stdout  # the real session was not cancelled
 
 
@@ -113,7 +115,9 @@ def test_a_session_planted_in_the_worktree_never_makes_its_repository_the_projec
     import shutil
 
     env = {"HOME": str(home)}
-    started = run("planner", "--step", "1", "--task", "Add a farewell", cwd=project, env=env)
+    started = run_in_process(
+        "planner", "--step", "1", "--task", "Add a farewell", cwd=project, env=env
+    )
     state = Path(started.stdout.split("STATE_DIR=", 1)[1].split()[0])
     marker = tmp_path / "MARKER"
     sub = state / "worktree" / "sub"

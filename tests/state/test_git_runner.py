@@ -9,7 +9,7 @@ import pytest
 
 from state.repo import git, gitinfo
 from tests.conftest import git as git_cmd
-from tests.conftest import run
+from tests.conftest import run_in_process as run  # `plan` and `planner` in this process
 
 
 @pytest.fixture

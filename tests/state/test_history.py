@@ -219,6 +219,7 @@ def test_plan_history_and_diff_work_on_a_large_plan(
 tops = st.dictionaries(st.sampled_from("abcdef"), documents, min_size=1, max_size=6)
 
 
+@pytest.mark.slow  # 300 large documents: over 3 s of CPU
 @settings(max_examples=300, deadline=None)
 @given(tops, st.data())
 def test_a_large_document_is_encoded_as_dumps_and_its_changed_members_found(

@@ -1,6 +1,7 @@
 """Issue 18: the commands that write the project are one transaction with the session's files,
 and a retry converges. Each test is a reproduction from the issue, on a real session and real
-git repository (tests/crashpoints.py builds them), with real `plan` processes.
+git repository (tests/crashpoints.py builds them): the killed runs are real `plan` processes,
+the recoveries and retries after them run in this process (tests/inprocess.py).
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ def fx(template: cp.Fixture) -> cp.Fixture:
 
 
 def plan(fx: cp.Fixture, *args: str, code: int = 0, env: dict[str, str] | None = None) -> str:
-    done = cp.run(fx.root, ["plan", *args], env)
+    """`plan ARGS` in this process (cp.here), or with `env` (a crash log) as a process."""
+    done = cp.run(fx.root, ["plan", *args], env) if env else cp.here(fx.root, ["plan", *args])
     assert done.returncode == code, (args, done.returncode, done.stdout, done.stderr)
     assert "Traceback" not in done.stderr
     return done.stdout + done.stderr

@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import os
 import subprocess
+from pathlib import Path
 
 import pytest
 from hypothesis import assume, given, settings
@@ -20,6 +21,7 @@ from state.repo.unidiff import (
     reverse,
     touched_files,
 )
+from tests.conftest import from_template
 
 # --- git as the oracle -------------------------------------------------------------------
 
@@ -30,15 +32,17 @@ def git(repo: str, *args: str, stdin: str = "", check: bool = True) -> bytes:
     return done.stdout if done.returncode == 0 else b"rejected"
 
 
+def empty_repository(path: Path) -> None:
+    os.mkdir(path)
+    git(str(path), "init", "-q")
+    git(str(path), "config", "user.email", "t@example.com")
+    git(str(path), "config", "user.name", "t")
+    git(str(path), "commit", "-q", "--allow-empty", "-m", "root")
+
+
 @pytest.fixture
 def repo(tmp_path) -> str:
-    path = str(tmp_path / "repo")
-    os.mkdir(path)
-    git(path, "init", "-q")
-    git(path, "config", "user.email", "t@example.com")
-    git(path, "config", "user.name", "t")
-    git(path, "commit", "-q", "--allow-empty", "-m", "root")
-    return path
+    return str(from_template("unidiff-repo", empty_repository, tmp_path / "repo"))
 
 
 def write_tree(repo: str, files: dict[str, bytes | None]) -> None:

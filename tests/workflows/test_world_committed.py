@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.agent import Output
-from tests.conftest import run
+from tests.conftest import run_in_process as run  # `plan` and `planner` in this process
 from tests.workflows.test_amend import WAVE_V2, approved_plan, git, through_gates
 
 
