@@ -197,10 +197,20 @@ def prompt(q: Question, progress: str) -> tuple[str, str]:
 
 
 def ask(first: str, line: str) -> str:
-    """One answer read with line editing (arrow keys move, never become the answer)."""
+    """One answer read with line editing (arrow keys move, never become the answer).
+
+    A Ctrl-C that lands while input() is entering its wait is marked but not acted on, and
+    input() waits for a key (python/cpython#112585): a timer interrupts the wait five times a
+    second, and at each interruption Python acts on a marked Ctrl-C."""
     sys.stdout.write(first)
     sys.stdout.flush()
-    return input(line).strip()
+    previous = signal.signal(signal.SIGALRM, lambda *_: None)
+    signal.setitimer(signal.ITIMER_REAL, 0.2, 0.2)
+    try:
+        return input(line).strip()
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def record_answer(store: Store, qid: str, text: str | None) -> Question:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -105,6 +106,26 @@ def test_plan_ask_ctrl_c_keeps_the_answers_and_exits_130(
     assert child.exitstatus == 130
     assert plan.json("show", "Q-001")["condition"] == "but only on Fridays"
     assert plan.json("show", "Q-002")["answer"] is None
+
+
+RACE = """
+import ctypes, readline
+from cli.commands import discovery
+# a Ctrl-C marked as input() enters its wait: the startup hook runs there, in C
+readline.set_startup_hook(ctypes.pythonapi.PyErr_SetInterrupt)
+try:
+    discovery.ask("Q\\n", "> ")
+except KeyboardInterrupt:
+    print("interrupted")
+"""
+
+
+def test_a_ctrl_c_that_lands_as_the_wait_begins_is_acted_on() -> None:
+    """python/cpython#112585: a SIGINT marked while input() enters its wait was acted on only
+    at the next key (the pty tests hung under load); ask()'s timer wakes the wait."""
+    child = pexpect.spawn(sys.executable, ["-c", RACE], encoding="utf-8", timeout=10)
+    assert child.expect(["interrupted", pexpect.TIMEOUT]) == 0, child.before
+    child.expect(pexpect.EOF)
 
 
 LONG = (
