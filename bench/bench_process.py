@@ -16,39 +16,70 @@ Run: .venv/bin/python -m bench.bench_process [--rounds N]
 from __future__ import annotations
 
 import json
+import resource
 import shlex
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
+from typing import Any
 
 from bench.bench_guard import COMMAND, hook_input
 from bench.bench_plan import apply, normal_plan, start_session
 from bench.bench_steps import Sample, Session, happy_path, plugin_environment, run_timed
 from bench.common import REPO, baseline, compile_package, environment_note, rounds
 
-MCP_INPUT = (
-    "\n".join(
-        json.dumps(m)
-        for m in (
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-06-18",
-                    "capabilities": {},
-                    "clientInfo": {"name": "bench", "version": "0"},
-                },
+MCP_MESSAGES = [
+    json.dumps(m).encode() + b"\n"
+    for m in (
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "bench", "version": "0"},
             },
-            {"jsonrpc": "2.0", "method": "notifications/initialized"},
-            {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
-        )
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
     )
-    + "\n"
-).encode()
+]
+
+
+def as_a_client(
+    argv: list[str], **kwargs: Any
+) -> tuple[Sample, subprocess.CompletedProcess[bytes]]:
+    """`plan mcp` driven as a client drives it: a request's answer is read before the next
+    message goes, the connection closed after the last answer. (Input closed at once ends the
+    SDK's server before it answers tools/list, so nothing is kept: the kept-answers figure
+    then measured the SDK half the time.)"""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, **kwargs)  # fmt: skip
+    assert proc.stdin is not None and proc.stdout is not None
+    answers = []
+    for message in MCP_MESSAGES:
+        proc.stdin.write(message)
+        proc.stdin.flush()
+        if b'"id"' in message:
+            answers.append(proc.stdout.readline())
+    proc.stdin.close()
+    proc.stdin = None  # closed: communicate() reads what is left
+    out, err = proc.communicate()
+    wall = (time.perf_counter() - start) * 1000
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * 1000
+    if not all(b'"result"' in a for a in answers):
+        sys.exit(f"plan mcp: no answer to every request: {answers} {err.decode()[-400:]}")
+    done = subprocess.CompletedProcess(argv, proc.returncode, b"".join(answers) + out, err)
+    return (wall, cpu), done
+
 
 TARGETS: dict[str, float | None] = {
     "step re-render": 8.0,
@@ -100,9 +131,9 @@ def main() -> None:
         # environment (cli/mcp_start.py); without them it loads the SDK
         answers = Path(env["PLANNER_DATA_DIR"]) / "venv" / "planner-mcp.json"
 
-        def pair(name: str, argv: list[str], **kwargs: object) -> None:
+        def pair(name: str, argv: list[str], client: bool = False, **kwargs: object) -> None:
             base = run_timed(baseline())[0]
-            took, done = run_timed(argv, env=env, **kwargs)
+            took, done = (as_a_client if client else run_timed)(argv, env=env, **kwargs)
             if done.returncode not in (0, 1):  # a gate that fails exits 1
                 sys.exit(f"{name}: exit {done.returncode}: {done.stderr.decode()[-800:]}")
             pairs[name].append((base, took))
@@ -134,7 +165,7 @@ def main() -> None:
                 "plan mcp, the same, its answers not yet kept",
                 "plan mcp initialize + tools/list",
             ):
-                pair(name, [plan, "mcp"], cwd=root, input=MCP_INPUT)
+                pair(name, [plan, "mcp"], client=True, cwd=root)
             mutation = [plan, "decision", "add", "--decision", "d", "--reasoning", "r"]
             pair("mutation of a 3 MB plan", [*mutation, "--state-dir", str(big)], cwd=root)
         restore(final)
