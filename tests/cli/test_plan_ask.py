@@ -109,8 +109,9 @@ def test_plan_ask_ctrl_c_keeps_the_answers_and_exits_130(
 
 
 RACE = """
-import ctypes, readline
+import ctypes, readline, signal
 from cli.commands import discovery
+signal.signal(signal.SIGINT, signal.default_int_handler)  # as plan ask does (started ignored)
 # a Ctrl-C marked as input() enters its wait: the startup hook runs there, in C
 readline.set_startup_hook(ctypes.pythonapi.PyErr_SetInterrupt)
 try:
