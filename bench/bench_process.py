@@ -16,20 +16,18 @@ Run: .venv/bin/python -m bench.bench_process [--rounds N]
 from __future__ import annotations
 
 import json
-import resource
 import shlex
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 from bench.bench_guard import COMMAND, hook_input
 from bench.bench_plan import apply, normal_plan, start_session
-from bench.bench_steps import Sample, Session, happy_path, plugin_environment, run_timed
+from bench.bench_steps import Sample, Session, happy_path, plugin_environment, run_timed, timed
 from bench.common import REPO, baseline, compile_package, environment_note, rounds
 
 MCP_MESSAGES = [
@@ -54,31 +52,29 @@ MCP_MESSAGES = [
 def as_a_client(
     argv: list[str], **kwargs: Any
 ) -> tuple[Sample, subprocess.CompletedProcess[bytes]]:
-    """`plan mcp` driven as a client drives it: a request's answer is read before the next
-    message goes, the connection closed after the last answer. (Input closed at once ends the
-    SDK's server before it answers tools/list, so nothing is kept: the kept-answers figure
+    """`plan mcp` driven as a client drives it, timed: a request's answer is read before the
+    next message goes, the connection closed after the last answer. (Input closed at once ends
+    the SDK's server before it answers tools/list, so nothing is kept: the kept-answers figure
     then measured the SDK half the time.)"""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, **kwargs)  # fmt: skip
-    assert proc.stdin is not None and proc.stdout is not None
-    answers = []
-    for message in MCP_MESSAGES:
-        proc.stdin.write(message)
-        proc.stdin.flush()
-        if b'"id"' in message:
-            answers.append(proc.stdout.readline())
-    proc.stdin.close()
-    proc.stdin = None  # closed: communicate() reads what is left
-    out, err = proc.communicate()
-    wall = (time.perf_counter() - start) * 1000
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * 1000
-    if not all(b'"result"' in a for a in answers):
-        sys.exit(f"plan mcp: no answer to every request: {answers} {err.decode()[-400:]}")
-    done = subprocess.CompletedProcess(argv, proc.returncode, b"".join(answers) + out, err)
-    return (wall, cpu), done
+
+    def talk() -> subprocess.CompletedProcess[bytes]:
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, **kwargs)  # fmt: skip
+        assert proc.stdin is not None and proc.stdout is not None
+        answers = []
+        for message in MCP_MESSAGES:
+            proc.stdin.write(message)
+            proc.stdin.flush()
+            if b'"id"' in message:
+                answers.append(proc.stdout.readline())
+        proc.stdin.close()
+        proc.stdin = None  # closed: communicate() reads what is left
+        out, err = proc.communicate()
+        if not all(b'"result"' in a for a in answers):
+            sys.exit(f"plan mcp: no answer to every request: {answers} {err.decode()[-400:]}")
+        return subprocess.CompletedProcess(argv, proc.returncode, b"".join(answers) + out, err)
+
+    return timed(talk)
 
 
 TARGETS: dict[str, float | None] = {

@@ -24,8 +24,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from bench.agent import Agent
 from bench.common import BIN, REPO, baseline, compile_package, environment_note, rounds
@@ -121,18 +122,25 @@ def plugin_environment(env: dict[str, str]) -> dict[str, str]:
     return env
 
 
+T = TypeVar("T")
 Sample = tuple[float, float]  # wall ms, CPU ms (user + system of the process and its children)
 
 
-def run_timed(argv: list[str], **kwargs: Any) -> tuple[Sample, subprocess.CompletedProcess[bytes]]:
-    """Run argv; its wall time, and its CPU time, which a busy machine inflates far less."""
+def timed(run: Callable[[], T]) -> tuple[Sample, T]:
+    """run() and what it returned; its wall time, and the CPU time of the processes it waited
+    for, which a busy machine inflates far less."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    done = subprocess.run(argv, capture_output=True, check=False, **kwargs)
+    done = run()
     wall = (time.perf_counter() - start) * 1000
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * 1000
     return (wall, cpu), done
+
+
+def run_timed(argv: list[str], **kwargs: Any) -> tuple[Sample, subprocess.CompletedProcess[bytes]]:
+    """Run argv, timed."""
+    return timed(lambda: subprocess.run(argv, capture_output=True, check=False, **kwargs))
 
 
 def median(samples: list[Sample]) -> Sample:
