@@ -162,11 +162,22 @@ def revision_file(
     return f"{rev}.delta.json", json.dumps(record, ensure_ascii=False).encode()
 
 
+# A delta's first bytes as revision_file writes them: its sha256 is read from them, so the delta
+# (about as large as the plan) is not parsed for it. Other bytes are parsed whole.
+DELTA_HEAD = re.compile(
+    rb'\{"format": "%s", "base": "r[0-9]+", "base_sha256": "[0-9a-f]{64}", '
+    rb'"sha256": "([0-9a-f]{64})", "op": ' % DELTA_FORMAT.encode()
+)
+
+
 def _sha_of(state_dir: str, name: str) -> str | None:
     """The sha256 of a revision's whole bytes: a delta says it, a snapshot is hashed."""
     path = os.path.join(state_dir, HISTORY_DIR, name)
     try:
         with open(path, "rb") as f:
+            if name.endswith(".delta.json") and (head := DELTA_HEAD.match(f.read(256))):
+                return head[1].decode()
+            f.seek(0)
             raw = f.read()
         if not name.endswith(".delta.json"):
             return sha256(raw)

@@ -137,6 +137,20 @@ def test_revisions_of_a_large_plan_are_deltas_that_read_back_exactly(store: Stor
     assert all(p.stat().st_size < whole for p in deltas)
 
 
+def test_a_deltas_sha256_is_read_from_its_head_or_else_from_the_whole_file(store: Store) -> None:
+    """The next revision chains to a delta by the sha256 in its first bytes (the delta is not
+    parsed for it); a delta in another layout is parsed whole and chains all the same."""
+    add_decision(store, 1)
+    add_decision(store, 2)
+    r2 = Path(store.dir, "history", "r2.delta.json")
+    head = history.DELTA_HEAD.match(r2.read_bytes())
+    assert head is not None and head[1].decode() == json.loads(r2.read_bytes())["sha256"]
+    r2.write_text(json.dumps(json.loads(r2.read_bytes()), indent=1))  # the same record
+    after = add_decision(store, 3)
+    assert names(store)[-1] == "r3.delta.json"
+    assert dumps(store.revision("r3")) == after
+
+
 def test_a_plan_edited_by_hand_gets_a_whole_revision(store: Store) -> None:
     add_decision(store, 1)
     add_decision(store, 2)
