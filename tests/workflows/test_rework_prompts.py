@@ -136,7 +136,7 @@ def test_an_amendments_code_step_says_what_to_edit_and_capture(project: Path) ->
         {"op": "qr add", "args": {"phase": "plan-design", "scope": "$1", "check": "sound",
                                   "status": "PASS"}},
     ]  # fmt: skip
-    agent.apply(bow)
+    intent = agent.apply(bow)[1]
     code = agent.step(opened.route("pass"))  # 5, which prints 6
     assert code.header.startswith("PLANNER 6/11"), code.text
     said = "Amendment: make the intents of M-003 real edits in the worktree (STATE_DIR/worktree)"
@@ -145,6 +145,15 @@ def test_an_amendments_code_step_says_what_to_edit_and_capture(project: Path) ->
     assert "Committed milestones stay as they are" in code.text
     assert "Change only what the person's words" not in code.text  # nothing recorded to edit
     assert '"scope": "M-003", "check": "C"' in code.text  # its own review item, to add
+    tree = Path(code.state_dir, "worktree")
+    (tree / "src" / "bow.py").write_text("def bow():\n    return 'bows'\n")
+    judged = {"op": "qr add", "args": {"phase": "plan-code", "scope": "M-003", "check": "ok",
+                                       "status": "PASS"}}  # fmt: skip
+    docs = agent.judge([{"op": "change capture", "args": {"intent": [intent]}}, judged], "pass")
+    assert "PLANNER 9/11" in docs.text, docs.text  # 8, which prints 9: its code is captured
+    said = "Amendment: document M-003 where a reader needs it (docstrings, README, docs/)"
+    assert said in docs.text and "nothing to document: judge it below" in docs.text
+    assert "real edits" not in docs.text
 
 
 def test_a_rejection_shows_its_words_whole_and_the_unchanged_answers_in_one_line(
