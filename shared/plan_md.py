@@ -8,7 +8,7 @@ caller holding only plan.json (plan verify, state/rules/approval.py) renders the
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Literal, Protocol, overload
 
 from shared.render import render
@@ -77,11 +77,14 @@ def render_plan(
     return render("plan.md.j2", variables, [TEMPLATES]).strip() + "\n"
 
 
-def summary(plan: Plan, diffs: bool = False) -> list[str]:
+def summary(plan: Plan, diffs: bool = False, only: Collection[str] | None = None) -> list[str]:
     """The plan in a few lines, for the agent to tell the person what they approve (step 11,
     `plan render --summary`): the approach, the decisions in force and the choices picked,
     each milestone in apply order with its files' +/- lines and what accepts it (with diffs:
-    each of its changes whole, as `plan review show` prints them), the risks."""
+    each of its changes whole, as `plan review show` prints them), the risks. `only`: just
+    these milestones' lines (an amendment's, whose rest the person approved)."""
+    if only is not None:
+        return [line for m in in_apply_order(plan) if m["id"] in only for line in _lines(m, diffs)]
     overview = plan["overview"]
     ctx = plan["planning_context"]
     lines = [f"{overview['title'] or 'The plan'}: {overview['approach'] or overview['problem']}"]
@@ -95,18 +98,24 @@ def summary(plan: Plan, diffs: bool = False) -> list[str]:
         picked = next((o["name"] for o in c["options"] if o["id"] == c["picked"]), "not picked")
         lines.append(f"  {c['id']} {c['topic']}: {picked}")
     for m in in_apply_order(plan):
-        files: dict[str, list[str]] = {}  # a file's changes, counted together
-        for change in m["code_changes"]:
-            files.setdefault(change["file"], []).append(change["diff"])
-        changed = ", ".join(f"{f} {diff_counts(*d)}" for f, d in files.items())
-        changed = changed or ", ".join(m["files"])
-        lines.append(f"  {m['id']} {m['name']}: {changed or 'no files'}")
-        if m["acceptance_criteria"]:
-            lines.append(f"    accepts: {'; '.join(m['acceptance_criteria'])}")
-        for change in m["code_changes"] if diffs else []:
-            lines.append(f"    {change['id']} {change['file']} ({change['intent_ref']}):")
-            lines += [f"      {t}" for t in change["diff"].splitlines()]
+        lines += _lines(m, diffs)
     lines += [f"  {r['id']} risk: {r['risk']} ({r['mitigation']})" for r in ctx["known_risks"]]
+    return lines
+
+
+def _lines(m: Milestone, diffs: bool) -> list[str]:
+    """A milestone's lines in the summary."""
+    files: dict[str, list[str]] = {}  # a file's changes, counted together
+    for change in m["code_changes"]:
+        files.setdefault(change["file"], []).append(change["diff"])
+    changed = ", ".join(f"{f} {diff_counts(*d)}" for f, d in files.items())
+    changed = changed or ", ".join(m["files"])
+    lines = [f"  {m['id']} {m['name']}: {changed or 'no files'}"]
+    if m["acceptance_criteria"]:
+        lines.append(f"    accepts: {'; '.join(m['acceptance_criteria'])}")
+    for change in m["code_changes"] if diffs else []:
+        lines.append(f"    {change['id']} {change['file']} ({change['intent_ref']}):")
+        lines += [f"      {t}" for t in change["diff"].splitlines()]
     return lines
 
 

@@ -16,7 +16,14 @@ from state.ops.choice_ops import pick, unpicked
 from state.ops.question_ops import assume_answer, state_of
 from state.repo.scan import scan
 from state.routes import EXECUTE
-from state.rules.amendments import approved_since, open_amendment, rejected_since, worktree_round
+from state.rules.amendments import (
+    approved_since,
+    committed,
+    open_amendment,
+    rejected_since,
+    runs_by_id,
+    worktree_round,
+)
 from state.rules.approval import approve, plan_hash
 from state.rules.lifecycle import transition
 from state.storage.store import write_atomic
@@ -409,6 +416,10 @@ class FinalGate(Gate):
         changed = (
             None if open_amendment(ctx.session) else rejected_since(ctx.store, ctx.session, plan)
         )
+        amended, only = amended_since(ctx), None
+        if amended:  # the person approved the rest: what changed, and the milestones still open
+            runs = runs_by_id(ctx.store.read_or_none("execution"))
+            only = [m["id"] for m in plan["milestones"] if not committed(runs.get(m["id"], {}))]
         return {
             **super().context(ctx),
             "approval": approval,
@@ -417,10 +428,10 @@ class FinalGate(Gate):
             "in_review": in_review,
             "round": len(ctx.session["reviews"]),
             "rejects": ctx.session["rejects"],
-            "summary": summary(plan) if in_review and not changed else [],
+            "summary": [] if not in_review or changed else summary(plan, only=only),
             "since_rev": changed[0] if changed else "",
             "since": changed[1] if changed else [],
-            **amended_since(ctx),
+            **amended,
         }
 
     def routing(self, ctx: Context) -> Routing:

@@ -150,9 +150,11 @@ def test_an_amendment_round_from_approval_to_the_commits(project: Path) -> None:
         add_change(agent, state, "CI-003", "src/bow.py", BOW)
 
     review_out = through_gates(agent, out, code)
-    assert "Amendment round 1 (wave twice; bow too)" in review_out.text
+    assert "Review round 2, amendment round 1 (wave twice; bow too)" in review_out.text
     assert "+ M-003 'Bow'" in review_out.text and "~ CC-002" in review_out.text
-    assert "M-001" not in review_out.text.split("since\nthe approval")[1].split("Both verdicts")[0]
+    told = review_out.text.split("changed since the approval")[1].split("The verdict")[0]
+    assert "M-001" not in told  # approved and committed: the person is told what is new
+    assert "Its open milestones:\n  M-002 Wave" in told and "\n  M-003 Bow" in told
     again = Output(agent.shell(f"{review_out.if_pass} --by ann").stderr)
     session = json.loads((state / "session.json").read_text())
     [amendment] = session["amendments"]

@@ -155,7 +155,7 @@ def test_the_living_plan_from_approval_to_the_accepted_result(project: Path) -> 
         add_change(agent, state, "CI-003", "src/bow.py", BOW)
 
     in_review = through_gates(agent, out, round_1)
-    assert "Amendment round 1 (wave twice; bow too)" in in_review.text
+    assert "amendment round 1 (wave twice; bow too)" in in_review.text
     since = changed_since_on_the_page(state)  # the page says what step 11 printed
     assert since.startswith("Changed since the last approval (review round 1)")
     shown = agent.plan("review", "show").stdout  # the person at a terminal sees it too
@@ -205,7 +205,7 @@ def test_the_living_plan_from_approval_to_the_accepted_result(project: Path) -> 
     in_review = through_gates(
         agent, out, lambda state: add_change(agent, state, "CI-004", "src/bow.py", BOW_FIX)
     )
-    assert "Amendment round 2" in in_review.text and "+ M-004 'Bow lower'" in in_review.text
+    assert "amendment round 2" in in_review.text and "+ M-004 'Bow lower'" in in_review.text
     since = changed_since_on_the_page(state)
     assert since.startswith("Changed since the last approval (review round 2)")
     assert "M-004" in since and "M-003" not in since
