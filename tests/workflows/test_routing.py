@@ -219,7 +219,10 @@ def test_the_rework_after_a_rejection_says_first_which_steps_its_verdict_runs(
     assert rework.header.startswith("PLANNER 3/11"), rework.header
     batch = [
         {"op": "milestone set", "args": {"id": "M-001", "name": "Farewell, smaller"}},
-        {"op": "qr set", "args": {"id": "qa-002", "phase": "plan-design", "status": "PASS"}},
+        {
+            "op": "qr set",
+            "args": {"id": comment_item(rework), "phase": "plan-design", "status": "PASS"},
+        },
     ]
     done = agent.shell(f"plan apply --verdict pass - <<'EOF'\n{json.dumps(batch)}\nEOF")
     first = done.stdout.splitlines()[0]
@@ -232,6 +235,11 @@ def test_the_rework_after_a_rejection_says_first_which_steps_its_verdict_runs(
     )
 
 
+def comment_item(rework: Output) -> str:
+    """The id of the item the rework asks to judge (the person's comment's)."""
+    return re.findall(r'"id": "(qa-\d+)", "phase": "plan-design"', rework.text)[-1]
+
+
 def test_with_nothing_left_to_judge_the_verdict_alone_runs_the_gate(project: Path) -> None:
     """The second trial: after the rework, the code step had no item open ("none open now")
     yet ended in `plan apply --verdict`; an empty list with a verdict runs the gate (without
@@ -240,10 +248,13 @@ def test_with_nothing_left_to_judge_the_verdict_alone_runs_the_gate(project: Pat
 
     agent, _ = to_review(project)
     sent = agent.plan("review", "reject", "--comment", "M-001: smaller")
-    agent.step(Output(sent.stderr + sent.stdout).route())
+    rework = agent.step(Output(sent.stderr + sent.stdout).route())
     batch = [
         {"op": "milestone set", "args": {"id": "M-001", "name": "Farewell, smaller"}},
-        {"op": "qr set", "args": {"id": "qa-002", "phase": "plan-design", "status": "PASS"}},
+        {
+            "op": "qr set",
+            "args": {"id": comment_item(rework), "phase": "plan-design", "status": "PASS"},
+        },
     ]
     done = agent.shell(f"plan apply --verdict pass - <<'EOF'\n{json.dumps(batch)}\nEOF")
     assert "(none open now: with the fixes recorded, plan apply --verdict pass" in done.stdout
