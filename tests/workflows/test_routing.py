@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from shared.routing import quote
+from skills.planner.steps import refuse_gutted
 from state.rules.session_store import Store
 from tests.agent import Agent, Output
 from tests.workflows.helpers import (
@@ -185,6 +186,23 @@ def test_no_session_and_bad_flags_exit_2(project: Path) -> None:
     agent.shell("executor --step 1 --task t", code=2)
     assert "--task and --depth" in agent.shell("planner --step 2 --depth quick", code=2).stderr
     agent.shell("planner --step 1 --task '  '", code=2)
+
+
+def test_a_task_the_shell_gutted_is_refused_with_nothing_written(project: Path) -> None:
+    """A trial's task in double quotes lost its `foo` to the shell ("add  command" stored):
+    step 1 refuses such a task in one line, exit 2, and starts no session."""
+    agent = Agent(project, process=True)  # the shell runs `nosuch-cmd` and leaves nothing
+    done = agent.shell('planner --step 1 --task "add `nosuch-cmd` command"', code=2)
+    [said] = [x for x in done.stderr.splitlines() if x.startswith("planner:")]
+    assert "'add  command' looks cut by the shell" in said and "single quotes" in said
+    assert not (project / ".planner").exists()
+    for gutted in ("fix $1.", "`x` is slow", "make `a`, `b` work", "rename `x`"):
+        refused = agent.shell(f'planner --step 1 --task "{gutted}"', code=2).stderr
+        assert "looks cut by the shell" in refused, gutted
+    # two spaces after a sentence, indented lines, a leading dot or French spacing are text
+    for task in ("One.  Two", "Edit .gitignore", "Lists:\n  - a\n  - b", "Ajouter : x ; y !"):
+        refuse_gutted(task)
+    agent.step("planner --step 1 --task 'add `foo` command'")  # single quotes keep it whole
 
 
 def test_usage_errors_name_the_option(project: Path) -> None:
