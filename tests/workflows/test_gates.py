@@ -84,7 +84,7 @@ def test_each_failed_gate_adds_one_iteration_and_fix_mode_shows_the_items(projec
     assert fix.route("pass") == out.route("pass")  # re-check, then the gate
     review_again = agent.step(full_review(fix))  # or a full review, as fix mode offers
     assert f"{qa} MUST TODO" in review_again.text  # the reviewer must judge it again
-    assert "iteration 2" in review_again.text
+    assert "iteration 2 (any item FAIL or TODO blocks a pass)" in review_again.text
 
 
 def test_blocking_severities_by_iteration() -> None:
@@ -111,6 +111,7 @@ def test_at_iteration_3_a_could_item_no_longer_blocks(project: Path) -> None:
         qa, _, out = fail_round(agent, out, f"round {n}")
         agent.plan("qr", "set", qa, "--phase", "plan-design", "--status", "PASS")
     assert loop_state(out)["iteration"] == 3
+    assert "iteration 3 (a MUST/SHOULD item FAIL or TODO blocks a pass)" in out.text
     review(agent, "plan-design", "FAIL", severity="COULD", finding="naming could be nicer")
     review(agent, "plan-design")
     passed = agent.step(out.route("pass"))
