@@ -106,18 +106,14 @@ def start(workflow: Workflow, flags: Flags) -> str:
     return printed
 
 
-# What a shell leaves where `…` or $… in double quotes stood (replaced by nothing): two spaces
-# between words (not after . ! ? :, where some type two), a space before a word-ending , or .,
-# a space at either end.
-GUTTED = r"(?<=[^\s.!?:])  +(?=\S)| [,.](?=\s|\Z)|\A | \Z"
-
-
 def refuse_gutted(task: str) -> None:
     """Refuse (exit 2, nothing written) a task the shell gutted: `--task "add `foo` command"`
-    runs foo and stores "add  command". The rule is GUTTED; single quotes keep the task whole."""
+    runs foo and stores "add  command". The rule: what `…` or $… in double quotes leave, two
+    spaces between words (not after . ! ? :, where some type two), a space before a
+    word-ending , or ., a space at either end. Single quotes keep the task whole."""
     import re
 
-    found = re.search(GUTTED, task)
+    found = re.search(r"(?<=[^\s.!?:])  +(?=\S)| [,.](?=\s|\Z)|\A | \Z", task)
     if found:
         near = task[max(0, found.start() - 20) : found.end() + 20]
         raise UsageError(

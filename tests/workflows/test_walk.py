@@ -362,8 +362,8 @@ def test_the_users_words_once_in_a_session_then_one_line(project: Path) -> None:
     approved = agent.shell(f"{out.if_pass} --by ann")
     wave_1 = agent.step(approved.stderr.split("NEXT: ", 1)[1].strip())  # executor 1, 2, 3
     line = "The user's words (Q-001) unchanged since planner step 3: plan show --answers"
-    assert "Wave 1" in wave_1.text and "the app" not in wave_1.text and line in wave_1.text
+    assert "Wave 1" in wave_1.text and "-> the app" not in wave_1.text and line in wave_1.text
     agent.plan("exec", "apply", "M-001")
     wave_2 = Output(agent.plan("exec", "done", "M-001", "--evidence", "e", "--commit").stdout)
-    assert "Wave 2" in wave_2.text and "the app" not in wave_2.text
+    assert "Wave 2" in wave_2.text and "-> the app" not in wave_2.text
     assert line in wave_2.text
