@@ -87,7 +87,7 @@ class Agent:
         return self.shell(" ".join(["plan", *map(_quote, args)]), code, input)
 
     def apply(self, ops: list[dict[str, Any]]) -> list[str]:
-        """The ids the batch created, in order (each stdout line is `$K ID…`)."""
+        """The ids the batch created, in order (each stdout line is `op K made ID…`)."""
         return ids_of(self.plan("apply", "-", input=json.dumps(ops)).stdout)
 
     def judge(self, ops: list[dict[str, Any]], verdict: str, code: int = 0) -> Output:
@@ -98,8 +98,12 @@ class Agent:
 
 
 def ids_of(printed: str) -> list[str]:
-    """The ids in what `plan apply` printed, without its `$K` labels."""
-    return [word for word in printed.split() if not word.startswith("$")]
+    """The ids in what `plan apply` printed, without its `op K made` labels (a batch of one op
+    prints its ids alone)."""
+    found: list[str] = []
+    for line in printed.splitlines():
+        found += (line.split(" made ", 1)[-1] if line.startswith("op ") else line).split()
+    return found
 
 
 def _quote(word: str) -> str:

@@ -46,7 +46,6 @@ class ReviewVariables(TypedDict):
 
 
 class GateVariables(TypedDict):
-    iteration: int
     loop_state: str
     open_items: list[QRItem]
     max_iterations: int
@@ -165,7 +164,6 @@ class Gate(Kind):
         state = loop(ctx)
         report = ctx.report()
         return {
-            "iteration": state["iteration"],
             "loop_state": state["state"],
             "open_items": qr.open_items(report, state["iteration"]) if report else [],
             "max_iterations": ctx.config["qr_max_iterations"],

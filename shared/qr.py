@@ -46,7 +46,7 @@ def record_mechanical_items(
     report = open_report(tx, phase)
     new_round = report["iteration"] < iteration
     report["iteration"] = max(report["iteration"], iteration)
-    _mechanical(report, findings)
+    _mechanical(tx, report, findings)
     if new_round:
         for item in report["items"]:
             if item["source"] == "reviewer" and item["status"] == ItemStatus.FAIL:
@@ -57,10 +57,10 @@ def record_mechanical_items(
 def refresh_mechanical_items(tx: Transaction, phase: str, findings: list[Finding]) -> None:
     """The validator's items brought up to date (as at the review step), the reviewer's left
     as judged: what a gate does before it weighs the verdict."""
-    _mechanical(open_report(tx, phase), findings)
+    _mechanical(tx, open_report(tx, phase), findings)
 
 
-def _mechanical(report: QRReport, findings: list[Finding]) -> None:
+def _mechanical(tx: Transaction, report: QRReport, findings: list[Finding]) -> None:
     mechanical = {
         (i["check"], i["scope"]): i for i in report["items"] if i["source"] == "validator"
     }
@@ -73,6 +73,7 @@ def _mechanical(report: QRReport, findings: list[Finding]) -> None:
             mechanical[key].update({"status": ItemStatus.FAIL, "finding": finding})
         else:
             add_item(
+                tx,
                 report,
                 f.message,
                 f.path or "*",

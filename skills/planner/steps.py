@@ -84,6 +84,7 @@ def start(workflow: Workflow, flags: Flags) -> str:
         task.encode()
     except UnicodeEncodeError:
         raise UsageError("--task: not valid Unicode (bytes that are not UTF-8)") from None
+    refuse_gutted(task)
     root = project_root()
     settings = config.load(root)
     depth = flags.get("depth")
@@ -103,6 +104,22 @@ def start(workflow: Workflow, flags: Flags) -> str:
             raise
         session.make_active(root, os.path.basename(store.dir))
     return printed
+
+
+def refuse_gutted(task: str) -> None:
+    """Refuse (exit 2, nothing written) a task the shell gutted: `--task "add `foo` command"`
+    runs foo and stores "add  command". The rule: what `…` or $… in double quotes leave, two
+    spaces between words (not after . ! ? :, where some type two), a space before a
+    word-ending , or ., a space at either end. Single quotes keep the task whole."""
+    import re
+
+    found = re.search(r"(?<=[^\s.!?:])  +(?=\S)| [,.](?=\s|\Z)|\A | \Z", task)
+    if found:
+        near = task[max(0, found.start() - 20) : found.end() + 20]
+        raise UsageError(
+            f"--task: {near!r} looks cut by the shell (`…` or $… in double quotes are replaced); "
+            "quote the task in single quotes: planner --step 1 --task '…'"
+        )
 
 
 PLANNER = Workflow(

@@ -80,6 +80,7 @@ def open_report(tx: Transaction, phase: str) -> QRReport:
 
 
 def add_item(
+    tx: Transaction,
     report: QRReport,
     check: str,
     scope: str,
@@ -88,7 +89,10 @@ def add_item(
     status: ItemStatus = ItemStatus.TODO,
     finding: str | None = None,
 ) -> str:
-    item_id = next_id(report["items"], "qa")
+    """Append a review item to `report` (one of tx's); its id is new across every phase's
+    report, so that qa-002 of plan-code is never read as plan-design's qa-002 written over."""
+    names = [report_name(p) for p in PHASES if tx.exists(report_name(p))]
+    item_id = next_id([*report["items"], *(i for n in names for i in tx.read(n)["items"])], "qa")
     report["items"].append(
         {
             "id": item_id,
@@ -119,7 +123,7 @@ def qr_add(
     """Record a review item (qa-NNN) for a phase: TODO, or judged at once with --status."""
     check_verdict("qr add", status, finding)
     report = open_report(tx, phase)
-    item_id = add_item(report, check, scope or "*", severity)
+    item_id = add_item(tx, report, check, scope or "*", severity)
     judge(tx, report["items"][-1], status, finding, phase)
     return [item_id]
 

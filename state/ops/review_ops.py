@@ -414,10 +414,12 @@ def recheck_the_words(tx: Transaction, round_: Review) -> None:
     said = f"review round {round_['round']}"
     for c in round_["comments"]:
         report = open_report(tx, anchor_phase(plan, c["anchor"]))
-        add_item(report, f"the person's comment ({said}) is addressed", c["anchor"], Severity.MUST)
+        add_item(
+            tx, report, f"the person's comment ({said}) is addressed", c["anchor"], Severity.MUST
+        )
     if round_["feedback"]:
         report = open_report(tx, "plan-design")
-        add_item(report, f"the person's feedback ({said}) is addressed", "*", Severity.MUST)
+        add_item(tx, report, f"the person's feedback ({said}) is addressed", "*", Severity.MUST)
 
 
 def cancel(tx: Transaction, *, reason: str | None) -> None:

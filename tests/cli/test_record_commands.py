@@ -66,8 +66,12 @@ def test_plan_show_reads_questions_choices_options_context_and_review_items(plan
     assert plan.json("show", "D-001")["topic"] == "Store"
     assert plan.json("show", "D-001/OPT-B")["name"] == "postgres"
     assert plan.json("show", "context")["task_spec"]["goal"] == "Say goodbye"
-    item = plan.json("show", "qa-001", "--phase", "plan-code")
+    item = plan.json("show", "qa-002")  # ids run across the phases
     assert (item["phase"], item["check"]) == ("plan-code", "diffs apply")
+    # a session from before numbered each phase from qa-001: --phase says which
+    code = next(plan.cwd.glob(".planner/*/qr-plan-code.json"))
+    code.write_text(code.read_text().replace("qa-002", "qa-001"))
+    assert plan.json("show", "qa-001", "--phase", "plan-code")["check"] == "diffs apply"
     assert "--phase: qa-001 is in several phases" in plan("show", "qa-001", code=2).stderr
     assert "no review item qa-009" in plan("show", "qa-009", code=2).stderr
     assert "has no option OPT-C" in plan("show", "D-001/OPT-C", code=2).stderr
@@ -123,7 +127,7 @@ def test_a_pass_goes_back_to_todo_when_what_it_judged_changes(plan: Plan) -> Non
         plan("qr", "add", "--phase", "plan-code", "--check", "ok", "--scope", scope,
              "--status", "PASS")  # fmt: skip
     plan("qr", "add", "--phase", "plan-design", "--check", "ok", "--scope", "CC-001")
-    plan("qr", "set", "qa-001", "--phase", "plan-design", "--status", "PASS")
+    plan("qr", "set", "qa-007", "--phase", "plan-design", "--status", "PASS")  # after code's 6
     plan("decision", "set", "DL-001", "--reasoning", "unrelated to the change")
     assert statuses(plan, "plan-code")["qa-005"] == "TODO"  # DL-001 itself changed
     plan("qr", "set", "qa-005", "--phase", "plan-code", "--status", "PASS")
@@ -138,7 +142,7 @@ def test_a_pass_goes_back_to_todo_when_what_it_judged_changes(plan: Plan) -> Non
         "qa-005": "PASS",  # a decision it does not touch
         "qa-006": "PASS",  # * is not tracked
     }
-    assert statuses(plan, "plan-design") == {"qa-001": "TODO"}  # every phase that passed it
+    assert statuses(plan, "plan-design") == {"qa-007": "TODO"}  # every phase that passed it
     # judged again: PASS stays until the next change
     plan("qr", "set", "qa-001", "--phase", "plan-code", "--status", "PASS")
     plan("overview", "set", "--title", "Farewell")

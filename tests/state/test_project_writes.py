@@ -303,7 +303,7 @@ def test_a_file_name_with_a_newline_is_captured_once(tmp_path: Path) -> None:
     cp.new_project(root)
     fx = cp.Fixture(root, cp.planning(root))
     batch = [{"op": "intent add", "args": {"milestone": "M-001", "file": odd, "behavior": "y"}}]
-    intent = cp.ok(root, ["plan", "apply", "-"], json.dumps(batch)).split()[1]  # "$1 CI-n"
+    intent = cp.ok(root, ["plan", "apply", "-"], json.dumps(batch)).strip()  # one op: "CI-n"
     tree = Path(plan(fx, "worktree").splitlines()[0])
     (tree / odd).write_text("x = 1\ny = 2\n")
     plan(fx, "change", "capture", "--intent", intent)

@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from shared.routing import quote
+from skills.planner.steps import refuse_gutted
 from state.rules.session_store import Store
 from tests.agent import Agent, Output
 from tests.workflows.helpers import (
@@ -187,6 +188,23 @@ def test_no_session_and_bad_flags_exit_2(project: Path) -> None:
     agent.shell("planner --step 1 --task '  '", code=2)
 
 
+def test_a_task_the_shell_gutted_is_refused_with_nothing_written(project: Path) -> None:
+    """A trial's task in double quotes lost its `foo` to the shell ("add  command" stored):
+    step 1 refuses such a task in one line, exit 2, and starts no session."""
+    agent = Agent(project, process=True)  # the shell runs `nosuch-cmd` and leaves nothing
+    done = agent.shell('planner --step 1 --task "add `nosuch-cmd` command"', code=2)
+    [said] = [x for x in done.stderr.splitlines() if x.startswith("planner:")]
+    assert "'add  command' looks cut by the shell" in said and "single quotes" in said
+    assert not (project / ".planner").exists()
+    for gutted in ("fix $1.", "`x` is slow", "make `a`, `b` work", "rename `x`"):
+        refused = agent.shell(f'planner --step 1 --task "{gutted}"', code=2).stderr
+        assert "looks cut by the shell" in refused, gutted
+    # two spaces after a sentence, indented lines, a leading dot or French spacing are text
+    for task in ("One.  Two", "Edit .gitignore", "Lists:\n  - a\n  - b", "Ajouter : x ; y !"):
+        refuse_gutted(task)
+    agent.step("planner --step 1 --task 'add `foo` command'")  # single quotes keep it whole
+
+
 def test_usage_errors_name_the_option(project: Path) -> None:
     agent = Agent(project)
     swallowed = agent.shell("planner --step 8 --state-dir --qr-status fail", code=2).stderr
@@ -219,7 +237,10 @@ def test_the_rework_after_a_rejection_says_first_which_steps_its_verdict_runs(
     assert rework.header.startswith("PLANNER 3/11"), rework.header
     batch = [
         {"op": "milestone set", "args": {"id": "M-001", "name": "Farewell, smaller"}},
-        {"op": "qr set", "args": {"id": "qa-002", "phase": "plan-design", "status": "PASS"}},
+        {
+            "op": "qr set",
+            "args": {"id": comment_item(rework), "phase": "plan-design", "status": "PASS"},
+        },
     ]
     done = agent.shell(f"plan apply --verdict pass - <<'EOF'\n{json.dumps(batch)}\nEOF")
     first = done.stdout.splitlines()[0]
@@ -232,6 +253,11 @@ def test_the_rework_after_a_rejection_says_first_which_steps_its_verdict_runs(
     )
 
 
+def comment_item(rework: Output) -> str:
+    """The id of the item the rework asks to judge (the person's comment's)."""
+    return re.findall(r'"id": "(qa-\d+)", "phase": "plan-design"', rework.text)[-1]
+
+
 def test_with_nothing_left_to_judge_the_verdict_alone_runs_the_gate(project: Path) -> None:
     """The second trial: after the rework, the code step had no item open ("none open now")
     yet ended in `plan apply --verdict`; an empty list with a verdict runs the gate (without
@@ -240,10 +266,13 @@ def test_with_nothing_left_to_judge_the_verdict_alone_runs_the_gate(project: Pat
 
     agent, _ = to_review(project)
     sent = agent.plan("review", "reject", "--comment", "M-001: smaller")
-    agent.step(Output(sent.stderr + sent.stdout).route())
+    rework = agent.step(Output(sent.stderr + sent.stdout).route())
     batch = [
         {"op": "milestone set", "args": {"id": "M-001", "name": "Farewell, smaller"}},
-        {"op": "qr set", "args": {"id": "qa-002", "phase": "plan-design", "status": "PASS"}},
+        {
+            "op": "qr set",
+            "args": {"id": comment_item(rework), "phase": "plan-design", "status": "PASS"},
+        },
     ]
     done = agent.shell(f"plan apply --verdict pass - <<'EOF'\n{json.dumps(batch)}\nEOF")
     assert "(none open now: with the fixes recorded, plan apply --verdict pass" in done.stdout

@@ -256,8 +256,8 @@ def test_the_executor_chains_to_the_work_and_done_commits(project: Path) -> None
     first = agent.step(out.route())  # executor 1, which prints 2 and 3
     assert "executor step 2 follows" in first.text and "executor step 3 follows" in first.text
     assert first.header.startswith("EXECUTOR 3/9")
-    # Step 1 says when .planner/ is committed (planner step 1 said it would): the agent runs it
-    [line] = [x for x in first.text.splitlines() if x.startswith("Commit .planner/ first")]
+    # Step 1 says to commit .planner/ before NEXT (planner step 1 said it would): the agent does
+    [line] = [x for x in first.text.splitlines() if x.startswith("Before NEXT, commit the")]
     agent.shell(line.split(": ", 1)[1])
     tracked = subprocess.run(
         ["git", "ls-files", ".planner"], cwd=project, capture_output=True, text=True
@@ -362,8 +362,8 @@ def test_the_users_words_once_in_a_session_then_one_line(project: Path) -> None:
     approved = agent.shell(f"{out.if_pass} --by ann")
     wave_1 = agent.step(approved.stderr.split("NEXT: ", 1)[1].strip())  # executor 1, 2, 3
     line = "The user's words (Q-001) unchanged since planner step 3: plan show --answers"
-    assert "Wave 1" in wave_1.text and "the app" not in wave_1.text and line in wave_1.text
+    assert "Wave 1" in wave_1.text and "-> the app" not in wave_1.text and line in wave_1.text
     agent.plan("exec", "apply", "M-001")
     wave_2 = Output(agent.plan("exec", "done", "M-001", "--evidence", "e", "--commit").stdout)
-    assert "Wave 2" in wave_2.text and "the app" not in wave_2.text
+    assert "Wave 2" in wave_2.text and "-> the app" not in wave_2.text
     assert line in wave_2.text
