@@ -78,8 +78,8 @@ def test_what_the_agent_reads(project: Path) -> None:
     w, at_review = walk_to_review(project)
     state = at_review.state_dir
     fix = next(o for o in w.outputs if "FIX MODE" in o.text)
-    for words in ("decision set", "risk set", "intent set", "milestone set", "--add-requirement",
-                  "--remove-requirement N|TEXT", "plan intent remove CI-n"):  # fmt: skip
+    for words in ("decision set", "risk set", "intent set", "milestone set", "--add-X T",
+                  "--remove-X N|TEXT", "plan intent remove CI-n"):  # fmt: skip
         assert words in fix.text, words
     assert 'plan apply - <<\'EOF\'\n[{"op": "overview set"' in design_of(w).text
     assert "counting from 1" in design_of(w).text and "milestone tests" in design_of(w).text

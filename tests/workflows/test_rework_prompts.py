@@ -30,8 +30,8 @@ def test_the_design_rework_names_the_edits_and_prints_no_skeleton(project: Path)
     _, out = rework(project, "--comment", "DL-001: why mirror it?")
     assert out.header.startswith("PLANNER 3/11")
     assert SKELETON not in out.text and '"milestone tests"' not in out.text  # said at step 3
-    for words in ("decision set DL-n", "milestone set M-n", "intent set CI-n", "--add-requirement",
-                  "--remove-requirement", "plan apply --help"):  # fmt: skip
+    for words in ("decision set DL-n", "milestone set M-n", "intent set CI-n", "--add-X T",
+                  "--remove-X", "plan apply --help"):  # fmt: skip
         assert words in out.text, words
     # the item to re-check, with what it checks, then the line that judges it
     said = r"^  (qa-\d+) \[DL-001\] the person's comment \(review round 1\) is addressed$"
