@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     class ImplementVariables(ExecuteVariables):
         wave: int
         milestones: list[WaveMilestone]
+        again: bool
 
     class ImplReviewVariables(ReviewVariables):
         since: list[MilestoneName]
@@ -68,11 +69,13 @@ class InitVariables(TypedDict):
     drift: list[str]
     short_sha: str
     commits: bool  # milestones are committed (config `commit`): the plan is committed first
+    again: bool
 
 
 class LoadVariables(TypedDict):
     diagram: str
     problems: list[str]
+    again: bool
 
 
 class ReconcileVariables(TypedDict):
@@ -83,6 +86,15 @@ class ReconcileVariables(TypedDict):
 
 def root(ctx: Context) -> str:
     return project_root(ctx.state_dir)
+
+
+def again(ctx: Context) -> bool:
+    """Whether a milestone is done: the agent has read how the executor works (at the first
+    wave, or in the execution an amendment resumes), so steps 1-3 say it in a line."""
+    execution = ctx.doc_or_none("execution")
+    return execution is not None and any(
+        r["status"] == RunStatus.DONE for r in execution["milestones"]
+    )
 
 
 def all_done(ctx: Context) -> list[Finding]:
@@ -159,6 +171,7 @@ class ExecInit(Kind):
             "drift": execution["drift"],
             "short_sha": approval["sha256"][:12] if approval else "",
             "commits": ctx.session["config"]["commit"] != "none",
+            "again": again(ctx),
         }
 
 
@@ -193,6 +206,7 @@ class Load(Kind):
         return {
             "diagram": ctx.doc("plan")["milestone_dependencies"]["diagram_ascii"],
             "problems": ctx.doc("execution")["stale_diffs"],
+            "again": again(ctx),
         }
 
 
@@ -233,7 +247,12 @@ class Implement(Execute):
                     "tests": m["tests"]["files"],
                 }
             )
-        return {**super().context(ctx), "wave": number, "milestones": milestones}
+        return {
+            **super().context(ctx),
+            "wave": number,
+            "milestones": milestones,
+            "again": again(ctx),
+        }
 
     def rechecking(self, ctx: Context) -> bool:
         return amended_rechecking(self, ctx)

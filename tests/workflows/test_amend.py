@@ -97,6 +97,8 @@ def test_an_amendment_round_from_approval_to_the_commits(project: Path) -> None:
     agent, approved = approved_plan(project)
     state = Path(json.loads(agent.plan("status", "--json").stdout)["state_dir"])
     first = agent.step(approved.route())  # executor 1, 2, 3: wave 1 holds M-001 and M-002
+    for said in ("Writes are allowed now", "Read the plan: plan render", "(its planned diffs"):
+        assert said in first.text, said  # how the executor works, whole the first time
     agent.plan("exec", "apply", "M-001")
     agent.plan("exec", "done", "M-001", "--evidence", "ran it", "--commit")
     original = json.loads((state / "session.json").read_text())["approval"]
@@ -163,6 +165,9 @@ def test_an_amendment_round_from_approval_to_the_commits(project: Path) -> None:
     wave = agent.step(again.route())  # executor 1, 2, 3: only the amended and new milestones
     listed = wave.text.split("Wave 1:")[1].split("For each")[0]
     assert "M-002" in listed and "M-003" in listed and "M-001" not in listed
+    assert "For each, in order, as before: plan exec apply M-n; run its tests" in wave.text
+    for said in ("Writes are allowed now", "Read the plan: plan render", "(its planned diffs"):
+        assert said not in wave.text, said  # read in the execution it resumes: a line
     for mid in ("M-002", "M-003"):
         agent.plan("exec", "apply", mid)
         agent.plan("exec", "done", mid, "--evidence", "ran it", "--commit")
