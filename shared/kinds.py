@@ -10,6 +10,7 @@ from shared.routing import Routing
 from shared.workflow import Context, Kind
 from state.errors import PreconditionFailed
 from state.ops import qr_ops
+from state.rules.amendments import frozen
 from state.storage.store import report_name
 from state.vocab import ItemStatus, LoopState
 
@@ -69,7 +70,8 @@ class Execute(Kind):
             ]
             plan = ctx.doc_or_none("plan")
             if plan is not None and (ctx.step.phase or "").startswith("plan-"):
-                unjudged = qr_ops.unjudged(plan, items(ctx), ctx.step.phase or "")
+                still = frozen(ctx.session, ctx.doc_or_none("execution"))
+                unjudged = qr_ops.unjudged(plan, items(ctx), ctx.step.phase or "", still)
         rounds = ctx.session["amendments"]
         return {
             "iteration": state["iteration"],

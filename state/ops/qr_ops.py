@@ -12,6 +12,7 @@ import json
 from state import clock
 from state.errors import PreconditionFailed, UsageError
 from state.routes import StepRef
+from state.rules.amendments import frozen
 from state.storage.ids import next_id
 from state.storage.store import report_name
 from state.validation.limits import NAME_MAX, REASON_MAX, check_text
@@ -19,6 +20,7 @@ from state.vocab import PLANNING_PHASES, ItemStatus, LoopState, Phase, Severity
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Collection
     from typing import Literal
 
     from state.rules.session_store import Store, Transaction
@@ -245,16 +247,19 @@ def standing(plan: Plan, item: QRItem, held: dict[str, str]) -> dict[str, str]:
     return {m: held[m] for m in held if m in (names if judged is None else judged)}
 
 
-def unjudged(plan: Plan, items: list[QRItem], phase: str = "") -> list[str]:
+def unjudged(
+    plan: Plan, items: list[QRItem], phase: str = "", frozen: Collection[str] = ()
+) -> list[str]:
     """The milestones no reviewer item of a phase judges as they are (`standing`): none open
     on them (by id, an item in them, or a file of theirs) and no PASS on them since they
-    last changed. The code phase judges no documentation-only milestone."""
+    last changed. The code phase judges no documentation-only milestone; none judges a
+    `frozen` one (amendments.frozen: committed while an amendment is open)."""
     held = milestone_hashes(plan, known_phase(phase) if phase else None)
     covered = {m for i in items if i["source"] == "reviewer" for m in standing(plan, i, held)}
     skipped = {m["id"] for m in plan["milestones"] if m["is_documentation_only"]}
     if phase != Phase.PLAN_CODE:
         skipped = set()
-    return [m for m in held if m not in covered | skipped]
+    return [m for m in held if m not in covered | skipped and m not in frozen]
 
 
 def scope_hash(plan: Plan, scope: str, phase: Phase | None = None) -> str | None:
@@ -311,7 +316,8 @@ def reopen_changed(tx: Transaction) -> None:
                 item["milestones"] = {m: h for m, h in item["milestones"].items() if m not in moved}
         if phase != working:
             continue  # a rework that reopens it, or its own step, lists what to judge
-        for m in unjudged(plan, tx.read(name)["items"], phase):
+        still = frozen(session, tx.read_or_none("execution"))
+        for m in unjudged(plan, tx.read(name)["items"], phase, still):
             if m in moved:
                 tx.tell(
                     f"{m} changed after its {phase} review passed; judge it: plan qr add "

@@ -56,6 +56,14 @@ def open_amendment(session: Session | None) -> Amendment | None:
     return None
 
 
+def frozen(session: Session | None, execution: Execution | None) -> set[str]:
+    """While an amendment round is open, the milestones it cannot change (the committed
+    ones): no review item needs to judge them again (qr_ops.unjudged)."""
+    if open_amendment(session) is None:
+        return set()
+    return {mid for mid, run in runs_by_id(execution).items() if committed(run)}
+
+
 def worktree_round(session: Session, execution: Execution | None) -> tuple[int, set[str]]:
     """What the session's worktree is made for (state/repo/worktree.ensure): round 0 while
     planning; in an open amendment round, its number and the milestones execution.json says

@@ -332,6 +332,38 @@ def test_an_amendment_reviews_only_what_it_changed(project: Path) -> None:
     assert '"scope": "M-003"' in code.text and '"scope": "M-001"' not in code.text
 
 
+def test_an_amendment_asks_no_review_of_a_committed_milestone(project: Path) -> None:
+    """M-001's design changed after its design review passed (an acceptance criterion added
+    at the code step), so no design item judged it as approved; once committed it cannot
+    change: the amendment's rework neither lists it to judge nor refuses the gate without it."""
+    agent, out = interactive_design(project)
+    agent.apply([*DESIGN, *wave_milestone("$5")])
+
+    def code(state: Path) -> None:
+        add_farewell_change(agent, state)
+        add_change(agent, state, "CI-002", "src/wave.py", WAVE_V1)
+        agent.plan("milestone", "set", "M-001", "--add-acceptance", "farewell('') == 'bye '")
+
+    approved = Output(agent.shell(f"{through_gates(agent, out, code).if_pass} --by ann").stderr)
+    agent.step(approved.route())  # executor 1, 2, 3
+    agent.plan("exec", "apply", "M-001")
+    agent.plan("exec", "done", "M-001", "--evidence", "ran it", "--commit")
+    rework = Output(agent.plan("amend", "--reason", "bow too").stdout)  # 3
+    listed = re.findall(r'"phase": "plan-design", "scope": "(M-\d+)"', rework.text)
+    assert "M-001" not in listed, rework.text
+    bow = [
+        {"op": "milestone add", "args": {"name": "Bow", "file": ["src/bow.py"],
+                                         "acceptance": ["bow() bows"]}},
+        {"op": "intent add", "args": {"milestone": "$1", "file": "src/bow.py", "behavior": "bow"}},
+        {"op": "qr add", "args": {"phase": "plan-design", "scope": "$1", "check": "sound",
+                                  "status": "PASS"}},
+        *[{"op": "qr add", "args": {"phase": "plan-design", "scope": m, "check": "sound",
+                                    "status": "PASS"}} for m in listed if m != "M-003"],
+    ]  # fmt: skip
+    passed = agent.judge(bow, "pass")  # the design gate passes: M-001 is not asked for
+    assert passed.header.startswith("PLANNER 6/11"), passed.text  # 5 passed, which printed 6
+
+
 def test_an_amendment_orders_a_new_milestone_after_a_committed_one_on_its_file(
     project: Path,
 ) -> None:
