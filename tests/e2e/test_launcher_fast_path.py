@@ -194,9 +194,9 @@ def test_paths_with_spaces_take_the_fast_path(
     data = copy_data(plugin_data, tmp_path / "data with spaces")
     env = {"PLANNER_DATA_DIR": str(data)}
     started = run(
-        spaced / "bin" / "planner", "--step", "1", "--task", "x  y", cwd=project, path=path, **env
+        spaced / "bin" / "planner", "--step", "1", "--task", "x.  y", cwd=project, path=path, **env
     )
-    assert started.returncode == 0 and "x  y" in started.stdout, started.stderr
+    assert started.returncode == 0 and "x.  y" in started.stdout, started.stderr
     words = ["--decision", "a b", "--reasoning", "c  'd' $HOME"]
     done = run(spaced / "bin" / "plan", "decision", "add", *words, cwd=project, path=path, **env)
     assert done.returncode == 0 and done.stdout == "DL-001\n", done.stderr
