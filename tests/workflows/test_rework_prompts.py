@@ -51,7 +51,7 @@ def test_the_code_and_docs_reworks_name_the_record_edits_and_the_check(
     _, out = rework(project, "--comment", comment)
     assert out.header.startswith(f"PLANNER {step}/11")
     assert "Records: plan intent set CI-n | milestone set M-n, with the options" in out.text
-    assert 'capture --intent CI-n [FILE]..., in plan apply {"op": "change capture"' in out.text
+    assert 'capture --intent CI-n [FILE]... (test files too; plan apply: {"op": "change capture"' in out.text
     anchor = comment.split(":", 1)[0]
     assert re.search(rf"^  qa-\d+ \[{anchor}\] the person's comment", out.text, re.M), out.text
     assert f'"phase": "{phase}", "status": "PASS|FAIL"' in out.text
@@ -141,7 +141,7 @@ def test_an_amendments_code_step_says_what_to_edit_and_capture(project: Path) ->
     assert code.header.startswith("PLANNER 6/11"), code.text
     said = "Amendment: make the intents of M-003 real edits in the worktree (STATE_DIR/worktree)"
     assert said in code.text
-    assert "plan change capture --intent CI-n [FILE]..." in code.text
+    assert "; from the project:\n  plan change capture --intent CI-n [FILE]..." in code.text
     assert "Committed milestones stay as they are" in code.text
     assert "Change only what the person's words" not in code.text  # nothing recorded to edit
     assert '"scope": "M-003", "check": "C"' in code.text  # its own review item, to add
@@ -153,6 +153,7 @@ def test_an_amendments_code_step_says_what_to_edit_and_capture(project: Path) ->
     assert "PLANNER 9/11" in docs.text, docs.text  # 8, which prints 9: its code is captured
     said = "Amendment: document M-003 where a reader needs it (docstrings, README, docs/)"
     assert said in docs.text and "nothing to document: judge it below" in docs.text
+    assert "; from the project:\n  plan change capture;" in docs.text  # not in the worktree
     assert "real edits" not in docs.text
 
 
