@@ -51,7 +51,8 @@ def test_the_code_and_docs_reworks_name_the_record_edits_and_the_check(
     _, out = rework(project, "--comment", comment)
     assert out.header.startswith(f"PLANNER {step}/11")
     assert "Records: plan intent set CI-n | milestone set M-n, with the options" in out.text
-    assert 'capture --intent CI-n [FILE]... (test files too; plan apply: {"op": "change capture"' in out.text
+    said = 'capture --intent CI-n [FILE]... (test files too; plan apply: {"op": "change capture"'
+    assert said in out.text
     anchor = comment.split(":", 1)[0]
     assert re.search(rf"^  qa-\d+ \[{anchor}\] the person's comment", out.text, re.M), out.text
     assert f'"phase": "{phase}", "status": "PASS|FAIL"' in out.text
