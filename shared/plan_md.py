@@ -114,7 +114,8 @@ def _lines(m: Milestone, diffs: bool) -> list[str]:
     if m["acceptance_criteria"]:
         lines.append(f"    accepts: {'; '.join(m['acceptance_criteria'])}")
     for change in m["code_changes"] if diffs else []:
-        lines.append(f"    {change['id']} {change['file']} ({change['intent_ref']}):")
+        intents = ",".join([change["intent_ref"], *change["shared_intents"]])
+        lines.append(f"    {change['id']} {change['file']} ({intents}):")
         lines += [f"      {t}" for t in change["diff"].splitlines()]
     return lines
 

@@ -120,6 +120,7 @@ def test_whole_file_goes_to_one_change_serving_both_intents_of_the_milestone(
     assert "CC-001 CI-001,CI-002 src/app.py: captured (+6 -0)" in done.stderr
     doc = json.loads((session_dir / "plan.json").read_text())
     assert doc["milestones"][0]["code_changes"][0]["shared_intents"] == ["CI-002"]
+    assert "    CC-001 src/app.py (CI-001,CI-002):" in plan("review", "show").stdout  # as said
 
 
 def test_documentation_only_milestone_is_captured_from_the_worktree(
