@@ -10,7 +10,7 @@ from shared.routing import Routing
 from shared.workflow import Context, Kind
 from state.errors import PreconditionFailed
 from state.ops import qr_ops
-from state.rules.amendments import frozen
+from state.rules.amendments import frozen_milestones
 from state.storage.store import report_name
 from state.vocab import ItemStatus, LoopState
 
@@ -70,8 +70,8 @@ class Execute(Kind):
             ]
             plan = ctx.doc_or_none("plan")
             if plan is not None and (ctx.step.phase or "").startswith("plan-"):
-                still = frozen(ctx.session, ctx.doc_or_none("execution"))
-                unjudged = qr_ops.unjudged(plan, items(ctx), ctx.step.phase or "", still)
+                frozen = frozen_milestones(ctx.session, ctx.doc_or_none("execution"))
+                unjudged = qr_ops.unjudged(plan, items(ctx), ctx.step.phase or "", frozen)
         rounds = ctx.session["amendments"]
         return {
             "iteration": state["iteration"],

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from shared.routing import argv_of, command, record
 from state.errors import Finding, PreconditionFailed
 from state.ops.qr_ops import add_item, open_report, unjudged
-from state.rules.amendments import frozen
+from state.rules.amendments import frozen_milestones
 from state.storage.store import report_name
 from state.vocab import ItemStatus, LoopState, Severity
 
@@ -102,10 +102,10 @@ def refuse_pass(
     loop: QRLoop,
     fail_argv: str,
     plan: Plan | None = None,
-    still: Collection[str] = (),
+    frozen: Collection[str] = (),
 ) -> list[Finding]:
     """Why the gate may not pass, as findings with the command that fixes each; in a planning
-    phase, also each milestone no reviewer item judged (`plan`: qr_ops.unjudged, `still`
+    phase, also each milestone no reviewer item judged (`plan`: qr_ops.unjudged, `frozen`
     its frozen milestones)."""
     name = f"{report_name(phase)}.json"
     if report is None:
@@ -141,7 +141,7 @@ def refuse_pass(
                 f"{m}: no review item judged it as it is (added, reopened or changed since)",
                 f"plan qr add --phase {phase} --scope {m} --check C --status PASS|FAIL",
             )
-            for m in unjudged(plan, report["items"], phase, still)
+            for m in unjudged(plan, report["items"], phase, frozen)
         ]
     return found
 
@@ -182,8 +182,8 @@ def judge(tx: Transaction, phase: str, verdict: str, max_iterations: int, gate: 
     report = tx.read_or_none(report_name(phase))
     loop = loop_of(session, phase)
     if verdict == "pass":
-        still = frozen(session, tx.read_or_none("execution"))
-        problems = refuse_pass(report, phase, loop, fail_argv, tx.read_or_none("plan"), still)
+        frozen = frozen_milestones(session, tx.read_or_none("execution"))
+        problems = refuse_pass(report, phase, loop, fail_argv, tx.read_or_none("plan"), frozen)
         if problems:
             raise PreconditionFailed(f"{phase} gate: cannot pass", problems)
         if loop["state"] != LoopState.ACCEPTED:  # a pass after acceptance stays marked as such

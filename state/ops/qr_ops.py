@@ -12,7 +12,7 @@ import json
 from state import clock
 from state.errors import PreconditionFailed, UsageError
 from state.routes import StepRef
-from state.rules.amendments import frozen
+from state.rules.amendments import frozen_milestones
 from state.storage.ids import next_id
 from state.storage.store import report_name
 from state.validation.limits import NAME_MAX, REASON_MAX, check_text
@@ -253,7 +253,7 @@ def unjudged(
     """The milestones no reviewer item of a phase judges as they are (`standing`): none open
     on them (by id, an item in them, or a file of theirs) and no PASS on them since they
     last changed. The code phase judges no documentation-only milestone; none judges a
-    `frozen` one (amendments.frozen: committed while an amendment is open)."""
+    `frozen` one (amendments.frozen_milestones: committed while an amendment is open)."""
     held = milestone_hashes(plan, known_phase(phase) if phase else None)
     covered = {m for i in items if i["source"] == "reviewer" for m in standing(plan, i, held)}
     skipped = {m["id"] for m in plan["milestones"] if m["is_documentation_only"]}
@@ -316,8 +316,8 @@ def reopen_changed(tx: Transaction) -> None:
                 item["milestones"] = {m: h for m, h in item["milestones"].items() if m not in moved}
         if phase != working:
             continue  # a rework that reopens it, or its own step, lists what to judge
-        still = frozen(session, tx.read_or_none("execution"))
-        for m in unjudged(plan, tx.read(name)["items"], phase, still):
+        frozen = frozen_milestones(session, tx.read_or_none("execution"))
+        for m in unjudged(plan, tx.read(name)["items"], phase, frozen):
             if m in moved:
                 tx.tell(
                     f"{m} changed after its {phase} review passed; judge it: plan qr add "

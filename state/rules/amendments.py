@@ -56,7 +56,7 @@ def open_amendment(session: Session | None) -> Amendment | None:
     return None
 
 
-def frozen(session: Session | None, execution: Execution | None) -> set[str]:
+def frozen_milestones(session: Session | None, execution: Execution | None) -> set[str]:
     """While an amendment round is open, the milestones it cannot change (the committed
     ones): no review item needs to judge them again (qr_ops.unjudged)."""
     if open_amendment(session) is None:
