@@ -243,28 +243,36 @@ def ensure_full(prefix: str) -> str:
         return env
     with locked(data, prefix):
         env = current(data)
-        if env is None:  # replaced while we waited: make the new one
-            return ensure_full(prefix)
-        if os.path.exists(os.path.join(env, FULL)):
+        if env is not None and os.path.exists(os.path.join(env, FULL)):
             return env
-        import time
+        if env is not None:
+            return install_second_stage(data, env, prefix)
+    # Replaced while we waited (the plugin folder changed): make the new one, with the lock
+    # released first: flock belongs to an open file, so taking it again here would wait on
+    # ourselves until LOCK_WAIT_S.
+    return ensure_full(prefix)
 
-        started = time.monotonic()
-        log_path = os.path.join(data, "bootstrap.log")
-        say(prefix, "installing the review page's and the companion's packages…")
-        with open(log_path, "a", encoding="utf-8") as log:
-            log.write(f"\n== {time.strftime('%Y-%m-%dT%H:%M:%S')} second stage in {env}\n")
-            log.flush()
-            try:
-                install_rest(os.path.realpath(env), log, log_path)
-            except Failure as e:  # for the processes that wait for it (hooks/mcp_wait.py)
-                with open(os.path.join(data, FAILED), "w", encoding="utf-8") as f:
-                    f.write(f"{e.what}\n{e.fix}\n")
-                raise
-        with open(os.path.join(env, FULL), "w", encoding="utf-8") as f:
-            f.write("\n")
-        say(prefix, f"second stage ready ({time.monotonic() - started:.0f} s)")
-        return env
+
+def install_second_stage(data: str, env: str, prefix: str) -> str:
+    """The review page's and the companion's packages into `env`, under venv.lock."""
+    import time
+
+    started = time.monotonic()
+    log_path = os.path.join(data, "bootstrap.log")
+    say(prefix, "installing the review page's and the companion's packages…")
+    with open(log_path, "a", encoding="utf-8") as log:
+        log.write(f"\n== {time.strftime('%Y-%m-%dT%H:%M:%S')} second stage in {env}\n")
+        log.flush()
+        try:
+            install_rest(os.path.realpath(env), log, log_path)
+        except Failure as e:  # for the processes that wait for it (hooks/mcp_wait.py)
+            with open(os.path.join(data, FAILED), "w", encoding="utf-8") as f:
+                f.write(f"{e.what}\n{e.fix}\n")
+            raise
+    with open(os.path.join(env, FULL), "w", encoding="utf-8") as f:
+        f.write("\n")
+    say(prefix, f"second stage ready ({time.monotonic() - started:.0f} s)")
+    return env
 
 
 def ensure(prefix: str, rebuild: bool = False) -> str:
