@@ -117,17 +117,22 @@ def test_two_first_launches_at_once_make_one_environment_and_both_run(
     assert len([ln for ln in log.splitlines() if ln.startswith("== ") and " from " in ln]) == 1
 
 
+def second_stage_in(data: Path) -> None:
+    """Wait for the second stage the first launch started in the background (its marker)."""
+    full = data / "venv" / "planner-env.full"
+    deadline = time.monotonic() + 600
+    while not full.exists() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert full.exists(), (data / "bootstrap.log").read_text()[-2000:]
+
+
 def test_the_second_stage_follows_in_the_background(
     plugin: Path, isolated_path: str, first_launch: tuple, tmp_path: Path
 ) -> None:
     """The steps' packages first; the review page's and the companion's after them, started
     by the launcher that made the first stage, once (docs/design.md)."""
     data = first_launch[0]
-    full = data / "venv" / "planner-env.full"
-    deadline = time.monotonic() + 600
-    while not full.exists() and time.monotonic() < deadline:
-        time.sleep(0.5)
-    assert full.exists(), (data / "bootstrap.log").read_text()[-2000:]
+    second_stage_in(data)
     log = (data / "bootstrap.log").read_text()
     assert log.count(" second stage in ") == 1, log[-2000:]
     python = data / "venv" / "bin" / "python"
@@ -225,6 +230,7 @@ def test_session_start_hands_the_data_dir_to_the_shell_and_builds_in_the_backgro
     hook = ["python3", "-S", "-I", str(plugin / "hooks" / "bootstrap.py"), "session-start"]
     env_file = tmp_path / "env.sh"
     ready = first_launch[0]
+    second_stage_in(ready)  # ready: both stages (xdist may run the test above on another worker)
     done = subprocess.run(
         hook,
         env=clean_env(isolated_path, CLAUDE_PLUGIN_DATA=str(ready), CLAUDE_ENV_FILE=str(env_file)),
