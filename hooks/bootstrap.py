@@ -41,7 +41,7 @@ from contextlib import contextmanager, suppress
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
-    from typing import IO, TypedDict
+    from typing import IO, Any, TypedDict
 
     class Wanted(TypedDict):
         """What an environment is made from: the stamp (STAMP) written into it."""
@@ -546,10 +546,26 @@ def interruptible(command: Callable[[str, list[str]], int], launcher: str, args:
     import signal
 
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    interrupts_in_callbacks()
     try:
         return command(launcher, args)
     except KeyboardInterrupt:
         return 130
+
+
+def interrupts_in_callbacks() -> None:
+    """A Ctrl-C that lands while Python runs a callback it cannot raise from (a weakref's, as
+    importlib's module locks have) is printed as "Exception ignored" with a traceback, and the
+    command goes on. End it there instead, quietly, with 130, as a kill would: every command's
+    effect is wholly there or wholly absent after a kill, and the next command finishes or
+    discards a killed one. (Raising it again raises it inside this hook.)"""
+
+    def hook(unraisable: Any, default: Callable[[Any], object] = sys.unraisablehook) -> None:
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            os._exit(130)
+        default(unraisable)
+
+    sys.unraisablehook = hook
 
 
 def run(launcher: str, args: list[str]) -> int:
@@ -570,6 +586,7 @@ def run(launcher: str, args: list[str]) -> int:
                 "sys.path[0] = sys.argv[1]; sys.argv = sys.argv[2:]\n"
                 f"from {module} import {func}\n"
                 "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+                "from hooks.bootstrap import interrupts_in_callbacks; interrupts_in_callbacks()\n"
                 f"try: sys.exit({func}())\nexcept KeyboardInterrupt: sys.exit(130)"
             )
             import signal

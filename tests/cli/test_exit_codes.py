@@ -140,6 +140,36 @@ def test_a_damaged_file_says_where_once(plan: Plan, session_dir: Path) -> None:
     assert "Unterminated string starting at line 1 column" in said and "at at" not in said
 
 
+# A Ctrl-C raised where Python cannot raise it (a weakref callback, as importlib's module
+# locks have: a suite run caught one while `plan status` imported), then the work going on.
+IN_A_CALLBACK = """
+import signal, sys, weakref
+sys.path.insert(0, sys.argv[1])
+from bootstrap import interruptible
+
+def command(launcher, args):
+    class Lock: pass
+    lock = Lock()
+    def cb(ref):
+        raise KeyboardInterrupt
+    ref = weakref.ref(lock, cb)
+    del lock  # the callback raises: an "unraisable" KeyboardInterrupt
+    for _ in range(10 ** 6):
+        pass  # the main thread gets it at a bytecode boundary
+    print("went on")
+    return 0
+
+sys.exit(interruptible(command, "plan", []))
+"""
+
+
+def test_a_ctrl_c_in_a_callback_ends_the_command_quietly() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", IN_A_CALLBACK, str(REPO / "hooks")], capture_output=True, text=True
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (130, "", "")
+
+
 @pytest.mark.slow
 def test_ctrl_c_while_python_starts_prints_no_traceback(project: Path) -> None:
     """SIGINT at a range of moments from the launcher's start to the command's run: each
