@@ -29,24 +29,9 @@ from bench.bench_guard import COMMAND, hook_input
 from bench.bench_plan import apply, normal_plan, start_session
 from bench.bench_steps import Sample, Session, happy_path, plugin_environment, run_timed, timed
 from bench.common import REPO, baseline, compile_package, environment_note, rounds
+from bench.sample import MCP_OPENING
 
-MCP_MESSAGES = [
-    json.dumps(m).encode() + b"\n"
-    for m in (
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "bench", "version": "0"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
-    )
-]
+MCP_MESSAGES = [json.dumps(m).encode() + b"\n" for m in MCP_OPENING]
 
 
 def as_a_client(

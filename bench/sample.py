@@ -93,3 +93,20 @@ def edit(path: Path, text: str) -> None:
     """What an agent's file tool does in the worktree."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text((path.read_text() if path.exists() else "") + text)
+
+
+# A client's opening of `plan mcp`: initialize, initialized, tools/list (bench_process, test_mcp).
+MCP_OPENING: list[dict[str, Any]] = [
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "planner-sample", "version": "0"},
+        },
+    },
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+]

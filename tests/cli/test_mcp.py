@@ -18,6 +18,7 @@ import anyio
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
+from bench.sample import MCP_OPENING
 from tests.cli.test_review_browser import browser  # noqa: F401 (the Chromium fixture)
 from tests.conftest import BIN, git
 
@@ -375,22 +376,6 @@ def test_plan_mcp_serves_stdio_until_the_client_closes(project: Path) -> None:
     assert missing.returncode == 2 and "no session here" in missing.stderr
 
 
-OPENING = [
-    {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "test", "version": "0"},
-        },
-    },
-    {"jsonrpc": "2.0", "method": "notifications/initialized"},
-    {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
-]
-
-
 @pytest.mark.slow  # `shared`: slow, as the fixture says
 def test_a_second_start_answers_the_opening_as_the_sdk_did_before_loading_it(
     shared: Path,
@@ -408,7 +393,7 @@ def test_a_second_start_answers_the_opening_as_the_sdk_did_before_loading_it(
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         )  # fmt: skip
         assert server.stdin and server.stdout
-        server.stdin.write("".join(json.dumps(m) + "\n" for m in OPENING))
+        server.stdin.write("".join(json.dumps(m) + "\n" for m in MCP_OPENING))
         server.stdin.flush()
         answers = [json.loads(server.stdout.readline()) for _ in range(2)]
         _, imported = server.communicate(timeout=120)
