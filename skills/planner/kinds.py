@@ -18,10 +18,9 @@ from state.repo.scan import scan
 from state.routes import EXECUTE
 from state.rules.amendments import (
     approved_since,
-    committed,
+    frozen_milestones,
     open_amendment,
     rejected_since,
-    runs_by_id,
     worktree_round,
 )
 from state.rules.approval import approve, plan_hash
@@ -418,8 +417,8 @@ class FinalGate(Gate):
         )
         amended, only = amended_since(ctx), None
         if amended:  # the person approved the rest: what changed, and the milestones still open
-            runs = runs_by_id(ctx.store.read_or_none("execution"))
-            only = [m["id"] for m in plan["milestones"] if not committed(runs.get(m["id"], {}))]
+            frozen = frozen_milestones(ctx.session, ctx.store.read_or_none("execution"))
+            only = [m["id"] for m in plan["milestones"] if m["id"] not in frozen]
         return {
             **super().context(ctx),
             "approval": approval,
