@@ -695,8 +695,11 @@ def session_start() -> int:
                 f.write(f"export PLANNER_DATA_DIR={shlex.quote(data)}\n")
         if complete(data):
             return 0
+        what = "creating its Python environment"
+        if current(data):  # the first stage is in: only the page's and the companion's are made
+            what = "installing the review page's and the companion's packages"
         log_path = start_build(data)
-        say("planner", f"creating its Python environment in the background (log: {log_path})")
+        say("planner", f"{what} in the background (log: {log_path})")
     except Failure as e:  # fail open: the first launcher tries again and reports
         say("planner", f"SessionStart did not start the environment build: {e.what}; continuing")
     except Exception as e:
