@@ -256,8 +256,9 @@ def test_the_executor_chains_to_the_work_and_done_commits(project: Path) -> None
     first = agent.step(out.route())  # executor 1, which prints 2 and 3
     assert "executor step 2 follows" in first.text and "executor step 3 follows" in first.text
     assert first.header.startswith("EXECUTOR 3/9")
-    # Step 1 says to commit .planner/ before NEXT (planner step 1 said it would): the agent does
-    [line] = [x for x in first.text.splitlines() if x.startswith("Before NEXT, commit the")]
+    # Step 1 says to commit .planner/ first (planner step 1 said it would): the agent does
+    first_line = "First, before any other command, commit the"
+    [line] = [x for x in first.text.splitlines() if x.startswith(first_line)]
     agent.shell(line.split(": ", 1)[1])
     tracked = subprocess.run(
         ["git", "ls-files", ".planner"], cwd=project, capture_output=True, text=True
