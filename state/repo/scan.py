@@ -292,7 +292,7 @@ def _summary(gathered: Gathered, found: int, in_git: bool) -> str:
     else:
         lines.append("Changed files: none listed (not a git repository)")
     if gathered["change_types"]:
-        lines.append("Change types: " + ", ".join(gathered["change_types"]))
+        lines.append("Topics (task, changed files): " + ", ".join(gathered["change_types"]))
     read_first = _read_first(gathered["relevant_documents"])
     return "\n".join(lines + ([f"Read first: {read_first}"] if read_first else []))
 

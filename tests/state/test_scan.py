@@ -222,13 +222,13 @@ def test_the_summary_stays_short_for_a_hundred_documents(project: Path) -> None:
     assert lines[0].startswith("Documents (104 found, 50 kept): ARCHITECTURE.md, CONTRIBUTING.md,")
     assert lines[0].endswith(" (+99 more)")
     assert lines[1].startswith("Changed since HEAD (40 files): src/auth/handler_0.py,")
-    assert lines[2] == "Change types: auth, api, security"
+    assert lines[2] == "Topics (task, changed files): auth, api, security"
     assert lines[3].startswith("Read first: SECURITY.md (auth, security), ARCHITECTURE.md (api)")
 
 
 def test_the_summary_leaves_out_change_types_when_none_is_detected(project: Path) -> None:
     summary = scan(str(project), None, "tidy up")["summary"]
-    assert "Change types" not in summary and summary.startswith("Documents (")
+    assert "Topics" not in summary and summary.startswith("Documents (")
 
 
 def test_plan_context_scan_stores_the_scan_in_context_json(
