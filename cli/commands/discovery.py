@@ -88,7 +88,8 @@ def question_import() -> None:
 @click.option("--skip", is_flag=True, help="Record that the user skipped it.")
 @click.option("--assume", is_flag=True, help="Nobody can answer: the recommended option, assumed.")
 def question_answer() -> None:
-    """Record the user's answer (a choice by number or label; y/n), or --skip, or --assume."""
+    """Record the user's answer (a choice by number or label, or "other: TEXT"; y/n), or
+    --skip, or --assume."""
 
 
 @question_command.command("list")

@@ -287,7 +287,9 @@ def words_after(rest: str) -> str:
 def normal_answer(q: Question, text: str) -> tuple[str, str | None]:
     """The answer as recorded and its condition: a choice's option label (from a number,
     a letter, OPT-X or the label, with the words after it, as written, as the condition),
-    yes/no (likewise: "yes, but only for admins"), or a text answer's text."""
+    yes/no (likewise: "yes, but only for admins"), or a text answer's text. A choice none
+    of whose options fits takes "other: TEXT" (TEXT recorded), as a question tool's "Other"
+    does; not the executor's questions to the person, whose answers route the session."""
     text = text.strip()
     if not text:
         raise UsageError(f"{q['id']}: the answer is empty (or skip the question)")
@@ -295,13 +297,18 @@ def normal_answer(q: Question, text: str) -> tuple[str, str | None]:
         return text, None
     labels = [o["label"] for o in q["options"]]
     found = pick_option(q["id"], q["kind"], labels, text)
+    other = re.match(r"other\s*[-–—:;,.)]\s*(\S.*)$", text, re.S | re.I)
+    if found is None and other and q["kind"] == QuestionKind.CHOICE and not q["about"]:
+        return other.group(1).rstrip(), None  # an answer none of the options gives
     if found is None:
         numbered = ", ".join(f"{n}) {label}" for n, label in enumerate(labels, 1))
         if q["kind"] == QuestionKind.YES_NO:
             raise UsageError(f"{q['id']}: answer yes or no, not {text!r}")
         raise UsageError(
             f"{q['id']}: {text!r} is not one of the options: {numbered} (answer with a "
-            "number, a letter, OPT-X or the label; words after it are kept as a condition)"
+            "number, a letter, OPT-X or the label; words after it are kept as a condition"
+            + ("" if q["about"] else '; none fits: "other: THE ANSWER"')
+            + ")"
         )
     label, rest = found
     return label, words_after(rest) or None

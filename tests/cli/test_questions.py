@@ -335,6 +335,21 @@ def test_a_choice_answer_naming_no_option_is_refused_with_the_options(
     assert "1) sqlite, 2) postgres server" in done.stderr or "1 to 2" in done.stderr
 
 
+@pytest.mark.parametrize("text", ["other: read stdin instead", "Other - read stdin instead"])
+def test_a_choice_none_of_whose_options_fits_takes_other(plan: Plan, text: str) -> None:
+    """The person's feedback overrode the answer on record (the termcolor trial): the new
+    answer is recorded as said, as a question tool's "Other" does; a typo is still refused."""
+    add_store_question(plan)
+    plan("question", "answer", "Q-001", "1")
+    assert plan.ids("question", "answer", "Q-001", text) == ["Q-001"]
+    q = plan.json("show", "Q-001")
+    assert (q["answer"], q["condition"]) == ("read stdin instead", None)
+    refused = plan("question", "answer", "Q-001", "sqlit", code=2)
+    assert 'none fits: "other: THE ANSWER"' in refused.stderr
+    plan("question", "add", "--category", "scope", "--kind", "yes_no", "--text", "Also -q?")
+    assert "answer yes or no" in plan("question", "answer", "Q-002", "other: x", code=2).stderr
+
+
 def test_a_yes_no_answer_with_a_condition_is_yes_and_the_condition(plan: Plan) -> None:
     add_store_question(plan, "yes_no")
     plan("question", "answer", "Q-001", "yes, but only for admins")

@@ -193,6 +193,8 @@ def test_the_executors_question_cannot_be_skipped_and_discovery_stays_frozen(
     qid = doc(state, "execution")["deviations"][0]["question"]
     skipped = agent.plan("question", "answer", qid, "--skip", code=2)
     assert "cannot be skipped" in skipped.stderr
+    other = agent.plan("question", "answer", qid, "other: ship it anyway", code=2)
+    assert "1) continue" in other.stderr and "none fits" not in other.stderr  # routes: no other
     frozen = agent.plan("question", "add", "--category", "scope", "--kind", "text",
                         "--text", "Anything else?", code=4)  # fmt: skip
     assert "frozen" in frozen.stderr
