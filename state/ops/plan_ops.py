@@ -288,8 +288,8 @@ def after_committed(tx: Transaction, plan: Plan, milestone: Milestone) -> None:
         if committed(runs.get(other["id"], {})):
             milestone["depends_on"].append(other["id"])
             tx.tell(
-                f"{milestone['id']} comes after {other['id']} (committed; both change "
-                f"{', '.join(both)})"
+                f"{milestone['id']} depends on {other['id']} now, added for you ({other['id']} is "
+                f"committed; both change {', '.join(both)})"
             )
 
 

@@ -79,7 +79,7 @@ def test_accept_completes_the_session_with_who_and_the_hash_shown(reviewing: Pat
     assert not (state / "worktree").exists()  # a completed session keeps no worktree
     again = plan(project, "result", "accept", code=4)  # one verdict per round
     assert "no result in review" in again.stderr
-    said = "Its record, for the agent (or you) to commit: "  # whose act it is, then the command
+    said = "Commit its record: "  # whoever reads it (the person, or the agent), then the command
     [line] = [x for x in done.stderr.splitlines() if x.startswith(said)]
     subprocess.run(["bash", "-c", line.removeprefix(said)], cwd=project, check=True)
     assert git(project, "status", "--porcelain", "--", ".planner") == ""  # the record is whole

@@ -380,7 +380,8 @@ def test_an_amendment_orders_a_new_milestone_after_a_committed_one_on_its_file(
             [{"op": "milestone add", "args": later}, {"op": "intent add", "args": intent}]
         ),
     )
-    assert "M-003 comes after M-001 (committed; both change src/app.py)" in done.stderr
+    said = "M-003 depends on M-001 now, added for you (M-001 is committed; both change src/app.py)"
+    assert said in done.stderr
     state = Path(json.loads(agent.plan("status", "--json").stdout)["state_dir"])
     plan = json.loads((state / "plan.json").read_text())
     assert plan["milestones"][-1]["depends_on"] == ["M-001"]  # ordered by itself

@@ -155,7 +155,7 @@ def test_the_interactive_path(project: Path, tmp_path: Path) -> None:
     out = agent.step(out.route("pass"))  # 8, which prints 9
     judge_todo(agent, out, "plan-docs")
     review_step = agent.step(out.route("pass"))
-    assert "Review round 2" in review_step.text and "Rejections so far: 1 of 3" in review_step.text
+    assert "Review round 2" in review_step.text and "Rejections: 1 of 3" in review_step.text
 
     approved = agent.shell(f"{review_step.if_pass} --by ann")
     assert "NEXT: executor --step 1" in approved.stderr

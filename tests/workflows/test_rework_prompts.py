@@ -31,7 +31,8 @@ def test_the_design_rework_names_the_edits_and_prints_no_skeleton(project: Path)
     assert out.header.startswith("PLANNER 3/11")
     assert SKELETON not in out.text and '"milestone tests"' not in out.text  # said at step 3
     for words in ("decision set DL-n", "milestone set M-n", "intent set CI-n", "--add-X T",
-                  "--remove-X", "plan apply --help"):  # fmt: skip
+                  "--remove-X", "plan apply --help",
+                  'overrule: plan question answer Q-n "other: NEW"'):  # fmt: skip
         assert words in out.text, words
     # the item to re-check, with what it checks, then the line that judges it
     said = r"^  (qa-\d+) \[DL-001\] the person's comment \(review round 1\) is addressed$"
@@ -120,6 +121,7 @@ def test_fix_mode_names_no_unchanged_words_and_no_skeleton(project: Path) -> Non
     assert "FIX MODE" in fix.text and SKELETON not in fix.text
     assert "The user's words" not in fix.text  # named by the review step just before
     assert "Before moving on" not in fix.text  # the gate below checks it
+    assert "overrule" not in fix.text  # no person's words to overrule an answer
 
 
 def test_an_amendments_code_step_says_what_to_edit_and_capture(project: Path) -> None:
@@ -143,7 +145,7 @@ def test_an_amendments_code_step_says_what_to_edit_and_capture(project: Path) ->
     said = "Amendment: make the intents of M-003 real edits in the worktree (STATE_DIR/worktree)"
     assert said in code.text
     assert "; from the project:\n  plan change capture --intent CI-n [FILE]..." in code.text
-    assert "Committed milestones stay as they are" in code.text
+    assert "which holds the committed milestones; they stay as they are" in code.text
     assert "Change only what the person's words" not in code.text  # nothing recorded to edit
     assert '"scope": "M-003", "check": "C"' in code.text  # its own review item, to add
     tree = Path(code.state_dir, "worktree")
