@@ -130,8 +130,7 @@ def result_accept(tx: Transaction, *, by: str | None, expect_sha256: str | None)
         f"DONE: the result is accepted (round {done['round']}, by {by}); the session is completed"
     )
     tx.tell(  # executor step 1 had the agent commit .planner/ as approved; this adds the rest
-        "Commit its record: "
-        'git add .planner && git commit -qm "Result accepted" -- .planner'
+        'Commit its record: git add .planner && git commit -qm "Result accepted" -- .planner'
     )
 
 
