@@ -4,15 +4,9 @@ Its entry is hooks/guard.py. Standard library only: it runs under `python3 -S` b
 call, before any environment of the package exists (the project and session come from
 hooks/hookstate.py, the sandbox from hooks/sandbox.py).
 
-While the project's active session is planning (docs/design.md, "The guard"): tools the
-guard does not know are denied; file tools write only inside the session's scratch worktree;
-a Bash command that certainly writes is denied (layer 1, the parser in hooks/guard_rules.py);
-every other one is returned wrapped in an OS sandbox that shares nothing writable or
-connectable but the worktree and the session's scratch dir (layer 2, hooks/sandbox.py,
-`updatedInput`; Gemini: `tool_input`), or, with no sandbox here, passes when read-only and
-is asked about or denied otherwise; the product's own commands run unwrapped as plain chains
-(hooks/guard_own.py); the person's own acts are asked, or denied where the dialect has no ask.
-Every deny, ask and sandboxed call is written to the session's audit.jsonl.
+What it allows, asks, denies or wraps while the project's active session is planning:
+docs/design.md, "The guard". Every deny, ask and sandboxed call is written to the session's
+audit.jsonl.
 
 Hook contracts relied on (observed in the real clients, tests/e2e): stdin is one JSON object with
 `tool_name`, `tool_input`, `cwd`; Claude Code and Codex read

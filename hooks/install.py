@@ -1,35 +1,9 @@
 """Install planner into Codex CLI or Gemini CLI: `python3 /path/to/planner/hooks/install.py
 codex|gemini` (Claude Code installs the plugin from this folder by itself).
 
-Codex 0.169 could install it as a plugin, but would then run hooks/hooks.json, whose guard
-speaks Claude Code's dialect (an "ask" Codex ignores: the call would run) and whose
-SessionStart claims a sandbox Codex does not have. So this writes what Codex reads, for the
-user:
-
-- `$CODEX_HOME/skills/planner/SKILL.md` (CODEX_HOME defaults to ~/.codex): a copy of the
-  root SKILL.md (Codex 0.169 skips a linked one), the one skill `planner` (planning and
-  execution), in a folder that holds only it; run the install again after an update. A link
-  to the whole clone made Codex find skills/planner/SKILL.md under it too (two
-  skills named `planner`); ~/.agents/skills is avoided because Gemini CLI reads it as well.
-- `$CODEX_HOME/hooks.json`: the guard (PreToolUse, every tool, `--dialect codex`) and
-  SessionStart (the session's status, and the environment's build: hooks run outside Codex's
-  sandbox, which keeps HOME read-only and has no network). Other hooks in the file are kept;
-  planner's own entries are replaced, so running it again changes nothing.
-- `~/.local/bin/{planner,executor,plan}` (`--bin-dir`): links to the launchers.
-- the Python environment, made now (`--no-build` skips it): a terminal has the network.
-
-Gemini CLI: `gemini extensions install` copies a folder whole (build outputs such as a
-`.venv` included) and reads the extension's hooks only from hooks/hooks.json, which is Claude
-Code's (Claude Code loads that file whatever plugin.json says, and `claude plugin validate
---strict` refuses Gemini CLI's BeforeTool in it). So `install.py gemini` stages the product's
-own files (PRODUCT) in a temporary folder, with hooks/gemini-hooks.json as its
-hooks/hooks.json, installs that with `gemini extensions install --consent` (replacing an
-earlier install) and links the launchers into ~/.local/bin (`--bin-dir`); run it again after
-an update.
-
-Standard library only, like the hooks; it prints each thing it wrote. Codex runs a new hook
-only once the person has trusted it (/hooks in Codex): until then nothing is guarded, and the
-install says so last, where it is read.
+What it writes for each client, and why not as a plugin: docs/clients.md. Standard library
+only, like the hooks; it prints each thing it wrote, and last (where it is read) that Codex
+guards nothing until the person trusts the new hooks (/hooks in Codex).
 """
 
 from __future__ import annotations

@@ -1,16 +1,6 @@
-"""`plan mcp` before the plugin's Python environment exists: answer the client at once, then
-hand over to the real companion once the environment is made (docs/design.md, "The companion
-in a first session").
-
-A client starts its MCP servers with the session and gives each a connect timeout (Claude Code:
-30 s), while the first environment build takes longer (about 20 s with pip on a quiet machine,
-minutes on a busy one). So this stand-in, standard library only, speaks MCP over stdio (one
-JSON-RPC message per line) from the first moment: it answers `initialize`, lists one tool,
-`companion_status`, that says the environment is being made (and where its log is), and starts
-the build in the background, in its own session, so that the client's timeout or its exit
-does not kill it. Once the environment is current it starts the real server (`plan mcp` in
-it), replays the client's `initialize` to it, forwards every message both ways and tells the
-client `notifications/tools/list_changed`: the companion's own tools replace the stand-in's.
+"""`plan mcp` before the plugin's Python environment exists (standard library only): answer the
+client at once over stdio, make the environment, then hand over to the real companion
+(docs/design.md, "The companion in a first session").
 """
 
 from __future__ import annotations

@@ -1,13 +1,6 @@
-"""`plan change capture`: the scratch worktree's edits become code changes (CC-NNN), in plan order.
-
-A file several changes edit is a chain: change k's diff goes from the base commit plus the
-diffs ordered before it to the worktree with the diffs ordered after it undone, so each diff
-applies on the one before and re-capturing replaces (never duplicates). Without --intent, a
-file's new edits go to the intents naming it that have no change yet, one change serving all
-of those in one milestone (else to the last change on it). A milestone's test file goes to the
-milestone's intent on it, else to the intent whose function or file its name names (the longest
-such name: tests/test_cachedmethod.py to `cachedmethod`, not `cached`), else to its first.
-Every capture names the changed files it records for no intent (docs/design.md, "Capture").
+"""`plan change capture`: the scratch worktree's edits become code changes (CC-NNN), in plan
+order, each diff applying on the one before; which intent takes which file: docs/design.md,
+"Capture".
 """
 
 from __future__ import annotations

@@ -1,14 +1,6 @@
-"""`plan rebase`: carry a session onto HEAD after the person rewrote the history it relied on
+"""`plan rebase`: carry a session onto HEAD after the person rewrote the history it relied on;
+it records rewritten milestone commits, moves the base and changes no planned diff
 (docs/design.md, "The world moves").
-
-The base commit (session's and execution's) becomes the commit the plan now starts from:
-HEAD, or, once milestones are committed, the parent of the oldest milestone commit in HEAD's
-history. Milestone commits that were rewritten (amend, rebase, reword) are found again in
-HEAD's history by their trailers (Planner-Session, Planner-Milestone) and recorded; one HEAD
-no longer has is not committed any more (exec apply applies it again). Every planned diff of a
-milestone not yet committed is checked against the new base and the planned diffs before
-it: one that no longer applies means the plan must change, which only an amendment the
-person re-approves does; rebase names it and the command, and changes no planned diff.
 """
 
 from __future__ import annotations

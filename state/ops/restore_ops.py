@@ -1,11 +1,6 @@
-"""`plan restore`: plan.json put back as the last `plan` command wrote it, after an edit made
-outside `plan` commands (docs/design.md, "The world moves": a hand edit of plan.json).
-
-Once approved (no amendment round open) the copy put back must be the approved content (its
-sha256 is the approval's); otherwise the newest revision. It is taken from history/ (this
-machine's record), else from the copy HEAD holds (`git show HEAD:…/plan.json`, what a
-committed session has in a clone). The person who meant the change restores, then amends
-(`plan amend`): an approved plan changes only through a round they approve again.
+"""`plan restore`: plan.json put back as the last `plan` command wrote it (once approved, the
+approved content), from history/ or HEAD's copy, after an edit made outside `plan` commands
+(docs/design.md, "The world moves": plan.json edited by hand).
 """
 
 from __future__ import annotations

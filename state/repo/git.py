@@ -1,16 +1,7 @@
-"""The one way the product runs git (docs/design.md, "Git"): on the repository the caller
-names, with nothing inherited that could point git elsewhere or make it run a program.
-
-No GIT_* variable passes but the committer's identity (git exports GIT_DIR and GIT_WORK_TREE
-while it runs hooks, and the product ships a pre-commit hook); discovery never climbs above
-the project's root. Nothing a repository's configuration names runs (docs/design.md,
-"Agent-written data is never code"): no fsmonitor, hooks or pager, no repository git would
-take for bare without being told (`safe.bareRepository=explicit`), no external diff or
-textconv where a command prints patches, and no submodule entered (a nested repository's
-own config, written by the agent in the worktree, would name filters and diff drivers);
-filters and diff drivers come only from the configuration of the repository the caller
-names. `-c` settings reach every git that git starts (GIT_CONFIG_PARAMETERS). Values that
-come from state files are passed after `--end-of-options` by the callers.
+"""The one way the product runs git: on the repository the caller names, with nothing inherited
+that could point git elsewhere or make it run a program (docs/design.md, "Git", and
+"Agent-written data is never code"). Values that come from state files are passed after
+`--end-of-options` by the callers.
 """
 
 from __future__ import annotations

@@ -1,19 +1,11 @@
 """One transaction across files: temp files, a journal naming them (the commit point), renames.
 
-commit() writes every prepared file as `<dest>.tx-<id>.tmp`, then `.journal` listing them
-(fsynced, renamed into place: its presence is the commit point), appends the audit line,
-renames each temp file into place and removes the journal. recover(), run under the lock
-before anything is read, finishes a journal left by a killed process (roll forward) and
-removes every leftover temp file (an incomplete transaction: roll back).
-
-Project files (exec apply) join the same transaction: staged in the session's staging/ (same
-file system) or, on another file system, beside their destination under a name listed first
-in `.journal.temps`, so that a roll-back finds them; see docs/design.md "Transactions".
-
-Every write, fsync, rename, unlink and git call goes through point(): PLANNER_CRASH_AT=N
-SIGKILLs the process at the N-th, PLANNER_CRASH_LOG=<file> lists them (tests/crashpoints.py).
-PLANNER_FAULT=<phase> (tests and bench/bench_faults.py only) SIGKILLs the process at that
-phase: after-temps, after-journal, after-audit, mid-rename, before-cleanup.
+commit() writes every prepared file as `<dest>.tx-<id>.tmp`, then `.journal` (its presence
+is the commit point), the audit line, the renames; recover() rolls a journal left by a
+killed process forward and every other temp file back. Project files and crash points
+(point(), PLANNER_CRASH_AT, PLANNER_CRASH_LOG): docs/design.md, "Transactions: the project's
+files too". PLANNER_FAULT=<phase> (tests and bench/bench_faults.py only) SIGKILLs the process
+at after-temps, after-journal, after-audit, mid-rename or before-cleanup.
 """
 
 from __future__ import annotations

@@ -1,21 +1,7 @@
 """An exclusive lock on a session: its directory and the lock file beside the data, held with
 fcntl.flock on POSIX (filelock elsewhere); a waiter that gives up names the holder's pid.
-
-Why the directory (docs/design.md, "The store's lock"): a lock file can be deleted or
-replaced while a writer holds it, and the next writer then locks a new inode and runs
-beside the first; a directory holding files cannot be unlinked or replaced, so its inode
-is the lock. The lock file is still taken after it (checked to be the inode at its path),
-as filelock users lock it. A waiter that gives up finds the holder's pid in /proc/locks
-(Linux; elsewhere it says the holder is not known): nothing is written into the lock file,
-so a session's files stay byte for byte as the last command left them.
-
-Why not filelock everywhere (it is the declared lock library): filelock 4.2's
-import pulls typing, inspect, logging and secrets in; measured here (median of 15 starts,
-2 shared cores): `python -c "import filelock"` 252 ms against `python -c pass` 38 ms, i.e.
-+5.6x, while a whole `plan` mutation may cost 8x. On POSIX filelock's UnixFileLock is this
-same call, fcntl.flock(LOCK_EX | LOCK_NB) on the same file, so the two exclude each other
-(tests/state/test_transactions.py holds a filelock.FileLock and sees the store wait);
-elsewhere, and with backend="filelock", filelock itself is used.
+Why the directory, why nothing is written into the file, why not filelock everywhere:
+docs/design.md, "The store's lock".
 """
 
 from __future__ import annotations
