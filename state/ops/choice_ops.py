@@ -1,10 +1,5 @@
 """Design choices: options with pros and cons, one recommended; picking
-one writes the decision (DL) and the other options as rejected alternatives (RA).
-
-Each operation takes the open transaction and the command's parameters as keywords, by their
-click names (repeatable ones as lists); it returns the ids it created. cli/commands/ declares
-the parameters; state/ parses none.
-"""
+one writes the decision (DL) and the other options as rejected alternatives (RA)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,4 @@
-"""Operations on context.json: the task spec and the lists discovery fills in.
-
-Each operation takes the open transaction and the command's own parameters as keywords, by
-their click names (repeatable ones as lists); it returns the ids it created. cli/commands/
-declares the parameters; state/ parses none.
-"""
+"""Operations on context.json: the task spec and the lists discovery fills in."""
 
 from __future__ import annotations
 

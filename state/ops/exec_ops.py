@@ -1,9 +1,4 @@
-"""Operations on execution.json: milestones started and done, evidence, tests run, deviations.
-
-Each operation is a function (tx, *, …): the open transaction and the command's parameters by
-their click names (repeatable ones as lists); it returns the ids it created. cli/commands/
-declares the parameters; state/ parses none.
-"""
+"""Operations on execution.json: milestones started and done, evidence, tests run, deviations."""
 
 from __future__ import annotations
 

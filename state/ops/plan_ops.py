@@ -4,10 +4,6 @@ One table of item kinds (KINDS) says, for each kind, where its items live, their
 which keyword fills which field; one path adds an item, one sets the fields given and one
 removes an item of a kind whose `holder` is known (`ItemOp`). A set-operation changes only
 what is given; a repeatable option given replaces its list, given as '' it clears it.
-
-Each operation takes the open transaction and the command's parameters as keywords, by their
-click names (repeatable ones as lists); it returns the ids it created. cli/commands/ declares
-the parameters; state/ parses none and names fields, not options (PlannerError.field).
 """
 
 from __future__ import annotations

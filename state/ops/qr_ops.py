@@ -1,9 +1,4 @@
-"""Quality-review records: items in qr-{phase}.json, added and judged through `plan qr`.
-
-Each operation is a function (tx, *, ...): the open transaction and the command's parameters
-as keywords (repeatable ones as lists); it returns the ids it created. cli/commands/ declares
-the parameters; state/ parses none.
-"""
+"""Quality-review records: items in qr-{phase}.json, added and judged through `plan qr`."""
 
 from __future__ import annotations
 

@@ -2,10 +2,6 @@
 
 A question whose normalised text matches one on record is refused as a duplicate; answers
 are normalised too (a choice by number or label, yes/no from y/n).
-
-Each operation takes the open transaction and the command's own parameters as keywords, by
-their click names (repeatable ones as lists); it returns the ids it created. cli/commands/
-declares the parameters; state/ parses none.
 """
 
 from __future__ import annotations

@@ -1,10 +1,5 @@
 """The user's verdict on the plan and the session's end: approve,
-reject (back to design, or cancelled at max_rejects), cancel, fail.
-
-Each operation is a function (tx, *, ...): the open transaction and the command's parameters
-as keywords (repeatable ones as lists); it returns the ids it created. cli/commands/ declares
-the parameters; state/ parses none.
-"""
+reject (back to design, or cancelled at max_rejects), cancel, fail."""
 
 from __future__ import annotations
 
