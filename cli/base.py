@@ -235,10 +235,8 @@ def changed_ids(ctx: click.Context, args: dict[str, object]) -> list[str]:
     `plan show` reads it."""
     if ctx.info_name not in EDITS:
         return []
-    for key in ("id",):
-        value = args.get(key)
-        if isinstance(value, str):
-            return [value]
+    if isinstance(args.get("id"), str):
+        return [str(args["id"])]
     return [ctx.parent.info_name] if ctx.parent and ctx.parent.info_name else []
 
 

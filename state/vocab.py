@@ -3,9 +3,8 @@ decisions, clients and document names as `str` Enums (docs/design.md, "One vocab
 
 Standard library and state/vocab_core.py (the words every guard call needs, re-exported here)
 only, and Python 3.8 syntax: the hooks import it under `python3 -S -I` before any environment
-exists. The pydantic models take their
-Literals from these Enums (state/storage/models.py); tests/test_vocabulary.py refuses the raw
-strings in the product.
+exists. The pydantic models take their Literals from these Enums (state/storage/models.py);
+tests/test_vocabulary.py refuses the raw strings in the product.
 """
 
 from __future__ import annotations

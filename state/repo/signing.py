@@ -1,11 +1,5 @@
-"""Signed approvals through git's own signing key: ssh and OpenPGP.
-
-What is signed is a canonical record of the approval: the session, who approved, when, the
-approved sha256, and each review round up to it (its number, verdict, who gave it and the hash
-it saw: version 3; version 2 left the rounds out). `plan verify` checks it with git's trust settings
-(gpg.ssh.allowedSignersFile for ssh, the gpg keyring for OpenPGP) and names the signer.
-Version 1 records (the session and sha256 only, with the local key path) are still checked,
-and reported as covering less (docs/design.md, "Signed approvals").
+"""Signed approvals through git's own signing key, ssh and OpenPGP: what is signed (versions 1
+to 3) and how `plan verify` checks it and names the signer: docs/design.md, "Signed approvals".
 """
 
 from __future__ import annotations
