@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
-from state.ops.plan_ops import require_some
+from state.ops.plan_ops import fill, require_some
 from state.project import project_root
 from state.repo.scan import scan
 
@@ -28,14 +28,9 @@ def context_set(
     tx: Transaction, *, goal: str | None, scope: str | None, out_of_scope: str | None
 ) -> None:
     """Set the task's goal, scope and what is out of scope."""
+    given = {"goal": goal, "scope": scope, "out_of_scope": out_of_scope}
     spec = tx.edit("context")["task_spec"]
-    require_some(any(v is not None for v in (goal, scope, out_of_scope)), "context set")
-    if goal is not None:
-        spec["goal"] = goal
-    if scope is not None:
-        spec["scope"] = scope
-    if out_of_scope is not None:
-        spec["out_of_scope"] = out_of_scope
+    require_some(fill(spec, {k: k for k in given}, given), "context set")
 
 
 def context_add(tx: Transaction, *, field: ContextList, text: str) -> None:
