@@ -1,10 +1,6 @@
 """Where an operation in state/ sends a session, by workflow and step *name*, and the step a
-routing leads to once the tables gave its number (`StepRef`), which state/ holds and stores.
-
-state/ looks up no step number and renders no command line: the engine resolves the names
-through the workflow tables (shared/status.py settle), so renumbering a table cannot break a
-route; shared/routing.py renders a StepRef where it is printed (docs/design.md, "Routes by
-name"). tests/shared/test_routes.py resolves every one of them.
+routing leads to once the tables gave its number (`StepRef`), which state/ holds and stores;
+the tables resolve the names (docs/design.md, "Routes by name").
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
 """Where a session stands, as one record and one text, for `plan status`, `planner status`
-and the SessionStart hook alike (docs/design.md, "One status").
-
-Standard library only, importing of the package only state/vocab.py: the hook imports it
-under `python3 -S -I` before any environment exists. The next command is the one recorded in
-session.json, which every commit that moves the session refreshes from the live routing
-(shared/status.py), so nothing here works routing out a second time.
+and the SessionStart hook alike (docs/design.md, "One status"). Standard library only,
+importing of the package only state/vocab.py: the hook imports it under `python3 -S -I`.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
 """Drafts of review feedback (FD-NNN) that the review companion writes for the person to send:
-drafts.json in the session, written through the store in one transaction with its audit line.
-
-A draft belongs to the review round its feedback would close (the open one, else the next);
-the review page pre-fills its form from the newest unsent draft of that round, and `plan
-review reject --draft` sends it. A draft changes no plan content and no status, so it may be
-written while the plan is in review (docs/design.md, "The review companion").
+drafts.json in the session, one transaction with its audit line; which round a draft belongs
+to and who sends it: docs/design.md, "The review companion" (Drafts, not verdicts).
 """
 
 from __future__ import annotations
