@@ -176,15 +176,9 @@ def planted_repository(roots: tuple[str, ...], known: set[str]) -> str | None:
 
 def git_files(root: str, target: str) -> str | None:
     """Why a file tool writing `target` (resolved, inside the worktree `root`) writes git's own
-    files, else None. Treated like `.git`, since git takes a directory holding HEAD (with
-    objects/ and refs/) for a bare repository and runs what its config names (fsmonitor):
-    - a path part named `.git`;
-    - a file named HEAD, commondir or gitdir, anywhere: what makes a directory a git dir;
-    - anything in or under a directory that holds a HEAD: its config, objects/, refs/, hooks/…
-    Names compare as a case-insensitive file system would (casefolded, without HFS+'s ignorable
-    code points and Windows' trailing dots and spaces, as state/validation/project_paths.py
-    compares stored paths). An ordinary `config` (src/config, config.py) is left
-    alone: only beside a HEAD is it a repository's config, and a HEAD is never written."""
+    files, else None: a path part `.git`, a file named HEAD, commondir or gitdir, or anything in
+    or under a directory that holds a HEAD, names compared as a case-insensitive file system
+    would (docs/design.md, "The guard": git's own files are not the agent's to write)."""
     parts = target[len(root) :].strip(os.sep).split(os.sep)
     lowered = [_plain(part) for part in parts]
     if ".git" in lowered or "git~1" in lowered:
