@@ -263,7 +263,7 @@ def parse(path: str, schema_name: str, raw: bytes) -> Document:
     if schema_name == vocab.Document.SESSION:
         routes.upgrade(doc)  # routes an older planner stored as command lines
     # Bytes a commit wrote after checking them against this very schema are not walked again.
-    trusted = len(raw) > INDENT_UP_TO and checked_line(path, schema_name, raw) in _checked(
+    trusted = len(raw) > INDENT_UP_TO and checked_line(path, schema_name, raw) in checked_lines(
         os.path.dirname(path)
     )
     problems = [] if trusted else schema.check(schema_name, doc)
@@ -279,7 +279,7 @@ def checked_line(path: str, schema_name: str, data: bytes) -> bytes:
     return f"{os.path.basename(path)} {sha} {schema.fingerprint(schema_name)}".encode()
 
 
-def _checked(directory: str) -> list[bytes]:
+def checked_lines(directory: str) -> list[bytes]:
     """The lines of CHECKED in `directory` (none when it cannot be read: walk the document)."""
     try:
         with open(os.path.join(directory, CHECKED), "rb") as f:
@@ -429,6 +429,7 @@ class DocumentTransaction(DocumentReader):
         self.files: dict[str, bytes] = {}  # other files of the session written on commit
         self.project: tuple[str, dict[str, bytes | None]] | None = None  # project files, too
         self.problems: dict[str, list[str]] = {}  # the schema's, of each changed document
+        self.encoded: dict[str, Encoded] = {}  # each changed document, as commit encoded it
 
     def __enter__(self) -> Self:
         self.lock.__enter__()
@@ -560,6 +561,7 @@ class DocumentTransaction(DocumentReader):
             if (e := Encoded(self.docs[n], self.original.get(n))).data != self.original.get(n)
         }
         changed = {n: e.data for n, e in encoded.items()}
+        self.encoded = encoded
         if changed:
             self.problems = {n: e.check(schema_name(n)) for n, e in encoded.items()}
             self._validate(changed)
@@ -612,16 +614,16 @@ class DocumentTransaction(DocumentReader):
     def _record_checked(self, files: dict[str, bytes], written: dict[str, Encoded]) -> None:
         """CHECKED, when it changes: a line for each large document this commit checked and
         writes, the lines of the others kept (the next read trusts them and skips the walk)."""
-        before = _checked(self.store.dir)
+        before = checked_lines(self.store.dir)
         names = {file_name(n).encode() for n in written}
         lines = [line for line in before if line.split(b" ")[0] not in names]
-        lines += [
-            checked_line(self.store.path(n), schema_name(n), e.data)
-            for n, e in written.items()
-            if e.pieces
-        ]
+        lines += [x for n, e in written.items() if e.pieces for x in self._checked_lines(n, e)]
         if lines != before:
             files[CHECKED] = b"".join(line + b"\n" for line in lines)
+
+    def _checked_lines(self, name: str, encoded: Encoded) -> list[bytes]:
+        """CHECKED's lines for a large document this commit checked (the rules add theirs)."""
+        return [checked_line(self.store.path(name), schema_name(name), encoded.data)]
 
     def _prepare(self) -> None:
         """Before a commit that edits documents: what the layers above keep true (none here)."""
