@@ -5,10 +5,8 @@ Every check returns Findings that name the JSON path and the `plan` command that
 
 from __future__ import annotations
 
-import functools
 import os
 import re
-from pathlib import Path
 
 from state.errors import Finding
 from state.repo import unidiff, worktree
@@ -203,16 +201,18 @@ def _still_sound(before: Mapping[str, Any], plan: Plan) -> bool:
     return {d["id"] for d in was} <= {d["id"] for d in plan["planning_context"]["decision_log"]}
 
 
-@functools.cache
 def fingerprint() -> str:
     """The sha256 of integrity's code: a plan it found sound is sound for this code only."""
-    from state.storage.history import sha256
+    import hashlib
 
-    sources = [os.path.join(os.path.dirname(__file__), f) for f in ("validate.py", "waves.py")]
+    digest = hashlib.sha256()
     try:
-        return sha256(b"".join(Path(f).read_bytes() for f in sources))
+        for name in ("validate.py", "waves.py"):
+            with open(os.path.join(os.path.dirname(__file__), name), "rb") as f:
+                digest.update(f.read())
     except OSError:  # no source to hash (a bytecode-only install): none matches
         return os.urandom(32).hex()
+    return digest.hexdigest()
 
 
 def completeness(plan: Plan, phase: str, root: str, base: str | None = None) -> list[Finding]:
