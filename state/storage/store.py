@@ -8,6 +8,7 @@ before anything is written; a damaged file is never written.
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 from typing import overload
@@ -416,6 +417,7 @@ class DocumentTransaction(DocumentReader):
         self.store = store
         self.command = command
         self.revise = False  # record plan.json as a revision even if its bytes are unchanged
+        self.frozen = False  # a large document's objects are out of the collector's walks
         self._fresh()
 
     def _fresh(self) -> None:
@@ -448,6 +450,8 @@ class DocumentTransaction(DocumentReader):
                 self._record_only(error.then_record)
         finally:
             self.lock.__exit__()
+            if self.frozen:  # back into the collector's walks: none is kept out for good
+                gc.unfreeze()
 
     def _record_only(self, record: Callable[[Any], None]) -> None:
         """A refusal that asks the person (docs/design.md, "The executor asks the person"):
@@ -462,7 +466,19 @@ class DocumentTransaction(DocumentReader):
         if name not in self.docs:
             path = self.store.path(name)
             raw = read_bytes(path)
-            self.docs[name] = parse(path, schema_name(name), raw)
+            # A large document is ~200k containers and no cycle: the cyclic collector would walk
+            # them at each collection while the heap grows, and after. Left out of its walks
+            # (frozen) until the transaction ends (docs/design.md, "Document encoding").
+            large = len(raw) > INDENT_UP_TO and gc.isenabled()
+            if large:
+                gc.disable()
+            try:
+                self.docs[name] = parse(path, schema_name(name), raw)
+            finally:
+                if large:
+                    self.frozen = True
+                    gc.freeze()
+                    gc.enable()
             self.original[name] = raw
         return self.docs[name]
 

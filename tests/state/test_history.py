@@ -5,6 +5,8 @@ written, whole revisions of older sessions still read, a damaged delta exits 3 n
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
 from pathlib import Path
 from typing import Any
@@ -349,3 +351,17 @@ def test_a_large_plans_integrity_walks_its_milestones_unless_a_commit_found_them
     Path(large.path("plan")).write_bytes(dumps(plan))  # by hand: valid for the schema
     with pytest.raises(DamagedFile, match=r"DL-009, which does not exist.*it was so before"):
         add_decision(large, 3)
+
+
+def test_a_large_documents_objects_are_out_of_the_collectors_walks_for_the_transaction(
+    large: Store,
+) -> None:
+    """Frozen while the transaction reads and commits it, back in the collector's walks after
+    it, whether it committed or failed; the collector is on throughout."""
+    for fail in (False, True):
+        with contextlib.suppress(ValueError), large.transaction("decision add") as tx:
+            tx.edit("plan")["planning_context"]["decision_log"].append(builders.decision(1))
+            assert gc.isenabled() and gc.get_freeze_count() > 0
+            if fail:
+                raise ValueError
+        assert gc.isenabled() and gc.get_freeze_count() == 0
