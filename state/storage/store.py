@@ -466,9 +466,8 @@ class DocumentTransaction(DocumentReader):
         if name not in self.docs:
             path = self.store.path(name)
             raw = read_bytes(path)
-            # A large document is ~200k containers and no cycle: the cyclic collector would walk
-            # them at each collection while the heap grows, and after. Left out of its walks
-            # (frozen) until the transaction ends (docs/design.md, "Document encoding").
+            # A large document is ~200k containers and no cycle: out of the cyclic collector's
+            # walks until the transaction ends (docs/design.md, "Document encoding").
             large = len(raw) > INDENT_UP_TO and gc.isenabled()
             if large:
                 gc.disable()
