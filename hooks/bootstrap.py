@@ -68,7 +68,7 @@ COMPAT = "editable_mode=compat"
 # Two stages (docs/design.md, "The environment in two stages"): the steps and `plan` need only
 # these; the review page's and the companion's packages (starlette, uvicorn, mcp, ...) follow
 # in the background, and FULL in the environment says they are in.
-FIRST = ("pydantic", "click", "jinja2", "filelock")
+FIRST = ("pydantic", "click", "jinja2", "filelock", "orjson")
 FULL = "planner-env.full"
 
 

@@ -14,8 +14,8 @@ import json
 from state.errors import DamagedFile, Finding, PlannerError, PreconditionFailed, Refused
 from state.rules.amendments import approved_revision, open_amendment, scope_refusal
 from state.storage.content import plan_hash
-from state.storage.history import HISTORY_DIR
-from state.storage.store import DocumentStore, DocumentTransaction, load
+from state.storage.history import HISTORY_DIR, sha256
+from state.storage.store import DocumentStore, DocumentTransaction, Encoded, checked_lines, load
 from state.vocab import APPROVED, CLOSED, ENDED, Document, ReviewVerdict, SessionStatus
 
 TYPE_CHECKING = False
@@ -278,11 +278,27 @@ class Transaction(DocumentTransaction):
             # every command's start would pay (docs/design.md, "Launcher fast path").
             from state.validation import validate
 
-            broken = validate.integrity(self.read("plan"), self._question_ids())
+            # A large plan as a commit wrote it, after this check found it sound: only what
+            # changed is walked when it can be (validate.integrity `sound`); else all of it.
+            old, raw = self.encoded["plan"].old, self.original.get("plan")
+            if old is not None and raw and self._sound(raw) not in checked_lines(self.store.dir):
+                old = None
+            broken = validate.integrity(self.read("plan"), self._question_ids(), old)
             if broken:
                 self._refuse_if_damaged_before(broken)
             findings += broken
         return findings
+
+    def _checked_lines(self, name: str, encoded: Encoded) -> list[bytes]:
+        """A plan this commit writes passed the integrity check too: its next commit walks only
+        what changed when it can (validate.integrity `sound`)."""
+        lines = super()._checked_lines(name, encoded)
+        return [*lines, self._sound(encoded.data)] if name == Document.PLAN else lines
+
+    def _sound(self, data: bytes) -> bytes:
+        from state.validation import validate  # see _findings
+
+        return f"plan.json {sha256(data)} integrity-{validate.fingerprint()}".encode()
 
     def _refuse_if_damaged_before(self, broken: list[Finding]) -> None:
         """A problem plan.json had before this command (an edit by hand: a duplicate id, a

@@ -118,10 +118,23 @@ def index_bytes(items: list[Entry]) -> bytes:
 # --- deltas ----------------------------------------------------------------------------------
 
 
+# The last bytes hashed, by id, each with its digest: a commit hashes the plan's bytes as read
+# (.checked, the delta's base) and as written (.checked, the delta) twice each; the same bytes
+# object is hashed once. Holding it keeps its id from being reused; four keep the memory bounded.
+_hashed: dict[int, tuple[bytes, str]] = {}
+
+
 def sha256(data: bytes) -> str:
+    known = _hashed.get(id(data))
+    if known is not None and known[0] is data:
+        return known[1]
     import hashlib  # on use, as in state/storage/content.py
 
-    return hashlib.sha256(data).hexdigest()
+    digest = hashlib.sha256(data).hexdigest()
+    _hashed[id(data)] = (data, digest)
+    if len(_hashed) > 4:
+        del _hashed[next(iter(_hashed))]
+    return digest
 
 
 def revision_file(

@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parents[2]
 HOOK_MODULES = sorted((REPO / "hooks").glob("*.py"))
 HOOK_MODULES += [REPO / (name.replace(".", "/") + ".py") for name in HOOKS_MAY_IMPORT]
 LAYERS = {"shared", "state", "skills", "cli"}
-DEPENDENCIES = {"pydantic", "click", "jinja2", "filelock"}
+DEPENDENCIES = {"pydantic", "click", "jinja2", "filelock", "orjson"}
 PY38 = [os.path.expanduser("~/.pyenv/versions/3.8.18/bin/python3.8"), "/usr/bin/python3.8"]
 PY38 = [p for p in PY38 if os.path.exists(p)]  # real interpreters, not pyenv shims
 

@@ -5,6 +5,8 @@ written, whole revisions of older sessions still read, a damaged delta exits 3 n
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
 from pathlib import Path
 from typing import Any
@@ -18,6 +20,7 @@ from state.rules.session_store import Store
 from state.storage import delta, history
 from state.storage import store as store_module
 from state.storage.store import dumps
+from state.validation import validate
 from tests.conftest import Plan
 from tests.state import builders
 
@@ -303,10 +306,10 @@ def test_a_large_document_is_walked_at_a_read_unless_a_commit_checked_these_byte
     anything else (an edit by hand, another schema) and refuses it as before."""
     written = add_decision(large, 1)
     checked = Path(large.dir, store_module.CHECKED)
-    assert (
-        checked.read_bytes()
-        == store_module.checked_line(large.path("plan"), "plan", written) + b"\n"
-    )
+    assert checked.read_bytes().splitlines() == [
+        store_module.checked_line(large.path("plan"), "plan", written),
+        f"plan.json {history.sha256(written)} integrity-{validate.fingerprint()}".encode(),
+    ]
     plan = json.loads(written)
     plan["planning_context"]["decision_log"][0]["id"] = 7  # by hand: invalid
     bad = dumps(plan)
@@ -321,7 +324,44 @@ def test_a_large_document_is_walked_at_a_read_unless_a_commit_checked_these_byte
     checked.write_bytes(store_module.checked_line(large.path("plan"), "plan", bad) + b"\n")
     assert large.read("plan")["planning_context"]["decision_log"][0]["id"] == 7  # trusted
     Path(large.path("plan")).write_bytes(written)  # put back: walked, valid
-    after = add_decision(large, 2)  # the commit records its bytes in place of the line
-    assert (
-        checked.read_bytes() == store_module.checked_line(large.path("plan"), "plan", after) + b"\n"
+    after = add_decision(large, 2)  # the commit records its bytes in place of the lines
+    assert checked.read_bytes().splitlines()[0] == store_module.checked_line(
+        large.path("plan"), "plan", after
     )
+    assert checked.read_bytes().count(b"plan.json") == 2
+
+
+def test_a_large_plans_integrity_walks_its_milestones_unless_a_commit_found_them_sound(
+    large: Store,
+) -> None:
+    """After a commit (.checked's integrity line), a change to the planning context walks only
+    that; a decision removed, or bytes edited by hand, walk the whole plan: a milestone's
+    dangling reference is refused (exit 3, or 4 when the command made it) as before."""
+    with large.transaction("milestone add") as tx:
+        plan = tx.edit("plan")
+        plan["planning_context"]["decision_log"].append(builders.decision(1))
+        intent = builders.intent(1, decision_refs=["DL-001"])
+        plan["milestones"].append(builders.milestone(1, code_intents=[intent]))
+    add_decision(large, 2)
+    with pytest.raises(PreconditionFailed) as caught, large.transaction("decision remove") as tx:
+        tx.edit("plan")["planning_context"]["decision_log"].pop(0)
+    assert "refers to decision DL-001, which does not exist" in str(caught.value.findings)
+    plan = json.loads(Path(large.path("plan")).read_bytes())
+    plan["milestones"][0]["code_intents"][0]["decision_refs"] = ["DL-009"]
+    Path(large.path("plan")).write_bytes(dumps(plan))  # by hand: valid for the schema
+    with pytest.raises(DamagedFile, match=r"DL-009, which does not exist.*it was so before"):
+        add_decision(large, 3)
+
+
+def test_a_large_documents_objects_are_out_of_the_collectors_walks_for_the_transaction(
+    large: Store,
+) -> None:
+    """Frozen while the transaction reads and commits it, back in the collector's walks after
+    it, whether it committed or failed; the collector is on throughout."""
+    for fail in (False, True):
+        with contextlib.suppress(ValueError), large.transaction("decision add") as tx:
+            tx.edit("plan")["planning_context"]["decision_log"].append(builders.decision(1))
+            assert gc.isenabled() and gc.get_freeze_count() > 0
+            if fail:
+                raise ValueError
+        assert gc.isenabled() and gc.get_freeze_count() == 0

@@ -784,3 +784,89 @@ def test_a_big_plan_validates(root: str) -> None:
     assert paths(validate.integrity(broken)) == [
         "milestones[M-1000].code_changes[CC-10000].intent_ref"
     ]
+
+
+# --- integrity after a change to a sound plan: only what changed is walked (issue 32) -------
+
+ids = st.integers(1, 4)
+
+
+@st.composite
+def sound_plans(draw: st.DrawFn) -> Plan:
+    """A plan of every kind of reference, drawn among existing ids (sound, mostly)."""
+    dl = [f"DL-{n:03d}" for n in range(1, draw(st.integers(0, 4)) + 1)]
+    known = st.sampled_from(dl) if dl else st.nothing()
+    questions = st.lists(st.sampled_from(["Q-001", "Q-002"]), max_size=1)
+    ref = st.one_of(st.none(), known)
+    intents, milestones = 0, []
+    for m in range(1, draw(st.integers(0, 4)) + 1):
+        refs = st.lists(known, max_size=2 if dl else 0)
+        mine = [b.intent(intents + i, decision_refs=draw(refs)) for i in range(1, draw(ids))]
+        intents += len(mine)
+        earlier = [f"M-{e:03d}" for e in range(1, m)]
+        changes = [b.change(10 * m + n, i["id"], shared_intents=[]) for n, i in enumerate(mine)]
+        depends = draw(st.lists(st.sampled_from(earlier or [""]), max_size=2 if earlier else 0))
+        milestones.append(
+            b.milestone(m, code_intents=mine, code_changes=changes, depends_on=depends)
+        )
+    waves = [{"wave": 1, "milestones": [m["id"] for m in milestones]}] if milestones else []
+    return b.plan(
+        decisions=[
+            b.decision(int(d[3:]), superseded_by=draw(ref), question_refs=draw(questions))
+            for d in dl
+        ],
+        alternatives=[b.alternative(n, decision_ref=draw(known)) for n in range(len(dl))],
+        risks=[b.risk(n, decision_ref=draw(ref)) for n in range(draw(ids))],
+        choices=[b.choice(1, picked=draw(st.sampled_from([None, "OPT-A", "OPT-Z"])))],
+        milestones=milestones,
+        milestone_dependencies={"waves": waves},
+    )
+
+
+def one_op(plan: Plan, draw: st.DrawFn) -> None:
+    """One change a command or a hand could make: refs added, removed, dangling; ids added,
+    removed, renamed, duplicated; dependencies and waves changed."""
+    log = plan["planning_context"]["decision_log"]
+    some = st.sampled_from(["DL-001", "DL-002", "DL-009", "M-001", "M-002", "M-009", "CI-001"])
+    intents = [i for m in plan["milestones"] for i in m["code_intents"]]
+    choices = ["add decision", "risk ref", "supersede", "intent ref", "depends", "wave"]
+    choices += ["remove decision", "rename decision"] if log else []
+    choices += ["remove milestone", "remove intent"] if intents else []
+    op = draw(st.sampled_from(choices))
+    if op == "add decision":
+        log.append(b.decision(draw(st.integers(1, 9)), superseded_by=None, question_refs=[]))
+    elif op == "remove decision":
+        log.pop(draw(st.integers(0, len(log) - 1)))
+    elif op == "rename decision":
+        log[draw(st.integers(0, len(log) - 1))]["id"] = draw(some)
+    elif op == "risk ref":
+        plan["planning_context"]["known_risks"].append(b.risk(9, decision_ref=draw(some)))
+    elif op == "supersede" and log:
+        log[0]["superseded_by"] = draw(st.one_of(st.none(), some))
+    elif op == "intent ref" and intents:
+        intents[0]["decision_refs"].append(draw(some))
+    elif op == "depends" and plan["milestones"]:
+        plan["milestones"][0]["depends_on"].append(draw(some))
+    elif op == "wave":
+        plan["milestone_dependencies"]["waves"].append({"wave": 9, "milestones": [draw(some)]})
+    elif op == "remove milestone":
+        plan["milestones"].pop(0)
+    elif op == "remove intent":
+        next(m for m in plan["milestones"] if m["code_intents"])["code_intents"].pop()
+
+
+@settings(max_examples=500, deadline=None)
+@given(sound_plans(), st.data(), st.sampled_from([None, set(), {"Q-001"}]))
+def test_integrity_after_a_change_to_a_sound_plan_is_the_whole_checks(
+    before: Plan, data: st.DataObject, questions: set[str] | None
+) -> None:
+    """What validate.integrity finds walking only the planning context, when the change left
+    the milestones and waves alone and removed no decision, is what the whole walk finds."""
+    if validate.integrity(before, questions):  # not sound: a commit would have refused it
+        return
+    after = copy.deepcopy(before)
+    for _ in range(data.draw(st.integers(1, 2))):
+        one_op(after, data.draw)
+    touched = {k: v for k, v in before.items() if after[k] != v}  # as Encoded.old has them
+    whole = validate.integrity(after, questions)
+    assert validate.integrity(after, questions, touched) == whole
