@@ -134,3 +134,32 @@ def test_another_tools_cli_installed_beside_planner(
             [python.parent / script, "status"], capture_output=True, text=True, timeout=120
         )
         assert_named(done, script, "cli", site / "cli")
+
+
+def test_a_command_runs_with_its_imports_frozen_and_the_collector_on(tmp_path: Path) -> None:
+    """started() imports with the collector off and freezes what the import made; the command
+    itself runs with the collector on, and a failed import leaves it on too."""
+    (tmp_path / "probe.py").write_text(
+        "import gc\n"
+        "def run():\n"
+        "    print(gc.isenabled(), gc.get_freeze_count() > 1000)\n"
+        "    return 0\n"
+    )
+    script = (
+        "import gc, sys, planner_entry\n"
+        "code = planner_entry.started('plan', 'probe', 'run')\n"
+        "try:\n"
+        "    planner_entry.started('plan', 'no_such_module', 'run')\n"
+        "except ImportError:\n"
+        "    print(gc.isenabled())\n"
+        "sys.exit(code)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(tmp_path)])},
+        cwd=tmp_path,
+        timeout=60,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, "True True\nTrue\n", "")
