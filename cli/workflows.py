@@ -3,7 +3,11 @@ skills/). Each is loaded when first used, so `plan status` loads only the sessio
 
 from __future__ import annotations
 
-from shared.workflow import Workflow, register
+from shared.registry import register
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from shared.workflow import Workflow
 
 
 def planner() -> Workflow:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 
-from shared.workflow import Context, registered, step_ref, workflow_named
 from state.rules.session_store import Store
 from state.status_view import summary
 from state.vocab import CLOSED, ENDED, Document, ItemStatus, LoopState, ReviewVerdict, WorkflowName
@@ -25,6 +24,8 @@ MOVES_THE_SESSION = frozenset({Document.SESSION, Document.EXECUTION})
 def current_routing(store: Store, session: Session, tx: Transaction | None = None) -> Routing:
     """Where the step the session is at leads now (it can change: the executor's waves);
     with `tx`, as that open transaction leaves the session's documents."""
+    from shared.workflow import Context, workflow_named  # see settle
+
     workflow = workflow_named(session["workflow"])
     step = workflow.step(session["step"])
     ctx = Context(workflow, step, store, session, {})
@@ -114,6 +115,10 @@ def settle(tx: Transaction) -> None:
     when the approval changed."""
     if not tx.edited & MOVES_THE_SESSION:
         return
+    # the workflow tables' module (~10 M instructions): a change that leaves the session
+    # alone, most mutations, never loads it (docs/design.md, "Process time")
+    from shared.workflow import registered, step_ref
+
     if tx.move_to is not None:  # an operation moved the session to a step it names
         moved = tx.edit("session")
         moved["workflow"] = WorkflowName(tx.move_to.workflow)

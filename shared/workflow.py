@@ -12,6 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TypedDict, overload
 
+from shared.registry import LOADERS
+from shared.registry import register as register
 from shared.routing import Routing
 from state.errors import Finding, PreconditionFailed, UsageError
 from state.routes import Route, StepRef
@@ -115,20 +117,14 @@ class Workflow:
         return None, skipped
 
 
-# The workflows by name, as the entry points register them: a function that returns the
-# workflow, so a process loads only the tables it uses.
-_REGISTERED: dict[str, Callable[[], Workflow]] = {}
-
-
-def register(name: str, load: Callable[[], Workflow]) -> None:
-    """Make workflow `name` known to the engine (the entry points in cli/ do this)."""
-    _REGISTERED[name] = load
-
-
 def registered(name: str) -> Workflow | None:
-    """The workflow registered as `name`, or None when this process registered none such."""
-    load = _REGISTERED.get(name)
-    return load() if load else None
+    """The workflow registered as `name` (shared/registry.py), or None when this process
+    registered none such."""
+    load = LOADERS.get(name)
+    found = load() if load else None
+    if found is not None and not isinstance(found, Workflow):
+        raise TypeError(f"workflow {name!r} was registered with a loader of {found!r}")
+    return found
 
 
 def workflow_named(name: str) -> Workflow:
