@@ -585,9 +585,11 @@ def run(launcher: str, args: list[str]) -> int:
                 "import signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL)\n"
                 "sys.path[0] = sys.argv[1]; sys.argv = sys.argv[2:]\n"
                 f"from {module} import {func}\n"
-                "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
-                "from hooks.bootstrap import interrupts_in_callbacks; interrupts_in_callbacks()\n"
-                f"try: sys.exit({func}())\nexcept KeyboardInterrupt: sys.exit(130)"
+                "try:\n"  # from the handler on: a KeyboardInterrupt anywhere is the quiet end
+                " signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+                " from hooks.bootstrap import interrupts_in_callbacks; interrupts_in_callbacks()\n"
+                f" sys.exit({func}())\n"
+                "except KeyboardInterrupt: sys.exit(130)"
             )
             import signal
 
