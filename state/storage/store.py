@@ -115,8 +115,11 @@ def _compact(value: Any) -> bytes | str:
 
 
 def _chars(data: bytes | str) -> int:
-    """The length of `_compact`'s text in characters, as the size rule counts."""
-    return len(data.decode() if isinstance(data, bytes) else data)
+    """The length of `_compact`'s text in characters, as the size rule counts (ASCII bytes,
+    most of a plan, are counted without decoding them: a commit counts every member)."""
+    if isinstance(data, str) or data.isascii():
+        return len(data)
+    return len(data.decode())
 
 
 def _utf8(text: bytes | str) -> bytes:
