@@ -436,7 +436,7 @@ def exec_commit(
     own = made[0] if made else recorded
     fix = own is not None  # the milestone has its commit: what changed since is a fix
     paths = milestone_paths(milestone, project)
-    tracked = wt.git(repo, "ls-files", "-z", "--", *paths, work_tree=project, cwd=project)
+    tracked = _git(repo, project, "ls-files", "-z", "--", *paths)
     known = set(tracked.decode("utf-8", "surrogateescape").split("\0"))
     keep = [p for p in paths if p in known or os.path.lexists(os.path.join(project, p))]
     theirs = [p for p in run["dirty_at_apply"] if p in keep and not fix]
@@ -448,7 +448,7 @@ def exec_commit(
         )
     index = _index_entries(repo, project, keep)
     if keep:
-        wt.git(repo, "add", "-A", "--", *keep, work_tree=project, cwd=project)
+        _git(repo, project, "add", "-A", "--", *keep)
     done: list[str] = []
     try:
         _commit_staged(tx, repo, project, milestone, own, keep, base, run, execution, done)
@@ -475,24 +475,12 @@ def _commit_staged(
     person, recognised by content and recorded."""
     id, fix, session = milestone["id"], own is not None, tx.read("session")
     staged = (
-        wt.git(
-            repo,
-            "diff",
-            "--cached",
-            "--name-only",
-            "-z",
-            "--",
-            *keep,
-            work_tree=project,
-            cwd=project,
-        )
-        if keep
-        else b""
+        _git(repo, project, "diff", "--cached", "--name-only", "-z", "--", *keep) if keep else b""
     )
-    if not staged.strip(b"\0") and own:
-        tx.tell(f"{id}: already committed as {own[:12]}; nothing else to do")
-        return
     if not staged.strip(b"\0"):
+        if own:
+            tx.tell(f"{id}: already committed as {own[:12]}; nothing else to do")
+            return
         by_hand = _committed_by_hand(tx, repo, project, id, base, execution, session, keep)
         if by_hand is None:
             raise PreconditionFailed(
@@ -515,13 +503,11 @@ def _commit_staged(
         *(f"{DEVIATION_TRAILER}: {d['id']}" for d in carried),
     ]
     message = commit_message(milestone, carried, fix) + "\n" + "\n".join(trailers) + "\n"
-    wt.git(repo, "commit", "-q", "-m", message, "--", *keep, work_tree=project, cwd=project)
+    _git(repo, project, "commit", "-q", "-m", message, "--", *keep)
     done.append(id)
     # its own commit by its trailers: HEAD may already be another git's commit on top of it
     ours = _made_commit(repo, project, session, execution, id)
-    sha = ours[0] if ours else ""
-    if not ours:
-        sha = wt.git(repo, "rev-parse", "HEAD", work_tree=project, cwd=project).decode().strip()
+    sha = ours[0] if ours else _git(repo, project, "rev-parse", "HEAD").decode().strip()
     if not fix:
         run["commit"] = None  # the milestone's commit, even when an older one left HEAD's history
     _recorded(run, execution, sha, [d["id"] for d in carried])
@@ -546,13 +532,11 @@ def _committed_by_hand(
         return None
     if any(results[p] != found[p] for p in results) or not keep:
         return None
-    since = execution["base_commit"] or session["base_commit"]
-    limit = [f"^{gitinfo.commit_id(since, 'execution.json:base_commit')}"] if since else []
-    args = ("log", "-1", "--format=%H %s", "HEAD", *limit, "--", *keep)
-    line = wt.git(repo, *args, work_tree=project, cwd=project).decode(errors="replace").strip()
+    log = ("log", "-1", "--format=%H %s", "HEAD")
+    since = _since_base(session, execution)
+    line = _git(repo, project, *log, *since, "--", *keep).decode(errors="replace").strip()
     if not line:  # the base holds it already (a rewritten commit `plan rebase` moved past)
-        args = ("log", "-1", "--format=%H %s", "HEAD", "--", *keep)
-        line = wt.git(repo, *args, work_tree=project, cwd=project).decode(errors="replace")
+        line = _git(repo, project, *log, "--", *keep).decode(errors="replace")
     sha, _, subject = line.strip().partition(" ")
     return (sha, subject) if gitinfo.is_commit_id(sha) else None
 
@@ -561,7 +545,7 @@ def _index_entries(repo: str, project: str, paths: list[str]) -> bytes:
     """The index's entries for `paths` (git ls-files -s -z), to put back on a refusal."""
     if not paths:
         return b""
-    return wt.git(repo, "ls-files", "-s", "-z", "--", *paths, work_tree=project, cwd=project)
+    return _git(repo, project, "ls-files", "-s", "-z", "--", *paths)
 
 
 def _restore_index(repo: str, project: str, paths: list[str], entries: bytes) -> None:
@@ -570,14 +554,12 @@ def _restore_index(repo: str, project: str, paths: list[str], entries: bytes) ->
     kept = [e for e in entries.split(b"\0") if e]
     known = {e.partition(b"\t")[2] for e in kept}
     zeros = b"0" * len(gitinfo.head_commit(project) or "0" * 40)
-    listed = wt.git(repo, "ls-files", "-z", "--", *paths, work_tree=project, cwd=project)
+    listed = _git(repo, project, "ls-files", "-z", "--", *paths)
     drop = [p for p in listed.split(b"\0") if p and p not in known]
     feed = b"".join(b"0 " + zeros + b"\t" + p + b"\0" for p in drop)
     feed += b"".join(e + b"\0" for e in kept)
     if feed:
-        wt.git(
-            repo, "update-index", "-z", "--index-info", stdin=feed, work_tree=project, cwd=project
-        )
+        _git(repo, project, "update-index", "-z", "--index-info", stdin=feed)
 
 
 def _recorded(run: MilestoneRun, execution: Execution, sha: str, deviations: list[str]) -> None:
@@ -596,20 +578,10 @@ def _made_commit(
 ) -> tuple[str, list[str]] | None:
     """The newest commit on HEAD's ancestry since the base commit whose trailers name this
     session and milestone, with the deviations its trailers name; or None."""
-    base = execution["base_commit"] or session["base_commit"]
-    since = [f"^{gitinfo.commit_id(base, 'execution.json:base_commit')}"] if base else []
     keys = ",".join(f"key={k}" for k in (SESSION_TRAILER, MILESTONE_TRAILER, DEVIATION_TRAILER))
-    done = wt.run(
-        repo,
-        "log",
-        "-z",
-        f"--format=%H%n%(trailers:{keys},valueonly=false)",
-        "HEAD",
-        *since,
-        "--",
-        work_tree=project,
-        cwd=project,
-    )
+    log = ("log", "-z", f"--format=%H%n%(trailers:{keys},valueonly=false)", "HEAD")
+    since = _since_base(session, execution)
+    done = wt.run(repo, *log, *since, "--", work_tree=project, cwd=project)
     if done.returncode:
         return None  # no commit yet (an unborn HEAD)
     want = {f"{SESSION_TRAILER}: {session['id']}", f"{MILESTONE_TRAILER}: {milestone}"}
@@ -620,6 +592,17 @@ def _made_commit(
             prefix = f"{DEVIATION_TRAILER}: "
             return sha, sorted(x.removeprefix(prefix) for x in lines if x.startswith(prefix))
     return None
+
+
+def _git(repo: str, project: str, *args: str, stdin: bytes | None = None) -> bytes:
+    """git's stdout for a command on the project's work tree (state/repo/worktree.git)."""
+    return wt.git(repo, *args, work_tree=project, cwd=project, stdin=stdin)
+
+
+def _since_base(session: Session, execution: Execution) -> list[str]:
+    """The `git log` limit that leaves out the session's base commit and what it holds."""
+    base = execution["base_commit"] or session["base_commit"]
+    return [f"^{gitinfo.commit_id(base, 'execution.json:base_commit')}"] if base else []
 
 
 def _detached(repo: str, project: str) -> bool:
