@@ -119,6 +119,16 @@ def _failed(path: str, e: OSError, what: str = "cannot be written") -> WriteFail
     return WriteFailed(f"{path}: {what} ({e.strerror or e}); nothing was written")
 
 
+def _write(
+    path: str, data: bytes, named: str, flags: int = os.O_TRUNC, mode: int | None = None
+) -> None:
+    """write_file; an OSError is WriteFailed naming `named` (the file a temp file stands for)."""
+    try:
+        write_file(path, data, flags, mode)
+    except OSError as e:
+        raise _failed(named, e) from None
+
+
 def commit(
     directory: str,
     files: dict[str, bytes],
@@ -147,10 +157,7 @@ def commit(
                 raise WriteFailed(f"{dest}: is a directory, not a file; nothing was written")
             tmp = f"{dest}.tx-{tx}{TMP_SUFFIX}"
             temps.append(tmp)
-            try:
-                write_file(tmp, data, os.O_EXCL)
-            except OSError as e:
-                raise _failed(dest, e) from None
+            _write(tmp, data, dest, os.O_EXCL)
             entries.append((os.path.relpath(tmp, directory), rel))
         fault("after-temps")
         journal: JournalRecord = {
@@ -230,10 +237,7 @@ def _stage_project(
     if outside:
         listing = os.path.join(directory, PROJECT_TEMPS)
         temps.append(listing)  # removed last (the list is undone in reverse)
-        try:
-            write_file(listing, json.dumps(outside).encode())
-        except OSError as e:
-            raise _failed(listing, e) from None
+        _write(listing, json.dumps(outside).encode(), listing)
     if len(staged) > len(outside):
         try:
             os.makedirs(os.path.join(directory, STAGING), exist_ok=True)
@@ -241,10 +245,7 @@ def _stage_project(
             raise _failed(os.path.join(directory, STAGING), e) from None
     for tmp, dest, data, mode in staged:
         temps.append(tmp)
-        try:
-            write_file(tmp, data, os.O_EXCL, mode)
-        except OSError as e:
-            raise _failed(dest, e) from None
+        _write(tmp, data, dest, os.O_EXCL, mode)
     return {"root": root, "files": entries}
 
 
