@@ -596,38 +596,33 @@ class DocumentTransaction(DocumentReader):
         if self.created:
             record["ids"] = self.created
         if "plan" in changed:
-            rev = next_revision(self.store.dir)
-            record["rev"] = rev
-            old = encoded["plan"].old if "plan" in encoded else None
-            name, data = revision_file(
-                self.store.dir,
-                rev,
-                self.original.get("plan"),
-                changed["plan"],
-                self.read("plan"),
-                old,
-            )
-            files[os.path.join(HISTORY_DIR, name)] = data
-            summary = ", ".join(self.created) if self.created else ""
-            entry: Entry = {
-                "rev": rev,
-                "ts": clock.now(),
-                "command": self.command,
-                "summary": summary,
-            }
-            index = [*entries(self.store.dir), entry]
-            files[os.path.join(HISTORY_DIR, HISTORY_INDEX)] = index_bytes(index)
-            try:
-                os.makedirs(os.path.join(self.store.dir, HISTORY_DIR), exist_ok=True)
-            except OSError as e:
-                raise WriteFailed(
-                    f"{self.store.dir}/{HISTORY_DIR}: cannot be created ({e.strerror}); "
-                    "nothing was written"
-                ) from None
+            record["rev"] = self._revision(files, changed["plan"], encoded.get("plan"))
         files.update(self.files)
         line = {"ts": clock.now(), "event": "mutation", **record, **self.audit_fields}
         journal.commit(self.store.dir, files, AUDIT_FILE, line, self.project)
         self._committed(changed)
+
+    def _revision(self, files: dict[str, bytes], plan: bytes, encoded: Encoded | None) -> str:
+        """The name of plan.json's next revision in history/, its file and the index that lists
+        it added to `files` (state/storage/history.py)."""
+        rev = next_revision(self.store.dir)
+        old = encoded.old if encoded else None
+        name, data = revision_file(
+            self.store.dir, rev, self.original.get("plan"), plan, self.read("plan"), old
+        )
+        files[os.path.join(HISTORY_DIR, name)] = data
+        summary = ", ".join(self.created)
+        entry: Entry = {"rev": rev, "ts": clock.now(), "command": self.command, "summary": summary}
+        index = [*entries(self.store.dir), entry]
+        files[os.path.join(HISTORY_DIR, HISTORY_INDEX)] = index_bytes(index)
+        try:
+            os.makedirs(os.path.join(self.store.dir, HISTORY_DIR), exist_ok=True)
+        except OSError as e:
+            raise WriteFailed(
+                f"{self.store.dir}/{HISTORY_DIR}: cannot be created ({e.strerror}); "
+                "nothing was written"
+            ) from None
+        return rev
 
     def _record_checked(self, files: dict[str, bytes], written: dict[str, Encoded]) -> None:
         """CHECKED, when it changes: a line for each large document this commit checked and
