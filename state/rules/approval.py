@@ -56,46 +56,24 @@ def verify(
     approval = session["approval"] if session else None
     if session is None or approval is None:
         if not plan["frozen_at"]:
-            return [
-                Finding(
-                    "plan.json:frozen_at",
-                    "the plan is not frozen (not approved yet)",
-                    "planner next",
-                    rule="no-approval",
-                )
-            ]
-        return [
-            Finding(
-                "session.json:approval",
-                "no approval on record",
-                "planner status",
-                rule="no-approval",
-            )
-        ]
+            message = "the plan is not frozen (not approved yet)"
+            return [Finding("plan.json:frozen_at", message, "planner next", rule="no-approval")]
+        message = "no approval on record"
+        return [Finding("session.json:approval", message, "planner status", rule="no-approval")]
     # history/ is local (.planner/.gitignore): a clone has none, and then no check needs it
     history = state_dir is not None and bool(Store(state_dir).history())
     restore = "restore plan.json from git" + (" or from history/ (plan history)" if history else "")
     actual = plan_hash(plan)
     findings = []
     if actual != approval["sha256"]:
-        findings.append(
-            Finding(
-                "plan.json",
-                f"content changed after approval: sha256 {actual[:12]}… "
-                f"is not the approved {approval['sha256'][:12]}…",
-                restore,
-                rule="content-changed",
-            )
+        message = (
+            f"content changed after approval: sha256 {actual[:12]}… "
+            f"is not the approved {approval['sha256'][:12]}…"
         )
+        findings.append(Finding("plan.json", message, restore, rule="content-changed"))
     elif not plan["frozen_at"]:
-        findings.append(
-            Finding(
-                "plan.json:frozen_at",
-                "changed after approval: frozen_at cleared",
-                restore,
-                rule="content-changed",
-            )
-        )
+        message = "changed after approval: frozen_at cleared"
+        findings.append(Finding("plan.json:frozen_at", message, restore, rule="content-changed"))
     findings += _review_findings(session, approval)
     hashes = None if not history else (lambda: revision_hashes(Store(str(state_dir))))
     held = None if not history else (lambda rev: revision_hash(Store(str(state_dir)), rev))
