@@ -85,110 +85,56 @@ def integrity(
 
     for d in ctx["decision_log"]:
         where = _where("planning_context.decision_log", d["id"])
-        ref(
-            f"{where}.superseded_by",
-            d["superseded_by"],
-            decisions,
-            "decision",
-            f"plan decision supersede {d['id']} --by DL-n --reason R",
-            own=d["id"],
-        )
+        fix = f"plan decision supersede {d['id']} --by DL-n --reason R"
+        ref(f"{where}.superseded_by", d["superseded_by"], decisions, "decision", fix, own=d["id"])
         if question_ids is not None:
+            fix = f"plan decision set {d['id']} --question Q-n"
             for q in d["question_refs"]:
-                ref(
-                    f"{where}.question_refs",
-                    q,
-                    question_ids,
-                    "question",
-                    f"plan decision set {d['id']} --question Q-n",
-                )
+                ref(f"{where}.question_refs", q, question_ids, "question", fix)
     decided: list[tuple[str, str, RejectedAlternative | Risk]] = [
         *(("rejected_alternatives", "alternative", ra) for ra in ctx["rejected_alternatives"]),
         *(("known_risks", "risk", r) for r in ctx["known_risks"]),
     ]
     for key, noun, item in decided:
-        ref(
-            _where(f"planning_context.{key}", item["id"]) + ".decision_ref",
-            item["decision_ref"],
-            decisions,
-            "decision",
-            f"plan {noun} set {item['id']} --decision DL-n",
-        )
+        where = _where(f"planning_context.{key}", item["id"])
+        fix = f"plan {noun} set {item['id']} --decision DL-n"
+        ref(f"{where}.decision_ref", item["decision_ref"], decisions, "decision", fix)
     for choice in ctx["choices"]:
         where = _where("planning_context.choices", choice["id"])
-        ref(
-            f"{where}.picked",
-            choice["picked"],
-            {o["id"] for o in choice["options"]},
-            "option",
-            f"plan choice pick {choice['id']} OPT-X --rationale R",
-        )
-        ref(
-            f"{where}.decision_ref",
-            choice["decision_ref"],
-            decisions,
-            "decision",
-            f"plan choice pick {choice['id']} OPT-X --rationale R",
-        )
+        fix = f"plan choice pick {choice['id']} OPT-X --rationale R"
+        options = {o["id"] for o in choice["options"]}
+        ref(f"{where}.picked", choice["picked"], options, "option", fix)
+        ref(f"{where}.decision_ref", choice["decision_ref"], decisions, "decision", fix)
 
     milestone_ids = {m["id"] for m in milestones}
     intent_ids = {i["id"] for i in intents}
     for m in milestones:
         where = _where("milestones", m["id"])
+        fix = f"plan milestone set {m['id']} --depends M-n"
         for dep in m["depends_on"]:
-            ref(
-                f"{where}.depends_on",
-                dep,
-                milestone_ids,
-                "milestone",
-                f"plan milestone set {m['id']} --depends M-n",
-                own=m["id"],
-            )
+            ref(f"{where}.depends_on", dep, milestone_ids, "milestone", fix, own=m["id"])
         for i in m["code_intents"]:
+            at = f"{where}.code_intents[{i['id']}]"
+            fix = f"plan intent set {i['id']} --decision DL-n"
             for dl in i["decision_refs"]:
-                ref(
-                    f"{where}.code_intents[{i['id']}].decision_refs",
-                    dl,
-                    decisions,
-                    "decision",
-                    f"plan intent set {i['id']} --decision DL-n",
-                )
+                ref(f"{at}.decision_refs", dl, decisions, "decision", fix)
         for c in m["code_changes"]:
-            ref(
-                f"{where}.code_changes[{c['id']}].intent_ref",
-                c["intent_ref"],
-                intent_ids,
-                "intent",
-                f"plan change set {c['id']} --intent CI-n",
-            )
+            at, fix = f"{where}.code_changes[{c['id']}]", f"plan change set {c['id']} --intent CI-n"
+            ref(f"{at}.intent_ref", c["intent_ref"], intent_ids, "intent", fix)
+            fix = f"plan change capture --intent {c['intent_ref']} {c['file']}"
             for shared in c["shared_intents"]:
-                ref(
-                    f"{where}.code_changes[{c['id']}].shared_intents",
-                    shared,
-                    intent_ids,
-                    "intent",
-                    f"plan change capture --intent {c['intent_ref']} {c['file']}",
-                )
+                ref(f"{at}.shared_intents", shared, intent_ids, "intent", fix)
+    fix = "plan milestone set M-n … (any milestone change recomputes the waves)"
     for wave in [] if clean else plan["milestone_dependencies"]["waves"]:
+        where = f"milestone_dependencies.waves[{wave['wave']}]"
         for mid in wave["milestones"]:
-            ref(
-                f"milestone_dependencies.waves[{wave['wave']}]",
-                mid,
-                milestone_ids,
-                "milestone",
-                "plan milestone set M-n … (any milestone change recomputes the waves)",
-            )
+            ref(where, mid, milestone_ids, "milestone", fix)
 
     cycle = find_cycle({m["id"]: m["depends_on"] for m in milestones})
     if cycle:
-        found.append(
-            Finding(
-                _where("milestones", cycle[0]) + ".depends_on",
-                "dependency cycle " + " -> ".join(cycle),
-                f"plan milestone set {cycle[0]} --depends …",
-                rule="dependency-cycle",
-            )
-        )
+        where, message = _where("milestones", cycle[0]), "dependency cycle " + " -> ".join(cycle)
+        fix = f"plan milestone set {cycle[0]} --depends …"
+        found.append(Finding(f"{where}.depends_on", message, fix, rule="dependency-cycle"))
     return found
 
 
@@ -365,17 +311,12 @@ def _docs(plan: Plan) -> list[Finding]:
 def meaning(plan: Plan) -> list[Finding]:
     """Placeholders left in text, items with empty text, risks with no mitigation."""
     found = []
+    fix = "replace it with the real content (plan … set)"
     for path, text in _texts(plan, ""):
         match = PLACEHOLDER.search(text)
         if match:
-            found.append(
-                Finding(
-                    path,
-                    f"placeholder {match.group()!r} left in {_excerpt(text)}",
-                    "replace it with the real content (plan … set)",
-                    rule="placeholder",
-                )
-            )
+            message = f"placeholder {match.group()!r} left in {_excerpt(text)}"
+            found.append(Finding(path, message, fix, rule="placeholder"))
     ctx = plan["planning_context"]
     required_text: dict[str, tuple[Sequence[Mapping[str, object]], tuple[str, ...]]] = {
         "decision_log": (ctx["decision_log"], ("decision", "reasoning_chain")),
@@ -387,38 +328,25 @@ def meaning(plan: Plan) -> list[Finding]:
         "known_risks": (ctx["known_risks"], ("risk",)),
         "choices": (ctx["choices"], ("topic",)),
     }
+    fix = "give it content with the matching `plan … add` or `plan … set`"
     for group, (items, fields) in required_text.items():
         for item in items:
             for field in fields:
                 if not str(item[field]).strip():
-                    found.append(
-                        Finding(
-                            f"planning_context.{group}[{item['id']}].{field}",
-                            "empty text",
-                            "give it content with the matching `plan … add` or `plan … set`",
-                            rule="empty-text",
-                        )
-                    )
+                    where = f"planning_context.{group}[{item['id']}].{field}"
+                    found.append(Finding(where, "empty text", fix, rule="empty-text"))
     for r in ctx["known_risks"]:
         if not r["mitigation"].strip():
+            where = f"planning_context.known_risks[{r['id']}].mitigation"
+            fix = f"plan risk set {r['id']} --mitigation M"
             found.append(
-                Finding(
-                    f"planning_context.known_risks[{r['id']}].mitigation",
-                    "risk without mitigation",
-                    f"plan risk set {r['id']} --mitigation M",
-                    rule="risk-without-mitigation",
-                )
+                Finding(where, "risk without mitigation", fix, rule="risk-without-mitigation")
             )
     for m in plan["milestones"]:
         if not m["name"].strip():
-            found.append(
-                Finding(
-                    _where("milestones", m["id"]) + ".name",
-                    "empty text",
-                    f"plan milestone set {m['id']} --name N",
-                    rule="empty-text",
-                )
-            )
+            where = _where("milestones", m["id"]) + ".name"
+            fix = f"plan milestone set {m['id']} --name N"
+            found.append(Finding(where, "empty text", fix, rule="empty-text"))
     return found
 
 
