@@ -234,8 +234,7 @@ def chain_findings(
     if revision_hashes is not None:
         known = revision_hashes()
         for index, amendment in enumerate(rounds):
-            approved = amendment["approved"]
-            sha = approved["sha256"] if approved else None
+            sha = amendment["approved"]["sha256"] if amendment["approved"] else None
             if sha and sha not in known:
                 broken(
                     f"amendments[{index}].approved.sha256",
@@ -250,17 +249,9 @@ def chain_findings(
                 continue
             held = revision_hash(rev)
             if held != sha:
+                now = f"{rev} now holds {held[:12]}…" if held else f"{rev} is missing or damaged"
+                message = f"review round {review['round']} approved sha256 {sha[:12]}…; {now}"
                 findings.append(
-                    Finding(
-                        f"history/{rev}",
-                        f"review round {review['round']} approved sha256 {sha[:12]}…; "
-                        + (
-                            f"{rev} now holds {held[:12]}…"
-                            if held
-                            else f"{rev} is missing or damaged"
-                        ),
-                        HISTORY_FIX,
-                        rule="amendment-hash",
-                    )
+                    Finding(f"history/{rev}", message, HISTORY_FIX, rule="amendment-hash")
                 )
     return findings
