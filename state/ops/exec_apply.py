@@ -389,6 +389,7 @@ def commit_message(
 SESSION_TRAILER = "Planner-Session"
 MILESTONE_TRAILER = "Planner-Milestone"
 DEVIATION_TRAILER = "Planner-Deviation"
+TRAILERS = ",".join(f"key={k}" for k in (SESSION_TRAILER, MILESTONE_TRAILER, DEVIATION_TRAILER))
 
 
 def exec_commit(
@@ -436,7 +437,7 @@ def exec_commit(
     own = made[0] if made else recorded
     fix = own is not None  # the milestone has its commit: what changed since is a fix
     paths = milestone_paths(milestone, project)
-    tracked = _git(repo, project, "ls-files", "-z", "--", *paths)
+    tracked = project_git(repo, project, "ls-files", "-z", "--", *paths)
     known = set(tracked.decode("utf-8", "surrogateescape").split("\0"))
     keep = [p for p in paths if p in known or os.path.lexists(os.path.join(project, p))]
     theirs = [p for p in run["dirty_at_apply"] if p in keep and not fix]
@@ -448,7 +449,7 @@ def exec_commit(
         )
     index = _index_entries(repo, project, keep)
     if keep:
-        _git(repo, project, "add", "-A", "--", *keep)
+        project_git(repo, project, "add", "-A", "--", *keep)
     done: list[str] = []
     try:
         _commit_staged(tx, repo, project, milestone, own, keep, base, run, execution, done)
@@ -475,7 +476,9 @@ def _commit_staged(
     person, recognised by content and recorded."""
     id, fix, session = milestone["id"], own is not None, tx.read("session")
     staged = (
-        _git(repo, project, "diff", "--cached", "--name-only", "-z", "--", *keep) if keep else b""
+        project_git(repo, project, "diff", "--cached", "--name-only", "-z", "--", *keep)
+        if keep
+        else b""
     )
     if not staged.strip(b"\0"):
         if own:
@@ -503,11 +506,11 @@ def _commit_staged(
         *(f"{DEVIATION_TRAILER}: {d['id']}" for d in carried),
     ]
     message = commit_message(milestone, carried, fix) + "\n" + "\n".join(trailers) + "\n"
-    _git(repo, project, "commit", "-q", "-m", message, "--", *keep)
+    project_git(repo, project, "commit", "-q", "-m", message, "--", *keep)
     done.append(id)
     # its own commit by its trailers: HEAD may already be another git's commit on top of it
     ours = _made_commit(repo, project, session, execution, id)
-    sha = ours[0] if ours else _git(repo, project, "rev-parse", "HEAD").decode().strip()
+    sha = ours[0] if ours else project_git(repo, project, "rev-parse", "HEAD").decode().strip()
     if not fix:
         run["commit"] = None  # the milestone's commit, even when an older one left HEAD's history
     _recorded(run, execution, sha, [d["id"] for d in carried])
@@ -534,9 +537,9 @@ def _committed_by_hand(
         return None
     log = ("log", "-1", "--format=%H %s", "HEAD")
     since = _since_base(session, execution)
-    line = _git(repo, project, *log, *since, "--", *keep).decode(errors="replace").strip()
+    line = project_git(repo, project, *log, *since, "--", *keep).decode(errors="replace").strip()
     if not line:  # the base holds it already (a rewritten commit `plan rebase` moved past)
-        line = _git(repo, project, *log, "--", *keep).decode(errors="replace")
+        line = project_git(repo, project, *log, "--", *keep).decode(errors="replace")
     sha, _, subject = line.strip().partition(" ")
     return (sha, subject) if gitinfo.is_commit_id(sha) else None
 
@@ -545,7 +548,7 @@ def _index_entries(repo: str, project: str, paths: list[str]) -> bytes:
     """The index's entries for `paths` (git ls-files -s -z), to put back on a refusal."""
     if not paths:
         return b""
-    return _git(repo, project, "ls-files", "-s", "-z", "--", *paths)
+    return project_git(repo, project, "ls-files", "-s", "-z", "--", *paths)
 
 
 def _restore_index(repo: str, project: str, paths: list[str], entries: bytes) -> None:
@@ -554,12 +557,12 @@ def _restore_index(repo: str, project: str, paths: list[str], entries: bytes) ->
     kept = [e for e in entries.split(b"\0") if e]
     known = {e.partition(b"\t")[2] for e in kept}
     zeros = b"0" * len(gitinfo.head_commit(project) or "0" * 40)
-    listed = _git(repo, project, "ls-files", "-z", "--", *paths)
+    listed = project_git(repo, project, "ls-files", "-z", "--", *paths)
     drop = [p for p in listed.split(b"\0") if p and p not in known]
     feed = b"".join(b"0 " + zeros + b"\t" + p + b"\0" for p in drop)
     feed += b"".join(e + b"\0" for e in kept)
     if feed:
-        _git(repo, project, "update-index", "-z", "--index-info", stdin=feed)
+        project_git(repo, project, "update-index", "-z", "--index-info", stdin=feed)
 
 
 def _recorded(run: MilestoneRun, execution: Execution, sha: str, deviations: list[str]) -> None:
@@ -578,8 +581,7 @@ def _made_commit(
 ) -> tuple[str, list[str]] | None:
     """The newest commit on HEAD's ancestry since the base commit whose trailers name this
     session and milestone, with the deviations its trailers name; or None."""
-    keys = ",".join(f"key={k}" for k in (SESSION_TRAILER, MILESTONE_TRAILER, DEVIATION_TRAILER))
-    log = ("log", "-z", f"--format=%H%n%(trailers:{keys},valueonly=false)", "HEAD")
+    log = ("log", "-z", f"--format=%H%n%(trailers:{TRAILERS},valueonly=false)", "HEAD")
     since = _since_base(session, execution)
     done = wt.run(repo, *log, *since, "--", work_tree=project, cwd=project)
     if done.returncode:
@@ -594,7 +596,7 @@ def _made_commit(
     return None
 
 
-def _git(repo: str, project: str, *args: str, stdin: bytes | None = None) -> bytes:
+def project_git(repo: str, project: str, *args: str, stdin: bytes | None = None) -> bytes:
     """git's stdout for a command on the project's work tree (state/repo/worktree.git)."""
     return wt.git(repo, *args, work_tree=project, cwd=project, stdin=stdin)
 

@@ -9,10 +9,11 @@ import os
 
 from state.errors import PreconditionFailed, Refused
 from state.ops.exec_apply import (
-    DEVIATION_TRAILER,
     MILESTONE_TRAILER,
     SESSION_TRAILER,
+    TRAILERS,
     gitinfo_dir,
+    project_git,
     refuse_underway,
 )
 from state.project import session_project
@@ -59,10 +60,8 @@ def plan_rebase(tx: Transaction, *, drop_worktree: bool = False) -> None:
         _remap(tx, repo, project, session["id"], execution) if execution else ({}, [])
     )
     base = _new_base(repo, project, head, execution)
-    plan = tx.read("plan")
-    blocked = _must_change(plan, project, base, execution)
-    edited = tx.edit("session")
-    edited["base_commit"] = base
+    blocked = _must_change(tx.read("plan"), project, base, execution)
+    tx.edit("session")["base_commit"] = base
     if execution is not None:
         tx.edit("execution")["base_commit"] = base
     if drop_worktree and os.path.lexists(tree):
@@ -76,7 +75,7 @@ def plan_rebase(tx: Transaction, *, drop_worktree: bool = False) -> None:
         uncommitted=dropped,
         must_change=[b.split(":")[0] for b in blocked],
     )
-    was = f"{old_base[:12]}" if old_base else "none"
+    was = old_base[:12] if old_base else "none"
     tx.tell(f"base commit {was} -> {base[:12]} (HEAD {head[:12]})")
     for old, new in remapped.items():
         tx.tell(f"commit {old[:12]} rewritten as {new[:12]}: recorded")
@@ -85,10 +84,8 @@ def plan_rebase(tx: Transaction, *, drop_worktree: bool = False) -> None:
             f"{milestone}: its commit is not in HEAD's history any more: not committed "
             f"(fix: plan exec apply {milestone}, then plan exec commit {milestone})"
         )
-    for line in blocked:
+    for line in blocked or ["every planned diff not yet committed applies to the new base"]:
         tx.tell(line)
-    if not blocked:
-        tx.tell("every planned diff not yet committed applies to the new base")
 
 
 def _remap(
@@ -131,9 +128,8 @@ def _kept(project: str, sha: str) -> bool:
 def _by_trailer(repo: str, project: str, session_id: str) -> dict[str, list[str]]:
     """Per milestone, the commits in HEAD's history whose trailers name this session and the
     milestone, oldest first."""
-    keys = ",".join(f"key={k}" for k in (SESSION_TRAILER, MILESTONE_TRAILER, DEVIATION_TRAILER))
-    args = ("log", "-z", f"-n{HISTORY_LIMIT}", f"--format=%H%n%(trailers:{keys})", "HEAD", "--")
-    out = wt.git(repo, *args, work_tree=project, cwd=project).decode("utf-8", "replace")
+    args = ("log", "-z", f"-n{HISTORY_LIMIT}", f"--format=%H%n%(trailers:{TRAILERS})", "HEAD", "--")
+    out = project_git(repo, project, *args).decode("utf-8", "replace")
     found: dict[str, list[str]] = {}
     for entry in reversed(out.split("\0")):
         sha, _, trailers = entry.strip().partition("\n")
