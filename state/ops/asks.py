@@ -21,6 +21,7 @@ from state.ops.exec_apply import (
     _planned_before,
     gitinfo_dir,
     milestone_paths,
+    project_git,
 )
 from state.ops.exec_ops import add_deviation, run_of
 from state.ops.question_ops import new_question
@@ -199,8 +200,7 @@ def detect(tx: Transaction, milestone: str) -> list[str]:
     planned files, and dependencies its manifests gained that the plan does not add."""
     execution = tx.read("execution")
     run = next((r for r in execution["milestones"] if r["id"] == milestone), None)
-    shas: list[str | None] = [run["commit"], *run["fix_commits"]] if run else []
-    commits = [c for c in shas if c]
+    commits = [c for c in ([run["commit"], *run["fix_commits"]] if run else []) if c]
     if not commits:
         return []
     plan, session = tx.read("plan"), tx.read("session")
@@ -208,26 +208,12 @@ def detect(tx: Transaction, milestone: str) -> list[str]:
     repo = gitinfo_dir(project)
     planned = set(milestone_paths(plan_ops.find(plan, milestone, "M"), project))
     touched: list[str] = []
+    tree = ("diff-tree", "--no-commit-id", "--name-only", "-r", "-z", "--root", "--end-of-options")
     for sha in commits:
         sha = gitinfo.commit_id(sha, f"execution.json:{milestone}.commit")
-        names = wt.git(
-            repo,
-            "diff-tree",
-            "--no-commit-id",
-            "--name-only",
-            "-r",
-            "-z",
-            "--root",
-            "--end-of-options",
-            sha,
-            work_tree=project,
-            cwd=project,
-        )
-        touched += [
-            n
-            for n in names.decode("utf-8", "surrogateescape").split("\0")
-            if n and not n.startswith(".planner/")  # the sessions' own records
-        ]
+        names = project_git(repo, project, *tree, sha).decode("utf-8", "surrogateescape")
+        # .planner/ holds the sessions' own records
+        touched += [n for n in names.split("\0") if n and not n.startswith(".planner/")]
     touched = list(dict.fromkeys(touched))
     reasons = []
     outside = sorted(set(touched) - planned)
@@ -235,22 +221,16 @@ def detect(tx: Transaction, milestone: str) -> list[str]:
         reasons.append(f"changes files outside {milestone}: {', '.join(outside)}")
     manifests = [p for p in touched if is_manifest(p)]
     if manifests:
-        pairs = wt.ordered_changes(plan)
-        start = session["base_commit"]
+        start, pairs = session["base_commit"], wt.ordered_changes(plan)
         intended = _planned_before(plan, start, project, pairs, "")  # every planned diff
-        last = commits[-1]
         for path in manifests:
-            now = wt.run(repo, "show", f"{last}:{path}", work_tree=project, cwd=project)
+            now = wt.run(repo, "show", f"{commits[-1]}:{path}", work_tree=project, cwd=project)
             text = now.stdout.decode("utf-8", "surrogateescape") if not now.returncode else ""
             if path in intended:
                 base = intended[path] or ""
             else:
-                base = (
-                    wt.base_reader(project, wt.base_of(session, "session.json:base_commit"))(
-                        [path]
-                    ).get(path)
-                    or ""
-                )
+                read = wt.base_reader(project, wt.base_of(session, "session.json:base_commit"))
+                base = read([path]).get(path) or ""
             added = sorted(dependencies(path, text) - dependencies(path, base))
             if added:
                 reasons.append(f"adds a dependency the plan does not: {path}: {', '.join(added)}")
