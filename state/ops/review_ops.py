@@ -272,7 +272,7 @@ def review_reject(
     phase = rejected_phase(tx.read("plan"), rejected)
     reopen_reviews(tx, session, phase, [c["anchor"] for c in rejected["comments"]])
     recheck_the_words(tx, rejected)
-    tx.tell(f"rejected (round {session['reviews'][-1]['round']}): back to {phase}")
+    tx.tell(f"rejected (round {rejected['round']}): back to {phase}")
     tx.routed = True  # the step the workflow's table names for that phase (shared/status.py)
 
 
