@@ -157,23 +157,16 @@ def create(project: str, state_dir: str, base: str, round_: int = 0) -> tuple[st
     midway) is discarded and made again, never handed out: see ready(). `round_`: the open
     amendment round it is made for (0: planning); a worktree made for another round is made
     again (an amendment's starts from HEAD: see start())."""
-    tree = path_of(state_dir)
+    tree, mine = path_of(state_dir), private_dir(state_dir)
     repo = common_dir(project)
     admin = admin_dir(project, tree)
-    if admin and os.path.isdir(tree) and _finished(admin):
-        if made_for(admin) == round_:
-            if admin == private_dir(state_dir):
-                _no_links(admin, tree)  # a worktree made before links were written as files
-            return tree, False
-        # an earlier round's (its edits were captured, or not planned), or one whose pending
-        # diffs were not all written (killed midway): made again
-        if admin != private_dir(state_dir):
-            _unregister(admin)
-            _discard(tree, None)
-        else:
-            _discard(tree, admin)
-        admin = None
-    if admin and admin != private_dir(state_dir):  # an older session's, unfinished: made anew
+    if admin and os.path.isdir(tree) and _finished(admin) and made_for(admin) == round_:
+        if admin == mine:
+            _no_links(admin, tree)  # a worktree made before links were written as files
+        return tree, False
+    # Made again: an earlier round's (its edits were captured, or not planned), one whose
+    # pending diffs were not all written, or one not finished (killed midway)
+    if admin and admin != mine:  # an older session's (git worktree add)
         _unregister(admin)
         _discard(tree, None)
     elif admin or _scrap(tree):
@@ -182,8 +175,8 @@ def create(project: str, state_dir: str, base: str, round_: int = 0) -> tuple[st
         raise PreconditionFailed(
             f"{tree}: exists but is not this session's git worktree (move it away and rerun)"
         )
-    if os.path.lexists(private_dir(state_dir)):  # not a directory: nothing git made
-        _discard(None, private_dir(state_dir))
+    if os.path.lexists(mine):  # not a directory: nothing git made
+        _discard(None, mine)
     # The private git dir first, the checkout second, by a git that dies with us: the index
     # appears (renamed into place) only when every file is out, which is what ready() checks.
     try:
