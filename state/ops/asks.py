@@ -23,7 +23,7 @@ from state.ops.exec_apply import (
     milestone_paths,
     project_git,
 )
-from state.ops.exec_ops import add_deviation, run_of
+from state.ops.exec_ops import add_deviation, commits_of, run_of
 from state.ops.question_ops import new_question
 from state.project import session_project
 from state.repo import gitinfo
@@ -200,7 +200,7 @@ def detect(tx: Transaction, milestone: str) -> list[str]:
     planned files, and dependencies its manifests gained that the plan does not add."""
     execution = tx.read("execution")
     run = next((r for r in execution["milestones"] if r["id"] == milestone), None)
-    commits = [c for c in ([run["commit"], *run["fix_commits"]] if run else []) if c]
+    commits = commits_of(run)
     if not commits:
         return []
     plan, session = tx.read("plan"), tx.read("session")

@@ -12,6 +12,11 @@ if TYPE_CHECKING:
     from state.storage.documents import Deviation, MilestoneRun
 
 
+def commits_of(run: MilestoneRun | None) -> list[str]:
+    """The milestone's commits as execution.json records them: its own, then its fix commits."""
+    return [s for s in (run["commit"], *run["fix_commits"]) if s] if run else []
+
+
 def new_run(milestone: str) -> MilestoneRun:
     """A milestone's record in execution.json before anything happened to it."""
     return {

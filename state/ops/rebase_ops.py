@@ -16,6 +16,7 @@ from state.ops.exec_apply import (
     project_git,
     refuse_underway,
 )
+from state.ops.exec_ops import commits_of
 from state.project import session_project
 from state.repo import gitinfo, unidiff
 from state.repo import worktree as wt
@@ -98,7 +99,7 @@ def _remap(
     dropped: list[str] = []
     runs = tx.edit("execution")["milestones"]
     for run in runs:
-        old = [s for s in (run["commit"], *run["fix_commits"]) if s]
+        old = commits_of(run)
         if not old or all(_kept(project, s) for s in old):
             continue
         new = found.get(run["id"], [])

@@ -10,11 +10,12 @@ import os
 import re
 from typing import NotRequired, TypedDict
 
+from state.ops.exec_ops import commits_of
 from state.project import session_project
 from state.repo import git, gitinfo, unidiff
 from state.repo import worktree as wt
 from state.repo.numbered import numbered
-from state.rules.amendments import approved_revision
+from state.rules.amendments import approved_revision, runs_by_id
 from state.vocab import RunStatus, SessionStatus
 
 TYPE_CHECKING = False
@@ -25,7 +26,6 @@ if TYPE_CHECKING:
         Deviation,
         Execution,
         Milestone,
-        MilestoneRun,
         Plan,
     )
     from state.storage.store import DocumentStore
@@ -185,23 +185,17 @@ def assemble(
 ) -> Result:
     """The result as the person sees it, from the plan, execution.json, reconcile.json and
     git; `sha256` is the hash of everything else in it (what a verdict was given on)."""
-    runs: dict[str, MilestoneRun] = (
-        {m["id"]: m for m in execution["milestones"]} if execution else {}
-    )
+    runs = runs_by_id(execution)
     deviations = execution["deviations"] if execution else []
     rows = {m["id"]: m for m in record["milestones"]} if record else {}
     tests = record["tests"] if record else []
     milestones: list[MilestoneResult] = []
     every = [
-        gitinfo.commit_id(s, "execution.json:commit")
-        for run in runs.values()
-        for s in [run["commit"], *run["fix_commits"]]
-        if s
+        gitinfo.commit_id(s, "execution.json:commit") for r in runs.values() for s in commits_of(r)
     ]
     lost = set(git.missing_commits(root, every)) if every else set()
     for m in plan["milestones"]:
         run = runs.get(m["id"])
-        shas = [s for s in [run["commit"], *run["fix_commits"]] if s] if run else []
         milestones.append(
             {
                 "id": m["id"],
@@ -215,7 +209,7 @@ def assemble(
                     gone_view(sha)
                     if sha in lost
                     else composed(root, commit_view(root, sha), m, plan)
-                    for sha in shas
+                    for sha in commits_of(run)
                 ],
                 "evidence": run["evidence"] if run else [],
                 "tests": [t for t in tests if t["milestone"] == m["id"]],
