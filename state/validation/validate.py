@@ -189,30 +189,15 @@ def _design(plan: Plan) -> list[Finding]:
             continue
         where = _where("milestones", m["id"])
         if not m["code_intents"]:
-            found.append(
-                _lacks(
-                    f"{where}.code_intents",
-                    "no code intent",
-                    f"plan intent add --milestone {m['id']} --file F --behavior B",
-                )
-            )
+            fix = f"plan intent add --milestone {m['id']} --file F --behavior B"
+            found.append(_lacks(f"{where}.code_intents", "no code intent", fix))
         if not m["acceptance_criteria"]:
-            found.append(
-                _lacks(
-                    f"{where}.acceptance_criteria",
-                    "no acceptance criterion",
-                    f"plan milestone set {m['id']} --acceptance A",
-                )
-            )
+            fix = f"plan milestone set {m['id']} --acceptance A"
+            found.append(_lacks(f"{where}.acceptance_criteria", "no acceptance criterion", fix))
         for i in m["code_intents"]:
             if not i["behavior"].strip():
-                found.append(
-                    _lacks(
-                        f"{where}.code_intents[{i['id']}].behavior",
-                        "empty",
-                        f"plan intent set {i['id']} --behavior B",
-                    )
-                )
+                fix = f"plan intent set {i['id']} --behavior B"
+                found.append(_lacks(f"{where}.code_intents[{i['id']}].behavior", "empty", fix))
     return found
 
 
@@ -224,13 +209,8 @@ def _code(plan: Plan, root: str, base: str | None) -> list[Finding]:
         covered = {i for c in m["code_changes"] for i in (c["intent_ref"], *c["shared_intents"])}
         for i in m["code_intents"]:
             if i["id"] not in covered and not m["is_documentation_only"]:
-                found.append(
-                    _lacks(
-                        f"{where}.code_intents[{i['id']}]",
-                        "no code change",
-                        _capture_fix(m, i["id"], i["file"]),
-                    )
-                )
+                fix = _capture_fix(m, i["id"], i["file"])
+                found.append(_lacks(f"{where}.code_intents[{i['id']}]", "no code change", fix))
         found += _tests_captured(m, where)
     applied: dict[str, str | None] = {}
     pairs = worktree.ordered_changes(plan)
@@ -239,15 +219,10 @@ def _code(plan: Plan, root: str, base: str | None) -> list[Finding]:
         applied.update(worktree.base_reader(root, base)(paths))
     for m, c in pairs:
         where = _where("milestones", m["id"])
+        fix = f"plan change capture --intent {c['intent_ref']} {c['file']}"
         for problem in unidiff.check(c["diff"], root, c["file"], applied):
-            found.append(
-                Finding(
-                    f"{where}.code_changes[{c['id']}].diff",
-                    problem,
-                    f"plan change capture --intent {c['intent_ref']} {c['file']}",
-                    rule="diff-does-not-apply",
-                )
-            )
+            at = f"{where}.code_changes[{c['id']}].diff"
+            found.append(Finding(at, problem, fix, rule="diff-does-not-apply"))
     return found
 
 
@@ -298,13 +273,8 @@ def _docs(plan: Plan) -> list[Finding]:
             or doc["algorithm_blocks"]
             or doc["inline_comments"]
         ):
-            found.append(
-                _lacks(
-                    _where("milestones", m["id"]) + ".documentation",
-                    "empty",
-                    f"plan doc set --milestone {m['id']} --module-comment T",
-                )
-            )
+            fix = f"plan doc set --milestone {m['id']} --module-comment T"
+            found.append(_lacks(_where("milestones", m["id"]) + ".documentation", "empty", fix))
     return found
 
 
