@@ -11,7 +11,7 @@ import tempfile
 from state import clock
 from state.errors import PreconditionFailed, Refused, UsageError
 from state.ops import plan_ops
-from state.ops.exec_ops import run_of
+from state.ops.exec_ops import commits_of, run_of
 from state.project import session_project
 from state.repo import contention, gitinfo, unidiff
 from state.repo import worktree as wt
@@ -179,8 +179,8 @@ def require_commits(
     3 naming it and `plan rebase`."""
     run = run_of(tx, id)
     session, execution = tx.read("session"), tx.read("execution")
-    for sha in (run["commit"], *run["fix_commits"]):
-        if sha and not gitinfo.resolves(project, sha):
+    for sha in commits_of(run):
+        if not gitinfo.resolves(project, sha):
             raise PreconditionFailed(gitinfo.gone(sha, f"{id}'s commit (execution.json)"))
     made = _made_commit(repo, project, session, execution, id)
     old = run["commit"]
@@ -423,7 +423,7 @@ def exec_commit(
     base = require_base(tx, project)
     execution = tx.read("execution")
     made = require_commits(tx, repo, project, id)
-    if made and made[0] not in (run["commit"], *run["fix_commits"]):
+    if made and made[0] not in commits_of(run):
         _recorded(run, execution, *made)
         tx.tell(f"{id}: committed earlier as {made[0][:12]} (found by its trailer); recorded")
         return
