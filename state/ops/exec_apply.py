@@ -434,13 +434,12 @@ def exec_commit(
             "--allow-detached)"
         )
     recorded = run["commit"] if run["commit"] and gitinfo.contains(project, run["commit"]) else None
-    own = made[0] if made else recorded
-    fix = own is not None  # the milestone has its commit: what changed since is a fix
+    own = made[0] if made else recorded  # the milestone has its commit: what changed since is a fix
     paths = milestone_paths(milestone, project)
     tracked = project_git(repo, project, "ls-files", "-z", "--", *paths)
     known = set(tracked.decode("utf-8", "surrogateescape").split("\0"))
     keep = [p for p in paths if p in known or os.path.lexists(os.path.join(project, p))]
-    theirs = [p for p in run["dirty_at_apply"] if p in keep and not fix]
+    theirs = [] if own else [p for p in run["dirty_at_apply"] if p in keep]
     if theirs and not include_uncommitted:
         raise PreconditionFailed(
             f"{id}: {', '.join(theirs)} held uncommitted edits of yours before "
