@@ -91,25 +91,18 @@ def _review_findings(session: Session, approval: Approval) -> list[Finding]:
         message = "the last review round is not the approval"
         return [Finding("session.json:reviews", message, rule="review-mismatch")]
     if last["sha256"] != approval["sha256"]:
-        return [
-            Finding(
-                "session.json:reviews",
-                f"review round {last['round']} approved sha256 "
-                f"{str(last['sha256'])[:12]}…, the approval record says "
-                f"{approval['sha256'][:12]}…",
-                rule="review-mismatch",
-            )
-        ]
+        message = (
+            f"review round {last['round']} approved sha256 {str(last['sha256'])[:12]}…, the "
+            f"approval record says {approval['sha256'][:12]}…"
+        )
+        return [Finding("session.json:reviews", message, rule="review-mismatch")]
     if last["by"] != approval["by"]:
-        return [
-            Finding(
-                "session.json:approval.by",
-                f"the approval says it was given by {approval['by']!r}, review round "
-                f"{last['round']} by {last['by']!r}: session.json changed outside plan commands",
-                "restore session.json from git",
-                rule="review-mismatch",
-            )
-        ]
+        message = (
+            f"the approval says it was given by {approval['by']!r}, review round "
+            f"{last['round']} by {last['by']!r}: session.json changed outside plan commands"
+        )
+        fix = "restore session.json from git"
+        return [Finding("session.json:approval.by", message, fix, rule="review-mismatch")]
     return []
 
 
