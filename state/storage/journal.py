@@ -119,12 +119,11 @@ def _failed(path: str, e: OSError, what: str = "cannot be written") -> WriteFail
     return WriteFailed(f"{path}: {what} ({e.strerror or e}); nothing was written")
 
 
-def _write(
-    path: str, data: bytes, named: str, flags: int = os.O_TRUNC, mode: int | None = None
-) -> None:
-    """write_file; an OSError is WriteFailed naming `named` (the file a temp file stands for)."""
+def _write(path: str, data: bytes, named: str, *flags_mode: int) -> None:
+    """write_file(path, data, *flags_mode); an OSError is WriteFailed naming `named` (the file a
+    temp file stands for)."""
     try:
-        write_file(path, data, flags, mode)
+        write_file(path, data, *flags_mode)
     except OSError as e:
         raise _failed(named, e) from None
 
