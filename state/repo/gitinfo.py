@@ -15,13 +15,14 @@ def git_dir(root: str) -> str | None:
     dot_git = os.path.join(root, ".git")
     if os.path.isdir(dot_git):
         return dot_git
-    line = _read(dot_git) or ""
+    line = read_text(dot_git) or ""
     if not line.startswith("gitdir:"):
         return None
     return os.path.normpath(os.path.join(root, line[len("gitdir:") :].strip()))
 
 
-def _read(path: str) -> str | None:
+def read_text(path: str) -> str | None:
+    """A small text file's content, stripped; None when it cannot be read."""
     try:
         with open(path, encoding="utf-8") as f:
             return f.read().strip()
@@ -56,20 +57,20 @@ def head_commit(root: str) -> str | None:
 
 def _head(root: str) -> str | None:
     where = git_dir(root)
-    head = _read(os.path.join(where, "HEAD")) if where else None
+    head = read_text(os.path.join(where, "HEAD")) if where else None
     if not head or not where:
         return None
     if not head.startswith("ref:"):
         return head
     ref = head[4:].strip()
-    common = _read(os.path.join(where, "commondir"))
+    common = read_text(os.path.join(where, "commondir"))
     dirs = [where] + ([os.path.normpath(os.path.join(where, common))] if common else [])
     for d in dirs:
-        sha = _read(os.path.join(d, ref))
+        sha = read_text(os.path.join(d, ref))
         if sha:
             return sha
     for d in dirs:
-        packed = _read(os.path.join(d, "packed-refs")) or ""
+        packed = read_text(os.path.join(d, "packed-refs")) or ""
         for line in packed.splitlines():
             sha, _, name = line.partition(" ")
             if name == ref:

@@ -202,10 +202,8 @@ ROUND_FILE = "planner-round"  # in the worktree's git dir: the amendment round i
 
 def made_for(admin: str) -> int:
     """The amendment round the worktree with git dir `admin` was made for (0: planning)."""
-    try:
-        with open(os.path.join(admin, ROUND_FILE), encoding="utf-8") as f:
-            text = f.read().strip()
-    except OSError:
+    text = gitinfo.read_text(os.path.join(admin, ROUND_FILE))
+    if text is None:
         return 0
     return int(text) if text.isdigit() else -1  # garbled: never matches, so it is made again
 
@@ -224,11 +222,7 @@ def start_of(project: str, tree: str) -> str | None:
     admin = admin_dir(project, tree)
     if admin is None:
         return None
-    try:
-        with open(os.path.join(admin, "HEAD"), encoding="utf-8") as f:
-            head = f.read().strip()
-    except OSError:
-        return None
+    head = gitinfo.read_text(os.path.join(admin, "HEAD"))
     return head if gitinfo.is_commit_id(head) else None
 
 
