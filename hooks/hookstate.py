@@ -40,8 +40,7 @@ class Session:
     def __init__(self, state_dir: str, data: dict[str, object]) -> None:
         """`data` is session.json as read, unvalidated: read_session checked its status."""
         self.state_dir, self.data = state_dir, data
-        status = data["status"]
-        self.status = status if isinstance(status, str) else ""
+        self.status = str(data["status"])
         sid = data.get("id")
         self.id = sid if isinstance(sid, str) else os.path.basename(state_dir)
         config = data.get("config")
