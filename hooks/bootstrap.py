@@ -291,7 +291,8 @@ def ensure(prefix: str, rebuild: bool = False) -> str:
             except OSError as e:  # the data dir itself: full, read-only, a file in the way
                 where = e.filename or data
                 raise Failure(f"cannot write {where} ({e.strerror})", outside_fix()) from None
-        except Failure as e:  # a full or read-only dir: the waiters then build and fail themselves
+        except Failure as e:
+            # for the waiters; a full or read-only dir: they then build and fail themselves
             with suppress(OSError), open(failed, "w", encoding="utf-8") as f:
                 f.write(f"{e.what}\n{e.fix}\n")
             raise

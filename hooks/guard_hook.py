@@ -463,9 +463,8 @@ def patch_files(patch: str) -> list[str] | None:
     heredoc = lines[0] in ("<<EOF", "<<'EOF'", '<<"EOF"') and lines[-1].endswith("EOF")
     if heredoc and len(lines) >= 4:
         lines = lines[1:-1]
-    if len(lines) < 2 or lines[0].strip(RUST_SPACE) != "*** Begin Patch":
-        return None
-    if lines[-1].strip(RUST_SPACE) != "*** End Patch":
+    begin, end = lines[0].strip(RUST_SPACE), lines[-1].strip(RUST_SPACE)
+    if len(lines) < 2 or begin != "*** Begin Patch" or end != "*** End Patch":
         return None
     files = []
     for line in lines[1:-1]:
