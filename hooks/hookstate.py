@@ -2,7 +2,7 @@
 (the OS sandbox is hooks/sandbox.py).
 
 Standard library only (the guard and SessionStart run as `python3 -S` before any environment
-exists): of the package it imports only state/vocab.py and state/status_view.py, themselves
+exists): of the package it imports only state/vocab_core.py and state/status_view.py, themselves
 standard library only.
 """
 
