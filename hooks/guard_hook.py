@@ -114,8 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     dialect: str = Dialect.CLAUDE
     try:
         dialect = parse_dialect(sys.argv[1:] if argv is None else argv)
-        stream = sys.stdin.buffer if sys.stdin is not None else None
-        output = run(stream.read() if stream is not None else b"", dialect)
+        output = run(sys.stdin.buffer.read() if sys.stdin is not None else b"", dialect)
     except Exception as e:  # fail closed: a broken guard must not let writes through
         if os.environ.get("PLANNER_DEBUG") == "1":
             import traceback
