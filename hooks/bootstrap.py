@@ -25,11 +25,8 @@ in it as an editable install would put it (a plain path entry, no import hook th
 would pay for, written directly: link_plugin): the code that runs is always the plugin folder
 Claude Code manages, never a stale copy.
 
-The launchers' fast path (docs/design.md, "Launcher fast path"): when the data dir is named by
-the environment (PLANNER_DATA_DIR, CLAUDE_PLUGIN_DATA), bin/ imports this file in the
-environment's own Python and calls fast(), which checks the environment as `run` would and runs the
-command in the same process: one Python start instead of two. Anything else is handed to
-`python3 -S -I bootstrap.py run`, the slow path.
+The launchers' fast path (docs/design.md, "Launcher fast path"): bin/ imports this file in the
+environment's own Python and calls fast(); anything else is the slow path, `run`.
 """
 
 from __future__ import annotations
@@ -56,14 +53,14 @@ if TYPE_CHECKING:
 # The launchers' fast path (an environment is ready) imports nothing else: every `planner`
 # call pays for this file's start-up, so the other modules are imported where they are used.
 
-ROOT = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+BOOTSTRAP = os.path.realpath(__file__)
+ROOT = os.path.dirname(os.path.dirname(BOOTSTRAP))
 STAMP = "planner-env.json"  # what the environment was made from (see wanted())
 FAILED = "venv.failed"  # why the last build failed, for the processes that waited for it
 KEY = "planner-env.key"  # the plugin files' stat() when STAMP last matched them: the fast check
 LOCK_WAIT_S = 900  # longer than any build; a dead holder's lock is released by the kernel
 # How the plugin folder is in the environment: a plain path entry (link_plugin), as setuptools'
-# compat mode makes, not its import-hook finder, which every start would pay for (~1x
-# `python -c pass`). The name stays that of the setuptools mode: the layout is the same.
+# compat mode makes (docs/design.md, "Launcher fast path").
 COMPAT = "editable_mode=compat"
 # Two stages (docs/design.md, "The environment in two stages"): the steps and `plan` need only
 # these; the review page's and the companion's packages (starlette, uvicorn, mcp, ...) follow
@@ -142,12 +139,9 @@ def current(data: str) -> str | None:
     if not os.path.exists(os.path.join(env, "bin", "python")):
         return None
     key = quick_key()
-    try:
-        with open(os.path.join(env, KEY), encoding="utf-8") as f:
-            if key and f.read() == key:
-                return env
-    except OSError:
-        pass
+    with suppress(OSError), open(os.path.join(env, KEY), encoding="utf-8") as f:
+        if key and f.read() == key:
+            return env
     import json
 
     try:
@@ -162,12 +156,10 @@ def current(data: str) -> str | None:
 
 def write_key(env: str, key: str) -> None:
     tmp = os.path.join(env, f".{KEY}.{os.getpid()}")
-    try:
+    with suppress(OSError):  # only the fast check is lost: the next launch parses the files again
         with open(tmp, "w", encoding="utf-8") as f:
             f.write(key)
         os.replace(tmp, os.path.join(env, KEY))
-    except OSError:
-        pass  # only the fast check is lost: the next launch parses the files again
 
 
 def say(prefix: str, message: str) -> None:
@@ -243,10 +235,9 @@ def ensure_full(prefix: str) -> str:
         return env
     with locked(data, prefix):
         env = current(data)
-        if env is not None and os.path.exists(os.path.join(env, FULL)):
-            return env
         if env is not None:
-            return install_second_stage(data, env, prefix)
+            full = os.path.exists(os.path.join(env, FULL))
+            return env if full else install_second_stage(data, env, prefix)
     # Replaced while we waited (the plugin folder changed): make the new one, with the lock
     # released first: flock belongs to an open file, so taking it again here would wait on
     # ourselves until LOCK_WAIT_S.
@@ -264,7 +255,7 @@ def install_second_stage(data: str, env: str, prefix: str) -> str:
         log.write(f"\n== {time.strftime('%Y-%m-%dT%H:%M:%S')} second stage in {env}\n")
         log.flush()
         try:
-            install_rest(os.path.realpath(env), log, log_path)
+            install_rest(os.path.realpath(env), log)
         except Failure as e:  # for the processes that wait for it (hooks/mcp_wait.py)
             with open(os.path.join(data, FAILED), "w", encoding="utf-8") as f:
                 f.write(f"{e.what}\n{e.fix}\n")
@@ -290,10 +281,10 @@ def ensure(prefix: str, rebuild: bool = False) -> str:
         env = current(data)
         if env and not rebuild:  # made by the process we waited for
             return env
+        failure = last_failure(data, waited - 1) if waited else None
+        if failure:  # the build we waited for failed just now: say why, not fail again slowly
+            raise failure
         failed = os.path.join(data, FAILED)
-        if waited and os.path.exists(failed) and os.path.getmtime(failed) >= waited - 1:
-            # the build we waited for failed just now: say why rather than fail again slowly
-            raise last_failure(failed, data)
         try:
             try:
                 return build(data, wanted(), prefix)
@@ -301,27 +292,28 @@ def ensure(prefix: str, rebuild: bool = False) -> str:
                 where = e.filename or data
                 raise Failure(f"cannot write {where} ({e.strerror})", outside_fix()) from None
         except Failure as e:
-            try:
-                with open(failed, "w", encoding="utf-8") as f:
-                    f.write(f"{e.what}\n{e.fix}\n")
-            except OSError:
-                pass  # a full or read-only dir: the waiters then build and fail themselves
+            # for the waiters; a full or read-only dir: they then build and fail themselves
+            with suppress(OSError), open(failed, "w", encoding="utf-8") as f:
+                f.write(f"{e.what}\n{e.fix}\n")
             raise
 
 
 def outside_fix() -> str:
     """The fix for a data dir the launcher cannot write: the agent's sandbox (Codex keeps HOME
     read-only and has no network) cannot make the environment, a terminal can, once."""
-    bootstrap = os.path.join(ROOT, "hooks", "bootstrap.py")
     return (
-        f"run once in a terminal, outside the agent's sandbox: python3 {bootstrap} ensure"
+        f"run once in a terminal, outside the agent's sandbox: python3 {BOOTSTRAP} ensure"
         " (or free the dir, or set PLANNER_DATA_DIR to a writable one)"
     )
 
 
-def last_failure(failed: str, data: str) -> Failure:
-    """Why the build another process made failed, as it wrote in venv.failed; a file that
-    is empty, cut short or unreadable (that process died, or the disk was full) says so."""
+def last_failure(data: str, since: float) -> Failure | None:
+    """Why a build in `data` failed since a time, as it wrote in venv.failed (None if none
+    did); a file that is empty, cut short or unreadable (that process died, or the disk was
+    full) says so."""
+    failed = os.path.join(data, FAILED)
+    if not os.path.exists(failed) or os.path.getmtime(failed) < since:
+        return None
     try:
         with open(failed, encoding="utf-8", errors="replace") as f:
             what, fix = [*f.read(4096).split("\n"), "", ""][:2]
@@ -348,7 +340,7 @@ def build(data: str, want: Wanted, prefix: str) -> str:
         with open(log_path, "a", encoding="utf-8") as log:
             log.write(f"\n== {time.strftime('%Y-%m-%dT%H:%M:%S')} {env} from {ROOT}\n")
             log.flush()
-            install(env, log, log_path, prefix)
+            install(env, log, prefix)
         with open(os.path.join(env, STAMP), "w", encoding="utf-8") as f:
             json.dump(want, f, indent=1)
         write_key(env, quick_key())
@@ -374,29 +366,20 @@ def build(data: str, want: Wanted, prefix: str) -> str:
     return os.path.join(data, "venv")
 
 
-def install(env: str, log: IO[str], log_path: str, prefix: str) -> None:
+def install(env: str, log: IO[str], prefix: str) -> None:
     """A venv at `env` with the dependencies of the first stage and the plugin folder in it
     (link_plugin: what an editable install makes, written directly)."""
-    import shlex
     import shutil
 
-    bootstrap = shlex.quote(os.path.join(ROOT, "hooks", "bootstrap.py"))
-    again = f"then run in a terminal (outside the agent's sandbox): python3 {bootstrap} rebuild"
+    again = rerun("rebuild")
     python = os.path.join(env, "bin", "python")
     first = split(wanted()["dependencies"])[0]
     uv = shutil.which("uv")
     if uv:
         say(prefix, "installing the package and its dependencies with uv…")
         try:
-            uv_venv = [uv, "venv", "--quiet", "--python", sys.executable, env]
-            step("uv venv", uv_venv, log, log_path, again)
-            step(
-                "uv pip install",
-                [uv, "pip", "install", "--python", python, *first],
-                log,
-                log_path,
-                again,
-            )
+            step("uv venv", [uv, "venv", "--quiet", "--python", sys.executable, env], log, again)
+            step("uv pip install", [uv, "pip", "install", "--python", python, *first], log, again)
             link_plugin(env)
             return
         except Failure as e:
@@ -406,14 +389,14 @@ def install(env: str, log: IO[str], log_path: str, prefix: str) -> None:
     # well under a second, ensurepip's copy of pip (and setuptools) takes ~10 s.
     venv = [sys.executable, "-m", "venv", *(["--without-pip"] if host_pip() else []), env]
     try:
-        step("python3 -m venv", venv, log, log_path, again)
+        step("python3 -m venv", venv, log, again)
     except Failure as e:
         raise Failure(
             e.what,
             "install the venv module (Debian/Ubuntu: apt-get install python3-venv) or uv, " + again,
         ) from None
     say(prefix, "installing the package and its dependencies with pip…")
-    step("pip install", [*pip_install(env), *first], log, log_path, again)
+    step("pip install", [*pip_install(env), *first], log, again)
     link_plugin(env)
 
 
@@ -454,18 +437,15 @@ def link_plugin(env: str) -> None:
     site = os.path.join(site, "site-packages")
     info = os.path.join(site, f"planner-{version}.dist-info")
     os.makedirs(info)
-    files = {
-        os.path.join(site, "__editable__.planner.pth"): ROOT + "\n",
-        os.path.join(
-            info, "METADATA"
-        ): f"Metadata-Version: 2.1\nName: planner\nVersion: {version}\n",
-        os.path.join(info, "INSTALLER"): "planner-bootstrap\n",
-        os.path.join(info, "direct_url.json"): json.dumps(
-            {"url": "file://" + ROOT, "dir_info": {"editable": True}}
-        ),
-        os.path.join(info, "entry_points.txt"): "[console_scripts]\n"
-        + "".join(f"{name} = {entry}\n" for name, entry in scripts.items()),
-    }
+    entry_points = "".join(f"{name} = {entry}\n" for name, entry in scripts.items())
+    files = {os.path.join(site, "__editable__.planner.pth"): ROOT + "\n"}
+    for name, text in (
+        ("METADATA", f"Metadata-Version: 2.1\nName: planner\nVersion: {version}\n"),
+        ("INSTALLER", "planner-bootstrap\n"),
+        ("direct_url.json", json.dumps({"url": "file://" + ROOT, "dir_info": {"editable": True}})),
+        ("entry_points.txt", "[console_scripts]\n" + entry_points),
+    ):
+        files[os.path.join(info, name)] = text
     for name, entry in scripts.items():
         module, func = entry.split(":")
         files[os.path.join(env, "bin", name)] = (
@@ -481,36 +461,37 @@ def link_plugin(env: str) -> None:
             os.chmod(path, 0o755)
 
 
-def install_rest(env: str, log: IO[str], log_path: str) -> None:
+def install_rest(env: str, log: IO[str]) -> None:
     """The second stage: the declared dependencies the first left out."""
-    import shlex
     import shutil
 
-    bootstrap = shlex.quote(os.path.join(ROOT, "hooks", "bootstrap.py"))
-    again = f"then run in a terminal (outside the agent's sandbox): python3 {bootstrap} ensure"
+    again = rerun("ensure")
     rest = split(wanted()["dependencies"])[1]
     python = os.path.join(env, "bin", "python")
     uv = shutil.which("uv")
     if uv and os.path.exists(os.path.join(env, "pyvenv.cfg")):
         try:
-            step(
-                "uv pip install",
-                [uv, "pip", "install", "--python", python, *rest],
-                log,
-                log_path,
-                again,
-            )
+            step("uv pip install", [uv, "pip", "install", "--python", python, *rest], log, again)
             return
         except Failure as e:
             log.write(f"== uv failed ({e.what}); trying pip\n")
-    step("pip install", [*pip_install(env), *rest], log, log_path, again)
+    step("pip install", [*pip_install(env), *rest], log, again)
 
 
-def step(what: str, cmd: list[str], log: IO[str], log_path: str, again: str) -> None:
+def rerun(command: str) -> str:
+    """The end of an install step's fix: this file's `command`, run where it can install."""
+    import shlex
+
+    bootstrap = shlex.quote(BOOTSTRAP)
+    return f"then run in a terminal (outside the agent's sandbox): python3 {bootstrap} {command}"
+
+
+def step(what: str, cmd: list[str], log: IO[str], again: str) -> None:
     """Run one install step with its output in the log; a failure names its first error."""
     import shlex
     import subprocess
 
+    log_path = log.name
     log.write("$ " + shlex.join(cmd) + "\n")
     log.flush()
     start = log.tell()
@@ -579,44 +560,28 @@ def run(launcher: str, args: list[str]) -> int:
         return 2
     try:
         if chosen:  # an interpreter that has the dependencies: run this plugin folder's code
-            module, func = wanted()["scripts"][name].split(":")
-            runner = (  # Ctrl-C while it starts: a quiet end, as in bin/ (SIGINT ignored
-                # across the exec, the default while it imports, then KeyboardInterrupt)
-                "import signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL)\n"
-                "sys.path[0] = sys.argv[1]; sys.argv = sys.argv[2:]\n"
-                f"from {module} import {func}\n"
-                "try:\n"  # from the handler on: a KeyboardInterrupt anywhere is the quiet end
-                " signal.signal(signal.SIGINT, signal.default_int_handler)\n"
-                " from hooks.bootstrap import interrupts_in_callbacks; interrupts_in_callbacks()\n"
-                f" sys.exit({func}())\n"
-                "except KeyboardInterrupt: sys.exit(130)"
-            )
-            import signal
-
-            before = signal.signal(signal.SIGINT, signal.SIG_IGN)
-            try:
-                os.execvp(chosen, [chosen, "-c", runner, ROOT, name, *args])
-            except OSError as e:
-                signal.signal(signal.SIGINT, before)
-                say(name, f"cannot run PLANNER_PYTHON={chosen} ({e.strerror})")
-                return 2
-        if name == "plan" and args[:1] == ["mcp"] and complete(data_dir()) is None:
+            return run_in(chosen, name, args)
+        data = data_dir()
+        if name == "plan" and args[:1] == ["mcp"] and complete(data) is None:
             # A client's first session: answer it now, not after the build (hooks/mcp_wait.py).
             sys.path.insert(0, ROOT)
             from hooks import mcp_wait
 
-            data = data_dir()
             return mcp_wait.serve(
-                args, data, lambda: complete(data), lambda: start_build(data), build_failed(data)
+                args,
+                data,
+                lambda: complete(data),
+                lambda: start_build(data),
+                lambda since: str(last_failure(data, since) or ""),  # its `what`
             )
         if needs_full(name, args):
             env = ensure_full(name)
         else:
             env = ensure(name)
-            if complete(data_dir()) is None:  # the second stage, in the background
+            if complete(data) is None:  # the second stage, in the background
                 # a data dir it may not write (Codex's sandbox): a later start makes it
                 with suppress(OSError):
-                    start_build(data_dir())
+                    start_build(data)
     except Failure as e:
         say(name, f"cannot create its Python environment: {e.what}; fix: {e.fix}")
         return 2
@@ -624,8 +589,33 @@ def run(launcher: str, args: list[str]) -> int:
     try:
         os.execv(script, [script, *args])
     except OSError as e:
-        rebuild = os.path.join(ROOT, "hooks", "bootstrap.py")
-        say(name, f"cannot run {script} ({e.strerror}); fix: python3 {rebuild} rebuild")
+        say(name, f"cannot run {script} ({e.strerror}); fix: python3 {BOOTSTRAP} rebuild")
+    return 2
+
+
+def run_in(python: str, name: str, args: list[str]) -> int:
+    """exec NAME in `python` (PLANNER_PYTHON, which has the dependencies) from this plugin
+    folder's code."""
+    import signal
+
+    module, func = wanted()["scripts"][name].split(":")
+    runner = (  # Ctrl-C while it starts: a quiet end, as in bin/ (SIGINT ignored
+        # across the exec, the default while it imports, then KeyboardInterrupt)
+        "import signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL)\n"
+        "sys.path[0] = sys.argv[1]; sys.argv = sys.argv[2:]\n"
+        f"from {module} import {func}\n"
+        "try:\n"  # from the handler on: a KeyboardInterrupt anywhere is the quiet end
+        " signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+        " from hooks.bootstrap import interrupts_in_callbacks; interrupts_in_callbacks()\n"
+        f" sys.exit({func}())\n"
+        "except KeyboardInterrupt: sys.exit(130)"
+    )
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        os.execvp(python, [python, "-c", runner, ROOT, name, *args])
+    except OSError as e:
+        signal.signal(signal.SIGINT, before)
+        say(name, f"cannot run PLANNER_PYTHON={python} ({e.strerror})")
     return 2
 
 
@@ -638,7 +628,7 @@ def fast(launcher: str, args: list[str]) -> int:
     """
     name = os.path.basename(os.path.realpath(launcher))
     entry = ""
-    try:
+    with suppress(Exception):  # a damaged stamp, an unreadable plugin folder: `run` judges, says
         env = current(data_dir())
         full = not needs_full(name, args) or (env and os.path.exists(os.path.join(env, FULL)))
         if env and full and os.path.realpath(env) == os.path.realpath(sys.prefix):
@@ -646,11 +636,9 @@ def fast(launcher: str, args: list[str]) -> int:
 
             with open(os.path.join(env, STAMP), encoding="utf-8") as f:
                 entry = json.load(f)["scripts"][name]
-    except Exception:  # a damaged stamp, an unreadable plugin folder: `run` judges and says
-        entry = ""
     if not entry:
         try:
-            slow = ["python3", "-S", "-I", os.path.realpath(__file__), "run", launcher, *args]
+            slow = ["python3", "-S", "-I", BOOTSTRAP, "run", launcher, *args]
             os.execvp("python3", slow)
         except OSError as e:
             say(name, f"cannot run python3 ({e.strerror}); set PLANNER_PYTHON")
@@ -668,7 +656,7 @@ def fast(launcher: str, args: list[str]) -> int:
         say(
             name,
             f"the Python environment {sys.prefix} cannot run it ({type(e).__name__}: {detail}); "
-            f"fix: python3 {os.path.join(ROOT, 'hooks', 'bootstrap.py')} rebuild",
+            f"fix: python3 {BOOTSTRAP} rebuild",
         )
         return 2
     code: int = command()
@@ -709,18 +697,6 @@ def session_start() -> int:
     return 0
 
 
-def build_failed(data: str) -> Callable[[float], str]:
-    """Why a build in `data` failed since a time (venv.failed), "" if none did."""
-
-    def failed(since: float) -> str:
-        path = os.path.join(data, FAILED)
-        if os.path.exists(path) and os.path.getmtime(path) >= since:
-            return last_failure(path, data).what
-        return ""
-
-    return failed
-
-
 def start_build(data: str) -> str:
     """Start making the environment in `data` in the background, in a session of its own (a
     hook's or a server's end does not kill it; one already under way is waited for, not
@@ -732,7 +708,7 @@ def start_build(data: str) -> str:
     log_path = os.path.join(data, "bootstrap.log")
     with open(log_path, "a", encoding="utf-8") as log:
         subprocess.Popen(
-            [sys.executable, "-S", "-I", os.path.realpath(__file__), "ensure"],
+            [sys.executable, "-S", "-I", BOOTSTRAP, "ensure"],
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=log,
@@ -757,7 +733,7 @@ def main(argv: list[str]) -> int:
         say(
             prog,
             f"cannot create its Python environment: {type(e).__name__}: {detail}; fix: "
-            f"python3 {os.path.join(ROOT, 'hooks', 'bootstrap.py')} rebuild",
+            f"python3 {BOOTSTRAP} rebuild",
         )
         return 2
 

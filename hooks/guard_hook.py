@@ -114,8 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     dialect: str = Dialect.CLAUDE
     try:
         dialect = parse_dialect(sys.argv[1:] if argv is None else argv)
-        stream = sys.stdin.buffer if sys.stdin is not None else None
-        output = run(stream.read() if stream is not None else b"", dialect)
+        output = run(sys.stdin.buffer.read() if sys.stdin is not None else b"", dialect)
     except Exception as e:  # fail closed: a broken guard must not let writes through
         if os.environ.get("PLANNER_DEBUG") == "1":
             import traceback
@@ -463,9 +462,8 @@ def patch_files(patch: str) -> list[str] | None:
     heredoc = lines[0] in ("<<EOF", "<<'EOF'", '<<"EOF"') and lines[-1].endswith("EOF")
     if heredoc and len(lines) >= 4:
         lines = lines[1:-1]
-    if len(lines) < 2 or lines[0].strip(RUST_SPACE) != "*** Begin Patch":
-        return None
-    if lines[-1].strip(RUST_SPACE) != "*** End Patch":
+    begin, end = lines[0].strip(RUST_SPACE), lines[-1].strip(RUST_SPACE)
+    if len(lines) < 2 or begin != "*** Begin Patch" or end != "*** End Patch":
         return None
     files = []
     for line in lines[1:-1]:

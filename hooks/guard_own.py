@@ -117,9 +117,9 @@ def _agent_place(
         except (ValueError, OSError):
             return _not_plain(found[0])
         if AGENT_PLACE in real.split(os.sep):
-            project = os.path.dirname(os.path.dirname(session.state_dir))
             why = f"runs the product in {real}, inside .planner/ where the agent writes"
-            return Verdict(MUTATE, place, why, DENY, f"run it from the project: cd {project}")
+            hint = f"run it from the project: cd {session.project}"
+            return Verdict(MUTATE, place, why, DENY, hint)
     return None
 
 

@@ -231,9 +231,8 @@ def temp_write(verdict: Verdict, written: list[tuple[str, int]]) -> Verdict:
     where = current()
     if where is None or not written or not all(where.temp_path(w, f) for w, f in written):
         return verdict
-    if not where.sandboxed():
-        return verdict
-    return Verdict(UNKNOWN, verdict.part, "writes only temp files, so it runs in the sandbox")
+    why = "writes only temp files, so it runs in the sandbox"
+    return Verdict(UNKNOWN, verdict.part, why) if where.sandboxed() else verdict
 
 
 TEMP_DEST = ("cp", "install", "ln")  # write only their destination; the rest is read

@@ -176,9 +176,8 @@ def _judge_git(argv: list[str]) -> Verdict:
         name = arg.split("=", 1)[0]
         if (name in ("--config-env", "--exec-path") and "=" in arg) or arg == "--config-env":
             return Verdict(UNKNOWN, part, "changes how git runs its helpers")
-        if arg == "-c" and not _safe_git_setting(argv[i + 1] if i + 1 < len(argv) else ""):
-            return Verdict(UNKNOWN, part, "sets git configuration that can run commands")
-        if arg.startswith("-c") and arg != "-c" and not _safe_git_setting(arg[2:]):
+        setting = arg[2:] or (argv[i + 1] if i + 1 < len(argv) else "")  # -cK=V, -c K=V
+        if arg.startswith("-c") and not _safe_git_setting(setting):
             return Verdict(UNKNOWN, part, "sets git configuration that can run commands")
         if arg in ("--version", "--help", "-h", "--exec-path", "--html-path", "--man-path"):
             return PASS
@@ -191,9 +190,8 @@ def _judge_git(argv: list[str]) -> Verdict:
     for arg in rest:
         if arg == "--":
             break
-        if long_option(arg, GIT_RUNS):
-            return Verdict(UNKNOWN, part, "names a program for git to run")
-        if arg.startswith("-O") or (sub == "ls-remote" and arg.startswith("-u")):
+        runs = arg.startswith("-O") or (sub == "ls-remote" and arg.startswith("-u"))
+        if runs or long_option(arg, GIT_RUNS):
             return Verdict(UNKNOWN, part, "names a program for git to run")
         if arg.split("=", 1)[0] in ("--output", "--outp", "--outpu") or (
             sub == "archive" and arg.startswith("-o")
@@ -513,9 +511,8 @@ def awk_program_writes(program: str) -> str | None:
 
 
 AWK_RUNS = "runs a shell command"
-_classify_bash: list[
-    Classifier
-] = []  # guard_rules registers its classify_bash: awk's commands are Bash
+# guard_rules registers its classify_bash: awk's commands are Bash
+_classify_bash: list[Classifier] = []
 
 
 def register_bash_classifier(classify: Classifier) -> None:

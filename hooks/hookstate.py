@@ -2,7 +2,7 @@
 (the OS sandbox is hooks/sandbox.py).
 
 Standard library only (the guard and SessionStart run as `python3 -S` before any environment
-exists): of the package it imports only state/vocab.py and state/status_view.py, themselves
+exists): of the package it imports only state/vocab_core.py and state/status_view.py, themselves
 standard library only.
 """
 
@@ -40,8 +40,7 @@ class Session:
     def __init__(self, state_dir: str, data: dict[str, object]) -> None:
         """`data` is session.json as read, unvalidated: read_session checked its status."""
         self.state_dir, self.data = state_dir, data
-        status = data["status"]
-        self.status = status if isinstance(status, str) else ""
+        self.status = str(data["status"])
         sid = data.get("id")
         self.id = sid if isinstance(sid, str) else os.path.basename(state_dir)
         config = data.get("config")

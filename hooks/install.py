@@ -13,6 +13,7 @@ import os
 import shlex
 import subprocess
 import sys
+from contextlib import suppress
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -113,12 +114,9 @@ def merged(existing: dict[str, Any], ours: dict[str, list[HookGroup]]) -> dict[s
 
 
 def write_if_changed(path: str, text: str) -> bool:
-    try:
-        with open(path, encoding="utf-8") as f:
-            if f.read() == text:
-                return False
-    except OSError:
-        pass
+    with suppress(OSError), open(path, encoding="utf-8") as f:
+        if f.read() == text:
+            return False
     os.makedirs(os.path.dirname(path), exist_ok=True)
     tmp = f"{path}.planner-{os.getpid()}"
     with open(tmp, "w", encoding="utf-8") as f:
@@ -198,8 +196,7 @@ def install_codex(codex_home: str, bin_dir: str, build: bool, say: Callable[[str
         say(f"{hooks_path} is not a JSON object; fix it or move it away, then run this again")
         return 3
     text = json.dumps(merged(existing, codex_hooks()), indent=2) + "\n"
-    changed = write_if_changed(hooks_path, text)
-    done = "written" if changed else "unchanged"
+    done = "written" if write_if_changed(hooks_path, text) else "unchanged"
     say(f"hooks   {hooks_path}: the guard and SessionStart ({done})")
 
     if not link_launchers(ROOT, bin_dir, say):

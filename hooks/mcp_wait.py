@@ -44,10 +44,6 @@ class Relay:
         self.failure = ""
         self.closing = False  # the client closed stdin: the relay ends the real server
 
-    def send(self, message: dict[str, Any]) -> None:
-        self.out.write(json.dumps(message) + "\n")
-        self.out.flush()
-
     def status(self) -> str:
         if self.failure:
             return f"planner's review companion cannot start: {self.failure}"
@@ -103,14 +99,11 @@ class Relay:
             if isinstance(message, dict):
                 reply = self.answer(message)
                 if reply is not None:
-                    self.send(reply)
+                    send(self.out, reply)
 
     def watch(self) -> None:
         """Wait for the environment (or its failure), then switch to the real server."""
-        while True:
-            env = self.ready()
-            if env:
-                break
+        while not (env := self.ready()):
             self.failure = self.failed(self.started)
             if self.failure:
                 return
@@ -127,17 +120,13 @@ class Relay:
         assert child.stdin is not None and child.stdout is not None
         self.greeted.wait()
         with self.lock:
-            replay = {**self.initialize, "id": REPLAYED}
-            child.stdin.write(json.dumps(replay) + "\n")
-            child.stdin.flush()
+            send(child.stdin, {**self.initialize, "id": REPLAYED})
             if not answered(child.stdout):
                 self.failure = f"{plan} {' '.join(self.args)} exited as it started (its stderr)"
                 return
-            initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-            child.stdin.write(json.dumps(initialized) + "\n")
-            child.stdin.flush()
+            send(child.stdin, {"jsonrpc": "2.0", "method": "notifications/initialized"})
             self.child = child
-            self.send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+            send(self.out, {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
         for line in child.stdout:
             with self.lock:
                 self.out.write(line)
@@ -145,6 +134,11 @@ class Relay:
         code = child.wait()
         if not self.closing:  # the real server ended by itself: so does its relay
             os._exit(code)
+
+
+def send(out: IO[str], message: dict[str, Any]) -> None:
+    out.write(json.dumps(message) + "\n")
+    out.flush()
 
 
 def answered(lines: IO[str]) -> bool:

@@ -220,16 +220,13 @@ class Lexer:
                     raise ParseError("unterminated single quote")
                 buf.append(s[self.i + 1 : end])
                 self.i = end + 1
-            elif c == '"':
+            elif c == '"' or (c == "$" and s.startswith('"', self.i + 1)):
                 quoted = True
+                self.i += c == "$"  # `$"…"` (a locale's translation) reads as "…"
                 flags |= self.double_quoted(buf)
             elif c == "$" and s.startswith("'", self.i + 1):
                 quoted = True
                 self.ansi_c(buf)
-            elif c == "$" and s.startswith('"', self.i + 1):
-                quoted = True
-                self.i += 1
-                flags |= self.double_quoted(buf)
             elif c == "$" or c == "`":
                 expands = self.dollar(buf) if c == "$" else self.backtick(buf)
                 flags |= expands | (SPLITS if expands else 0)
