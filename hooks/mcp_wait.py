@@ -168,7 +168,8 @@ def serve(
         start()
     except Exception as e:  # say it through the tool, as the launcher would on stderr
         relay.failure = f"{e}"
-    threading.Thread(target=relay.watch, daemon=True).start()
+    else:  # nothing is being made when start() failed: no watch to overwrite why
+        threading.Thread(target=relay.watch, daemon=True).start()
     try:
         for line in sys.stdin:
             if line.strip():
