@@ -24,10 +24,10 @@ import os
 import stat
 import sys
 import time
+from json import dumps, loads
 
 from hooks import hookstate
 from hooks.guard_tools import MUTATE, OK, PASS, UNKNOWN, Hint, Verdict, names
-from hooks.hook_json import dumps, loads
 from hooks.shell_lex import TooComplex, check_clock, start_clock, stop_clock
 from state.vocab_core import Dialect, GuardDecision
 

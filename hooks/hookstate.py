@@ -158,7 +158,7 @@ def read_session(state_dir: str) -> Session | None:
         return None
     except OSError:
         raise DamagedSession(path) from None
-    from hooks.hook_json import loads  # only when there is a session to read
+    from json import loads  # only when there is a session to read (it imports re)
 
     try:
         data = loads(raw.decode("utf-8"))
@@ -173,7 +173,8 @@ def read_session(state_dir: str) -> Session | None:
 
 def status_text(session: Session, dialect: str = Dialect.CLAUDE) -> str:
     """What SessionStart prints: the same text as `plan status` (state/status_view.py)."""
-    from hooks.hook_json import loads
+    from json import loads
+
     from state.status_view import summary, text
 
     try:
