@@ -9,7 +9,7 @@ any table; a row names its kind, requirements, actions and skip rules as objects
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TypedDict, overload
 
 from shared.registry import LOADERS
@@ -74,10 +74,10 @@ class Workflow:
     templates: list[str]  # template search path: the workflow's dir, then shared
     checks: dict[Phase, Requirement]  # QR phase -> what the validator checks before the reviewer
     start: Callable[[Workflow, Flags], str] | None = None  # step 1 with --task: what to print
+    by_number: dict[int, Step] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        numbers = [s.number for s in self.steps]  # rows are steps 1, 2, … in order
-        assert numbers == list(range(1, len(numbers) + 1)), f"{self.name}: steps {numbers}"
+        self.by_number = {s.number: s for s in self.steps}
         for step in self.steps:  # the table names its targets by name: each one exists
             for name in (step.on_fail or step.name, *(step.on_reject or {}).values()):
                 self.named(name)
@@ -100,14 +100,14 @@ class Workflow:
         return len(self.steps)
 
     def step(self, number: int) -> Step:
-        if not 1 <= number <= self.total:
+        if number not in self.by_number:
             raise UsageError(f"--step: {self.name} has steps 1 to {self.total}, not {number}")
-        return self.steps[number - 1]
+        return self.by_number[number]
 
     def following(self, number: int, ctx: Context) -> tuple[Step | None, list[Step]]:
         """The next step after `number` that is not skipped, and the steps skipped on the way."""
         skipped: list[Step] = []
-        for step in self.steps[number:]:
+        for step in (s for s in self.steps if s.number > number):
             if not self.skipped(step, ctx):
                 return step, skipped
             skipped.append(step)
