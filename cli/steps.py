@@ -3,7 +3,6 @@ number, `next`, `status` and `role`. The workflows are registered with the engin
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Literal
@@ -14,16 +13,14 @@ from cli import workflows
 from cli.base import CheckedCommand, CheckedGroup, run_click
 from cli.exits import run_main
 from cli.output import line, out
-from hooks import hookstate
 from shared import engine
-from shared.paths import open_session, resolve_state_dir
+from shared.paths import open_session
 from shared.routing import argv_of
-from shared.status import current_routing, session_status
+from shared.status import current_routing
 from shared.workflow import Flags, workflow_named
 from skills.planner.roles import ROLES, role_prompt
 from state.errors import UsageError
 from state.routes import StepRef
-from state.status_view import text
 from state.vocab import WorkflowName
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -148,13 +145,9 @@ def run_next(state_dir: str | None, qr_status: str | None, format_: str | None) 
 def status(state_dir: str | None, as_json: bool) -> int:
     """Where the session stands and what to run next (no session active here, as in a
     fresh clone: the only open one, else the list; `plan status` says the same)."""
-    if state_dir is None and resolve_state_dir() is None:
-        from cli.commands.session import status_without_active
+    from cli.commands.session import show_status
 
-        if status_without_active(as_json):
-            return 0
-    summary = hookstate.with_guard(session_status(open_session(state_dir)))
-    line(json.dumps(summary, indent=2) if as_json else text(summary))
+    show_status(state_dir, as_json, line)
     return 0
 
 
