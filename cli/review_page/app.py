@@ -33,7 +33,6 @@ from state.errors import PlannerError, UsageError
 from state.ops import result_ops, review_ops
 from state.ops.result_ops import StaleResult
 from state.ops.review_ops import StaleApproval
-from state.rules.session_store import Store
 from state.validation.limits import (
     BODY_MAX,
     COMMENT_MAX,
@@ -182,15 +181,6 @@ def refused(request: Request, e: Exception) -> JSONResponse:
     return JSONResponse({"error": error}, status)
 
 
-def record_verdict(store: Store, name: str, act: Callable[[Transaction], None]) -> Transaction:
-    """The person's verdict through the same state operation and transaction as the CLI's
-    `plan review approve|reject` and `plan result accept|request-changes` (`act` calls it with
-    the page's arguments: the page adds nothing of its own)."""
-    with store.transaction(name) as tx:
-        act(tx)
-    return tx
-
-
 class Page:
     """The routes of one session's page. Once `stopping` is set (the server is about to exit),
     open event streams end, so the server stops without cancelling them."""
@@ -250,8 +240,17 @@ class Page:
         return StreamingResponse(stream(), media_type="text/event-stream")
 
     async def verdict(self, name: str, act: Callable[[Transaction], None]) -> JSONResponse:
+        """The person's verdict through the same state operation and transaction as the CLI's
+        `plan review approve|reject` and `plan result accept|request-changes` (`act` calls it
+        with the page's arguments: the page adds nothing of its own)."""
+
+        def record() -> Transaction:
+            with self.store.transaction(name) as tx:
+                act(tx)
+            return tx
+
         try:
-            tx = await asyncio.to_thread(record_verdict, self.store, name, act)
+            tx = await asyncio.to_thread(record)
         except TooLarge as e:
             return JSONResponse({"error": page_words(e.message)}, 413)
         except (StaleApproval, StaleResult) as e:
