@@ -118,6 +118,17 @@ def target_id(metavar: str, old: str) -> Callable[[Callable[..., Any]], Callable
     return decorate
 
 
+def options(*decorators: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """Several click options as one decorator, as if stacked in the order given."""
+
+    def stacked(f: Any) -> Any:
+        for decorate in reversed(decorators):
+            f = decorate(f)
+        return f
+
+    return stacked
+
+
 def swallowed_option(command: click.Command, args: list[str]) -> None:
     """`--decision --reasoning x`: say that --decision took --reasoning as its value, rather
     than what click would say next (an extra argument x, --reasoning missing); a group's
