@@ -83,8 +83,7 @@ class PlanCommand(CheckedCommand):
         try:
             return super().invoke(ctx)
         except PlannerError as e:
-            if e.field:  # state/ names the field; the user typed the option
-                e.relabel(option_label(self, e.field))
+            relabel(self, e)
             raise
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
@@ -117,6 +116,17 @@ def target_id(metavar: str, old: str) -> Callable[[Callable[..., Any]], Callable
         return click.argument("id", required=False, type=TEXT, metavar=metavar)(f)
 
     return decorate
+
+
+def options(*decorators: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """Several click options as one decorator, as if stacked in the order given."""
+
+    def stacked(f: Any) -> Any:
+        for decorate in reversed(decorators):
+            f = decorate(f)
+        return f
+
+    return stacked
 
 
 def swallowed_option(command: click.Command, args: list[str]) -> None:
@@ -198,8 +208,7 @@ class Operation(PlanCommand):
         try:
             return perform(tx, self.op, args)
         except PlannerError as e:
-            if e.field:  # state/ names the field; the user typed the option
-                e.relabel(option_label(self, e.field))
+            relabel(self, e)
             raise
 
 
@@ -218,12 +227,12 @@ def unsaid(created: list[str], told: list[str]) -> list[str]:
     return [i for i in created if not any(t.startswith(i + " ") for t in told)]
 
 
-def option_label(command: click.Command, field: str) -> str:
-    """The option that fills `field` (its first spelling), e.g. by -> --by."""
-    for param in command.params:
-        if param.name == field and isinstance(param, click.Option):
-            return param.opts[0]
-    return "--" + field.replace("_", "-")
+def relabel(command: click.Command, e: PlannerError) -> None:
+    """state/ names the field; the user typed the option that fills it (its first spelling,
+    e.g. by -> --by)."""
+    field = e.field or ""  # none named: e.relabel changes nothing
+    opts = [p.opts[0] for p in command.params if p.name == field and isinstance(p, click.Option)]
+    e.relabel(opts[0] if opts else "--" + field.replace("_", "-"))
 
 
 EDITS = ("set", "answer")  # commands that change an item in place print the item's id

@@ -28,6 +28,7 @@ SARIF_LEVELS = {"error": "error", "warning": "warning", "notice": "note"}
 # notification of the run, not an alert in code scanning (--require-approved makes it an
 # error, which is one).
 NOT_ALERTS = ("not-approved", "not-checked")
+REGION = ("startLine", "startColumn", "endLine", "endColumn")  # a result's, from Problem's
 HELP_URI = "https://github.com/planner-dev/planner#ci-validating-plans-in-pipelines"
 
 
@@ -111,7 +112,6 @@ def sarif(run: Run) -> dict[str, object]:
     SARIF's own schema, built here only to be dumped: no Python code reads it back)."""
     from importlib.metadata import version  # ~2x `python -c pass`: only the SARIF form needs it
 
-    ids = list(RULES)
     rules = [
         {
             "id": rule,
@@ -122,41 +122,10 @@ def sarif(run: Run) -> dict[str, object]:
         }
         for rule, text in RULES.items()
     ]
-    results = []
-    listed: list[Problem] = []  # sessions not judged (not approved, cancelled): not alerts
-    for t in run.targets:
-        for p in t.problems:
-            if p.level == "notice" and p.rule in NOT_ALERTS:
-                listed.append(p)
-                continue
-            region = {
-                k: v
-                for k, v in (
-                    ("startLine", p.line),
-                    ("startColumn", p.col),
-                    ("endLine", p.end_line),
-                    ("endColumn", p.end_col),
-                )
-                if v
-            }
-            location: dict[str, object] = {
-                "artifactLocation": {"uri": quote(run.relative(p.file or t.path), safe="/")}
-            }
-            if region:
-                location["region"] = region
-            message = p.text()
-            uri = quote(run.relative(p.file or t.path), safe="/")
-            result: dict[str, object] = {
-                "ruleId": p.rule,
-                "level": SARIF_LEVELS.get(p.level, "note"),
-                "message": {"text": message},
-                "locations": [{"physicalLocation": location}],
-                # the same finding keeps its alert when lines move: rule, file, JSON path
-                "partialFingerprints": {"plannerFinding/v1": fingerprint(p.rule, uri, p.path)},
-            }
-            if p.rule in ids:
-                result["ruleIndex"] = ids.index(p.rule)
-            results.append(result)
+    found = [(t, p) for t in run.targets for p in t.problems]
+    # sessions not judged (not approved, cancelled) are listed, not alerts
+    listed = [p for _, p in found if p.level == "notice" and p.rule in NOT_ALERTS]
+    results = [sarif_result(run, t, p) for t, p in found if p not in listed]
     notifications = [
         {"level": SARIF_LEVELS.get(p.level, "note"), "message": {"text": p.text()}}
         for p in run.problems
@@ -181,6 +150,27 @@ def sarif(run: Run) -> dict[str, object]:
         "version": "2.1.0",
         "runs": [{"tool": {"driver": driver}, "invocations": [invocation], "results": results}],
     }
+
+
+def sarif_result(run: Run, t: Target, p: Problem) -> dict[str, object]:
+    """A finding as a SARIF result, at its repository-relative location."""
+    uri = quote(run.relative(p.file or t.path), safe="/")
+    at = zip(REGION, (p.line, p.col, p.end_line, p.end_col), strict=True)
+    region = {k: v for k, v in at if v}
+    location: dict[str, object] = {"artifactLocation": {"uri": uri}}
+    if region:
+        location["region"] = region
+    result: dict[str, object] = {
+        "ruleId": p.rule,
+        "level": SARIF_LEVELS.get(p.level, "note"),
+        "message": {"text": p.text()},
+        "locations": [{"physicalLocation": location}],
+        # the same finding keeps its alert when lines move: rule, file, JSON path
+        "partialFingerprints": {"plannerFinding/v1": fingerprint(p.rule, uri, p.path)},
+    }
+    if p.rule in RULES:
+        result["ruleIndex"] = list(RULES).index(p.rule)
+    return result
 
 
 def fingerprint(rule: str, uri: str, path: str) -> str:

@@ -12,49 +12,29 @@ import click
 from cli.base import PlanGroup, run_click
 from cli.exits import run_main
 
-# Each top-level command or group, and the module of cli/commands/ that defines it.
-COMMANDS = {
-    "status": "session",
-    "list": "session",
-    "resume": "session",
-    "cancel": "ending",
-    "fail": "ending",
-    "show": "reading",
-    "render": "reading",
-    "log": "reading",
-    "history": "reading",
-    "diff": "reading",
-    "waves": "reading",
-    "validate": "checks",
-    "verify": "checks",
-    "schema": "checks",
-    "overview": "design",
-    "decision": "design",
-    "alternative": "design",
-    "constraint": "design",
-    "risk": "design",
-    "knowledge": "design",
-    "invariant": "design",
-    "tradeoff": "design",
-    "milestone": "milestones",
-    "intent": "milestones",
-    "change": "milestones",
-    "doc": "milestones",
-    "context": "discovery",
-    "question": "discovery",
-    "choice": "discovery",
-    "ask": "discovery",
-    "review": "review",
-    "qr": "review",
-    "result": "result",
-    "exec": "execution",
-    "apply": "apply",
-    "worktree": "worktree",
-    "amend": "amend",
-    "rebase": "rebase",
-    "restore": "restore",
-    "mcp": "mcp",
+# Each module of cli/commands/ and the top-level commands or groups it defines.
+MODULES = {
+    "session": ("status", "list", "resume"),
+    "ending": ("cancel", "fail"),
+    "reading": ("show", "render", "log", "history", "diff", "waves"),
+    "checks": ("validate", "verify", "schema"),
+    "design": (
+        *("overview", "decision", "alternative", "constraint"),
+        *("risk", "knowledge", "invariant", "tradeoff"),
+    ),
+    "milestones": ("milestone", "intent", "change", "doc"),
+    "discovery": ("context", "question", "choice", "ask"),
+    "review": ("review", "qr"),
+    "result": ("result",),
+    "execution": ("exec",),
+    "apply": ("apply",),
+    "worktree": ("worktree",),
+    "amend": ("amend",),
+    "rebase": ("rebase",),
+    "restore": ("restore",),
+    "mcp": ("mcp",),
 }
+COMMANDS = {name: module for module, names in MODULES.items() for name in names}
 
 
 class LazyGroup(PlanGroup):

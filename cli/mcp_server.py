@@ -197,10 +197,7 @@ def show_plan(sessions: Sessions, item_id: str | None = None, session: Session =
     store = sessions.open(session)
     if item_id:
         return reading.lookup(store, item_id.strip(), None)
-    plan = store.read("plan")
-    return "\n".join(
-        [reading.outline(plan), *reading.review_lines(store.read("session")["reviews"])]
-    )
+    return reading.plan_outline(store)
 
 
 def render_plan(sessions: Sessions, full: bool = False, session: Session = None) -> Any:

@@ -3,11 +3,9 @@ number, `next`, `status` and `role`. The workflows are registered with the engin
 
 from __future__ import annotations
 
-import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import click
 
@@ -15,22 +13,21 @@ from cli import workflows
 from cli.base import CheckedCommand, CheckedGroup, run_click
 from cli.exits import run_main
 from cli.output import line, out
-from hooks import hookstate
 from shared import engine
-from shared.paths import open_session, resolve_state_dir
+from shared.paths import open_session
 from shared.routing import argv_of
-from shared.status import current_routing, session_status
+from shared.status import current_routing
 from shared.workflow import Flags, workflow_named
 from skills.planner.roles import ROLES, role_prompt
 from state.errors import UsageError
 from state.routes import StepRef
-from state.status_view import text
 from state.vocab import WorkflowName
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 STATE_DIR_HELP = "The session's directory (default: $PLANNER_STATE_DIR, else .planner/ACTIVE)."
 VERDICT = click.Choice(["pass", "fail"])
 FORMAT = click.Choice(["text", "json"])
+STATE_DIR = click.option("--state-dir", metavar="DIR", help=STATE_DIR_HELP)  # one Option a use
 
 
 def version() -> str:
@@ -50,13 +47,8 @@ def show_version(ctx: click.Context, param: click.Parameter, value: bool) -> Non
         ctx.exit(0)
 
 
-def state_dir_option() -> Callable[[Any], Any]:
-    return click.option("--state-dir", metavar="DIR", help=STATE_DIR_HELP)
-
-
 def step_script(name: str) -> click.Group:
     """The `planner` or `executor` command: its workflow is looked up when a step runs."""
-    starts = name == WorkflowName.PLANNER
 
     @click.group(
         name=name,
@@ -75,7 +67,7 @@ def step_script(name: str) -> click.Group:
         help="Show the version and exit.",
     )
     @click.option("--step", type=int, metavar="N", help="The step to run (see the routing lines).")
-    @state_dir_option()
+    @STATE_DIR
     @click.option("--qr-status", type=VERDICT, help="The review's verdict, at a gate step.")
     @click.option("--format", "format_", type=FORMAT, help="text (default) or one JSON object.")
     @click.option("--non-interactive", is_flag=True, help="Nobody is asked: recommended answers.")
@@ -115,7 +107,7 @@ def step_script(name: str) -> click.Group:
         out(engine.run(workflow, step, flags))
         return 0
 
-    if starts:
+    if name == WorkflowName.PLANNER:
         click.option(
             "--depth",
             type=click.Choice(["quick", "standard"]),
@@ -123,50 +115,51 @@ def step_script(name: str) -> click.Group:
         )(group)
         click.option("--task", metavar="TEXT", help="Start a session: what to plan.")(group)
 
-    @group.command(name="next", cls=CheckedCommand, context_settings=CONTEXT)
-    @state_dir_option()
-    @click.option("--qr-status", type=VERDICT, help="Which way a gate's review went.")
-    @click.option("--format", "format_", type=FORMAT, help="text (default) or one JSON object.")
-    def run_next(state_dir: str | None, qr_status: str | None, format_: str | None) -> int:
-        """Run the command the session's routing names now (IF PASS / IF FAIL by --qr-status)."""
-        store = open_session(state_dir)
-        routing = current_routing(store, engine.open_for_steps(store))
-        if routing.done:
-            raise UsageError("nothing to run next: the workflow is done")
-        if routing.next is None and not qr_status:
-            raise UsageError("the last step routes by verdict: give --qr-status pass|fail")
-        target = routing.next or (routing.if_pass if qr_status == "pass" else routing.if_fail)
-        if not isinstance(target, StepRef):
-            return run_argv(target or [])  # a `plan` command: the person's verdict, …
-        json_format = ["--format", "json"] if format_ == "json" else []
-        return invoke(target.workflow, [*argv_of(target)[1:], *json_format])
-
-    @group.command(cls=CheckedCommand, context_settings=CONTEXT)
-    @state_dir_option()
-    @click.option("--json", "as_json", is_flag=True, help="One JSON object.")
-    def status(state_dir: str | None, as_json: bool) -> int:
-        """Where the session stands and what to run next (no session active here, as in a
-        fresh clone: the only open one, else the list; `plan status` says the same)."""
-        if state_dir is None and resolve_state_dir() is None:
-            from cli.commands.session import status_without_active
-
-            if status_without_active(as_json):
-                return 0
-        summary = hookstate.with_guard(session_status(open_session(state_dir)))
-        line(json.dumps(summary, indent=2) if as_json else text(summary))
-        return 0
-
-    @group.command(cls=CheckedCommand, context_settings=CONTEXT)
-    @click.argument("role", metavar="|".join(ROLES))
-    @state_dir_option()
-    def role(role: str, state_dir: str | None) -> int:
-        """The role's own instructions, for the step the session is at."""
-        if role not in ROLES:
-            raise UsageError(f"role: {role!r} is not one of {', '.join(ROLES)}")
-        line(role_prompt(role, open_session(state_dir)))
-        return 0
-
+    for subcommand in (run_next, status, role):
+        group.add_command(subcommand)
     return group
+
+
+@click.command(name="next", cls=CheckedCommand, context_settings=CONTEXT)
+@STATE_DIR
+@click.option("--qr-status", type=VERDICT, help="Which way a gate's review went.")
+@click.option("--format", "format_", type=FORMAT, help="text (default) or one JSON object.")
+def run_next(state_dir: str | None, qr_status: str | None, format_: str | None) -> int:
+    """Run the command the session's routing names now (IF PASS / IF FAIL by --qr-status)."""
+    store = open_session(state_dir)
+    routing = current_routing(store, engine.open_for_steps(store))
+    if routing.done:
+        raise UsageError("nothing to run next: the workflow is done")
+    if routing.next is None and not qr_status:
+        raise UsageError("the last step routes by verdict: give --qr-status pass|fail")
+    target = routing.next or (routing.if_pass if qr_status == "pass" else routing.if_fail)
+    if not isinstance(target, StepRef):
+        return run_argv(target or [])  # a `plan` command: the person's verdict, …
+    json_format = ["--format", "json"] if format_ == "json" else []
+    return invoke(target.workflow, [*argv_of(target)[1:], *json_format])
+
+
+@click.command(cls=CheckedCommand, context_settings=CONTEXT)
+@STATE_DIR
+@click.option("--json", "as_json", is_flag=True, help="One JSON object.")
+def status(state_dir: str | None, as_json: bool) -> int:
+    """Where the session stands and what to run next (no session active here, as in a
+    fresh clone: the only open one, else the list; `plan status` says the same)."""
+    from cli.commands.session import show_status
+
+    show_status(state_dir, as_json, line)
+    return 0
+
+
+@click.command(cls=CheckedCommand, context_settings=CONTEXT)
+@click.argument("role", metavar="|".join(ROLES))
+@STATE_DIR
+def role(role: str, state_dir: str | None) -> int:
+    """The role's own instructions, for the step the session is at."""
+    if role not in ROLES:
+        raise UsageError(f"role: {role!r} is not one of {', '.join(ROLES)}")
+    line(role_prompt(role, open_session(state_dir)))
+    return 0
 
 
 def invoke(name: str, argv: list[str]) -> int:

@@ -289,32 +289,14 @@ def render_step(
 ) -> StepRecord:
     """The step as printed: its JSON record, with "text" for the text form. A gate followed
     by the step it leads to (`follows`) keeps its verdict and leaves the routing to that step.
-    `words_said`: a step printed before it in the same call showed the user's words (whole
-    or as their one line), and they are not repeated. `then`: say which step follows (a
-    verdict's chain names them all in its first line instead)."""
-    from shared.render import render  # jinja2: only printing a step needs it, not `plan status`
-
-    step = ctx.step
-    words = user_words(ctx.session, ctx.doc_or_none("context"))
-    full = words_in_full(ctx, step_kind, words)
-    variables = {
-        "state_dir": ctx.state_dir,
-        "session": ctx.session,
-        "step": step,
-        "role_command": command(ctx.role_argv(step.role)) if step.role else "",
-        "interactive": not ctx.non_interactive,
-        "policy": ctx.policy,
-        **words,
-        "words_line": "" if full else words_line(ctx, words),
-        "answers_line": answers_line(ctx, words) if full else "",
-        "words_said": words_said and not full,
-        **step_kind.context(ctx),
-    }
-    prompt = render(step.template, variables, ctx.workflow.templates).strip()
+    `then`: say which step follows (a verdict's chain names them all in its first line
+    instead)."""
+    step, workflow = ctx.step, ctx.workflow
+    prompt = step_prompt(ctx, step_kind, words_said)
     record: StepRecord = {
-        "workflow": ctx.workflow.name,
+        "workflow": workflow.name,
         "step": step.number,
-        "total": ctx.workflow.total,
+        "total": workflow.total,
         "name": step.name,
         "phase": step.phase,
         "role": step.role,
@@ -322,7 +304,7 @@ def render_step(
         "prompt": prompt,
         "text": "",
     }
-    header = f"{ctx.workflow.title} {step.number}/{ctx.workflow.total} {step.name}"
+    header = f"{workflow.title} {step.number}/{workflow.total} {step.name}"
     note = [routing.note] if routing.note else []
     if routing.note:
         record["note"] = routing.note
@@ -335,6 +317,30 @@ def render_step(
     lines = [header, f"STATE_DIR={ctx.state_dir}", "", prompt, "", *note, *routing.shown()]
     record["text"] = "\n".join(lines) + "\n"
     return record
+
+
+def step_prompt(ctx: Context, step_kind: Kind, words_said: bool) -> str:
+    """The step's template rendered with the session, the user's words and the kind's own
+    variables. `words_said`: a step printed before it in the same call showed the user's
+    words (whole or as their one line), and they are not repeated."""
+    from shared.render import render  # jinja2: only printing a step needs it, not `plan status`
+
+    words = user_words(ctx.session, ctx.doc_or_none("context"))
+    full = words_in_full(ctx, step_kind, words)
+    variables = {
+        "state_dir": ctx.state_dir,
+        "session": ctx.session,
+        "step": ctx.step,
+        "role_command": command(ctx.role_argv(ctx.step.role)) if ctx.step.role else "",
+        "interactive": not ctx.non_interactive,
+        "policy": ctx.policy,
+        **words,
+        "words_line": "" if full else words_line(ctx, words),
+        "answers_line": answers_line(ctx, words) if full else "",
+        "words_said": words_said and not full,
+        **step_kind.context(ctx),
+    }
+    return render(ctx.step.template, variables, ctx.workflow.templates).strip()
 
 
 def printed(record: StepRecord, flags: Flags, earlier: list[StepRecord]) -> str:

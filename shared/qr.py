@@ -109,13 +109,8 @@ def refuse_pass(
     its frozen milestones)."""
     name = f"{report_name(phase)}.json"
     if report is None:
-        return [
-            Finding(
-                name,
-                "missing: the review has not run",
-                f"run the review step, then: plan qr add --phase {phase} --check C",
-            )
-        ]
+        fix = f"run the review step, then: plan qr add --phase {phase} --check C"
+        return [Finding(name, "missing: the review has not run", fix)]
     if loop["state"] == LoopState.ACCEPTED:
         return []
     found = [
@@ -127,13 +122,8 @@ def refuse_pass(
         for i in open_items(report, loop["iteration"])
     ]
     if not any(i["source"] == "reviewer" for i in report["items"]):
-        found.append(
-            Finding(
-                name,
-                "no item recorded by the reviewer",
-                f"plan qr add --phase {phase} --check C, then plan qr set",
-            )
-        )
+        fix = f"plan qr add --phase {phase} --check C, then plan qr set"
+        found.append(Finding(name, "no item recorded by the reviewer", fix))
     elif plan is not None and phase.startswith("plan-"):
         found += [
             Finding(
@@ -160,18 +150,12 @@ def recheck(item: QRItem, phase: str, fail_argv: str) -> str:
 
 
 def refuse_fail(report: QRReport | None, phase: str) -> list[Finding]:
-    name = f"{report_name(phase)}.json"
     if report and any(
         i["status"] == ItemStatus.FAIL and (i["finding"] or "").strip() for i in report["items"]
     ):
         return []
-    return [
-        Finding(
-            name,
-            "no FAIL item with a finding",
-            f"plan qr set qa-NNN --phase {phase} --status FAIL --finding F",
-        )
-    ]
+    fix = f"plan qr set qa-NNN --phase {phase} --status FAIL --finding F"
+    return [Finding(f"{report_name(phase)}.json", "no FAIL item with a finding", fix)]
 
 
 def judge(tx: Transaction, phase: str, verdict: str, max_iterations: int, gate: StepRef) -> QRLoop:

@@ -152,11 +152,8 @@ def _undone(store: Store) -> list[str]:
     from state.repo import worktree as wt
 
     execution = store.read_or_none("execution")
-    runs = (
-        [r for r in execution["milestones"] if r["applied_at"] and not r["commit"]]
-        if (execution)
-        else []
-    )
+    recorded = execution["milestones"] if execution else []
+    runs = [r for r in recorded if r["applied_at"] and not r["commit"]]
     if not runs:
         return []
     try:
@@ -215,12 +212,12 @@ def _mechanical(store: Store, session: Session) -> list[str]:
         loop = session["qr"].get(phase.value)
         if loop is not None and loop["state"] in (LoopState.COMPLETE, LoopState.ACCEPTED):
             continue
-        report = store.read_or_none(report_name(phase.value))
+        name = report_name(phase.value)
+        report = store.read_or_none(name)
         for item in report["items"] if report else []:
             if item["source"] == "validator" and item["status"] == ItemStatus.FAIL:
                 fix = item["finding"] or ""
                 shown = f" ({fix})" if fix.startswith("fix: ") else ""
-                name = report_name(phase.value)
                 found.append(f"{name}.json:{item['id']}: {item['check']}{shown}")
     return found
 

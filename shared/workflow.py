@@ -106,14 +106,11 @@ class Workflow:
 
     def following(self, number: int, ctx: Context) -> tuple[Step | None, list[Step]]:
         """The next step after `number` that is not skipped, and the steps skipped on the way."""
-        skipped = []
-        for step in self.steps:
-            if step.number <= number:
-                continue
-            if any(rule(ctx) for rule in step.skip):
-                skipped.append(step)
-                continue
-            return step, skipped
+        skipped: list[Step] = []
+        for step in (s for s in self.steps if s.number > number):
+            if not self.skipped(step, ctx):
+                return step, skipped
+            skipped.append(step)
         return None, skipped
 
 

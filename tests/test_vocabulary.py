@@ -296,7 +296,7 @@ def test_the_lifecycle_message_lists_what_the_table_allows() -> None:
 
 # state/ names fields, not flags: a message about an argument starts with its field name
 # (`base HEAD~5: …`, PlannerError.field) and the command puts the option there (cli/base.py
-# option_label). A string literal of state/ that says `--name` (at its start or after a
+# relabel). A string literal of state/ that says `--name` (at its start or after a
 # space) fails, with three exceptions, each a command line that is not ours to rename:
 # - a whole command line the literal gives as the fix (PRODUCT.md §4: each failing check
 #   with the command that fixes it), the flag after the command's name with no `;` or

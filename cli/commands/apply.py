@@ -23,6 +23,7 @@ from cli.base import (
     POSITION,
     Operation,
     PlanCommand,
+    arguments,
     emit_ids,
     open_store,
 )
@@ -125,14 +126,11 @@ def apply_and_judge(
     routing = current_routing(store, store.read("session"))  # its IF PASS / IF FAIL, live
     gate = routing.if_pass if verdict == "pass" else routing.if_fail
     if not isinstance(gate, StepRef):
+        fix = "plan apply without --verdict; planner status"
         raise PreconditionFailed(
             "plan apply --verdict: the session is at no review (its routing has no IF PASS / "
             "IF FAIL step); nothing was written",
-            [
-                Finding(
-                    "session.json", "no gate to run", "plan apply without --verdict; planner status"
-                )
-            ],
+            [Finding("session.json", "no gate to run", fix)],
         )
     prepared = prepare(root, batch, verdict=True)
     done: list[Transaction] = []
@@ -280,9 +278,7 @@ def convert(
         raise UsageError(f"{where}: {label(e.param)}: {e.message}") from None
     except click.ClickException as e:
         raise UsageError(f"{where}: {e.format_message()}") from None
-    return {
-        k: list(v) if isinstance(v, tuple) else v for k, v in ctx.params.items() if k not in COMMON
-    }
+    return arguments(ctx.params)
 
 
 def label(param: click.Parameter | None) -> str:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from cli.base import FILE_TEXT, KEY_VALUE, POSITION, TEXT, Operation, PlanGroup, target_id
+from cli.base import FILE_TEXT, KEY_VALUE, POSITION, TEXT, Operation, PlanGroup, options, target_id
 from state.ops import capture_ops, plan_ops
 
 if TYPE_CHECKING:
@@ -16,35 +16,24 @@ if TYPE_CHECKING:
 ID = click.argument("id")
 
 
-def milestone_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    """The options `milestone add` and `milestone set` share."""
-    for option in reversed(
-        [
-            click.option(
-                "--file", multiple=True, help="A file the milestone changes (repeatable)."
-            ),
-            click.option("--requirement", multiple=True, help="A requirement (repeatable)."),
-            click.option(
-                "--acceptance", multiple=True, help="An acceptance criterion (repeatable)."
-            ),
-            click.option("--risk", type=click.Choice(plan_ops.RISKS), help="How risky it is."),
-            click.option(
-                "--depends",
-                multiple=True,
-                metavar="M-n",
-                help="A milestone that must be done first (repeatable).",
-            ),
-            click.option(
-                "--doc-only/--no-doc-only",
-                default=None,
-                help="The milestone changes documentation only.",
-            ),
-            click.option("--flag", multiple=True, help="A free-form flag (repeatable)."),
-            click.option("--delegated-to", help="Who carries it out, if not the executor."),
-        ]
-    ):
-        f = option(f)
-    return f
+# the options `milestone add` and `milestone set` share
+MILESTONE_OPTIONS = options(
+    click.option("--file", multiple=True, help="A file the milestone changes (repeatable)."),
+    click.option("--requirement", multiple=True, help="A requirement (repeatable)."),
+    click.option("--acceptance", multiple=True, help="An acceptance criterion (repeatable)."),
+    click.option("--risk", type=click.Choice(plan_ops.RISKS), help="How risky it is."),
+    click.option(
+        "--depends",
+        multiple=True,
+        metavar="M-n",
+        help="A milestone that must be done first (repeatable).",
+    ),
+    click.option(
+        "--doc-only/--no-doc-only", default=None, help="The milestone changes documentation only."
+    ),
+    click.option("--flag", multiple=True, help="A free-form flag (repeatable)."),
+    click.option("--delegated-to", help="Who carries it out, if not the executor."),
+)
 
 
 @click.group("milestone", cls=PlanGroup)
@@ -54,7 +43,7 @@ def milestone_command() -> None:
 
 @milestone_command.command("add", cls=Operation, op=plan_ops.milestone_add)
 @click.option("--name", required=True, type=TEXT, help="The milestone's name.")
-@milestone_options
+@MILESTONE_OPTIONS
 def milestone_add() -> None:
     """Add a milestone (M-NNN)."""
 
@@ -81,7 +70,7 @@ def item_edits(f: Callable[..., Any]) -> Callable[..., Any]:
 @milestone_command.command("set", cls=Operation, op=plan_ops.milestone_set)
 @ID
 @click.option("--name", help="The milestone's new name.")
-@milestone_options
+@MILESTONE_OPTIONS
 @item_edits
 def milestone_set() -> None:
     """Change a milestone. A repeatable option (--requirement …) replaces its whole list
@@ -103,20 +92,21 @@ def milestone_tests() -> None:
     """Set the tests a milestone needs: files, type, backing, scenarios, or why none."""
 
 
-def intent_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    f = click.option(
+INTENT_OPTIONS = options(
+    click.option(
+        "--decision",
+        multiple=True,
+        metavar="DL-n",
+        help="A decision the intent carries out (repeatable).",
+    ),
+    click.option(
         "--param",
         multiple=True,
         type=KEY_VALUE,
         metavar="KEY=VALUE",
         help="A parameter of the intent (repeatable).",
-    )(f)
-    return click.option(
-        "--decision",
-        multiple=True,
-        metavar="DL-n",
-        help="A decision the intent carries out (repeatable).",
-    )(f)
+    ),
+)
 
 
 @click.group("intent", cls=PlanGroup)
@@ -131,7 +121,7 @@ def intent_command() -> None:
 @click.option("--file", required=True, type=TEXT, help="The file it changes.")
 @click.option("--function", help="The function or class it changes.")
 @click.option("--behavior", required=True, type=TEXT, help="What the code must do.")
-@intent_options
+@INTENT_OPTIONS
 def intent_add() -> None:
     """Add a code intent (CI-NNN): what a function in a file must do, and why."""
 
@@ -141,7 +131,7 @@ def intent_add() -> None:
 @click.option("--file", help="The new file.")
 @click.option("--function", help="The new function or class.")
 @click.option("--behavior", help="The new behaviour.")
-@intent_options
+@INTENT_OPTIONS
 def intent_set() -> None:
     """Change a code intent."""
 
@@ -152,13 +142,10 @@ def intent_remove() -> None:
     """Remove a code intent no change points at (move or re-point its changes first)."""
 
 
-def change_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    f = click.option("--context-lines", type=int, help="Lines of context the diff was made with.")(
-        f
-    )
-    return click.option(
-        "--why", multiple=True, help="A WHY comment the change carries (repeatable)."
-    )(f)
+CHANGE_OPTIONS = options(
+    click.option("--why", multiple=True, help="A WHY comment the change carries (repeatable)."),
+    click.option("--context-lines", type=int, help="Lines of context the diff was made with."),
+)
 
 
 @click.group("change", cls=PlanGroup)
@@ -176,7 +163,7 @@ def change_command() -> None:
     metavar="FILE|-",
     help="The unified diff (a file, or - for stdin).",
 )
-@change_options
+@CHANGE_OPTIONS
 def change_add() -> None:
     """Add a code change (CC-NNN): a unified diff for one file, realising an intent."""
 
@@ -188,7 +175,7 @@ def change_add() -> None:
 @click.option(
     "--diff", type=FILE_TEXT, metavar="FILE|-", help="The new diff (a file, or - for stdin)."
 )
-@change_options
+@CHANGE_OPTIONS
 def change_set() -> None:
     """Change a code change; a new --intent moves it to that intent's milestone."""
 

@@ -59,11 +59,13 @@ def show_command(
     elif as_json:
         dump(store.read("plan"))
     else:
-        out(
-            "\n".join(
-                [outline(store.read("plan")), *review_lines(store.read("session")["reviews"])]
-            )
-        )
+        out(plan_outline(store))
+
+
+def plan_outline(store: Store) -> str:
+    """The plan as an outline, then its decided review rounds."""
+    shown = outline(store.read("plan"))
+    return "\n".join([shown, *review_lines(store.read("session")["reviews"])])
 
 
 def show_answers(store: Store, as_json: bool) -> None:

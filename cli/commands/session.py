@@ -25,6 +25,8 @@ from state.status_view import text
 from state.vocab import CLOSED, ENDED
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from state.validation.overlap import SeenFrom
 
 
@@ -54,10 +56,15 @@ class DamagedRow(TypedDict):
 def status_command(state_dir: str | None, as_json: bool) -> None:
     """Where the session stands and what to run next. With no active session here (a fresh
     clone: .planner/ACTIVE is local), the only open session, else the sessions to pick from."""
+    show_status(state_dir, as_json, out)
+
+
+def show_status(state_dir: str | None, as_json: bool, say: Callable[[str], None]) -> None:
+    """What `plan status` and `planner status` print, through their printer (`say`)."""
     if state_dir is None and resolve_state_dir() is None and status_without_active(as_json):
         return
     summary = with_guard(session_status(open_store(state_dir)))
-    out(json.dumps(summary, indent=2) if as_json else text(summary))
+    say(json.dumps(summary, indent=2) if as_json else text(summary))
 
 
 def status_without_active(as_json: bool) -> bool:

@@ -33,7 +33,6 @@ from state.errors import PlannerError, UsageError
 from state.ops import result_ops, review_ops
 from state.ops.result_ops import StaleResult
 from state.ops.review_ops import StaleApproval
-from state.rules.session_store import Store
 from state.validation.limits import (
     BODY_MAX,
     COMMENT_MAX,
@@ -51,7 +50,6 @@ if TYPE_CHECKING:
 
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-    from cli.review_page.view import PageModel
     from state.rules.session_store import Transaction
     from state.storage.documents import ResultComment, ReviewComment
 
@@ -173,63 +171,64 @@ LIMITS = {
 }
 
 
-def record_verdict(store: Store, name: str, act: Callable[[Transaction], None]) -> Transaction:
-    """The person's verdict through the same state operation and transaction as the CLI's
-    `plan review approve|reject` and `plan result accept|request-changes` (`act` calls it with
-    the page's arguments: the page adds nothing of its own)."""
-    with store.transaction(name) as tx:
-        act(tx)
-    return tx
+class Refusal(Exception):
+    """Refusal(error, status): a request the page answers with {"error": error} and that
+    HTTP status, nothing recorded."""
 
 
-def create_app(
-    state_dir: str, token: str, csrf: str, port: int, stopping: threading.Event | None = None
-) -> Starlette:
-    """The app for one session and one run's secrets. Once `stopping` is set (the server is
-    about to exit), open event streams end, so the server stops without cancelling them."""
-    stopping = stopping or threading.Event()
-    workflows.register_all()  # a verdict records the routing it leads to, as the CLI's does
-    store = open_session(state_dir)  # the same store as the CLI's: settled on every commit
-    templates = Jinja2Templates(directory=os.path.join(HERE, "templates"))
-    templates.env.filters["md"] = markdown()
-    secrets = Secrets(token, csrf, port)
+def refused(request: Request, e: Exception) -> JSONResponse:
+    error, status = e.args
+    return JSONResponse({"error": error}, status)
 
-    def render(request: Request, name: str, model: PageModel) -> HTMLResponse:
-        page = {**model, "token": token, "csrf": csrf, "limits": LIMITS}
-        response = templates.TemplateResponse(request, name, page)
+
+class Page:
+    """The routes of one session's page. Once `stopping` is set (the server is about to exit),
+    open event streams end, so the server stops without cancelling them."""
+
+    def __init__(self, state_dir: str, token: str, csrf: str, stopping: threading.Event):
+        self.token, self.csrf, self.stopping = token, csrf, stopping
+        workflows.register_all()  # a verdict records the routing it leads to, as the CLI's does
+        self.store = open_session(state_dir)  # the CLI's store: settled on every commit
+        self.templates = Jinja2Templates(directory=os.path.join(HERE, "templates"))
+        self.templates.env.filters["md"] = markdown()
+
+    def render(self, request: Request, name: str) -> HTMLResponse:
+        model = view.page_model(self.store)
+        page = {**model, "token": self.token, "csrf": self.csrf, "limits": LIMITS}
+        response = self.templates.TemplateResponse(request, name, page)
         response.headers["x-plan-sha256"] = model["sha256"]
         result = model.get("result")
         if result:
             response.headers["x-result-sha256"] = result["sha256"]
         return response
 
-    async def index(request: Request) -> HTMLResponse:
-        return render(request, "page.html", view.page_model(store))
+    async def index(self, request: Request) -> HTMLResponse:
+        return self.render(request, "page.html")
 
-    async def content(request: Request) -> HTMLResponse:
-        return render(request, "_content.html", view.page_model(store))
+    async def content(self, request: Request) -> HTMLResponse:
+        return self.render(request, "_content.html")
 
-    async def compare(request: Request) -> HTMLResponse:
+    async def compare(self, request: Request) -> HTMLResponse:
         rev_a = request.query_params.get("a", "")
         rev_b = request.query_params.get("b", "current")
         try:
-            changes = review_reads.between(store, rev_a, rev_b)
+            changes = review_reads.between(self.store, rev_a, rev_b)
         except PlannerError as e:
             return HTMLResponse(f"<p>{Markup.escape(e.message)}</p>", 400)
-        return templates.TemplateResponse(
+        return self.templates.TemplateResponse(
             request, "_changes.html", {"changes": changes, "a": rev_a, "b": rev_b}
         )
 
-    async def events(request: Request) -> StreamingResponse:
+    async def events(self, request: Request) -> StreamingResponse:
         async def stream() -> AsyncIterator[str]:
-            seen = view.signature(store)
+            seen = view.signature(self.store)
             quiet = 0.0
             yield "retry: 1000\n\n"
-            while not stopping.is_set() and not await request.is_disconnected():
+            while not self.stopping.is_set() and not await request.is_disconnected():
                 await asyncio.sleep(POLL_SECONDS)
-                if stopping.is_set():
+                if self.stopping.is_set():
                     return  # the server exits: the browser reconnects to the next one
-                now = view.signature(store)
+                now = view.signature(self.store)
                 if now != seen:
                     seen, quiet = now, 0.0
                     yield "event: change\ndata: changed\n\n"
@@ -240,9 +239,18 @@ def create_app(
 
         return StreamingResponse(stream(), media_type="text/event-stream")
 
-    async def verdict(name: str, act: Callable[[Transaction], None]) -> JSONResponse:
+    async def verdict(self, name: str, act: Callable[[Transaction], None]) -> JSONResponse:
+        """The person's verdict through the same state operation and transaction as the CLI's
+        `plan review approve|reject` and `plan result accept|request-changes` (`act` calls it
+        with the page's arguments: the page adds nothing of its own)."""
+
+        def record() -> Transaction:
+            with self.store.transaction(name) as tx:
+                act(tx)
+            return tx
+
         try:
-            tx = await asyncio.to_thread(record_verdict, store, name, act)
+            tx = await asyncio.to_thread(record)
         except TooLarge as e:
             return JSONResponse({"error": page_words(e.message)}, 413)
         except (StaleApproval, StaleResult) as e:
@@ -252,117 +260,114 @@ def create_app(
             return JSONResponse({"error": page_words(e.message)}, status)
         return JSONResponse({"next": command(argv_of(tx.next)) if tx.next else "", "told": tx.told})
 
-    async def signed(request: Request, what: str, act: str) -> tuple[str, str] | JSONResponse:
-        """Who approves a plan or accepts a result, and the hash the page showed them."""
-        body = await json_body(request)
-        if body is None:
-            return too_large()
-        sha = body.get("sha256")
-        if not isinstance(sha, str) or len(sha) != 64:
-            return JSONResponse({"error": f"the page's {what} hash (sha256) is missing"}, 400)
-        by = text_field(body, "by").strip()
-        if not by:
-            return JSONResponse({"error": f"your name is required to {act}"}, 400)
-        try:
-            check_text("your name", by, NAME_MAX)
-        except TooLarge as e:
-            return JSONResponse({"error": e.message}, 413)
-        return by, sha
-
-    def comment_records(body: dict[str, object]) -> list[ResultComment] | JSONResponse:
-        """The page's comments as the records state/ takes: anchor, file (only on a result's
-        commit line), line and text."""
-        given = body.get("comments") or []
-        if not isinstance(given, list):
-            return JSONResponse({"error": "comments must be a list"}, 400)
-        comments: list[ResultComment] = []
-        for c in given:
-            if not isinstance(c, dict) or not isinstance(c.get("text"), str):
-                return JSONResponse({"error": "a comment needs anchor and text"}, 400)
-            path = c.get("file") if isinstance(c.get("file"), str) and c.get("file") else None
-            line = c["line"] if isinstance(c.get("line"), int) and c["line"] > 0 else None
-            anchor = str(c.get("anchor", "")).strip().upper()
-            comments.append({"anchor": anchor, "file": path, "line": line, "text": c["text"]})
-        return comments
-
-    async def approve(request: Request) -> JSONResponse:
-        given = await signed(request, "plan", "approve")
-        if isinstance(given, JSONResponse):
-            return given
-        by, sha = given
-        return await verdict(
+    async def approve(self, request: Request) -> JSONResponse:
+        by, sha = await signed(request, "plan", "approve")
+        return await self.verdict(
             "review approve",
             lambda tx: review_ops.review_approve(tx, by=by, sign=False, expect_sha256=sha),
         )
 
-    async def request_changes(request: Request) -> JSONResponse:
+    async def accept(self, request: Request) -> JSONResponse:
+        by, sha = await signed(request, "result", "accept")
+        return await self.verdict(
+            "result accept", lambda tx: result_ops.result_accept(tx, by=by, expect_sha256=sha)
+        )
+
+    async def request_changes(self, request: Request) -> JSONResponse:
         body = await json_body(request)
-        if body is None:
-            return too_large()
-        feedback = text_field(body, "feedback")
-        by = text_field(body, "by").strip()
         sha = text_field(body, "sha256") or None
-        comments = comment_records(body)
-        if isinstance(comments, JSONResponse):
-            return comments
         on_plan: list[ReviewComment] = [
-            {"anchor": c["anchor"], "line": c["line"], "text": c["text"]} for c in comments
+            {"anchor": c["anchor"], "line": c["line"], "text": c["text"]}
+            for c in comment_records(body)
         ]
-        return await verdict(
+        return await self.verdict(
             "review reject",
             lambda tx: review_ops.review_reject(
                 tx,
-                feedback=feedback or None,
+                feedback=text_field(body, "feedback") or None,
                 comment=on_plan,
                 draft=False,
-                by=by or None,
+                by=text_field(body, "by").strip() or None,
                 expect_sha256=sha,
             ),
         )
 
-    async def accept(request: Request) -> JSONResponse:
-        given = await signed(request, "result", "accept")
-        if isinstance(given, JSONResponse):
-            return given
-        by, sha = given
-        return await verdict(
-            "result accept", lambda tx: result_ops.result_accept(tx, by=by, expect_sha256=sha)
-        )
-
-    async def result_changes(request: Request) -> JSONResponse:
+    async def result_changes(self, request: Request) -> JSONResponse:
         body = await json_body(request)
-        if body is None:
-            return too_large()
-        sha = body.get("sha256")
-        if not isinstance(sha, str) or len(sha) != 64:
-            return JSONResponse({"error": "the page's result hash (sha256) is missing"}, 400)
+        sha = page_hash(body, "result")
         comments = comment_records(body)
-        if isinstance(comments, JSONResponse):
-            return comments
-        feedback = text_field(body, "feedback") or None
-        by = text_field(body, "by").strip() or None
-        return await verdict(
+        return await self.verdict(
             "result request-changes",
             lambda tx: result_ops.result_request_changes(
-                tx, feedback=feedback, comment=comments, by=by, expect_sha256=sha
+                tx,
+                feedback=text_field(body, "feedback") or None,
+                comment=comments,
+                by=text_field(body, "by").strip() or None,
+                expect_sha256=sha,
             ),
         )
 
+
+def create_app(
+    state_dir: str, token: str, csrf: str, port: int, stopping: threading.Event | None = None
+) -> Starlette:
+    """The app for one session and one run's secrets; `stopping` as Page takes it."""
+    page = Page(state_dir, token, csrf, stopping or threading.Event())
     app = Starlette(
         routes=[
-            Route("/", index),
-            Route("/content", content),
-            Route("/compare", compare),
-            Route("/events", events),
-            Route("/approve", approve, methods=["POST"]),
-            Route("/request-changes", request_changes, methods=["POST"]),
-            Route("/accept", accept, methods=["POST"]),
-            Route("/result/request-changes", result_changes, methods=["POST"]),
+            Route("/", page.index),
+            Route("/content", page.content),
+            Route("/compare", page.compare),
+            Route("/events", page.events),
+            Route("/approve", page.approve, methods=["POST"]),
+            Route("/request-changes", page.request_changes, methods=["POST"]),
+            Route("/accept", page.accept, methods=["POST"]),
+            Route("/result/request-changes", page.result_changes, methods=["POST"]),
             Mount("/static", StaticFiles(directory=os.path.join(HERE, "static")), name="static"),
-        ]
+        ],
+        exception_handlers={Refusal: refused},
     )
-    app.add_middleware(Gate, secrets=secrets)
+    app.add_middleware(Gate, secrets=Secrets(token, csrf, port))
     return app
+
+
+async def signed(request: Request, what: str, act: str) -> tuple[str, str]:
+    """Who approves a plan or accepts a result, and the hash the page showed them."""
+    body = await json_body(request)
+    sha = page_hash(body, what)
+    by = text_field(body, "by").strip()
+    if not by:
+        raise Refusal(f"your name is required to {act}", 400)
+    try:
+        check_text("your name", by, NAME_MAX)
+    except TooLarge as e:
+        raise Refusal(e.message, 413) from None
+    return by, sha
+
+
+def page_hash(body: dict[str, object], what: str) -> str:
+    """The hash of the plan or result the page showed (`what`), which a verdict must name."""
+    sha = body.get("sha256")
+    if not isinstance(sha, str) or len(sha) != 64:
+        raise Refusal(f"the page's {what} hash (sha256) is missing", 400)
+    return sha
+
+
+def comment_records(body: dict[str, object]) -> list[ResultComment]:
+    """The page's comments as the records state/ takes: anchor, file (only on a result's
+    commit line), line and text."""
+    given = body.get("comments") or []
+    if not isinstance(given, list):
+        raise Refusal("comments must be a list", 400)
+    comments: list[ResultComment] = []
+    for c in given:
+        if not isinstance(c, dict) or not isinstance(c.get("text"), str):
+            raise Refusal("a comment needs anchor and text", 400)
+        path = c.get("file") if isinstance(c.get("file"), str) and c.get("file") else None
+        line = c["line"] if isinstance(c.get("line"), int) and c["line"] > 0 else None
+        anchor = str(c.get("anchor", "")).strip().upper()
+        comments.append({"anchor": anchor, "file": path, "line": line, "text": c["text"]})
+    return comments
 
 
 def text_field(body: dict[str, object], name: str) -> str:
@@ -370,23 +375,18 @@ def text_field(body: dict[str, object], name: str) -> str:
     return value if isinstance(value, str) else ""
 
 
-def too_large() -> JSONResponse:
-    return JSONResponse(
-        {"error": f"the request is over {BODY_MAX:,} bytes; nothing was stored"}, 413
-    )
-
-
-async def json_body(request: Request) -> dict[str, object] | None:
-    """The request's JSON object ({} when it is not one); None when the body is over
-    BODY_MAX bytes, which is refused before it is read whole."""
+async def json_body(request: Request) -> dict[str, object]:
+    """The request's JSON object ({} when it is not one); a body over BODY_MAX bytes is
+    refused (413) before it is read whole."""
     declared = request.headers.get("content-length", "")
+    too_large = Refusal(f"the request is over {BODY_MAX:,} bytes; nothing was stored", 413)
     if declared.isdigit() and int(declared) > BODY_MAX:
-        return None
+        raise too_large
     raw = bytearray()
     async for chunk in request.stream():
         raw += chunk
         if len(raw) > BODY_MAX:
-            return None
+            raise too_large
     try:
         body = json.loads(raw)
     except ValueError:

@@ -113,7 +113,8 @@ def page_model(store: Store) -> PageModel:
     """Everything the page renders; `sha256` is the hash of exactly the plan shown."""
     session, plan = store.read("session"), store.read("plan")
     context = store.read_or_none("context")
-    reviews = session["reviews"]
+    reviews, in_review = session["reviews"], session["status"] == S.REVIEW
+    amending = session["approval"] is None and bool(session["amendments"])
     return {
         "session": session,
         "plan": plan,
@@ -128,14 +129,9 @@ def page_model(store: Store) -> PageModel:
         "round": reviews[-1]["round"] if reviews else 0,
         "said": said(reviews),
         "audit": audit(store),
-        "since": since_last_round(
-            store,
-            plan,
-            reviews,
-            amending=session["approval"] is None and bool(session["amendments"]),
-        ),
-        "in_review": session["status"] == S.REVIEW,
-        "draft": drafts.latest(store.dir, session) if session["status"] == S.REVIEW else None,
+        "since": since_last_round(store, plan, reviews, amending),
+        "in_review": in_review,
+        "draft": drafts.latest(store.dir, session) if in_review else None,
         **result_model(store, session),
     }
 

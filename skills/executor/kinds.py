@@ -319,30 +319,12 @@ class ImplGate(Gate):
             return []
         from state.ops import asks  # ~20 M to import: only a gate's pass needs it
 
-        tx = ctx.tx
-        milestones = [r["id"] for r in tx.read("execution")["milestones"]]
-        found = {m: asks.unrecorded(tx, m) for m in milestones}
+        tx, execution = ctx.tx, ctx.tx.read("execution")
+        found = {r["id"]: asks.unrecorded(tx, r["id"]) for r in execution["milestones"]}
         if any(found.values()):
-
-            def record(tx: Transaction) -> None:
-                for m in milestones:
-                    asks.record_detected(tx, m)
-
-            listed = [
-                Finding(f"git:{m}", "; ".join(reasons), "plan question list")
-                for m, reasons in found.items()
-                if reasons
-            ]
-            held = PreconditionFailed(
-                "the milestones' commits hold significant deviations no one recorded: each is "
-                "now recorded with a question to the person (continue / amend / stop); the "
-                "gate waits for the answers",
-                listed,
-            )
-            held.then_record = record
-            raise held
+            raise held_for_questions(found)
         session, waiting, stopped = tx.read("session"), [], []
-        for d in tx.read("execution")["deviations"]:
+        for d in execution["deviations"]:
             q = asks.question_of(tx, d["question"]) if d["significant"] else None
             if q is None:
                 continue
@@ -359,7 +341,7 @@ class ImplGate(Gate):
                 )
             elif q["answer"] == asks.AMEND and asks.answered_since_approval(q, session):
                 amend = command(["plan", "amend", "--reason", f"{d['id']}: {d['description']}"])
-                run = runs_by_id(tx.read("execution")).get(d["milestone"])
+                run = runs_by_id(execution).get(d["milestone"])
                 # a committed one stays; its correction is a new one
                 if run is None or not committed(run):
                     amend += f" --milestone {d['milestone']}"
@@ -374,6 +356,25 @@ class ImplGate(Gate):
                 "the session stays executing (plan amend changes the plan; plan fail closes it)"
             )
         return waiting
+
+
+def held_for_questions(found: dict[str, list[str]]) -> PreconditionFailed:
+    """The gate held: what git shows significant in each milestone's commits (`found`) and no
+    deviation records, recorded once the refusal is (a question to the person each)."""
+    from state.ops import asks  # as in ImplGate.check
+
+    def record(tx: Transaction) -> None:
+        for m in found:
+            asks.record_detected(tx, m)
+
+    held = PreconditionFailed(
+        "the milestones' commits hold significant deviations no one recorded: each is "
+        "now recorded with a question to the person (continue / amend / stop); the "
+        "gate waits for the answers",
+        [Finding(f"git:{m}", "; ".join(r), "plan question list") for m, r in found.items() if r],
+    )
+    held.then_record = record
+    return held
 
 
 class DocsImplement(Execute):

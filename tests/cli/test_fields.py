@@ -8,7 +8,7 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cli.base import KEY_VALUE, option_label, run_click
+from cli.base import KEY_VALUE, relabel, run_click
 from state.errors import UsageError
 
 
@@ -38,7 +38,7 @@ def test_key_value_pairs_reach_the_command() -> None:
 
 def test_a_field_error_is_told_with_the_option() -> None:
     error = UsageError("expect_sha256: no such plan", field="expect_sha256")
-    error.relabel(option_label(echo, error.field or ""))
+    relabel(echo, error)
     assert error.message == "--expect-sha256: no such plan" and error.field is None
 
 
