@@ -87,23 +87,14 @@ class Agent:
         return self.shell(" ".join(["plan", *map(_quote, args)]), code, input)
 
     def apply(self, ops: list[dict[str, Any]]) -> list[str]:
-        """The ids the batch created, in order (each stdout line is `op K made ID…`)."""
-        return ids_of(self.plan("apply", "-", input=json.dumps(ops)).stdout)
+        """The ids the batch created, in order (one per stdout line)."""
+        return self.plan("apply", "-", input=json.dumps(ops)).stdout.split()
 
     def judge(self, ops: list[dict[str, Any]], verdict: str, code: int = 0) -> Output:
         """A review's records with the gate's verdict in one call (`plan apply --verdict`):
         what the gate and the step it leads to printed."""
         done = self.plan("apply", "--verdict", verdict, "-", code=code, input=json.dumps(ops))
         return Output(done.stdout)
-
-
-def ids_of(printed: str) -> list[str]:
-    """The ids in what `plan apply` printed, without its `op K made` labels (a batch of one op
-    prints its ids alone)."""
-    found: list[str] = []
-    for line in printed.splitlines():
-        found += (line.split(" made ", 1)[-1] if line.startswith("op ") else line).split()
-    return found
 
 
 def _quote(word: str) -> str:

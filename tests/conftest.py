@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 from filelock import FileLock
 
-from bench.agent import ids_of
 from tests.inprocess import run_script
 from tests.tiers import (  # noqa: F401 (the tiers' hooks)
     pytest_configure,
@@ -203,8 +202,8 @@ class Plan:
         return done
 
     def ids(self, *args: str, input: str | None = None) -> list[str]:
-        """The ids printed (`plan apply` labels each op's with `op K made`, left out here)."""
-        return ids_of(self(*args, input=input).stdout)
+        """The ids printed, one per line."""
+        return self(*args, input=input).stdout.split()
 
     def json(self, *args: str) -> object:
         return json.loads(self(*args, "--json").stdout)

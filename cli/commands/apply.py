@@ -4,8 +4,7 @@ Each "op" is looked up in the `plan` click group ("decision add" → group → c
 "args" go through that command's own click parameters (types, choices, required, multiple,
 defaults), so a batch accepts and refuses what the command line does; then the command's
 function runs on the batch's transaction. "$K" (1-based) is the first id the K-th op created;
-stdout says it, a line `op K made ID…` for each op that created ids (a batch of one op: its
-ids, as the command alone prints them).
+stdout holds the created ids in order, one per line (PRODUCT.md §9, §10).
 """
 
 from __future__ import annotations
@@ -75,7 +74,7 @@ def argument_keys(command: Operation) -> str:
 )
 def apply_command(source: str, verdict: str | None, state_dir: str | None, as_json: bool) -> None:
     """Apply a JSON list of operations, all or nothing; "$K" is the id the K-th op created
-    (printed as `op K made ID…`, one line per op that created ids).
+    (the created ids are printed in order, one per line).
 
     Each operation is {"op": "milestone add", "args": {"name": "Parser", "file": ["p.py"]}}:
     the command after `plan`, and its options with - written _ (repeatable ones as lists,
@@ -97,18 +96,7 @@ def apply_command(source: str, verdict: str | None, state_dir: str | None, as_js
     created = apply_batch(store, root, batch, told)
     for line in told:  # what the operations said, then what the batch did, on stderr
         tell(line)
-    emit_created(created, as_json)
-
-
-def emit_created(created: list[list[str]], as_json: bool = False) -> None:
-    """`op K made ID…` for each op K that created ids, so the agent can check its `$K`s
-    (an agent read `$1 Q-001` at step 2, before any prompt said what "$K" is); a batch of one
-    op prints its ids as the command alone does (JSON: ids)."""
-    if as_json or len(created) == 1:
-        return emit_ids([i for ids in created for i in ids], as_json)
-    lines = [f"op {k} made {' '.join(ids)}" for k, ids in enumerate(created, 1) if ids]
-    if lines:
-        out("\n".join(lines))
+    emit_ids([i for ids in created for i in ids], as_json)
 
 
 def apply_and_judge(
@@ -144,7 +132,7 @@ def apply_and_judge(
     chain = engine.decide(workflow_named(gate.workflow), gate.number, flags, store, True, records)
     for line in done[0].told:  # the gate's lines say the rest
         tell(line)
-    emit_created(created)
+    emit_ids([i for ids in created for i in ids], False)
     out(engine.show(chain, flags))
 
 
