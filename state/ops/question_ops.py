@@ -28,7 +28,7 @@ Category = Literal["clarification", "scope", "technical", "priority", "constrain
 CATEGORIES: tuple[Category, ...] = get_args(Category)
 KINDS = tuple(QuestionKind)
 FIELDS = ("category", "kind", "text", "why", "options", "recommended")
-YES, NO = ("y", "yes", "true", "1"), ("n", "no", "false", "0")
+YES, NO = ("y", "yes", "true"), ("n", "no", "false")
 
 
 def normalised(text: str) -> str:
@@ -319,17 +319,18 @@ def pick_option(item_id: str, kind: str, labels: list[str], text: str) -> tuple[
             len(text) == len(label) or not text[len(label)].isalnum()
         ):
             return label, text[len(label) :]
-    if kind == QuestionKind.YES_NO:
+    if kind == QuestionKind.YES_NO:  # a number is its option's, as the prompts say
         word = re.match(r"(\w+)(.*)$", text, re.S)
         if word and word.group(1).lower() in YES + NO:
             return ("yes" if word.group(1).lower() in YES else "no"), word.group(2)
-        return None
     number = re.match(r"(\d+)(?![\w])(.*)$", text, re.S)
     if number:
         n = int(number.group(1))
         if not 1 <= n <= len(labels):
             raise UsageError(f"{item_id}: {n} is not an option number (1 to {len(labels)})")
         return labels[n - 1], number.group(2)
+    if kind == QuestionKind.YES_NO:
+        return None
     # a letter (b, B), OPT-B: alone, or followed by a separator such as "b) …" or "B - …"
     letter = re.match(r"(?:OPT-)?([A-Za-z])(?:$|[\s]*[-–—:;,.)](.*)$)", text, re.S | re.I)
     if letter:

@@ -361,6 +361,22 @@ def test_a_yes_no_answer_with_a_condition_is_yes_and_the_condition(plan: Plan) -
     assert plan.json("show", "Q-001")["condition"] is None
 
 
+def test_a_yes_no_answer_by_number_is_its_option_as_the_prompt_says(plan: Plan) -> None:
+    """The ordered-set trial: options ["No, leave it out of scope", "Yes"] and answer "1"
+    were recorded as "yes" ("1" read as true); a number is the option's, from 1."""
+    plan("question", "add", "--category", "scope", "--kind", "yes_no", "--text", "Fix pop?",
+         "--option", "No, leave it out of scope", "--option", "Yes")  # fmt: skip
+    plan("question", "answer", "Q-001", "1")
+    assert plan.json("show", "Q-001")["answer"] == "No, leave it out of scope"
+    plan("question", "answer", "Q-001", "2 - and pop(0) too")
+    assert (plan.json("show", "Q-001")["answer"], plan.json("show", "Q-001")["condition"]) == (
+        "Yes",
+        "and pop(0) too",
+    )
+    assert "1 to 2" in plan("question", "answer", "Q-001", "3", code=2).stderr
+    assert "answer yes or no" in plan("question", "answer", "Q-001", "b", code=2).stderr
+
+
 def test_the_condition_is_shown_with_the_users_words() -> None:
     from shared.render import render
 
