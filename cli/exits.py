@@ -34,6 +34,18 @@ def _huge_number_option() -> str:
     return "an argument"
 
 
+def _reinstall() -> str:
+    """The fix for a missing dependency: the plugin's environment is made anew; a Python the
+    person chose gets planner installed into it from this checkout (or from the index)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    data = os.environ.get("PLANNER_DATA_DIR")
+    if data and os.path.abspath(sys.prefix).startswith(os.path.abspath(data) + os.sep):
+        return f"fix: python3 {root}/hooks/bootstrap.py rebuild"
+    given = os.path.join(root, "pyproject.toml")
+    target = f"-e {root}" if os.path.exists(given) else "planner"
+    return f"fix: {sys.executable} -m pip install {target} (or a PLANNER_PYTHON that has it)"
+
+
 def run_main(prog: str, body: Callable[[], int | None]) -> int:
     """Run an entry point; PlannerError → its exit code, anything else → 1."""
     try:
@@ -46,11 +58,7 @@ def run_main(prog: str, body: Callable[[], int | None]) -> int:
     except ModuleNotFoundError as e:  # a slow path whose dependency is not installed here
         if os.environ.get("PLANNER_DEBUG") == "1":
             raise
-        report(
-            prog,
-            f"needs the {e.name} package: install planner into this Python "
-            "(pip install planner), or set PLANNER_PYTHON to one that has it",
-        )
+        report(prog, f"needs the {e.name} package, which {sys.executable} lacks; {_reinstall()}")
         return 1
     except KeyboardInterrupt:
         report(prog, "interrupted")

@@ -189,3 +189,22 @@ def test_ctrl_c_while_python_starts_prints_no_traceback(project: Path) -> None:
         assert child.returncode in (130, -signal.SIGINT, 2, 0), (n, child.returncode, err)
         seen.add(child.returncode)
     assert 130 in seen  # some of them landed while Python ran the launcher or imported
+
+
+def test_a_missing_dependency_names_the_python_and_the_install_that_fixes_it(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ordered-set trial: PLANNER_PYTHON named a checkout's venv without orjson and the
+    line said "pip install planner", a package the index may not hold."""
+    from cli.exits import run_main
+
+    def body() -> None:
+        raise ModuleNotFoundError("No module named 'orjson'", name="orjson")
+
+    monkeypatch.delenv("PLANNER_DATA_DIR", raising=False)
+    assert run_main("plan", body) == 1
+    [line] = capsys.readouterr().err.splitlines()
+    assert line == (
+        f"plan: needs the orjson package, which {sys.executable} lacks; fix: {sys.executable}"
+        f" -m pip install -e {REPO} (or a PLANNER_PYTHON that has it)"
+    )

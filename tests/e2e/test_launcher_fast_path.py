@@ -157,7 +157,8 @@ def test_a_damaged_environment_says_so_in_one_line(
     assert done.returncode != 0 and done.stdout == ""
     [line] = done.stderr.splitlines()
     if damage == "a dependency":  # the command itself says what it lacks (cli/exits.py)
-        assert line.startswith("plan: needs the click package"), line
+        assert line.startswith("plan: needs the click package, which "), line
+        assert line.endswith(f"fix: python3 {REPO}/hooks/bootstrap.py rebuild"), line
     else:
         assert line.startswith("plan: the Python environment ") and "No module named" in line
         assert line.endswith(f"fix: python3 {REPO}/hooks/bootstrap.py rebuild")
