@@ -53,9 +53,8 @@ def _text(value: object, where: str) -> str:
 
 def _one_of(value: str, allowed: tuple[Allowed, ...], where: str) -> Allowed:
     """The word of `allowed` that `value` is."""
-    for word in allowed:
-        if value == word:
-            return word
+    if value in allowed:
+        return allowed[allowed.index(value)]
     raise UsageError(f"{where}: {value!r} is not one of {', '.join(allowed)}")
 
 
