@@ -41,7 +41,7 @@ def known_phase(phase: str) -> Phase:
 
 def find_item(store: Store, item_id: str, phase: str | None) -> FoundItem:
     """Review item `item_id` of `phase`, or of the one phase that has it (else UsageError)."""
-    phases = [known_phase(phase)] if phase else [p for p in PHASES if store.exists(report_name(p))]
+    phases = [known_phase(phase)] if phase else PHASES
     found: list[FoundItem] = [
         {"phase": p, **item}
         for p in phases
