@@ -71,8 +71,7 @@ def change_capture(tx: Transaction, *, intent: list[str], file: list[str]) -> li
         )
     # An amendment's worktree starts from HEAD, which holds the committed milestones: their
     # changes are not chained again, and the files are read at the commit it started from.
-    execution = tx.read_or_none("execution")
-    wanted, skip = worktree_round(session, execution)
+    wanted, skip = worktree_round(session, tx.read_or_none("execution"))
     made_for = wt.made_for(admin)
     if made_for != wanted:
         raise PreconditionFailed(

@@ -34,15 +34,14 @@ SEVERITIES = tuple(Severity)
 def known_phase(phase: str) -> Phase:
     """`phase` as a review phase (what callers outside click name as text); UsageError when
     it is none."""
-    for known in PHASES:
-        if known == phase:
-            return known
+    if phase in PHASES:
+        return Phase(phase)
     raise UsageError(f"phase: must be one of {', '.join(PHASES)}", field="phase")
 
 
 def find_item(store: Store, item_id: str, phase: str | None) -> FoundItem:
     """Review item `item_id` of `phase`, or of the one phase that has it (else UsageError)."""
-    phases = [known_phase(phase)] if phase else [p for p in PHASES if store.exists(report_name(p))]
+    phases = [known_phase(phase)] if phase else PHASES
     found: list[FoundItem] = [
         {"phase": p, **item}
         for p in phases
@@ -141,12 +140,19 @@ def judge(
     if finding is not None:
         item["finding"] = finding
     plan = tx.read_or_none("plan")
-    passed = status == ItemStatus.PASS and plan is not None
-    item["judged"] = scope_hash(plan, item["scope"], phase) if plan and passed else None
-    held = milestone_hashes(plan, phase) if plan and passed else {}
+    if status != ItemStatus.PASS or plan is None:
+        item["judged"] = item["milestones"] = None
+        return
+    item["judged"] = scope_hash(plan, item["scope"], phase)
+    held = milestone_hashes(plan, phase)
     scope = item["scope"].strip()
-    judged = held if scope in ("", "*") else milestones_of(plan, scope) if plan else set()
-    item["milestones"] = {m: held[m] for m in held if m in judged} if plan and passed else None
+    judged = held if scope in ("", "*") else milestones_of(plan, scope)
+    item["milestones"] = {m: held[m] for m in held if m in judged}
+
+
+def reset(item: QRItem) -> None:
+    """The item is open again: TODO, judging nothing."""
+    item.update({"status": ItemStatus.TODO, "judged": None, "milestones": None})
 
 
 def qr_set(
@@ -251,9 +257,8 @@ def unjudged(
     `frozen` one (amendments.frozen_milestones: committed while an amendment is open)."""
     held = milestone_hashes(plan, known_phase(phase) if phase else None)
     covered = {m for i in items if i["source"] == "reviewer" for m in standing(plan, i, held)}
-    skipped = {m["id"] for m in plan["milestones"] if m["is_documentation_only"]}
-    if phase != Phase.PLAN_CODE:
-        skipped = set()
+    code = phase == Phase.PLAN_CODE
+    skipped = {m["id"] for m in plan["milestones"] if code and m["is_documentation_only"]}
     return [m for m in held if m not in covered | skipped and m not in frozen]
 
 
@@ -286,7 +291,7 @@ def reopen_changed(tx: Transaction) -> None:
     )
     for phase in PHASES:
         name = report_name(phase)
-        if not (name in tx.docs or tx.store.exists(name)):
+        if not tx.exists(name):
             continue
         items = tx.read(name)["items"]
         stale = [
@@ -303,7 +308,7 @@ def reopen_changed(tx: Transaction) -> None:
             continue
         for item in tx.edit(name)["items"]:
             if any(item["id"] == i["id"] for i in stale):
-                item.update({"status": ItemStatus.TODO, "judged": None, "milestones": None})
+                reset(item)
                 tx.tell(
                     f"{item['id']} ({phase}) is TODO again: {item['scope']} changed after it passed"
                 )

@@ -53,9 +53,8 @@ def _text(value: object, where: str) -> str:
 
 def _one_of(value: str, allowed: tuple[Allowed, ...], where: str) -> Allowed:
     """The word of `allowed` that `value` is."""
-    for word in allowed:
-        if value == word:
-            return word
+    if value in allowed:
+        return allowed[allowed.index(value)]
     raise UsageError(f"{where}: {value!r} is not one of {', '.join(allowed)}")
 
 
@@ -262,8 +261,7 @@ def question_import(tx: Transaction, *, source: str) -> list[str]:
     for q, answer in zip(questions, answers, strict=True):
         if answer is not None:
             check_text("the answer", answer, ANSWER_MAX)
-            text, condition = normal_answer(q, answer)
-            set_answer(q, text, condition=condition)
+            set_answer(q, *normal_answer(q, answer))
     return ids
 
 
@@ -343,9 +341,9 @@ def pick_option(item_id: str, kind: str, labels: list[str], text: str) -> tuple[
 def set_answer(
     q: Question,
     answer: str | None,
+    condition: str | None = None,
     skipped: bool = False,
     assumed: bool = False,
-    condition: str | None = None,
 ) -> None:
     q["answer"], q["condition"] = answer, condition
     q["skipped"], q["assumed"] = skipped, assumed
@@ -376,14 +374,13 @@ def question_answer(
     elif text is None:
         set_answer(q, None, skipped=True)
     else:
-        answer, condition = normal_answer(q, text)
-        set_answer(q, answer, condition=condition)
+        set_answer(q, *normal_answer(q, text))
 
 
 def assume_answer(context: Context, q: Question, why: str) -> None:
     """Answer with the recommended option as an assumption on record (or skip if none)."""
     if q["recommended"] is not None:
-        set_answer(q, q["recommended"], skipped=False, assumed=True)
+        set_answer(q, q["recommended"], assumed=True)
         context["assumptions"].append(
             f"{q['id']} {q['text']}: assumed {q['recommended']!r} ({why})"
         )

@@ -9,7 +9,7 @@ import re
 from state import clock, routes
 from state.errors import Refused, UsageError
 from state.ops.plan_ops import find
-from state.ops.qr_ops import add_item, milestone_hashes, open_report, standing
+from state.ops.qr_ops import add_item, milestone_hashes, open_report, reset, standing
 from state.repo.numbered import new_lines, spans
 from state.rules.approval import approve, plan_hash
 from state.rules.lifecycle import transition
@@ -378,7 +378,7 @@ def reopen_reviews(
             if item["source"] != "reviewer" or item["status"] != ItemStatus.PASS:
                 continue
             if item["scope"].strip() in named:
-                item.update({"status": ItemStatus.TODO, "judged": None, "milestones": None})
+                reset(item)
             else:
                 kept = standing(plan, item, held)
                 item["milestones"] = {m: h for m, h in kept.items() if m not in reopened}

@@ -29,8 +29,7 @@ def new_session_id(task: str) -> str:
     """Readable and unique: date, a slug of the task, a short random part."""
     slug = "".join(c if c.isalnum() else "-" for c in task.lower()[:60])
     slug = "-".join(part for part in slug.split("-") if part)[:40].strip("-") or "plan"
-    day = clock.now()[:10]
-    return f"{day}-{slug}-{os.urandom(3).hex()}"
+    return f"{clock.now()[:10]}-{slug}-{os.urandom(3).hex()}"
 
 
 def new_plan_id() -> str:

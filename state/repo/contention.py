@@ -1,7 +1,7 @@
 """The person's git, at the moment the product acts (docs/design.md, "The world moves"):
 another git holding a lock (or moving HEAD under a commit) is waited out for a bound, then
-named with its holder; a merge,
-rebase, cherry-pick, revert or bisect left half done is named with the command that ends it.
+named with its holder; a merge, rebase, cherry-pick, revert or bisect left half done is named
+with the command that ends it.
 
 Read from the files git keeps, without a subprocess: the git dir's marker files, and /proc
 for whoever holds a lock.
@@ -16,8 +16,6 @@ import re
 LOCK_WAIT_S = 10.0  # how long a git command waits for another git's lock before it gives up
 LOCK_POLL_S = 0.05
 _LOCKED = re.compile(r"Unable to create '([^']+\.lock)': File exists")
-
-
 _RACED = re.compile(r"cannot lock ref '([^']+)': is at [0-9a-f]+ but expected [0-9a-f]+")
 
 

@@ -65,7 +65,6 @@ def sign(root: str, session: Session, approval: Approval) -> Signature:
     """The signature record for session.json's approval (its review round already closed),
     made with user.signingkey: the format, the version, the key's fingerprint (never its local
     path) and the signature."""
-    session_id = session["id"]
     key = git_config(root, "user.signingkey")
     fmt = git_config(root, "gpg.format") or "openpgp"
     if fmt not in ("ssh", "openpgp"):
@@ -76,7 +75,7 @@ def sign(root: str, session: Session, approval: Approval) -> Signature:
             "(git config gpg.format ssh; git config user.signingkey ~/.ssh/id_ed25519.pub)",
             field="sign",
         )
-    data = payload(session_id, approval, VERSION, signed_rounds(session, approval))
+    data = payload(session["id"], approval, VERSION, signed_rounds(session, approval))
     if fmt == "ssh":
         if key.startswith("key::"):
             raise UsageError(
@@ -88,13 +87,8 @@ def sign(root: str, session: Session, approval: Approval) -> Signature:
         argv += ["--local-user", key] if key else []
     done = _run(argv, data)
     if done.returncode != 0 or not done.stdout.strip():
-        reason = [
-            line
-            for line in done.stderr.decode(errors="replace").strip().splitlines()
-            if not line.startswith("[GNUPG:]")
-        ]
         raise PreconditionFailed(
-            f"sign: {argv[0]} could not sign ({reason[-1] if reason else 'no signature'}); "
+            f"sign: {argv[0]} could not sign ({_said(done) or 'no signature'}); "
             "nothing was written",
             field="sign",
         )
@@ -121,6 +115,18 @@ def _err(done: subprocess.CompletedProcess[bytes]) -> str:
     return done.stderr.decode(errors="replace")
 
 
+def _said(done: subprocess.CompletedProcess[bytes]) -> str:
+    """The last line the program wrote to stderr that is not a gpg status line, or ""."""
+    lines = [line for line in _err(done).strip().splitlines() if not line.startswith("[GNUPG:]")]
+    return lines[-1] if lines else ""
+
+
+def _key_of(done: subprocess.CompletedProcess[bytes]) -> str:
+    """The SHA256:… fingerprint ssh-keygen names in its output, or ""."""
+    found = re.search(r"key (SHA256:\S+)", done.stdout.decode(errors="replace") + _err(done))
+    return found.group(1) if found else ""
+
+
 def _ssh_fingerprint(signature: str, data: bytes) -> str:
     """The SHA256:… fingerprint of the key that made an ssh signature (from the signature)."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -128,8 +134,7 @@ def _ssh_fingerprint(signature: str, data: bytes) -> str:
         with open(path, "w", encoding="utf-8") as f:
             f.write(signature)
         done = _run(["ssh-keygen", "-Y", "check-novalidate", "-n", NAMESPACE, "-s", path], data)
-    found = re.search(r"key (SHA256:\S+)", done.stdout.decode(errors="replace") + _err(done))
-    return found.group(1) if found else ""
+    return _key_of(done)
 
 
 def _run(argv: list[str], data: bytes) -> subprocess.CompletedProcess[bytes]:
@@ -224,8 +229,7 @@ def _check_openpgp(root: str, data: bytes, signature: str, result: Checked) -> N
     good = re.search(r"^\[GNUPG:\] GOODSIG \S+ (.+)$", status, re.M)
     valid = re.search(r"^\[GNUPG:\] VALIDSIG (\S+)", status, re.M)
     if done.returncode != 0 or not good:
-        lines = [line for line in status.strip().splitlines() if not line.startswith("[GNUPG:]")]
-        reason = f": {lines[-1]}" if lines else ""
+        reason = f": {_said(done)}" if _said(done) else ""
         result.problem("signature-invalid", f"the OpenPGP signature does not verify{reason}")
         return
     result.principals = [good.group(1).strip()]
@@ -263,6 +267,4 @@ def _check_ssh(root: str, data: bytes, signature: str, result: Checked) -> None:
         )
         return
     result.principals = principals
-    out = done.stdout.decode(errors="replace") + _err(done)
-    fingerprint = re.search(r"key (SHA256:\S+)", out)
-    result.fingerprint = fingerprint.group(1) if fingerprint else ""
+    result.fingerprint = _key_of(done)

@@ -198,8 +198,7 @@ def _read_hunk(lines: list[str], i: int, label: str) -> tuple[Hunk, int]:
     if old != old_len or new != new_len:
         side, said, got = ("old", old_len, old) if old != old_len else ("new", new_len, new)
         raise DiffError(f"{label}: header says {said} {side} lines, body has {got}")
-    hunk = Hunk(int(m[1]), old_len, int(m[3]), new_len, tuple(body))
-    return hunk, i
+    return Hunk(int(m[1]), old_len, int(m[3]), new_len, tuple(body)), i
 
 
 def _ends_body(lines: list[str], i: int, old_left: int, new_left: int) -> bool:
@@ -337,8 +336,7 @@ def reverse(patch: FilePatch) -> FilePatch:
 
 def touched_files(diff_text: str) -> list[str]:
     """Paths the diff touches: the new path, the old one for a deletion, both for a rename."""
-    paths = [path for patch in parse(diff_text) for path in _paths(patch)]
-    return list(dict.fromkeys(paths))
+    return list(dict.fromkeys(p for patch in parse(diff_text) for p in _paths(patch)))
 
 
 def _paths(patch: FilePatch) -> list[str]:

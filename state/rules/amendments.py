@@ -69,10 +69,7 @@ def worktree_round(session: Session, execution: Execution | None) -> tuple[int, 
     planning; in an open amendment round, its number and the milestones execution.json says
     are committed (HEAD holds their changes)."""
     amendment = open_amendment(session)
-    if amendment is None:
-        return 0, set()
-    runs = execution["milestones"] if execution else []
-    return amendment["round"], {r["id"] for r in runs if committed(r)}
+    return (amendment["round"], frozen_milestones(session, execution)) if amendment else (0, set())
 
 
 def scope_refusal(amendment: Amendment, old: Plan, new: Plan, execution: Execution | None) -> str:

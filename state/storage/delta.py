@@ -45,14 +45,8 @@ def _diff_dict(old: dict[str, Any], new: dict[str, Any]) -> list[Any]:
     added = [k for k in new if k not in old]
     if list(new) != kept + added:  # keys reordered: a patch could not keep the order
         return ["=", new]
-    changes = {}
-    for key in new:
-        if key in old:
-            op = diff(old[key], new[key])
-            if op is not SAME:
-                changes[key] = op
-        else:
-            changes[key] = ["=", new[key]]
+    ops = {k: diff(old[k], v) if k in old else ["=", v] for k, v in new.items()}
+    changes = {k: op for k, op in ops.items() if op is not SAME}
     return ["{", changes, [k for k in old if k not in new]]
 
 

@@ -76,7 +76,6 @@ def next_revision(state_dir: str) -> str:
 def entries(state_dir: str) -> list[Entry]:
     """The index, one entry per revision file; rebuilt from the files when lost or garbled."""
     files = revision_files(state_dir)
-    numbers = sorted(files)
     path = os.path.join(state_dir, HISTORY_DIR, HISTORY_INDEX)
     known: dict[str, Entry] = {}
     try:
@@ -97,7 +96,7 @@ def entries(state_dir: str) -> list[Entry]:
                 }
         except (ValueError, KeyError, TypeError, RecursionError):
             continue  # a garbled line: the revision file still speaks for itself
-    return [known.get(f"r{n}") or _rebuilt(state_dir, f"r{n}", files[n]) for n in numbers]
+    return [known.get(f"r{n}") or _rebuilt(state_dir, f"r{n}", files[n]) for n in sorted(files)]
 
 
 def _rebuilt(state_dir: str, rev: str, name: str) -> Entry:

@@ -77,7 +77,6 @@ class locked:  # lowercase: used as `with locked(path):`, as a function would be
         except BaseException:
             self.__exit__()
             raise
-        return None
 
     def __exit__(self, *exc_info: object) -> None:
         for name in ("fd", "dir_fd"):
@@ -131,13 +130,11 @@ class locked:  # lowercase: used as `with locked(path):`, as a function would be
 
     def holder(self) -> str:
         """Who holds the lock: "pid 123 (plan decision add)" from /proc/locks, else ""."""
-        inodes = set()
         try:
             held = [os.stat(os.path.dirname(os.path.abspath(self.path))), os.stat(self.path)]
         except OSError:
             held = [os.fstat(fd) for fd in (self.dir_fd, self.fd) if fd is not None]
-        for st in held:
-            inodes.add(f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}")
+        inodes = {f"{os.major(s.st_dev):02x}:{os.minor(s.st_dev):02x}:{s.st_ino}" for s in held}
         try:
             with open("/proc/locks") as f:
                 table = f.read()

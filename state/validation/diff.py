@@ -208,17 +208,11 @@ def _items(plan: Plan) -> dict[str, Mapping[str, object]]:
     return {str(i["id"]): {k: v for k, v in i.items() if k not in inner} for i in found}
 
 
+LABELS = ("name", "decision", "topic", "behavior", "risk", "alternative", "description", "file")
+
+
 def _label(item: Mapping[str, object]) -> str:
-    for key in (
-        "name",
-        "decision",
-        "topic",
-        "behavior",
-        "risk",
-        "alternative",
-        "description",
-        "file",
-    ):
+    for key in LABELS:
         value = item.get(key)
         if isinstance(value, str) and value:
             text = value.splitlines()[0]

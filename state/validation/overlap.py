@@ -149,22 +149,13 @@ def overlaps_between(sessions: list[Planned]) -> list[Overlap]:
 
 
 def _on_file(path: str, a: Planned, b: Planned) -> list[Overlap]:
-    functions = {t.function for t in a.files[path]} & {t.function for t in b.files[path]}
-    functions.discard(None)
-    if not functions:
-        return [Overlap(path, None, _side(a, a.files[path]), _side(b, b.files[path]))]
-    return [
-        Overlap(
-            path,
-            name,
-            _side(a, [t for t in a.files[path] if t.function == name]),
-            _side(b, [t for t in b.files[path] if t.function == name]),
-        )
-        for name in sorted(f for f in functions if f)
-    ]
+    both = {t.function for t in a.files[path]} & {t.function for t in b.files[path]}
+    names: list[str | None] = [*sorted(f for f in both if f)] or [None]  # None: the whole file
+    return [Overlap(path, name, _side(a, path, name), _side(b, path, name)) for name in names]
 
 
-def _side(planned: Planned, touches: list[Touch]) -> Side:
+def _side(planned: Planned, path: str, function: str | None) -> Side:
+    touches = [t for t in planned.files[path] if function in (None, t.function)]
     return Side(
         planned.session,
         planned.state_dir,
