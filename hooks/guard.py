@@ -23,6 +23,9 @@ if sys.version_info < (3, 8):  # noqa: UP036
     sys.exit(2)
 
 if __name__ == "__main__":
+    import gc
+
+    gc.disable()  # a short process that makes no garbage worth a collector's walks (~4%)
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     from hooks.guard_hook import main
 
