@@ -16,11 +16,7 @@ if TYPE_CHECKING:
 
 def diff_text(lines: list[DiffLine]) -> list[str]:
     """A diff's lines with the new-file line number a comment names (M-001:FILE:LINE=…)."""
-    shown = []
-    for line in lines:
-        number = str(line["new"]) if line["new"] is not None else ""
-        shown.append(f"  {number:>5} {line['text']}")
-    return shown
+    return [f"  {'' if x['new'] is None else str(x['new']):>5} {x['text']}" for x in lines]
 
 
 BODY = ("add", "del", "ctx")
@@ -58,8 +54,7 @@ def milestone_text(m: MilestoneResult) -> list[str]:
                 f"{others}, in the commit's diff below"
             )
             continue
-        lines.append(f" planned {change['id']} {change['file']}:")
-        lines += diff_text(change["lines"])
+        lines += [f" planned {change['id']} {change['file']}:", *diff_text(change["lines"])]
         key = (change["file"], repr(body(change["lines"])))
         planned.setdefault(key, []).append(change["id"])
     if not m["commits"]:
@@ -71,22 +66,14 @@ def milestone_text(m: MilestoneResult) -> list[str]:
         lines.append(f" commit {commit['short']} {commit['subject']}")
         for f in commit["files"]:
             same = planned.get((f["path"], repr(body(f["lines"]))))
-            if "planned" in f:
-                lines.append(f"  {f['path']}: = {' then '.join(f['planned'])} (as planned):")
-                lines += diff_text(f["lines"])
-                continue
-            if same:
+            if same and "planned" not in f:
                 lines.append(f"  {f['path']}: = {', '.join(same)} (as planned, numbered above)")
-                continue
-            lines.append(f"  {f['path']}:")
-            lines += diff_text(f["lines"])
-    for t in m["tests"]:
-        lines.append(f" test {t['file']}: {'ran' if t['ran'] else 'NOT RUN'}")
-    for e in m["evidence"]:
-        lines.append(f" evidence: {e}")
-    for d in m["deviations"]:
-        lines.append(f" deviation {d['id']}: {d['description']}")
-    return lines
+            else:
+                said = f": = {' then '.join(f['planned'])} (as planned)" if "planned" in f else ""
+                lines += [f"  {f['path']}{said}:", *diff_text(f["lines"])]
+    lines += [f" test {t['file']}: {'ran' if t['ran'] else 'NOT RUN'}" for t in m["tests"]]
+    lines += [f" evidence: {e}" for e in m["evidence"]]
+    return lines + [f" deviation {d['id']}: {d['description']}" for d in m["deviations"]]
 
 
 def reconcile_rows(result: Result) -> list[str]:
