@@ -180,8 +180,7 @@ def wait_for_verdict(
     session = store.read("session")
     rounds, _, is_open = the_round(store, session, number)
     if is_open:
-        what = "the plan" if rounds == "reviews" else "the result"
-        session = decided(store, session, rounds, what, timeout, stop)
+        session = decided(store, session, rounds, timeout, stop)
     return reported(store, session, rounds)
 
 
@@ -200,7 +199,6 @@ def decided(
     store: Store,
     session: Session,
     rounds: Rounds,
-    what: str,
     timeout: int,
     stop: Callable[[], bool] | None,
 ) -> Session:
@@ -214,8 +212,8 @@ def decided(
             raise PreconditionFailed("the review page stopped before a verdict")
         if deadline is not None and time.monotonic() >= deadline:
             raise PreconditionFailed(
-                f"no verdict within {timeout}s: {what} is still in review "
-                "(run plan review wait again, or ask in the chat)"
+                f"no verdict within {timeout}s: the {'plan' if rounds == 'reviews' else 'result'}"
+                " is still in review (run plan review wait again, or ask in the chat)"
             )
         time.sleep(0.2)  # how often it looks for the verdict
         session = store.read("session")
