@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Literal, overload
+from typing import Literal, cast
 
 from shared.ci_run import Problem, Run, Target, collect
 from shared.paths import project_root
@@ -27,7 +27,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from state.rules.session_store import Store
+    from shared.plan_md import Reader
     from state.storage.documents import Context, Plan, QRReport, Session
     from state.storage.store import QRName
     from state.validation.overlap import Overlap, Side
@@ -324,7 +324,7 @@ def _approval_checks(target: Target, plan: Document, session: Document) -> None:
     from shared.plan_md import for_session
     from state.rules.approval import verify as check_approval
 
-    render = for_session(SessionFiles(target.path))
+    render = for_session(session_files(target.path))
     for f in check_approval(plan.doc, session.doc, target.path, render):
         if f.path == "plan.md":
             problem = Problem.of(f)
@@ -355,25 +355,17 @@ def _signature_checks(
         }
 
 
-class SessionFiles:
+def session_files(directory: str) -> Reader:
     """The session's files beside plan.json, read as the store reads them, for rendering
     plan.md: None when one is missing or damaged (validate reports the damage)."""
+    from state.rules.session_store import Store
 
-    def __init__(self, directory: str) -> None:
-        from state.rules.session_store import Store
+    store = Store(directory)
 
-        self.store: Store = Store(directory)
-
-    @overload
-    def __call__(self, name: Literal["context"]) -> Context | None: ...
-    @overload
-    def __call__(self, name: Literal["session"]) -> Session | None: ...
-    @overload
-    def __call__(self, name: QRName) -> QRReport | None: ...
-    def __call__(
-        self, name: Literal["context", "session"] | QRName
-    ) -> Context | Session | QRReport | None:
+    def read(name: Literal["context", "session"] | QRName) -> Context | Session | QRReport | None:
         try:
-            return self.store.read_or_none(name)
+            return store.read_or_none(name)
         except PlannerError:
             return None
+
+    return cast("Reader", read)  # Reader's overloads narrow this union by name
