@@ -1,12 +1,6 @@
-"""The review companion: an MCP server over stdio (the official `mcp` SDK) whose tools help a
-person review a session from any MCP client: read and search the plan, the questions and
-answers, the review rounds, history compared by meaning, the audit trail and the milestone
-commits, and `draft_feedback`, which stores a draft the person sends from the review page or
-with `plan review reject --draft`.
-
-No tool approves, rejects, accepts or amends: verdicts stay human acts (docs/design.md, "The
-review companion"). The tools read through the same paths as `plan show`, `plan diff`,
-`plan log` (shared/review_reads.py, state/repo/session_git.py); planner's errors become tool errors.
+"""The review companion: `plan mcp`, an MCP server over stdio (the official `mcp` SDK) whose
+tools read a session for the person reviewing it; `draft_feedback` stores a draft they send
+themselves, and no tool gives a verdict (docs/design.md, "The review companion").
 """
 
 from __future__ import annotations

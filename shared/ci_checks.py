@@ -1,11 +1,7 @@
 """The checks of `plan validate` and `plan verify` on the targets shared/ci_run.py collects:
 every file of a session read against its schema and located, the plan's own checks, the
-approval's integrity, and (verify) its signature.
-
-validate: session.json, plan.json and context.json as files; the plan's references and
-meaning (a phase's completeness with --phase); for an approved session also that plan.json
-and plan.md are still what was approved, so that a hook running validate catches tampering.
-verify adds the judgement of every session (not approved yet, cancelled) and signatures.
+approval's integrity, and (verify) its signature (docs/design.md, "CI: validate, verify and
+what they report").
 """
 
 from __future__ import annotations

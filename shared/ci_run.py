@@ -1,10 +1,7 @@
 """`plan validate` and `plan verify` for CI: the run's model (problems located by file, line
 and column, each with a rule id), the rules, and which sessions and plan files to check.
-
-Nothing here prints; cli/ci_report.py formats a Run as text, JSON, GitHub commands or SARIF; the
-checks are in shared/ci_checks.py. Exit code of a run, worst wins: 0 all good < 2 usage (a
-path that is no session or plan, conflicting flags) < 3 a plan invalid, damaged, not
-verified. With --strict a warning about a target fails it too (docs/design.md, "CI").
+Nothing here prints (cli/ci_report.py does); a run exits with its worst target's code
+(docs/design.md, "CI: validate, verify and what they report").
 """
 
 from __future__ import annotations
