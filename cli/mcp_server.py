@@ -110,10 +110,9 @@ def create_server(state_dir: str | None = None) -> MCPServer:
     reading: list[Callable[..., Any]] = [list_sessions, session_status, show_plan, render_plan]
     reading += [search_plan, questions, review_rounds, history, compare, audit_log]
     reading += [git_log, git_show, git_diff]
-    for tool in reading:
-        server.add_tool(bind(tool, sessions), annotations=READ_ONLY, structured_output=False)
-    server.add_tool(bind(draft_feedback, sessions), annotations=DRAFTS, structured_output=False)
     for tool in [*reading, draft_feedback]:
+        marks = DRAFTS if tool is draft_feedback else READ_ONLY
+        server.add_tool(bind(tool, sessions), annotations=marks, structured_output=False)
         refuse_unknown(server, tool.__name__)
     return server
 

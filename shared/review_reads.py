@@ -199,13 +199,12 @@ def reviews(store: Store) -> Reviews:
                 "items": report["items"],
                 "accepted": report["accepted"],
             }
-    waiting = [d for d in drafts.load(store.dir)["drafts"] if not d["sent"]]
     return {
         "status": session["status"],
         "rounds": session["reviews"],
         "approval": session["approval"],
         "findings": findings,
-        "drafts": waiting,
+        "drafts": [d for d in drafts.load(store.dir)["drafts"] if not d["sent"]],
         "draft_round": drafts.feedback_round(session),
     }
 

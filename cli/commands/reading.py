@@ -64,8 +64,7 @@ def show_command(
 
 def plan_outline(store: Store) -> str:
     """The plan as an outline, then its decided review rounds."""
-    shown = outline(store.read("plan"))
-    return "\n".join([shown, *review_lines(store.read("session")["reviews"])])
+    return "\n".join([outline(store.read("plan")), *review_lines(store.read("session")["reviews"])])
 
 
 def show_answers(store: Store, as_json: bool) -> None:
