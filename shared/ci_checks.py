@@ -153,9 +153,7 @@ def validate(
         session = _session_document(target)
         path = os.path.join(target.path, "plan.json") if target.kind == "session" else target.path
         document = read_document(target, path, "plan")
-        if target.kind == "plan" and _not_a_plan(target, document):
-            continue
-        if document is None:
+        if document is None or (target.kind == "plan" and _not_a_plan(target, document)):
             continue
         plans[target.path] = document
         _plan_checks(target, document, phase, session)
@@ -291,18 +289,14 @@ def verify(
         session_doc = read_document(target, os.path.join(target.path, "session.json"), "session")
         if session_doc is None or not target.ok:
             continue
-        session = session_doc.doc
-        target.status = session["status"]
-        if session["status"] not in APPROVED:
+        status = target.status = session_doc.doc["status"]
+        if status not in APPROVED:
             target.judged = False
-            ended = session["status"] in ENDED
-            level = "error" if require_approved and not ended else "notice"
-            status = session["status"]
-            if ended:
-                message, rule = f"{status}: nothing to verify", "not-checked"
+            if status in ENDED:
+                message, rule, level = f"{status}: nothing to verify", "not-checked", "notice"
             else:
                 message = f"not approved (status {status}): nothing to verify yet"
-                rule = "not-approved"
+                rule, level = "not-approved", "error" if require_approved else "notice"
             target.add(session_doc.place(Problem(message, "status", "", level, rule=rule)))
             continue
         plan_doc = read_document(target, os.path.join(target.path, "plan.json"), "plan")
