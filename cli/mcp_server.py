@@ -1,12 +1,6 @@
-"""The review companion: an MCP server over stdio (the official `mcp` SDK) whose tools help a
-person review a session from any MCP client: read and search the plan, the questions and
-answers, the review rounds, history compared by meaning, the audit trail and the milestone
-commits, and `draft_feedback`, which stores a draft the person sends from the review page or
-with `plan review reject --draft`.
-
-No tool approves, rejects, accepts or amends: verdicts stay human acts (docs/design.md, "The
-review companion"). The tools read through the same paths as `plan show`, `plan diff`,
-`plan log` (shared/review_reads.py, state/repo/session_git.py); planner's errors become tool errors.
+"""The review companion: `plan mcp`, an MCP server over stdio (the official `mcp` SDK) whose
+tools read a session for the person reviewing it; `draft_feedback` stores a draft they send
+themselves, and no tool gives a verdict (docs/design.md, "The review companion").
 """
 
 from __future__ import annotations
@@ -116,10 +110,9 @@ def create_server(state_dir: str | None = None) -> MCPServer:
     reading: list[Callable[..., Any]] = [list_sessions, session_status, show_plan, render_plan]
     reading += [search_plan, questions, review_rounds, history, compare, audit_log]
     reading += [git_log, git_show, git_diff]
-    for tool in reading:
-        server.add_tool(bind(tool, sessions), annotations=READ_ONLY, structured_output=False)
-    server.add_tool(bind(draft_feedback, sessions), annotations=DRAFTS, structured_output=False)
     for tool in [*reading, draft_feedback]:
+        marks = DRAFTS if tool is draft_feedback else READ_ONLY
+        server.add_tool(bind(tool, sessions), annotations=marks, structured_output=False)
         refuse_unknown(server, tool.__name__)
     return server
 

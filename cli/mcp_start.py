@@ -137,10 +137,9 @@ def serve(state_dir: str | None) -> None:
         if known and (method == "initialize") == (client is None):
             result = answers.get(client, method, params)
             if result is not None:
-                ident = json.dumps(message["id"])
                 reply = {"jsonrpc": "2.0", "id": message["id"], "result": result}
                 write_all(wire_out, (json.dumps(reply, separators=(",", ":")) + "\n").encode())
-                answered.add(ident)
+                answered.add(json.dumps(message["id"]))
                 client = client or params
                 continue
         break

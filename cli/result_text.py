@@ -16,11 +16,7 @@ if TYPE_CHECKING:
 
 def diff_text(lines: list[DiffLine]) -> list[str]:
     """A diff's lines with the new-file line number a comment names (M-001:FILE:LINE=…)."""
-    shown = []
-    for line in lines:
-        number = str(line["new"]) if line["new"] is not None else ""
-        shown.append(f"  {number:>5} {line['text']}")
-    return shown
+    return [f"  {'' if x['new'] is None else str(x['new']):>5} {x['text']}" for x in lines]
 
 
 BODY = ("add", "del", "ctx")
@@ -58,8 +54,7 @@ def milestone_text(m: MilestoneResult) -> list[str]:
                 f"{others}, in the commit's diff below"
             )
             continue
-        lines.append(f" planned {change['id']} {change['file']}:")
-        lines += diff_text(change["lines"])
+        lines += [f" planned {change['id']} {change['file']}:", *diff_text(change["lines"])]
         key = (change["file"], repr(body(change["lines"])))
         planned.setdefault(key, []).append(change["id"])
     if not m["commits"]:
@@ -71,22 +66,14 @@ def milestone_text(m: MilestoneResult) -> list[str]:
         lines.append(f" commit {commit['short']} {commit['subject']}")
         for f in commit["files"]:
             same = planned.get((f["path"], repr(body(f["lines"]))))
-            if "planned" in f:
-                lines.append(f"  {f['path']}: = {' then '.join(f['planned'])} (as planned):")
-                lines += diff_text(f["lines"])
-                continue
-            if same:
+            if same and "planned" not in f:
                 lines.append(f"  {f['path']}: = {', '.join(same)} (as planned, numbered above)")
-                continue
-            lines.append(f"  {f['path']}:")
-            lines += diff_text(f["lines"])
-    for t in m["tests"]:
-        lines.append(f" test {t['file']}: {'ran' if t['ran'] else 'NOT RUN'}")
-    for e in m["evidence"]:
-        lines.append(f" evidence: {e}")
-    for d in m["deviations"]:
-        lines.append(f" deviation {d['id']}: {d['description']}")
-    return lines
+            else:
+                said = f": = {' then '.join(f['planned'])} (as planned)" if "planned" in f else ""
+                lines += [f"  {f['path']}{said}:", *diff_text(f["lines"])]
+    lines += [f" test {t['file']}: {'ran' if t['ran'] else 'NOT RUN'}" for t in m["tests"]]
+    lines += [f" evidence: {e}" for e in m["evidence"]]
+    return lines + [f" deviation {d['id']}: {d['description']}" for d in m["deviations"]]
 
 
 def reconcile_rows(result: Result) -> list[str]:
@@ -104,43 +91,42 @@ def text(result: Result, session: Session, since: tuple[int, list[str]] | None =
     """What `plan result show` prints; with `since` (the round that asked for changes and
     the milestones carried out since), those milestones whole and the others one line each."""
     rounds = session["result_reviews"]
-    head = [
+    lines = [
         f"result of {session['id']}: {result['title'] or session['task']}",
         f"status {session['status']}"
         + (f", result round {rounds[-1]['round']} {rounds[-1]['verdict']}" if rounds else ""),
         f"sha256 {result['sha256']}",
-        "",
     ]
-    body: list[str] = []
-    lost = gone_commits(result)
-    if lost:
+    if lost := gone_commits(result):
         named = ", ".join(f"{mid} {sha[:12]}" for mid, sha in lost)
-        head.insert(
-            3,
+        lines.append(
             f"commits gone from git: {named} (history rewritten and pruned; the planned diffs "
-            "are shown, the verdict still stands; fix: plan rebase)",
+            "are shown, the verdict still stands; fix: plan rebase)"
         )
+    lines.append("")
     if since:
         n, new = since
-        body += [
+        lines += [
             f"since result round {n}: {', '.join(new) or 'no milestone'} (the others as round "
             f"{n} showed them; everything: plan result show --all)",
             "",
         ]
     for m in result["milestones"]:
-        if since and m["id"] not in since[1]:
-            body.append(f"{m['id']} {m['name']} ({m['status']}): as result round {since[0]} saw it")
-            continue
-        body += [*milestone_text(m), ""]
-    body += ["reconcile:", *reconcile_rows(result)]
+        if not since or m["id"] in since[1]:
+            lines += [*milestone_text(m), ""]
+        else:
+            lines.append(
+                f"{m['id']} {m['name']} ({m['status']}): as result round {since[0]} saw it"
+            )
+    lines += ["reconcile:", *reconcile_rows(result)]
     if result["tests_run"]:
-        body.append("tests run: " + "; ".join(result["tests_run"]))
+        lines.append("tests run: " + "; ".join(result["tests_run"]))
     if session["status"] == S.RESULT_REVIEW:
-        body += [
+        lines += [
             "",
             "Your verdict: plan result accept [--by NAME], or plan result request-changes "
             "--feedback TEXT [--comment ANCHOR=TEXT]... (or the page: plan review open); an "
             "anchor is M-001, M-001:FILE:LINE (a commit's line, numbered above), CC-004:LINE "
             "or DV-001",
         ]
-    return "\n".join(head + body)
+    return "\n".join(lines)

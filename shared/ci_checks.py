@@ -1,18 +1,14 @@
 """The checks of `plan validate` and `plan verify` on the targets shared/ci_run.py collects:
 every file of a session read against its schema and located, the plan's own checks, the
-approval's integrity, and (verify) its signature.
-
-validate: session.json, plan.json and context.json as files; the plan's references and
-meaning (a phase's completeness with --phase); for an approved session also that plan.json
-and plan.md are still what was approved, so that a hook running validate catches tampering.
-verify adds the judgement of every session (not approved yet, cancelled) and signatures.
+approval's integrity, and (verify) its signature (docs/design.md, "CI: validate, verify and
+what they report").
 """
 
 from __future__ import annotations
 
 import json
 import os
-from typing import Literal, overload
+from typing import Literal, cast
 
 from shared.ci_run import Problem, Run, Target, collect
 from shared.paths import project_root
@@ -27,7 +23,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from state.rules.session_store import Store
+    from shared.plan_md import Reader
     from state.storage.documents import Context, Plan, QRReport, Session
     from state.storage.store import QRName
     from state.validation.overlap import Overlap, Side
@@ -157,9 +153,7 @@ def validate(
         session = _session_document(target)
         path = os.path.join(target.path, "plan.json") if target.kind == "session" else target.path
         document = read_document(target, path, "plan")
-        if target.kind == "plan" and _not_a_plan(target, document):
-            continue
-        if document is None:
+        if document is None or (target.kind == "plan" and _not_a_plan(target, document)):
             continue
         plans[target.path] = document
         _plan_checks(target, document, phase, session)
@@ -295,18 +289,14 @@ def verify(
         session_doc = read_document(target, os.path.join(target.path, "session.json"), "session")
         if session_doc is None or not target.ok:
             continue
-        session = session_doc.doc
-        target.status = session["status"]
-        if session["status"] not in APPROVED:
+        status = target.status = session_doc.doc["status"]
+        if status not in APPROVED:
             target.judged = False
-            ended = session["status"] in ENDED
-            level = "error" if require_approved and not ended else "notice"
-            status = session["status"]
-            if ended:
-                message, rule = f"{status}: nothing to verify", "not-checked"
+            if status in ENDED:
+                message, rule, level = f"{status}: nothing to verify", "not-checked", "notice"
             else:
                 message = f"not approved (status {status}): nothing to verify yet"
-                rule = "not-approved"
+                rule, level = "not-approved", "error" if require_approved else "notice"
             target.add(session_doc.place(Problem(message, "status", "", level, rule=rule)))
             continue
         plan_doc = read_document(target, os.path.join(target.path, "plan.json"), "plan")
@@ -324,7 +314,7 @@ def _approval_checks(target: Target, plan: Document, session: Document) -> None:
     from shared.plan_md import for_session
     from state.rules.approval import verify as check_approval
 
-    render = for_session(SessionFiles(target.path))
+    render = for_session(session_files(target.path))
     for f in check_approval(plan.doc, session.doc, target.path, render):
         if f.path == "plan.md":
             problem = Problem.of(f)
@@ -355,25 +345,17 @@ def _signature_checks(
         }
 
 
-class SessionFiles:
+def session_files(directory: str) -> Reader:
     """The session's files beside plan.json, read as the store reads them, for rendering
     plan.md: None when one is missing or damaged (validate reports the damage)."""
+    from state.rules.session_store import Store
 
-    def __init__(self, directory: str) -> None:
-        from state.rules.session_store import Store
+    store = Store(directory)
 
-        self.store: Store = Store(directory)
-
-    @overload
-    def __call__(self, name: Literal["context"]) -> Context | None: ...
-    @overload
-    def __call__(self, name: Literal["session"]) -> Session | None: ...
-    @overload
-    def __call__(self, name: QRName) -> QRReport | None: ...
-    def __call__(
-        self, name: Literal["context", "session"] | QRName
-    ) -> Context | Session | QRReport | None:
+    def read(name: Literal["context", "session"] | QRName) -> Context | Session | QRReport | None:
         try:
-            return self.store.read_or_none(name)
+            return store.read_or_none(name)
         except PlannerError:
             return None
+
+    return cast("Reader", read)  # Reader's overloads narrow this union by name

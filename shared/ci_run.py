@@ -1,10 +1,7 @@
 """`plan validate` and `plan verify` for CI: the run's model (problems located by file, line
 and column, each with a rule id), the rules, and which sessions and plan files to check.
-
-Nothing here prints; cli/ci_report.py formats a Run as text, JSON, GitHub commands or SARIF; the
-checks are in shared/ci_checks.py. Exit code of a run, worst wins: 0 all good < 2 usage (a
-path that is no session or plan, conflicting flags) < 3 a plan invalid, damaged, not
-verified. With --strict a warning about a target fails it too (docs/design.md, "CI").
+Nothing here prints (cli/ci_report.py does); a run exits with its worst target's code
+(docs/design.md, "CI: validate, verify and what they report").
 """
 
 from __future__ import annotations
@@ -282,9 +279,7 @@ def repository_of(path: str) -> str | None:
 
 
 def _is_session(directory: str) -> bool:
-    return os.path.isfile(os.path.join(directory, "session.json")) or os.path.isfile(
-        os.path.join(directory, "plan.json")
-    )
+    return any(os.path.isfile(os.path.join(directory, n)) for n in ("session.json", "plan.json"))
 
 
 def sessions_in(home: str) -> list[str]:
@@ -325,22 +320,22 @@ def collect(run: Run, paths: list[str], every: bool, state_dir: str | None) -> l
     nothing = f"nothing to check: no session in {run.relative(home)}/"
     if every:
         targets += [Target(d, "session") for d in sessions_in(home)]
-        if not sessions_in(home) and not targets:
+        if not targets:
             run.warn(nothing, "nothing-to-check")
     if not paths and not every:
         found = _active(run, state_dir, home)
         if found:
             targets.append(Target(found, "session"))
         elif not run.problems:
-            count = len(sessions_in(home))
-            if count > 1:
+            sessions = sessions_in(home)
+            if len(sessions) > 1:
                 run.fail(
-                    f"no active session: {count} sessions in {run.relative(home)}/; "
+                    f"no active session: {len(sessions)} sessions in {run.relative(home)}/; "
                     "pass a path or --all",
                     f"plan {run.command} --all",
                 )
-            elif count == 1:
-                targets += [Target(d, "session") for d in sessions_in(home)]
+            elif sessions:
+                targets.append(Target(sessions[0], "session"))
             else:
                 run.warn(nothing, "nothing-to-check")
     unique: dict[str, Target] = {}

@@ -12,7 +12,6 @@ import json
 from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 from state.errors import UsageError
-from state.ops import drafts
 from state.ops.qr_ops import PHASES
 from state.repo.numbered import numbered
 from state.storage.store import report_name
@@ -188,6 +187,8 @@ def questions(store: Store) -> list[AskedQuestion]:
 def reviews(store: Store) -> Reviews:
     """The review rounds (verdict, who, feedback, comments, the revision and hash each saw),
     the gates' findings per phase, and the drafts waiting to be sent."""
+    from state.ops import drafts  # pydantic's adapters (~200 ms): not for `plan diff`'s between
+
     session = store.read("session")
     findings: dict[str, Findings] = {}
     for phase in PHASES:
@@ -198,13 +199,12 @@ def reviews(store: Store) -> Reviews:
                 "items": report["items"],
                 "accepted": report["accepted"],
             }
-    waiting = [d for d in drafts.load(store.dir)["drafts"] if not d["sent"]]
     return {
         "status": session["status"],
         "rounds": session["reviews"],
         "approval": session["approval"],
         "findings": findings,
-        "drafts": waiting,
+        "drafts": [d for d in drafts.load(store.dir)["drafts"] if not d["sent"]],
         "draft_round": drafts.feedback_round(session),
     }
 

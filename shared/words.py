@@ -31,13 +31,12 @@ def user_words(session: Session, context: ContextDoc | None) -> Words:
     """What the user said, for every prompt after discovery: answers, review feedback and
     the amendments' reasons (and the person's words that asked for them)."""
     questions = context["questions"] if context else []
-    results = [
-        r for r in session["result_reviews"] if r["verdict"] == ResultVerdict.CHANGES_REQUESTED
-    ]
     return {
         "answers": [q for q in questions if q["answer"] is not None],
         "feedback": [r for r in session["reviews"] if r["feedback"] or r["comments"]],
-        "results": results,
+        "results": [
+            r for r in session["result_reviews"] if r["verdict"] == ResultVerdict.CHANGES_REQUESTED
+        ],
         "amendments": session["amendments"],
     }
 

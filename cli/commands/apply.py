@@ -171,13 +171,6 @@ def run_prepared(tx: Transaction, prepared: Prepared) -> list[list[str]]:
     return created
 
 
-def said(tx: Transaction, batch: list[Any]) -> list[str]:
-    """What the operations told the user, then, when they created no id, what ran."""
-    names = [" ".join(e["op"].split()) for e in batch]
-    ran = [] if tx.created else [f"plan apply: {len(batch)} recorded: {', '.join(names)}"]
-    return [*tx.told, *ran]
-
-
 def apply_batch(
     store: Store, root: click.Group, batch: Any, told: list[str] | None = None
 ) -> list[list[str]]:
@@ -187,7 +180,10 @@ def apply_batch(
     with store.transaction("apply") as tx:
         created = run_prepared(tx, prepared)
     if told is not None:  # ids on stdout say what a batch created; else one line says what ran
-        told += said(tx, prepared[0])
+        told += tx.told
+        if not tx.created:
+            names = ", ".join(" ".join(e["op"].split()) for e in prepared[0])
+            told.append(f"plan apply: {len(prepared[0])} recorded: {names}")
     return created
 
 

@@ -272,9 +272,11 @@ def pick_one(store: Store, choice: Choice, progress: str) -> str:
             break
         sys.stdout.write(f"   not an option: {text} (1 to {len(names)}, a letter or the name)\n")
     option = choice["options"][names.index(found[0])]
-    given = reason(found[1])  # "1 because it is simpler": the option and its rationale
-    why = given or ask("", "   why this option (Enter: the user's pick at plan ask) > ")
-    rationale = why or "the user's pick at plan ask"
+    rationale = (  # "1 because it is simpler": the option and its rationale
+        reason(found[1])
+        or ask("", "   why this option (Enter: the user's pick at plan ask) > ")
+        or "the user's pick at plan ask"
+    )
     with store.transaction("choice pick") as tx:
         choice_ops.choice_pick(tx, id=choice["id"], option=option["id"], rationale=rationale)
     sys.stdout.write(f"   recorded: {choice['id']} {option['id']} {option['name']}\n")

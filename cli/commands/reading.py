@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING
 import click
 
 from cli.base import PlanCommand, QRPhase, dump, open_store, out
+from shared.review_reads import between
 from state.errors import UsageError
 from state.ops.plan_ops import find
 from state.ops.qr_ops import find_item
 from state.ops.question_ops import find_question
 from state.storage.outputs import write_render
 from state.storage.store import dumps
-from state.validation.diff import diff as semantic_diff
 from state.vocab import ReviewVerdict
 
 if TYPE_CHECKING:
@@ -64,8 +64,7 @@ def show_command(
 
 def plan_outline(store: Store) -> str:
     """The plan as an outline, then its decided review rounds."""
-    shown = outline(store.read("plan"))
-    return "\n".join([shown, *review_lines(store.read("session")["reviews"])])
+    return "\n".join([outline(store.read("plan")), *review_lines(store.read("session")["reviews"])])
 
 
 def show_answers(store: Store, as_json: bool) -> None:
@@ -235,10 +234,6 @@ def history_command(show: str | None, state_dir: str | None, as_json: bool) -> N
         out(f"{r['rev']:>5}  {r['ts']}  {r['command']}{summary}")
 
 
-def revision(store: Store, rev: str) -> Plan:
-    return store.read("plan") if rev == "current" else store.revision(rev)
-
-
 @click.command("diff", cls=PlanCommand)
 @click.argument("rev_a", required=False, metavar="[REV_A]")
 @click.argument("rev_b", required=False, metavar="[REV_B]")
@@ -263,7 +258,7 @@ def diff_command(
         revisions = store.history()
         rev_a = revisions[-2]["rev"] if len(revisions) > 1 else "r1"
     assert rev_a is not None
-    changes = semantic_diff(revision(store, rev_a), revision(store, rev_b))
+    changes = between(store, rev_a, rev_b)
     if as_json:
         dump([c.as_dict() for c in changes])
         return

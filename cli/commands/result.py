@@ -40,8 +40,7 @@ def result_show(show_all: bool, state_dir: str | None, as_json: bool) -> None:
     if as_json:
         dump({"status": session["status"], "rounds": session["result_reviews"], **result})
         return
-    since = None if show_all else since_review(store)
-    out(text(result, session, since))
+    out(text(result, session, None if show_all else since_review(store)))
 
 
 @result_command.command("accept", cls=Operation, op=result_ops.result_accept)

@@ -151,8 +151,7 @@ def review_wait(timeout: str, number: int | None, state_dir: str | None, as_json
     from cli.review_page.serve import wait_for_verdict  # as in review_open
 
     store = open_store(state_dir)
-    argv = wait_for_verdict(store, duration(timeout, "--timeout"), number=number)
-    say_next(store, argv, as_json)
+    say_next(store, wait_for_verdict(store, duration(timeout, "--timeout"), number=number), as_json)
 
 
 def say_next(store: Store, target: Target, as_json: bool) -> None:

@@ -113,14 +113,15 @@ def age(stamp: str) -> str:
 def session_rows(
     home: str, active: str | None, overlaps: bool = True
 ) -> list[SessionRow | DamagedRow]:
+    if not os.path.isdir(home):
+        return []
     found = None
-    if overlaps and os.path.isdir(home):
+    if overlaps:
         from state.validation.overlap import find  # `plan list` only: `plan status` shares this
 
         found = find(os.path.dirname(home))
     rows: list[SessionRow | DamagedRow] = []
-    names = sorted(n for n in os.listdir(home) if n[:1] != ".") if os.path.isdir(home) else []
-    for name in names:
+    for name in sorted(n for n in os.listdir(home) if n[:1] != "."):
         store = Store(os.path.join(home, name))
         if not store.exists("session"):
             continue

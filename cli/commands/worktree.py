@@ -35,25 +35,23 @@ def worktree_command(state_dir: str | None, as_json: bool) -> None:
             f"the worktree started from {made['gone'][:12]}, which is gone from git (history "
             "rewritten); made again from HEAD (edits not captured there are not kept)"
         )
-    path, start, round_, created, failed = (
-        made["path"], made["start"], made["round"], made["created"], made["failed"]
-    )  # fmt: skip
     if as_json:
         dump(
             {
-                "path": path,
+                "path": made["path"],
                 "base_commit": session["base_commit"],
-                "start": start,
-                "created": created,
+                "start": made["start"],
+                "created": made["created"],
             }
         )
         return
-    out(path)
-    if created:
-        what = f"HEAD {start[:12]} (amendment round {round_})" if round_ else start[:12]
+    out(made["path"])
+    if made["created"]:
+        start, round_ = made["start"][:12], made["round"]
+        what = f"HEAD {start} (amendment round {round_})" if round_ else start
         tell(f"worktree of {what} created; edit there, then: plan change capture")
-    if failed:
+    if made["failed"]:
         tell(
-            f"no longer apply on HEAD, left as HEAD has them: {', '.join(failed)} (capture "
-            "those files again for their intents)"
+            f"no longer apply on HEAD, left as HEAD has them: {', '.join(made['failed'])} "
+            "(capture those files again for their intents)"
         )

@@ -62,7 +62,7 @@ def open_page(
     routing target of their verdict (as wait_for_verdict does)."""
     if wait:  # refused before serving when there is nothing to wait for
         session = store.read("session")
-        rounds, _, is_open = the_round(store, session)
+        rounds, is_open = the_round(store, session)
         if not is_open:  # decided before the page came up: report it, serve nothing
             return reported(store, session, rounds)
     sock = bind(port)
@@ -117,13 +117,11 @@ def stop(server: uvicorn.Server, stopping: threading.Event, verbose: bool) -> No
     server.should_exit = True
 
 
-def the_round(
-    store: Store, session: Session, number: int | None = None
-) -> tuple[Rounds, int, bool]:
-    """The review round a wait reports, as (its list, its number, open) (docs/design.md, "A
-    wait that starts late"): the round in review when one is open; else the latest round of
-    the review the session was last in (the plan's, or the result's), once decided. `number`
-    names the round of that review instead. Exit 3 when there is no such round."""
+def the_round(store: Store, session: Session, number: int | None = None) -> tuple[Rounds, bool]:
+    """The review round a wait reports, as (its list, open) (docs/design.md, "A wait that
+    starts late"): the round in review when one is open; else the latest round of the review
+    the session was last in (the plan's, or the result's), once decided. `number` names the
+    round of that review instead. Exit 3 when there is no such round."""
     status = session["status"]
     kind: Rounds | None = "reviews" if status == S.REVIEW else "result_reviews"
     if status in (S.REVIEW, S.RESULT_REVIEW):
@@ -139,7 +137,7 @@ def the_round(
             "(planner step 11 puts it there)"
         )
     if number is None or number == latest:
-        return kind, latest, is_open
+        return kind, is_open
     which = "plan" if kind == "reviews" else "result"
     if not 0 < number < latest:
         raise PreconditionFailed(
@@ -178,10 +176,9 @@ def wait_for_verdict(
     `stop` says to give up); Refused (exit 4) when the verdict ended the session.
     """
     session = store.read("session")
-    rounds, _, is_open = the_round(store, session, number)
+    rounds, is_open = the_round(store, session, number)
     if is_open:
-        what = "the plan" if rounds == "reviews" else "the result"
-        session = decided(store, session, rounds, what, timeout, stop)
+        session = decided(store, session, rounds, timeout, stop)
     return reported(store, session, rounds)
 
 
@@ -200,7 +197,6 @@ def decided(
     store: Store,
     session: Session,
     rounds: Rounds,
-    what: str,
     timeout: int,
     stop: Callable[[], bool] | None,
 ) -> Session:
@@ -214,8 +210,8 @@ def decided(
             raise PreconditionFailed("the review page stopped before a verdict")
         if deadline is not None and time.monotonic() >= deadline:
             raise PreconditionFailed(
-                f"no verdict within {timeout}s: {what} is still in review "
-                "(run plan review wait again, or ask in the chat)"
+                f"no verdict within {timeout}s: the {'plan' if rounds == 'reviews' else 'result'}"
+                " is still in review (run plan review wait again, or ask in the chat)"
             )
         time.sleep(0.2)  # how often it looks for the verdict
         session = store.read("session")

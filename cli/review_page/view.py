@@ -234,8 +234,7 @@ def since_last_round(
     if not seen:
         return None
     last, revision = seen[-1]
-    changes = semantic_diff(store.revision(revision), plan)
-    changes = [c for c in changes if c.what != "frozen_at"]
+    changes = [c for c in semantic_diff(store.revision(revision), plan) if c.what != "frozen_at"]
     return {
         "round": last["round"],
         "approved": last["verdict"] == ReviewVerdict.APPROVED,

@@ -149,12 +149,11 @@ class ExecInit(Kind):
         since = ctx.session["base_commit"]
         where = f"{ctx.store.path('session')}:base_commit"
         changed = gitinfo.changed_files(project, since, where) if since else []
-        drift = sorted(planned & set(changed))
         execution: Execution = {
             "schema_version": 1,
             "base_commit": gitinfo.head_commit(project),
             "started_at": clock.now(),
-            "drift": drift,
+            "drift": sorted(planned & set(changed)),
             "stale_diffs": stale_diffs(plan, project),
             "milestones": [new_run(m["id"]) for m in plan["milestones"]],
             "deviations": [],
@@ -190,7 +189,6 @@ def resume_amended(plan: Plan, execution: Execution, project: str) -> None:
 
 def stale_diffs(plan: Plan, project: str) -> list[str]:
     """Planned diffs that no longer apply to the files as they are now."""
-
     return [f.line() for f in completeness(plan, "code", project) if ".diff" in f.path]
 
 
@@ -235,18 +233,16 @@ class Implement(Execute):
         number, ids, _ = self.current(ctx)
         plan = ctx.doc("plan")
         status = {m["id"]: m["status"] for m in ctx.doc("execution")["milestones"]}
-        milestones: list[WaveMilestone] = []
-        for mid in ids:
-            m = find(plan, mid, "M")
-            milestones.append(
-                {
-                    "id": mid,
-                    "name": m["name"],
-                    "status": status.get(mid, RunStatus.PENDING),
-                    "changes": [c["id"] for c in m["code_changes"]],
-                    "tests": m["tests"]["files"],
-                }
-            )
+        milestones: list[WaveMilestone] = [
+            {
+                "id": m["id"],
+                "name": m["name"],
+                "status": status.get(m["id"], RunStatus.PENDING),
+                "changes": [c["id"] for c in m["code_changes"]],
+                "tests": m["tests"]["files"],
+            }
+            for m in (find(plan, mid, "M") for mid in ids)
+        ]
         return {
             **super().context(ctx),
             "wave": number,

@@ -81,20 +81,15 @@ def table(record: ReconcileRecord) -> str:
         counts = f"{len(m['changed_files'])}/{len(m['planned_files'])}"
         untouched = ", ".join(m["untouched_planned_files"]) or "-"
         lines.append(f"{m['id']:<10} {m['status']:<12} {counts:<16} {untouched}")
-    lines.append("unplanned changes: " + (", ".join(record["unplanned_changes"]) or "none"))
-    lines.append(
-        "deviations: "
-        + (
-            ", ".join(
-                f"{d['id']} ({d['milestone']}) {d['description']}" for d in record["deviations"]
-            )
-            or "none"
-        )
-    )
+    deviations = [f"{d['id']} ({d['milestone']}) {d['description']}" for d in record["deviations"]]
     ran = [f"{t['file']} ({t['milestone']})" for t in record["tests"] if t["ran"]]
-    lines.append("tests run: " + (", ".join(ran) or "none"))
     not_run = [t["file"] for t in record["tests"] if not t["ran"]]
-    lines.append("tests not run: " + (", ".join(not_run) or "none"))
+    lines += [
+        f"unplanned changes: {', '.join(record['unplanned_changes']) or 'none'}",
+        f"deviations: {', '.join(deviations) or 'none'}",
+        f"tests run: {', '.join(ran) or 'none'}",
+        f"tests not run: {', '.join(not_run) or 'none'}",
+    ]
     return "\n".join(lines)
 
 
@@ -110,21 +105,19 @@ def findings(record: ReconcileRecord, plan: Plan, docs: bool) -> list[Finding]:
     """
     doc_only = {m["id"] for m in plan["milestones"] if m["is_documentation_only"]}
     deviations = record["deviations"]
-    found = []
-    for m in record["milestones"]:
-        if (m["id"] in doc_only) != docs:
-            continue
-        for path in m["untouched_planned_files"]:
-            if not _explained(path, deviations):
-                found.append(
-                    Finding(
-                        m["id"],
-                        f"planned file {path} is unchanged since the base commit",
-                        f"make the planned change: plan exec apply {m['id']}, then plan exec "
-                        f"commit {m['id']}; or plan exec deviation --description "
-                        f"{shlex.quote(path + ' left unchanged')} {m['id']}",
-                    )
-                )
+    found = [
+        Finding(
+            m["id"],
+            f"planned file {path} is unchanged since the base commit",
+            f"make the planned change: plan exec apply {m['id']}, then plan exec commit "
+            f"{m['id']}; or plan exec deviation --description "
+            f"{shlex.quote(path + ' left unchanged')} {m['id']}",
+        )
+        for m in record["milestones"]
+        if (m["id"] in doc_only) == docs
+        for path in m["untouched_planned_files"]
+        if not _explained(path, deviations)
+    ]
     if docs:
         return found
     code = [m["id"] for m in plan["milestones"] if m["id"] not in doc_only]
@@ -140,13 +133,12 @@ def findings(record: ReconcileRecord, plan: Plan, docs: bool) -> list[Finding]:
                     f"{last}",
                 )
             )
-    for t in record["tests"]:
-        if not t["ran"]:
-            found.append(
-                Finding(
-                    t["milestone"],
-                    f"test {t['file']} was not run",
-                    f"run it, then plan exec done {t['milestone']} --ran {t['file']}",
-                )
-            )
-    return found
+    return found + [
+        Finding(
+            t["milestone"],
+            f"test {t['file']} was not run",
+            f"run it, then plan exec done {t['milestone']} --ran {t['file']}",
+        )
+        for t in record["tests"]
+        if not t["ran"]
+    ]

@@ -102,7 +102,6 @@ def choices(ctx: Context) -> list[Finding]:
 
 def answer_by_policy(ctx: Context, tx: Transaction) -> None:
     """Leaving discovery non-interactively: open questions take their recommended option."""
-
     if not ctx.non_interactive:
         return
     context = tx.edit("context")
@@ -116,7 +115,6 @@ def answer_by_policy(ctx: Context, tx: Transaction) -> None:
 
 def pick_by_policy(ctx: Context, tx: Transaction) -> None:
     """Leaving design non-interactively: choices take their recommended option, "auto"."""
-
     if not ctx.non_interactive:
         return
     picked = []
@@ -142,17 +140,15 @@ def validator_findings(phase: str) -> Callable[[Context], list[Finding]]:
     return findings
 
 
-def render_plan_md(ctx: Context) -> str:
-    """plan.md beside plan.json, rendered from it and the session's other files; its path."""
+def render_plan_md(ctx: Context) -> None:
+    """plan.md beside plan.json, rendered from it and the session's other files."""
     from shared.plan_md import for_session  # jinja2, not needed to find a session's routing
 
-    path = os.path.join(ctx.state_dir, "plan.md")
     data = for_session(ctx.doc_or_none)(ctx.doc("plan")).encode()
     if ctx.tx is not None:  # in the arrival's transaction: it lands with the rest or not
         ctx.tx.put("plan.md", data)
     else:
-        write_atomic(path, data)
-    return path
+        write_atomic(os.path.join(ctx.state_dir, "plan.md"), data)
 
 
 def rework_step(ctx: Context) -> Step:
@@ -292,15 +288,13 @@ def ensure_worktree(ctx: Context) -> str:
     worktree` does), or how to get one when it cannot be made here (no git commit)."""
     from state.repo import worktree  # ~5 ms, and only the developer's step makes one
 
-    shown = "STATE_DIR/worktree"  # the state dir is printed once, at the top of the step
-    if ctx.session["approval"]:
-        return shown
-    try:
-        execution = ctx.store.read_or_none("execution")
-        worktree.ensure(ctx.store, ctx.session, *worktree_round(ctx.session, execution))
-    except PlannerError as e:
-        return f"(not made: {e.message}; then plan worktree)"
-    return shown
+    if not ctx.session["approval"]:
+        try:
+            execution = ctx.store.read_or_none("execution")
+            worktree.ensure(ctx.store, ctx.session, *worktree_round(ctx.session, execution))
+        except PlannerError as e:
+            return f"(not made: {e.message}; then plan worktree)"
+    return "STATE_DIR/worktree"  # the state dir is printed once, at the top of the step
 
 
 class DesignVariables(ExecuteVariables):
@@ -378,7 +372,6 @@ class FinalGate(Gate):
         session = tx.edit("session")
         transition(session, S.REVIEW)
         render_plan_md(ctx)
-        revision = tx.plan_revision()
         session["reviews"].append(
             {
                 "round": len(session["reviews"]) + 1,
@@ -387,7 +380,7 @@ class FinalGate(Gate):
                 "by": None,
                 "feedback": None,
                 "comments": [],
-                "revision": revision,
+                "revision": tx.plan_revision(),
                 "sha256": plan_hash(tx.read("plan")),  # the content this round shows
             }
         )
