@@ -9,15 +9,12 @@ what is given; a repeatable option given replaces its list, given as '' it clear
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass
-from typing import Literal, cast, get_args, get_type_hints, is_typeddict, overload
+from typing import Literal, NamedTuple, cast, get_args, overload
 
 from state import clock
 from state.errors import PreconditionFailed, UsageError
-from state.repo import unidiff
-from state.storage import documents, schema
+from state.storage import schema
 from state.validation import waves
-from state.validation.project_paths import diff_paths, recorded_project, why_unsafe
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -158,6 +155,8 @@ def fill(part: object, fields: Mapping[str, str], args: Args) -> bool:
 
 def check_paths(tx: Transaction, field: str, paths: list[str] | str | None) -> None:
     """Paths given for the plan stay in the project, out of .git/ and .planner/ (exit 2)."""
+    from state.validation.project_paths import recorded_project, why_unsafe  # on use
+
     project = recorded_project(tx.store.dir)
     for path in [paths] if isinstance(paths, str) else paths or []:
         reason = why_unsafe(project, path) if path else ""
@@ -167,6 +166,9 @@ def check_paths(tx: Transaction, field: str, paths: list[str] | str | None) -> N
 
 def check_diff(tx: Transaction, diff: str, file: str) -> None:
     """A planned diff names safe paths and touches `file` alone (exit 2)."""
+    from state.repo import unidiff
+    from state.validation.project_paths import diff_paths
+
     check_paths(tx, "file", file)
     check_paths(tx, "diff", diff_paths(diff))
     try:
@@ -179,8 +181,7 @@ def check_diff(tx: Transaction, diff: str, file: str) -> None:
         )
 
 
-@dataclass(frozen=True)
-class Kind:
+class Kind(NamedTuple):
     """One kind of plan content: which keyword fills which field, and where it lives."""
 
     command: str  # its commands' group: "decision" (`decision add`, `decision set`)
@@ -191,15 +192,6 @@ class Kind:
     home: Callable[[Plan, Args], list[Any]] | None = None  # where `add` puts a new item
     paths: tuple[str, ...] = ()  # the keywords that name project files
     holder: Callable[[Plan, str], list[Any]] | None = None  # the list item id is in (`remove`)
-
-
-def blank(typed: Any, defaults: dict[str, Any]) -> dict[str, Any]:
-    """A new item of a documents.py type: the schema's defaults, the fields in the model's
-    order (as `plan show` prints them), None where the command or its `then` fills it."""
-    return {
-        k: blank(t, defaults[k]) if is_typeddict(t) else defaults.get(k)
-        for k, t in get_type_hints(typed).items()
-    }
 
 
 class ItemOp:
@@ -238,7 +230,7 @@ class ItemOp:
         if self.verb == "add":
             assert kind.home is not None, kind.command
             home = kind.home(plan, args)
-            item = blank(getattr(documents, kind.model), schema.defaults("plan", kind.model))
+            item = schema.blank("plan", kind.model)
             item["id"] = tx.new_id("plan", kind.prefix, every(plan, kind.prefix) or [])
         elif kind.prefix:
             item = find(plan, args["id"], kind.prefix)

@@ -847,7 +847,7 @@ if __name__ == "__main__":  # python -m state.storage.models: regenerate schemas
     here = os.path.dirname(os.path.abspath(__file__))
     for schema_name in MODELS:
         with open(os.path.join(here, "schemas", f"{schema_name}.json"), "w", encoding="utf-8") as f:
-            json.dump(export_schema(schema_name), f, indent=1, sort_keys=True)
+            json.dump(export_schema(schema_name), f, indent=1)  # field order kept (schema.blank)
             f.write("\n")
     with open(os.path.join(here, "documents.py"), "w", encoding="utf-8") as f:
         f.write(typed_dicts())

@@ -111,6 +111,16 @@ def defaults(name: str, definition: str | None = None) -> dict[str, Any]:
     }
 
 
+def blank(name: str, definition: str) -> dict[str, Any]:
+    """A new object of one of schema `name`'s $defs: its defaults, None where a field has none
+    (the command fills it), in the model's field order, which the schema files keep (as `plan
+    show` prints an item)."""
+    node = load_schema(name)["$defs"][definition]["properties"]
+    return {
+        key: _copy(prop["default"]) if "default" in prop else None for key, prop in node.items()
+    }
+
+
 def _copy(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _copy(v) for k, v in value.items()}

@@ -28,8 +28,23 @@ def test_committed_schema_is_what_models_export(name: str) -> None:
     path = os.path.join(schema.SCHEMA_DIR, f"{name}.json")
     with open(path, encoding="utf-8") as f:
         committed = f.read()
-    exported = json.dumps(models.export_schema(name), indent=1, sort_keys=True) + "\n"
+    exported = json.dumps(models.export_schema(name), indent=1) + "\n"
     assert committed == exported, f"{path} is stale: run `python -m state.storage.models`"
+
+
+@pytest.mark.parametrize("definition", sorted(schema.load_schema("plan")["$defs"]))
+def test_a_blank_item_has_the_models_fields_in_their_order(definition: str) -> None:
+    """plan_ops makes a new item from schema.blank: the model's fields in its order (as plan
+    show prints them), its defaults, None where the command fills the field."""
+    model = getattr(models, definition)
+    blank = schema.blank("plan", definition)
+    assert list(blank) == list(model.model_fields)
+    for name, field in model.model_fields.items():
+        expected = None if field.is_required() else field.get_default(call_default_factory=True)
+        dumped = expected.model_dump() if isinstance(expected, BaseModel) else expected
+        assert blank[name] == dumped, name
+        if isinstance(dumped, dict):
+            assert list(blank[name]) == list(dumped), name
 
 
 def test_every_committed_schema_has_a_model() -> None:
